@@ -1,0 +1,40 @@
+/**
+ * The source of time. Injected everywhere so retry and breaker tests tick a fake clock instead of
+ * sleeping (`toolrun/testing` ships `createFakeClock`).
+ */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  /**
+   * Resolves after `ms` milliseconds; rejects with the signal's reason as soon as `signal` aborts.
+   * A non-positive `ms` resolves on the next tick.
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** A source of uniform random numbers in [0, 1), used for jitter. */
+export type RandomSource = () => number;
+
+/** The real clock: `Date.now()` and `setTimeout`. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+/** The real random source, `Math.random`. */
+export const systemRandom: RandomSource = Math.random;

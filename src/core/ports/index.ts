@@ -1,0 +1,3 @@
+export * from './clock.ts';
+export * from './schema-validator.ts';
+export * from './stores.ts';

@@ -1,0 +1,141 @@
+/**
+ * The storage ports the agent loop and the worker depend on. Every backend (memory, SQLite,
+ * PostgreSQL, Redis/BullMQ) implements these and passes the same contract suites
+ * (`toolrun/testing`). All methods are async so that networked backends fit; all values are
+ * JSON-serialisable.
+ */
+
+/** A JSON value as stored. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/**
+ * Conversations of runs, addressed by a `conv_…` reference, with a time to live.
+ * A tool-DLQ entry holds only the reference, never the messages.
+ */
+export interface ConversationStore {
+  /** Stores (replaces) the whole conversation; resets its TTL. */
+  put(conversationRef: string, messages: readonly unknown[]): Promise<void>;
+  /** The messages, or `undefined` when the conversation never existed or its TTL has passed. */
+  get(conversationRef: string): Promise<unknown[] | undefined>;
+  delete(conversationRef: string): Promise<void>;
+}
+
+/** Where a run stands, saved after every step so a redelivered message resumes from it. */
+export interface RunCheckpoint {
+  runId: string;
+  /** The queue message that started the run (`''` when the run did not come from a queue). */
+  messageId: string;
+  status: 'running' | 'completed' | 'tool_failed' | 'max_steps' | 'deadline_exceeded' | 'model_failed' | 'cancelled';
+  /** Index of the next step to run (0-based; a step = one model turn and its tool calls). */
+  stepIndex: number;
+  conversationRef: string;
+  tokensSpent: { input: number; output: number };
+  /** In-band attempts spent per tool in this run (for `toolRetryBudget`). */
+  toolAttempts: Record<string, number>;
+  /** Arbitrary JSON the loop keeps with the run (final text, failure details...). */
+  data?: { [key: string]: JsonValue };
+  /** ISO-8601. */
+  updatedAt: string;
+}
+
+/** Run checkpoints by run id. */
+export interface RunStore {
+  get(runId: string): Promise<RunCheckpoint | undefined>;
+  put(checkpoint: RunCheckpoint): Promise<void>;
+}
+
+/**
+ * The idempotency ledger: each tool call's recorded outcome, keyed by run id + step index + call
+ * index (`${runId}:${stepIndex}:${callIndex}`). A resumed or replayed run reads it before calling
+ * a tool, so a call whose outcome was recorded is never repeated.
+ */
+export interface IdempotencyLedger {
+  get(key: string): Promise<JsonValue | undefined>;
+  /**
+   * Records `value` unless the key already has one. Returns what the ledger now holds for the key
+   * and whether this call stored it. Atomic: of two concurrent callers exactly one stores.
+   */
+  putIfAbsent(key: string, value: JsonValue): Promise<{ stored: boolean; value: JsonValue }>;
+  /** Removes an entry (used when a replay must re-execute a call that had failed). */
+  delete(key: string): Promise<void>;
+}
+
+/**
+ * State of shared (cross-run, cross-process) circuit breakers, by key (usually the tool name).
+ * `update` is an atomic read-modify-write: the function sees the current record (or `undefined`)
+ * and returns the next one; no other writer interleaves (SQLite: a transaction; Postgres:
+ * `SELECT … FOR UPDATE`; Redis: `WATCH`/`MULTI` or a script). `update` may call `fn` more than
+ * once (optimistic backends retry), so `fn` must be pure.
+ */
+export interface BreakerStateStore {
+  get(key: string): Promise<JsonValue | undefined>;
+  update<T extends JsonValue>(key: string, fn: (current: T | undefined) => T): Promise<{ previous: T | undefined; next: T }>;
+}
+
+/** One stored dead-letter entry with its queue-assigned id and when it was added. */
+export interface DeadLetterRecord<T> {
+  id: string;
+  /** ISO-8601 time the entry was added. */
+  addedAt: string;
+  entry: T;
+}
+
+/**
+ * A durable dead-letter queue. It never drops an entry: `push` always stores; the bound
+ * (`maxEntries`) is enforced by the worker, which stops taking messages when `size()` reaches it.
+ * Any object with `push(entry)` can serve as a DLQ sink; this is the full, inspectable port.
+ */
+export interface DeadLetterQueue<T> {
+  push(entry: T): Promise<string>;
+  get(id: string): Promise<DeadLetterRecord<T> | undefined>;
+  /** Oldest first. */
+  list(options?: { limit?: number; offset?: number }): Promise<DeadLetterRecord<T>[]>;
+  remove(id: string): Promise<boolean>;
+  size(): Promise<number>;
+  /** The oldest entry, for the oldest-entry-age metric. */
+  oldest(): Promise<DeadLetterRecord<T> | undefined>;
+  /** Removes every entry; returns how many. */
+  purge(): Promise<number>;
+}
+
+/** A message taken from the run-request queue. */
+export interface QueueDelivery {
+  id: string;
+  body: string;
+  /** 1 on the first delivery; more after a consumer crashed and the lease expired. */
+  deliveries: number;
+  /** ISO-8601 time it was enqueued. */
+  enqueuedAt: string;
+}
+
+/**
+ * The run-request queue: at-least-once delivery with leases. A message reserved by a consumer
+ * that dies is delivered again when its lease expires; the run resumes from its checkpoint.
+ */
+export interface RunQueue {
+  /** Adds a message; `id` defaults to a new unique id. Enqueuing an id that exists is a no-op. */
+  enqueue(message: { body: string; id?: string }): Promise<string>;
+  /** Takes the next available message for `leaseMs` milliseconds, or `undefined` when none is ready. */
+  reserve(leaseMs: number): Promise<QueueDelivery | undefined>;
+  /** The message reached a terminal place; it is not delivered again. */
+  ack(id: string): Promise<void>;
+  /** Gives the message back for immediate redelivery. */
+  release(id: string): Promise<void>;
+  /** Messages waiting or leased (not acked). */
+  size(): Promise<number>;
+}
+
+/** The bundle of stores a worker, `handleMessage` and `replayToolFailure` share. */
+export interface Stores {
+  conversations: ConversationStore;
+  runs: RunStore;
+  ledger: IdempotencyLedger;
+  breakers: BreakerStateStore;
+  /** Durable message DLQ (entries are `MessageFailureEntry`). */
+  messageDlq: DeadLetterQueue<unknown>;
+  /** Durable tool DLQ (entries are `ToolFailureEntry`). */
+  toolDlq: DeadLetterQueue<unknown>;
+  queue: RunQueue;
+  /** Releases connections and file handles. */
+  close(): Promise<void>;
+}

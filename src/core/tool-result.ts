@@ -1,0 +1,77 @@
+import type { FailureCode, FailureType } from './failure-codes.ts';
+
+/**
+ * One field-level validation problem, addressed by a JSON Pointer.
+ *
+ * @see RFC 6901 (JSON Pointer)
+ */
+export interface FieldError {
+  /** JSON Pointer to the offending value, `""` for the whole argument object, e.g. `/passengers/0/dob`. */
+  path: string;
+  /** What is wrong: `required`, `type`, `enum`, `format`, `pattern`, `range`, `length`, `unknown`, `const`, `alternatives`, `other`. */
+  problem: string;
+  /** What was expected, with an example where one helps (`YYYY-MM-DD, e.g. 2024-01-15`). */
+  expected?: string;
+  /** A bounded preview of what was received (absent for a missing field). */
+  received?: string;
+  /** One sentence for the model and a person. */
+  message?: string;
+}
+
+/** The `error` member of a failed envelope (wire format: snake_case). */
+export interface ToolFailureError {
+  type: FailureType;
+  code: FailureCode;
+  /** Short statement of what failed. */
+  message: string;
+  /** Bounded, sanitised detail: never a stack, host path or secret. */
+  detail: string;
+  /** Whether calling again (after fixing what `suggestion` says) can help. */
+  retryable: boolean;
+  /** Natural-language advice for the model. */
+  suggestion: string;
+  fields?: FieldError[];
+  /** Server-requested wait that did not fit the remaining budget, in milliseconds. */
+  retry_after_ms?: number;
+  /** For `TOOL_NOT_FOUND`: the registered tool names. */
+  available_tools?: string[];
+  /** For `TOOL_NOT_FOUND`: the closest registered name, when one is close enough. */
+  closest_tool?: string;
+  /** Tools declared as fallbacks for the failed tool. */
+  fallbacks?: string[];
+}
+
+interface EnvelopeBase {
+  tool_name: string;
+  call_id: string;
+  /** Wall time of the whole call, retries and waits included, in milliseconds. */
+  duration_ms: number;
+  /** How many times the tool itself was executed (0 when it never ran). */
+  attempts: number;
+  /** Joins this envelope to the developer log record. */
+  trace_id: string;
+}
+
+/** A successful tool call. */
+export interface ToolSuccess extends EnvelopeBase {
+  status: 'success';
+  data: unknown;
+  /** Present and true when `data` was cut to the configured output bound. */
+  truncated?: boolean;
+}
+
+/** A failed tool call: a value, never an exception. */
+export interface ToolFailure extends EnvelopeBase {
+  status: 'failed';
+  error: ToolFailureError;
+}
+
+/**
+ * The one result shape of every tool call (SPEC.md §1.1), JSON-serialisable.
+ *
+ * @see SPEC.md §1.1
+ */
+export type ToolResult = ToolSuccess | ToolFailure;
+
+/** Internal result passed between pipeline layers: failures are data. */
+export type Outcome<T, F = ToolFailureError> = { ok: true; value: T } | { ok: false; failure: F };
