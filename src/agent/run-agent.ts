@@ -1,0 +1,264 @@
+import { randomUUID } from 'node:crypto';
+import type { ToolCallRecord } from '../core/tool-call-record.ts';
+import type { ConversationStore, IdempotencyLedger, JsonValue, RunCheckpoint, RunStore } from '../core/ports/stores.ts';
+import { createToolRuntime, type ToolRuntime } from '../core/create-tool-runtime.ts';
+import type { ToolsInput } from '../core/tool-registry.ts';
+import type { ToolResult } from '../core/tool-result.ts';
+import type { ChatMessage, Model, ModelToolCall, TokenUsage } from './messages.ts';
+import { readBudgets, type ToolBudgetState, type ToolFailureInfo } from './run-state.ts';
+
+/** How a run ended. */
+export type AgentRunStatus = 'completed' | 'tool_failed' | 'max_steps' | 'deadline_exceeded' | 'model_failed' | 'cancelled';
+
+/** Where the loop checkpoints each step, so a crashed run resumes instead of starting over. */
+export interface AgentPersistence {
+  conversations: ConversationStore;
+  runs: RunStore;
+  ledger: IdempotencyLedger;
+  /** The queue message that started the run. @defaultValue `''` */
+  messageId?: string;
+}
+
+/** Options of {@link runAgent}. Durations in milliseconds. */
+export interface RunAgentOptions {
+  model: Model;
+  /** A runtime, or tools to build one from. */
+  runtime?: ToolRuntime;
+  tools?: ToolsInput;
+  /** The conversation so far (ignored when resuming a checkpointed run). */
+  messages: readonly ChatMessage[];
+  /** @defaultValue a new `run_…` id */
+  runId?: string;
+  /** Scope of the per-session breaker. @defaultValue the run id */
+  sessionId?: string;
+  /** @defaultValue 20 */
+  maxSteps?: number;
+  /** Time budget of the whole run. @defaultValue none */
+  deadlineMs?: number;
+  /** Retries per tool per run spent by the runtime's in-band retries. @defaultValue 2 (at most 3 attempts) */
+  toolRetryBudget?: number;
+  signal?: AbortSignal;
+  /** Checkpoint every step to these stores; resume when the run id has a `running` checkpoint. */
+  persistence?: AgentPersistence;
+  /** Called after every tool call with the developer record. */
+  onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;
+  /** Replay: forget the budgets spent before (a fresh in-band budget for the resumed run). */
+  resetBudgets?: boolean;
+}
+
+/** The outcome of a run. */
+export interface AgentRunResult {
+  status: AgentRunStatus;
+  runId: string;
+  /** The final answer, when the model gave one. */
+  text: string | null;
+  messages: ChatMessage[];
+  /** Model calls made by this invocation (not counting earlier ones of a resumed run). */
+  modelCalls: number;
+  /** Steps completed in the run, from its start. */
+  steps: number;
+  tokensSpent: TokenUsage;
+  conversationRef: string;
+  /** Set when `status` is `tool_failed`. */
+  failure?: ToolFailureInfo;
+  /** Set when `status` is `model_failed`. */
+  modelError?: string;
+}
+
+const TERMINAL: ReadonlySet<RunCheckpoint['status']> = new Set(['completed', 'tool_failed', 'max_steps', 'deadline_exceeded', 'model_failed', 'cancelled']);
+
+/** Whether a checkpoint status is final. */
+export function isTerminalRunStatus(status: RunCheckpoint['status']): boolean {
+  return TERMINAL.has(status);
+}
+
+/** The ledger key of one tool call: run id + step index + call index. */
+export function ledgerKey(runId: string, stepIndex: number, callIndex: number): string {
+  return `${runId}:${stepIndex}:${callIndex}`;
+}
+
+function toolMessage(call: ModelToolCall, result: ToolResult): ChatMessage {
+  return { role: 'tool', toolCallId: call.id, name: call.name, content: JSON.stringify(result) };
+}
+
+/**
+ * Runs the agent loop: call the model, run its tool calls (in parallel) through the runtime, put
+ * every envelope back as a tool message, until the model answers, `maxSteps`, the deadline, or
+ * in-band recovery is exhausted (`tool_failed`: a tool whose retry budget is spent, or whose
+ * session breaker is open, is called again; or a tool without fallbacks fails for everyone).
+ * Never throws for a tool's or the model's failure: the status says what happened.
+ *
+ * With `persistence`, each step is checkpointed (conversation, run state, and each tool call's
+ * envelope in the idempotency ledger keyed by run id + step + call index), so a run resumed after a
+ * crash never repeats a recorded tool call.
+ */
+export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult> {
+  const runtime = options.runtime ?? createToolRuntime({ tools: options.tools ?? [] });
+  const clock = runtime.clock;
+  const runId = options.runId ?? `run_${randomUUID()}`;
+  const sessionId = options.sessionId ?? runId;
+  const maxSteps = options.maxSteps ?? 20;
+  const retryBudget = options.toolRetryBudget ?? 2;
+  const persistence = options.persistence;
+  const startedAt = clock.now();
+  const deadlineAt = options.deadlineMs !== undefined ? startedAt + options.deadlineMs : undefined;
+
+  let messages: ChatMessage[] = [...options.messages];
+  let stepIndex = 0;
+  let tokens: TokenUsage = { input: 0, output: 0 };
+  let budgets: Record<string, ToolBudgetState> = {};
+  let pendingStep = false;
+  let conversationRef = `conv_${randomUUID().replaceAll('-', '')}`;
+  let modelCalls = 0;
+
+  const existing = persistence ? await persistence.runs.get(runId) : undefined;
+  if (persistence && existing) {
+    const stored = await persistence.conversations.get(existing.conversationRef);
+    if (stored) {
+      messages = stored as ChatMessage[];
+      stepIndex = existing.stepIndex;
+      tokens = { ...existing.tokensSpent };
+      budgets = options.resetBudgets ? {} : readBudgets(existing.data);
+      pendingStep = existing.data?.pendingStep === true;
+      conversationRef = existing.conversationRef;
+    }
+  }
+
+  const save = async (status: RunCheckpoint['status'], extra: { [key: string]: JsonValue } = {}) => {
+    if (!persistence) return;
+    await persistence.conversations.put(conversationRef, messages);
+    await persistence.runs.put({
+      runId,
+      messageId: persistence.messageId ?? existing?.messageId ?? '',
+      status,
+      stepIndex,
+      conversationRef,
+      tokensSpent: tokens,
+      toolAttempts: Object.fromEntries(Object.entries(budgets).map(([name, state]) => [name, state.attempts])),
+      data: { budgets: budgets as unknown as JsonValue, pendingStep, ...extra },
+      updatedAt: new Date(clock.now()).toISOString(),
+    });
+  };
+  const end = async (status: AgentRunStatus, extra: Partial<AgentRunResult> = {}): Promise<AgentRunResult> => {
+    const text = extra.text ?? null;
+    await save(status, {
+      ...(text !== null ? { text } : {}),
+      ...(extra.failure ? { failure: extra.failure as unknown as JsonValue } : {}),
+      ...(extra.modelError ? { modelError: extra.modelError } : {}),
+    });
+    return { status, runId, text, messages, modelCalls, steps: stepIndex, tokensSpent: tokens, conversationRef, ...extra };
+  };
+
+  if (!existing) await save('running');
+
+  while (true) {
+    if (options.signal?.aborted) return end('cancelled');
+    if (deadlineAt !== undefined && clock.now() >= deadlineAt) return end('deadline_exceeded');
+
+    if (!pendingStep) {
+      if (stepIndex >= maxSteps) return end('max_steps');
+      let response;
+      const controller = new AbortController();
+      const abort = () => controller.abort(options.signal?.reason);
+      options.signal?.addEventListener('abort', abort, { once: true });
+      try {
+        response = await options.model({ messages, tools: runtime.specs, signal: controller.signal, stepIndex, runId });
+      } catch (error) {
+        return end(options.signal?.aborted ? 'cancelled' : 'model_failed', { modelError: error instanceof Error ? error.message : String(error) });
+      } finally {
+        options.signal?.removeEventListener('abort', abort);
+      }
+      modelCalls += 1;
+      tokens = { input: tokens.input + (response.usage?.input ?? 0), output: tokens.output + (response.usage?.output ?? 0) };
+      const toolCalls = response.toolCalls ?? [];
+      messages.push({ role: 'assistant', content: response.text ?? null, ...(toolCalls.length > 0 ? { toolCalls } : {}) });
+      if (toolCalls.length === 0) {
+        stepIndex += 1;
+        return end('completed', { text: response.text ?? '' });
+      }
+      pendingStep = true;
+      await save('running');
+    }
+
+    // Run the tool calls of the pending step (the last assistant message).
+    const assistant = [...messages].reverse().find((message) => message.role === 'assistant');
+    const calls = assistant?.toolCalls ?? [];
+    const answered = new Set(messages.filter((message) => message.role === 'tool').map((message) => message.toolCallId));
+    const outcomes = await Promise.all(
+      calls.map(async (call, callIndex) => {
+        if (answered.has(call.id)) return { kind: 'answered' as const };
+        const key = ledgerKey(runId, stepIndex, callIndex);
+        const recorded = persistence ? await persistence.ledger.get(key) : undefined;
+        if (recorded !== undefined) return { kind: 'result' as const, call, result: recorded as unknown as ToolResult, record: undefined };
+        const resolvedName = call.name;
+        const budget = budgets[resolvedName] ?? { attempts: 0, retries: 0, lastFailedTransient: false, lastError: null };
+        const breakerOpen = runtime.sessionBreakers?.check(sessionId, resolvedName).state === 'open';
+        if ((budget.retries >= retryBudget && budget.lastFailedTransient) || (breakerOpen && budget.attempts > 0)) {
+          const failure: ToolFailureInfo = {
+            stepIndex,
+            callIndex,
+            toolName: resolvedName,
+            toolArgs: call.args,
+            attempts: budget.attempts,
+            lastError: budget.lastError ?? { kind: 'unknown', status: null, message: 'in-band recovery exhausted' },
+            reason: breakerOpen ? 'session-breaker-open' : 'retry-budget-exhausted',
+          };
+          return { kind: 'exhausted' as const, failure };
+        }
+        const record = await runtime.execute({
+          name: call.name,
+          args: call.args,
+          callId: call.id,
+          sessionId,
+          runId,
+          idempotencyKey: key,
+          maxAttempts: 1 + Math.max(0, retryBudget - budget.retries),
+          ...(deadlineAt !== undefined ? { deadlineAt } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+        options.onToolCall?.(record, stepIndex);
+        return { kind: 'result' as const, call, result: record.result, record };
+      }),
+    );
+
+    let failure: ToolFailureInfo | undefined;
+    for (const [callIndex, outcome] of outcomes.entries()) {
+      if (outcome.kind === 'answered') continue;
+      if (outcome.kind === 'exhausted') {
+        failure ??= outcome.failure;
+        continue;
+      }
+      const { call, result, record } = outcome;
+      if (record) {
+        const name = record.toolName;
+        const budget = (budgets[name] ??= { attempts: 0, retries: 0, lastFailedTransient: false, lastError: null });
+        budget.attempts += result.attempts;
+        budget.retries += Math.max(0, result.attempts - 1);
+        budget.lastFailedTransient = result.status === 'failed' && result.error.type === 'environment';
+        if (record.error) budget.lastError = { kind: record.error.kind, status: record.error.status, message: runtime.redactor.text(record.error.message).slice(0, 2048) };
+        if (persistence) await persistence.ledger.putIfAbsent(ledgerKey(runId, stepIndex, callIndex), result as unknown as JsonValue);
+        const fallbacks = runtime.getTool(name)?.definition.fallbacks ?? [];
+        const brokenForEveryone = result.status === 'failed' && (record.misconfiguration || result.error.code === 'CIRCUIT_OPEN');
+        if (brokenForEveryone && fallbacks.length === 0) {
+          failure ??= {
+            stepIndex,
+            callIndex,
+            toolName: name,
+            toolArgs: call.args,
+            attempts: budget.attempts,
+            lastError: budget.lastError ?? { kind: 'misconfigured', status: null, message: result.status === 'failed' ? result.error.message : '' },
+            reason: result.status === 'failed' && result.error.code === 'CIRCUIT_OPEN' ? 'circuit-open' : 'misconfiguration',
+          };
+        }
+      }
+      messages.push(toolMessage(call, result));
+    }
+    if (failure) {
+      // The step stays pending: a replay resumes here and re-executes the failed call.
+      return end('tool_failed', { failure });
+    }
+    pendingStep = false;
+    stepIndex += 1;
+    await save('running');
+  }
+}

@@ -1,0 +1,104 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { BackoffOptions } from '../policies/backoff.ts';
+import type { RetryPolicy } from '../policies/retry-policy.ts';
+import type { ToolSchemaInput } from './ports/schema-validator.ts';
+import { ToolrunError } from './toolrun-error.ts';
+
+/** What a tool's `execute` receives besides its arguments. */
+export interface ToolContext {
+  /** Aborted when the attempt times out, the call's budget runs out or the caller cancels: stop the work. */
+  signal: AbortSignal;
+  /** 1-based attempt number of this call. */
+  attempt: number;
+  callId: string;
+  sessionId: string;
+  /** The agent run this call belongs to, when there is one. */
+  runId: string | undefined;
+  /**
+   * Stable across the retries of one call (and across a replay of the same run step): pass it to
+   * the upstream API so a repeated write is applied once.
+   */
+  idempotencyKey: string;
+}
+
+/** Per-tool overrides of the retry policy (see `DEFAULT_RETRY_POLICY`). */
+export type RetryOverrides = Partial<Omit<RetryPolicy, 'backoff'>> & { backoff?: Partial<BackoffOptions> };
+
+type InferArgs<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>;
+
+/**
+ * A tool as toolrun knows it. Create one with {@link defineTool}.
+ *
+ * `Args` is inferred from a Standard Schema `inputSchema`; with JSON Schema it is a plain record.
+ */
+export interface ToolDefinition<Args = any, Result = unknown> {
+  /** Registry name, `^[A-Za-z0-9_.:/-]{1,128}$`. */
+  name: string;
+  /** What the tool does, advertised to the model. */
+  description: string;
+  /** The schema advertised to the model (JSON Schema 2020-12 / draft-07, or a Standard Schema). */
+  inputSchema: ToolSchemaInput;
+  /** A stricter schema the runtime validates against instead (formats, patterns, ranges). */
+  strictSchema?: ToolSchemaInput;
+  /** Does the work. Throw a `ToolError` to say how it failed; anything else thrown is classified. */
+  execute: (args: Args, context: ToolContext) => Promise<Result> | Result;
+  /** Retry policy overrides for this tool. */
+  retry?: RetryOverrides;
+  /**
+   * Safe to repeat after an ambiguous failure (a timeout or a connection reset mid-call).
+   * Reads are; writes are only when they honour `context.idempotencyKey`.
+   * @defaultValue false
+   */
+  idempotent?: boolean;
+  /** Per-attempt timeout in milliseconds. @defaultValue the runtime's `defaultTimeoutMs` */
+  timeoutMs?: number;
+  /** Tools to use instead when this one fails for good; named in the failure's suggestion. */
+  fallbacks?: string[];
+  /** Argument keys whose values are redacted in logs and dead-letter entries (wildcards allowed). */
+  sensitive?: string[];
+  /** Scalar coercion for this tool's arguments. @defaultValue the runtime's `coerce` (`'none'`) */
+  coerce?: 'none' | 'scalars';
+}
+
+const NAME_PATTERN = /^[A-Za-z0-9_.:/-]{1,128}$/;
+
+/**
+ * Declares a tool. Checks the definition and returns it unchanged (typed).
+ *
+ * @throws ToolrunError `INVALID_DEFINITION` when the name, description, schema or `execute` is missing or malformed,
+ *   or a numeric option is not a positive finite number.
+ */
+export function defineTool<S extends ToolSchemaInput, Result = unknown>(
+  definition: ToolDefinition<InferArgs<S>, Result> & { inputSchema: S },
+): ToolDefinition<InferArgs<S>, Result> {
+  assertToolDefinition(definition);
+  return definition;
+}
+
+/**
+ * Throws `ToolrunError('INVALID_DEFINITION')` unless `value` is a well-formed tool definition.
+ */
+export function assertToolDefinition(value: unknown): asserts value is ToolDefinition {
+  const fail = (problem: string): never => {
+    const name = typeof value === 'object' && value !== null ? (value as { name?: unknown }).name : undefined;
+    throw new ToolrunError('INVALID_DEFINITION', `Invalid tool definition${typeof name === 'string' ? ` "${name}"` : ''}: ${problem}`);
+  };
+  if (typeof value !== 'object' || value === null) return fail('expected an object');
+  const definition = value as Partial<ToolDefinition>;
+  if (typeof definition.name !== 'string' || !NAME_PATTERN.test(definition.name)) {
+    fail(`name must match ${NAME_PATTERN.source}`);
+  }
+  if (typeof definition.description !== 'string') fail('description must be a string');
+  const schema = definition.inputSchema as unknown;
+  if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null)) fail('inputSchema must be a JSON Schema or a Standard Schema');
+  if (typeof definition.execute !== 'function') fail('execute must be a function');
+  if (definition.timeoutMs !== undefined && !(Number.isFinite(definition.timeoutMs) && definition.timeoutMs > 0)) {
+    fail('timeoutMs must be a positive number of milliseconds');
+  }
+  if (definition.fallbacks !== undefined && !(Array.isArray(definition.fallbacks) && definition.fallbacks.every((name) => typeof name === 'string'))) {
+    fail('fallbacks must be an array of tool names');
+  }
+  if (definition.sensitive !== undefined && !(Array.isArray(definition.sensitive) && definition.sensitive.every((key) => typeof key === 'string'))) {
+    fail('sensitive must be an array of property names');
+  }
+}

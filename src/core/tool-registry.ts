@@ -1,0 +1,82 @@
+import { resolveRetryPolicy, type RetryPolicy } from '../policies/retry-policy.ts';
+import { assertToolDefinition, type ToolContext, type ToolDefinition } from './define-tool.ts';
+import type { CompiledToolSchema, JsonSchema, SchemaValidator } from './ports/schema-validator.ts';
+import { createToolNameResolver, type ToolNameResolution } from './resolve-tool-name.ts';
+import { ToolrunError } from './toolrun-error.ts';
+
+/** A plain async function registered under its record key: no schema, arguments pass through. */
+export type PlainToolFunction = (args: any, context: ToolContext) => unknown;
+
+/** What `createToolRuntime({ tools })` accepts. */
+export type ToolsInput = readonly ToolDefinition[] | Readonly<Record<string, ToolDefinition | PlainToolFunction>>;
+
+/** A tool as advertised to a model for function calling. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  inputSchema: JsonSchema;
+}
+
+/** A tool with everything the pipeline needs precomputed. */
+export interface RegisteredTool {
+  definition: ToolDefinition;
+  /** `undefined` for a plain function: arguments pass through unvalidated. */
+  validator: CompiledToolSchema | undefined;
+  spec: ToolSpec;
+  retry: RetryPolicy;
+  idempotent: boolean;
+}
+
+/** The registry of a runtime. */
+export interface ToolRegistry {
+  get(name: string): RegisteredTool | undefined;
+  resolve(name: string): ToolNameResolution;
+  readonly names: readonly string[];
+  readonly specs: readonly ToolSpec[];
+}
+
+const PASS_THROUGH_SCHEMA: JsonSchema = { type: 'object', additionalProperties: true };
+
+function normaliseTools(tools: ToolsInput): Array<{ definition: ToolDefinition; plain: boolean }> {
+  if (Array.isArray(tools)) return (tools as readonly ToolDefinition[]).map((definition) => ({ definition, plain: false }));
+  if (typeof tools !== 'object' || tools === null) throw new ToolrunError('INVALID_DEFINITION', 'tools must be an array of tool definitions or a record of definitions and functions');
+  return Object.entries(tools as Record<string, ToolDefinition | PlainToolFunction>).map(([key, value]) => {
+    if (typeof value === 'function') {
+      const execute = value;
+      return { definition: { name: key, description: '', inputSchema: PASS_THROUGH_SCHEMA, execute: (args, context) => execute(args, context) }, plain: true };
+    }
+    if (typeof value === 'object' && value !== null && value.name === undefined) return { definition: { ...value, name: key }, plain: false };
+    return { definition: value, plain: false };
+  });
+}
+
+/**
+ * Builds the registry: checks every definition, compiles its schema once, resolves its retry policy.
+ *
+ * @throws ToolrunError `INVALID_DEFINITION` for a malformed or duplicate tool; `INVALID_SCHEMA` for a schema that does not compile.
+ */
+export function createToolRegistry(
+  tools: ToolsInput,
+  options: { validator: SchemaValidator; retry: RetryPolicy; coerce: 'none' | 'scalars' },
+): ToolRegistry {
+  const byName = new Map<string, RegisteredTool>();
+  for (const { definition, plain } of normaliseTools(tools)) {
+    assertToolDefinition(definition);
+    if (byName.has(definition.name)) throw new ToolrunError('INVALID_DEFINITION', `Two tools are named "${definition.name}"`);
+    const coerce = definition.coerce ?? options.coerce;
+    const advertised = plain ? undefined : options.validator.compile(definition.inputSchema, { coerce });
+    const validator = plain ? undefined : definition.strictSchema !== undefined ? options.validator.compile(definition.strictSchema, { coerce }) : advertised;
+    byName.set(definition.name, {
+      definition,
+      validator,
+      spec: { name: definition.name, description: definition.description, inputSchema: advertised?.jsonSchema ?? PASS_THROUGH_SCHEMA },
+      retry: resolveRetryPolicy(options.retry, definition.retry),
+      idempotent: definition.idempotent ?? false,
+    });
+  }
+  const names = [...byName.keys()];
+  const resolver = createToolNameResolver(names);
+  const specs = [...byName.values()].map((tool) => tool.spec);
+  return { get: (name) => byName.get(name), resolve: resolver, names, specs };
+}

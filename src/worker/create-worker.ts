@@ -1,0 +1,113 @@
+import { systemClock, type Clock } from '../core/ports/clock.ts';
+import type { Stores } from '../core/ports/stores.ts';
+import { handleMessage, type HandleMessageOptions, type HandleMessageResult } from './handle-message.ts';
+import type { WorkerEvent } from './worker-events.ts';
+
+/** Options of {@link createWorker}. Durations in milliseconds. */
+export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'stores' | 'signal'> {
+  stores: Stores;
+  /** Messages handled at once. @defaultValue 1 */
+  concurrency?: number;
+  /** How long a reserved message stays invisible to other consumers. @defaultValue 300_000 */
+  leaseMs?: number;
+  /** Wait between polls of an empty queue. @defaultValue 100 */
+  pollIntervalMs?: number;
+  /**
+   * Bound of each DLQ. At the bound the worker stops taking new messages and raises
+   * `dead-letter-full`; it never drops an entry. @defaultValue 10_000
+   */
+  maxDeadLetterEntries?: number;
+  /** Called after each handled message. */
+  onResult?: (result: HandleMessageResult) => void;
+  /** A store failure while handling a message (the message is released for redelivery). */
+  onError?: (error: unknown) => void;
+  clock?: Clock;
+}
+
+/** A running consumer of the run queue. */
+export interface Worker {
+  /** Starts consuming; resolves when `stop` was called and in-flight messages finished. */
+  run(): Promise<void>;
+  /** Consumes until the queue is empty and nothing is in flight, then resolves. */
+  runUntilEmpty(): Promise<void>;
+  /** Graceful shutdown: takes no new message, lets in-flight runs finish. */
+  stop(): void;
+  readonly stats: { handled: number; byStatus: Record<string, number>; paused: boolean };
+}
+
+/**
+ * Creates a worker that takes run-request messages from `stores.queue`, handles each with
+ * {@link handleMessage} (the DLQs are `stores.messageDlq` and `stores.toolDlq`) and acknowledges it
+ * once it reached a terminal place. A worker that dies mid-run leaves the message leased; it is
+ * delivered again when the lease expires and the run resumes from its checkpoint.
+ */
+export function createWorker(options: WorkerOptions): Worker {
+  const { stores } = options;
+  const clock = options.clock ?? systemClock;
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
+  const leaseMs = options.leaseMs ?? 300_000;
+  const pollIntervalMs = options.pollIntervalMs ?? 100;
+  const maxEntries = options.maxDeadLetterEntries ?? 10_000;
+  const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false };
+  const controller = new AbortController();
+  let stopping = false;
+
+  const emit = (event: WorkerEvent) => options.onEvent?.(event);
+
+  async function deadLettersFull(): Promise<boolean> {
+    const [messageSize, toolSize] = await Promise.all([stores.messageDlq.size(), stores.toolDlq.size()]);
+    const full = messageSize >= maxEntries ? ('message' as const) : toolSize >= maxEntries ? ('tool' as const) : undefined;
+    if (full && !stats.paused) {
+      stats.paused = true;
+      emit({ type: 'dead-letter-full', queue: full, size: full === 'message' ? messageSize : toolSize, maxEntries, at: clock.now() });
+    } else if (!full && stats.paused) {
+      stats.paused = false;
+      emit({ type: 'dead-letter-below-bound', queue: messageSize >= toolSize ? 'message' : 'tool', size: Math.max(messageSize, toolSize), at: clock.now() });
+    }
+    return full !== undefined;
+  }
+
+  async function consume(untilEmpty: boolean): Promise<void> {
+    while (!stopping) {
+      if (await deadLettersFull()) {
+        if (untilEmpty) return;
+        await clock.sleep(pollIntervalMs * 10, controller.signal).catch(() => undefined);
+        continue;
+      }
+      const delivery = await stores.queue.reserve(leaseMs);
+      if (!delivery) {
+        if (untilEmpty) return;
+        await clock.sleep(pollIntervalMs, controller.signal).catch(() => undefined);
+        continue;
+      }
+      try {
+        const result = await handleMessage(
+          { body: delivery.body, id: delivery.id },
+          { ...options, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } },
+        );
+        await stores.queue.ack(delivery.id);
+        stats.handled += 1;
+        stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;
+        options.onResult?.(result);
+      } catch (error) {
+        options.onError?.(error);
+        await stores.queue.release(delivery.id).catch(() => undefined);
+        await clock.sleep(pollIntervalMs, controller.signal).catch(() => undefined);
+      }
+    }
+  }
+
+  return {
+    run: async () => {
+      await Promise.all(Array.from({ length: concurrency }, () => consume(false)));
+    },
+    runUntilEmpty: async () => {
+      await Promise.all(Array.from({ length: concurrency }, () => consume(true)));
+    },
+    stop: () => {
+      stopping = true;
+      controller.abort();
+    },
+    stats,
+  };
+}

@@ -1,0 +1,67 @@
+import type { DeadLetterQueue } from '../core/ports/stores.ts';
+import type { ToolFailureEntry } from './dead-letter-entries.ts';
+import { replayToolFailure, type ReplayOptions, type ReplayStatus } from './replay-tool-failure.ts';
+
+/** Options of {@link drainToolDlq}. */
+export interface DrainOptions extends ReplayOptions {
+  /** The tool DLQ to drain. @defaultValue `stores.toolDlq` */
+  dlq?: DeadLetterQueue<unknown>;
+  /** Replays running at once. @defaultValue 4 */
+  concurrency?: number;
+  /** Drain at most this many entries (oldest first). @defaultValue all */
+  limit?: number;
+  /** Also remove entries whose conversation expired (they stay, counted, by default). @defaultValue false */
+  removeExpired?: boolean;
+  /** Called after each entry, for a progress bar. */
+  onProgress?: (progress: { done: number; total: number; id: string; status: ReplayStatus | 'error' }) => void;
+}
+
+/** Counts per outcome of a drain. */
+export interface DrainReport {
+  total: number;
+  /** Entries removed from the DLQ (their run completed). */
+  removed: number;
+  outcomes: Partial<Record<ReplayStatus | 'error', number>>;
+  /** Per entry: its id and how its replay ended (errors carry the message). */
+  entries: Array<{ id: string; runId: string | null; status: ReplayStatus | 'error'; error?: string }>;
+}
+
+/**
+ * Replays tool-DLQ entries with bounded concurrency and reports counts per outcome. An entry whose
+ * run completes (or had completed) is removed; one that fails again or expired stays. One bad entry
+ * never stops the drain: a throw is counted as `error` and the drain goes on.
+ */
+export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> {
+  const dlq = options.dlq ?? options.stores?.toolDlq;
+  if (!dlq) throw new TypeError('drainToolDlq needs `dlq` or `stores`');
+  const records = await dlq.list({ ...(options.limit !== undefined ? { limit: options.limit } : {}) });
+  const report: DrainReport = { total: records.length, removed: 0, outcomes: {}, entries: [] };
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
+  let next = 0;
+  let done = 0;
+  const workerLoop = async () => {
+    while (next < records.length) {
+      const record = records[next++]!;
+      let status: ReplayStatus | 'error';
+      let runId: string | null = null;
+      let error: string | undefined;
+      try {
+        const result = await replayToolFailure(record.entry as ToolFailureEntry, options);
+        status = result.status;
+        runId = result.runId;
+        if (status === 'completed' || status === 'already_completed' || (status === 'expired' && options.removeExpired)) {
+          if (await dlq.remove(record.id)) report.removed += 1;
+        }
+      } catch (thrown) {
+        status = 'error';
+        error = thrown instanceof Error ? thrown.message : String(thrown);
+      }
+      report.outcomes[status] = (report.outcomes[status] ?? 0) + 1;
+      report.entries.push({ id: record.id, runId, status, ...(error !== undefined ? { error } : {}) });
+      done += 1;
+      options.onProgress?.({ done, total: records.length, id: record.id, status });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, records.length)) }, workerLoop));
+  return report;
+}

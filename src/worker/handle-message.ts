@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { runAgent, isTerminalRunStatus, type AgentRunResult, type AgentRunStatus } from '../agent/run-agent.ts';
+import type { ChatMessage, Model } from '../agent/messages.ts';
+import type { Clock } from '../core/ports/clock.ts';
+import type { Stores } from '../core/ports/stores.ts';
+import type { ToolCallRecord } from '../core/tool-call-record.ts';
+import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
+import type { CompiledToolSchema } from '../core/ports/schema-validator.ts';
+import { truncateText } from '../core/build-failure.ts';
+import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
+import type { ToolsInput } from '../core/tool-registry.ts';
+import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
+import type { DeadLetterSink, MessageFailureEntry, ToolFailureEntry } from './dead-letter-entries.ts';
+import { RUN_REQUEST_SCHEMA, type RunRequest } from './message-schema.ts';
+import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
+import { resolveRuntime } from './resolve-runtime.ts';
+import { getDefaultStores } from './default-stores.ts';
+import type { WorkerEvent } from './worker-events.ts';
+
+/** A queue message that asks for one agent run. */
+export interface RunMessage {
+  /** JSON text, validated against `RUN_REQUEST_SCHEMA`. */
+  body: string;
+  /** The queue's message id: a redelivered message with the same id resumes the same run. */
+  id?: string;
+}
+
+/** Options of {@link handleMessage}. Durations in milliseconds. */
+export interface HandleMessageOptions {
+  model: Model;
+  /** Tools to build the runtime from (cached per tools object and stores). */
+  tools?: ToolsInput;
+  /** A ready runtime (then the shared breaker is whatever it was built with). */
+  runtime?: ToolRuntime;
+  /** Options for the runtime built from `tools`. */
+  runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
+  /** The two dead-letter sinks: anything with `push`. */
+  queues: { messageDlq: DeadLetterSink<MessageFailureEntry>; toolDlq: DeadLetterSink<ToolFailureEntry> };
+  /** Conversations, checkpoints, ledger, breaker state. @defaultValue a process-wide in-memory set */
+  stores?: Stores;
+  /** Retries per tool per run. @defaultValue 2 */
+  toolRetryBudget?: number;
+  /** @defaultValue 20 */
+  maxSteps?: number;
+  deadlineMs?: number;
+  /** Cross-run breaker options (state in `stores.breakers`), or `false`. @defaultValue threshold 2, half-open after 30 s */
+  sharedBreaker?: Partial<SharedBreakerOptions> | false;
+  /** Alerts and dead-letter events. */
+  onEvent?: (event: WorkerEvent) => void;
+  onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;
+  /** Larger bodies go to the message DLQ. @defaultValue 1 MiB */
+  maxBodyBytes?: number;
+  signal?: AbortSignal;
+  clock?: Clock;
+}
+
+/** The outcome of handling one message. */
+export type HandleMessageResult =
+  | { status: 'rejected'; runId: null; messageId: string | undefined; reason: MessageFailureEntry['reason'] }
+  | {
+      status: AgentRunStatus;
+      runId: string;
+      messageId: string | undefined;
+      text: string | null;
+      steps: number;
+      modelCalls: number;
+      tokensSpent: { input: number; output: number };
+      /** The run had already ended (a redelivery): nothing was done again. */
+      alreadyFinished: boolean;
+      /** The tool-DLQ entry, when `status` is `tool_failed`. */
+      toolFailure?: ToolFailureEntry;
+    };
+
+let requestSchema: CompiledToolSchema | undefined;
+
+function reject(message: RunMessage, code: string, detail: string, receivedAt: string, fields?: MessageFailureEntry['reason']['fields']): MessageFailureEntry {
+  return {
+    kind: 'message',
+    rawBody: typeof message?.body === 'string' ? message.body : String(message?.body),
+    reason: { code, detail, ...(fields && fields.length > 0 ? { fields } : {}) },
+    ...(typeof message?.id === 'string' ? { messageId: message.id } : {}),
+    receivedAt,
+  };
+}
+
+/** Parses and validates a body; a failure is a message-DLQ entry. */
+function parseRunRequest(message: RunMessage, maxBodyBytes: number, receivedAt: string): { ok: true; request: RunRequest } | { ok: false; entry: MessageFailureEntry } {
+  if (typeof message !== 'object' || message === null || typeof message.body !== 'string') {
+    return { ok: false, entry: reject(message, 'INVALID_MESSAGE', 'The message has no string body', receivedAt) };
+  }
+  if (Buffer.byteLength(message.body) > maxBodyBytes) {
+    return { ok: false, entry: reject(message, 'BODY_TOO_LARGE', `The body is over ${maxBodyBytes} bytes`, receivedAt) };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(message.body);
+  } catch (error) {
+    return { ok: false, entry: reject(message, 'MALFORMED_JSON', truncateText(`The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 512), receivedAt) };
+  }
+  const schema = (requestSchema ??= createAjvSchemaValidator().compile(RUN_REQUEST_SCHEMA, { coerce: 'none' }));
+  const validation = schema.validate(parsed);
+  if (validation instanceof Promise) throw new Error('unreachable: JSON Schema validation is synchronous');
+  if (!validation.ok) {
+    return { ok: false, entry: reject(message, 'INVALID_MESSAGE', truncateText(validation.detail, 1024), receivedAt, validation.fields.map(({ path, problem, expected, received }) => ({ path, problem, ...(expected !== undefined ? { expected } : {}), ...(received !== undefined ? { received } : {}) }))) };
+  }
+  return { ok: true, request: validation.value as RunRequest };
+}
+
+function initialMessages(request: RunRequest): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  if (request.system !== undefined) messages.push({ role: 'system', content: request.system });
+  for (const message of request.messages ?? []) messages.push(message as ChatMessage);
+  if (request.input !== undefined) messages.push({ role: 'user', content: request.input });
+  return messages;
+}
+
+/**
+ * Handles one run-request message — the routing contract of SPEC.md §2:
+ * - a body that cannot be parsed or validated → one message-DLQ entry, no retry, the model is never called (`rejected`);
+ * - a transient tool failure that recovers → nothing dead-lettered (`completed`);
+ * - in-band recovery exhausted, or a tool broken for everyone → one tool-DLQ entry with resumable state (`tool_failed`);
+ * - a redelivered message (consumer crash) resumes its run from the last checkpoint; a finished run is not run again.
+ *
+ * Never throws for a bad message, a tool or the model; it throws only when a store fails (the
+ * message must then be redelivered, not acknowledged).
+ */
+export async function handleMessage(message: RunMessage, options: HandleMessageOptions): Promise<HandleMessageResult> {
+  const stores = options.stores ?? getDefaultStores();
+  const runtime = resolveRuntime(options, stores);
+  const clock = options.clock ?? runtime.clock;
+  const receivedAt = new Date(clock.now()).toISOString();
+  const parsed = parseRunRequest(message, options.maxBodyBytes ?? 1_048_576, receivedAt);
+  const messageId = typeof message?.id === 'string' ? message.id : undefined;
+  if (!parsed.ok) {
+    await options.queues.messageDlq.push(parsed.entry);
+    options.onEvent?.({ type: 'dead-letter-add', queue: 'message', reason: parsed.entry.reason.code, at: clock.now() });
+    return { status: 'rejected', runId: null, messageId, reason: parsed.entry.reason };
+  }
+  const request = parsed.request;
+  const runId = request.runId ?? (messageId !== undefined ? `run_${messageId}` : `run_${randomUUID()}`);
+
+  const existing = await stores.runs.get(runId);
+  if (existing && isTerminalRunStatus(existing.status)) {
+    return {
+      status: existing.status as AgentRunStatus,
+      runId,
+      messageId,
+      text: typeof existing.data?.text === 'string' ? existing.data.text : null,
+      steps: existing.stepIndex,
+      modelCalls: 0,
+      tokensSpent: existing.tokensSpent,
+      alreadyFinished: true,
+    };
+  }
+
+  const run: AgentRunResult = await runAgent({
+    model: options.model,
+    runtime,
+    messages: initialMessages(request),
+    runId,
+    ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),
+    ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+    ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
+    ...(options.toolRetryBudget !== undefined ? { toolRetryBudget: options.toolRetryBudget } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onToolCall ? { onToolCall: options.onToolCall } : {}),
+    persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: messageId ?? '' },
+  });
+
+  const result: HandleMessageResult = {
+    status: run.status,
+    runId,
+    messageId,
+    text: run.text,
+    steps: run.steps,
+    modelCalls: run.modelCalls,
+    tokensSpent: run.tokensSpent,
+    alreadyFinished: false,
+  };
+  if (run.status === 'tool_failed' && run.failure) {
+    const entry = buildToolFailureEntry(run, run.failure, {
+      messageId: messageId ?? '',
+      redactor: runtime.redactor,
+      sensitiveKeys: runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [],
+      firstSeenAt: new Date(clock.now()).toISOString(),
+    });
+    await options.queues.toolDlq.push(entry);
+    options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, toolName: entry.toolName, at: clock.now() });
+    result.toolFailure = entry;
+  }
+  return result;
+}
