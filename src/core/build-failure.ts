@@ -96,8 +96,9 @@ export function buildFailure(parts: FailureParts): ToolFailureError {
 export function truncateText(text: string, maxBytes: number): string {
   if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
   const marker = '… [truncated]';
-  let cut = text.slice(0, Math.max(0, maxBytes - marker.length));
-  while (Buffer.byteLength(cut, 'utf8') > maxBytes - marker.length && cut.length > 0) cut = cut.slice(0, -1);
+  const room = Math.max(0, maxBytes - Buffer.byteLength(marker, 'utf8'));
+  let cut = text.slice(0, room);
+  while (Buffer.byteLength(cut, 'utf8') > room && cut.length > 0) cut = cut.slice(0, -1);
   return cut + marker;
 }
 
@@ -109,5 +110,7 @@ export function sanitiseErrorText(text: string): string {
     .join('\n')
     .replace(/file:\/\/\S+/g, '<path>')
     .replace(/(?:[A-Za-z]:\\(?:[\w.@ -]+\\)*[\w.@-]+|\/(?:home|root|usr|var|tmp|opt|etc|srv|mnt|app|work|workspace|Users|private|proc|node_modules)(?:\/[\w.@-]+)+)/g, '<path>')
+    .replace(/\(?<path>(?::\d+)+\)?/g, '<path>')
+    .replace(/\s+at\s+<path>/g, '')
     .trim();
 }

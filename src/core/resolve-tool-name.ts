@@ -49,6 +49,9 @@ interface PreparedName {
   last: string;
   /** Whether the name has a namespace. */
   namespaced: boolean;
+  /** Character counts of `compact` and `last`, for a cheap lower bound of the edit distance. */
+  compactBag: Int16Array;
+  lastBag: Int16Array;
 }
 
 /**
@@ -123,9 +126,10 @@ export function createToolNameResolver(available: readonly string[]): (requested
     const requestCompact = compactOf(request);
     const requestLast = lastSegmentOf(request);
     const requestNamespaced = hasNamespace(request);
+    const requestBags = { compact: bagOf(requestCompact), last: bagOf(requestLast) };
     const scored: Array<{ entry: PreparedName; cost: number; distance: number }> = [];
     for (const entry of prepared) {
-      const cost = suggestionCost(requestCompact, requestLast, requestNamespaced, entry, workspace);
+      const cost = suggestionCost(requestCompact, requestLast, requestNamespaced, requestBags, entry, workspace);
       if (cost !== undefined) scored.push({ entry, cost: cost.cost, distance: cost.distance });
     }
     scored.sort((a, b) => a.cost - b.cost || a.distance - b.distance || a.entry.index - b.entry.index);
@@ -151,7 +155,9 @@ function pushTo(map: Map<string, PreparedName[]>, key: string, entry: PreparedNa
 }
 
 function prepareName(name: string, index: number): PreparedName {
-  return { name, index, compact: compactOf(name), loose: looseOf(name), last: lastSegmentOf(name), namespaced: hasNamespace(name) };
+  const compact = compactOf(name);
+  const last = lastSegmentOf(name);
+  return { name, index, compact, loose: looseOf(name), last, namespaced: hasNamespace(name), compactBag: bagOf(compact), lastBag: bagOf(last) };
 }
 
 /** The request as sent (cleaned), then after each known prefix stripped. */
@@ -176,7 +182,7 @@ function requestVariants(requested: string): string[] {
 }
 
 /** Lowercase, letters and digits only. */
-export function compactOf(name: string): string {
+function compactOf(name: string): string {
   return name.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
 }
 
@@ -210,22 +216,22 @@ function lastSegmentOf(name: string): string {
   return last === undefined || last === '' ? compactOf(name) : last;
 }
 
-/** Ranks names that all match the request equally well, by the edits between the request and the name or its part after a namespace separator, as spelled. */
+/** Ranks names that all match the request equally well, by the edits between the request and the name or its part after a namespace separator, as spelled; ties keep the given order. */
 function rankByRawDistance(entries: readonly PreparedName[], request: string): string[] {
   const lower = request.toLowerCase();
   const workspace = freshWorkspace();
   const distanceTo = (entry: PreparedName): number => {
-    let best = damerauLevenshtein(lower, entry.name.toLowerCase(), Number.MAX_SAFE_INTEGER, workspace);
+    let best = boundedDistance(lower, entry.name.toLowerCase(), Number.MAX_SAFE_INTEGER, workspace);
     NAMESPACE_SEPARATOR.lastIndex = 0;
     for (let found = NAMESPACE_SEPARATOR.exec(entry.name); found !== null; found = NAMESPACE_SEPARATOR.exec(entry.name)) {
       const suffix = entry.name.slice(found.index + found[0].length).toLowerCase();
-      best = Math.min(best, damerauLevenshtein(lower, suffix, Number.MAX_SAFE_INTEGER, workspace));
+      best = Math.min(best, boundedDistance(lower, suffix, Number.MAX_SAFE_INTEGER, workspace));
     }
     return best;
   };
-  return [...entries]
-    .map((entry) => ({ entry, distance: distanceTo(entry) }))
-    .sort((a, b) => a.distance - b.distance || a.entry.index - b.entry.index)
+  return entries
+    .map((entry, order) => ({ entry, order, distance: distanceTo(entry) }))
+    .sort((a, b) => a.distance - b.distance || a.order - b.order)
     .map((item) => item.entry.name);
 }
 
@@ -237,6 +243,7 @@ function suggestionCost(
   requestCompact: string,
   requestLast: string,
   requestNamespaced: boolean,
+  requestBags: { compact: Int16Array; last: Int16Array },
   entry: PreparedName,
   workspace: DistanceWorkspace,
 ): { cost: number; distance: number } | undefined {
@@ -249,16 +256,16 @@ function suggestionCost(
   // a typo anywhere
   const longest = Math.max(requestCompact.length, entry.compact.length);
   const budget = Math.floor(longest * MAX_SUGGESTION_COST);
-  if (Math.abs(requestCompact.length - entry.compact.length) <= budget) {
-    const distance = damerauLevenshtein(requestCompact, entry.compact, budget, workspace);
+  if (Math.abs(requestCompact.length - entry.compact.length) <= budget && bagDistance(requestBags.compact, entry.compactBag) <= budget) {
+    const distance = boundedDistance(requestCompact, entry.compact, budget, workspace);
     if (distance <= budget) consider(distance / longest, distance);
   }
   // a wrong (or dropped, with a typo) namespace: compare the last segments
   if (entry.namespaced || requestNamespaced) {
     const lastLongest = Math.max(requestLast.length, entry.last.length);
     const lastBudget = Math.floor(lastLongest * (MAX_SUGGESTION_COST - NAMESPACE_PENALTY));
-    if (Math.abs(requestLast.length - entry.last.length) <= lastBudget) {
-      const distance = damerauLevenshtein(requestLast, entry.last, lastBudget, workspace);
+    if (Math.abs(requestLast.length - entry.last.length) <= lastBudget && bagDistance(requestBags.last, entry.lastBag) <= lastBudget) {
+      const distance = boundedDistance(requestLast, entry.last, lastBudget, workspace);
       if (distance <= lastBudget) consider(NAMESPACE_PENALTY + distance / lastLongest, distance);
     }
     // `physics_factorial`: a wrong namespace whose separator became `_`
@@ -275,6 +282,35 @@ function suggestionCost(
   return best;
 }
 
+/** Buckets of {@link bagOf}: a–z, 0–9, anything else. */
+const BAG_SIZE = 37;
+
+/** How many times each character occurs (letters and digits; every other character shares one bucket). */
+function bagOf(text: string): Int16Array {
+  const bag = new Int16Array(BAG_SIZE);
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    const bucket = code >= 97 && code <= 122 ? code - 97 : code >= 48 && code <= 57 ? code - 22 : 36;
+    bag[bucket] = (bag[bucket] ?? 0) + 1;
+  }
+  return bag;
+}
+
+/**
+ * The bag distance: a lower bound of the edit distance (each edit changes the character counts by
+ * at most one on each side; a transposition does not change them), computed in constant time.
+ */
+function bagDistance(a: Int16Array, b: Int16Array): number {
+  let surplus = 0;
+  let deficit = 0;
+  for (let index = 0; index < BAG_SIZE; index += 1) {
+    const difference = (a[index] ?? 0) - (b[index] ?? 0);
+    if (difference > 0) surplus += difference;
+    else deficit -= difference;
+  }
+  return Math.max(surplus, deficit);
+}
+
 interface DistanceWorkspace {
   rows: [Int32Array, Int32Array, Int32Array];
 }
@@ -284,11 +320,19 @@ function freshWorkspace(): DistanceWorkspace {
 }
 
 /**
- * Damerau-Levenshtein distance, optimal string alignment variant (insertions, deletions,
- * substitutions and transpositions of adjacent characters, each costing 1). Stops early and
- * returns `maxDistance + 1` once every cell of a row exceeds `maxDistance`.
+ * The Damerau-Levenshtein distance between two strings, optimal string alignment variant: the
+ * fewest insertions, deletions, substitutions and transpositions of adjacent characters (each
+ * costing 1, UTF-16 code units) that turn `a` into `b`, no substring edited twice.
+ *
+ * With `maxDistance`, it stops early and returns `maxDistance + 1` as soon as the distance is known
+ * to exceed it. Pure.
  */
-export function damerauLevenshtein(a: string, b: string, maxDistance = Number.MAX_SAFE_INTEGER, workspace: DistanceWorkspace = freshWorkspace()): number {
+export function damerauLevenshtein(a: string, b: string, maxDistance = Number.MAX_SAFE_INTEGER): number {
+  return boundedDistance(a, b, maxDistance, freshWorkspace());
+}
+
+/** {@link damerauLevenshtein} with reusable rows (lookups are hot). */
+function boundedDistance(a: string, b: string, maxDistance: number, workspace: DistanceWorkspace): number {
   if (a === b) return 0;
   if (a.length === 0) return b.length;
   if (b.length === 0) return a.length;

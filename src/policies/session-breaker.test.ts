@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { createSessionBreakers } from './session-breaker.ts';
+
+const counted = { kind: 'counted' } as const;
+const invalid = (fingerprint: string) => ({ kind: 'invalid-arguments', fingerprint }) as const;
+
+describe('createSessionBreakers', () => {
+  it('opens after 3 consecutive counted failures (SPEC §1.6), and reports the opening once', () => {
+    const breakers = createSessionBreakers();
+    expect(breakers.check('s1', 'search')).toEqual({ state: 'closed', consecutiveFailures: 0 });
+    expect(breakers.recordFailure('s1', 'search', counted)).toEqual({ state: 'closed', consecutiveFailures: 1, opened: false });
+    expect(breakers.recordFailure('s1', 'search', counted)).toEqual({ state: 'closed', consecutiveFailures: 2, opened: false });
+    expect(breakers.recordFailure('s1', 'search', counted)).toEqual({ state: 'open', consecutiveFailures: 3, opened: true });
+    expect(breakers.check('s1', 'search')).toEqual({ state: 'open', consecutiveFailures: 3 });
+    expect(breakers.recordFailure('s1', 'search', counted)).toEqual({ state: 'open', consecutiveFailures: 4, opened: false });
+  });
+
+  it('a success resets the count', () => {
+    const breakers = createSessionBreakers();
+    breakers.recordFailure('s1', 'search', counted);
+    breakers.recordFailure('s1', 'search', counted);
+    breakers.recordSuccess('s1', 'search');
+    expect(breakers.check('s1', 'search')).toEqual({ state: 'closed', consecutiveFailures: 0 });
+    expect(breakers.recordFailure('s1', 'search', counted).consecutiveFailures).toBe(1);
+  });
+
+  it('a success closes an open breaker', () => {
+    const breakers = createSessionBreakers({ failureThreshold: 1 });
+    expect(breakers.recordFailure('s1', 'search', counted).opened).toBe(true);
+    breakers.recordSuccess('s1', 'search');
+    expect(breakers.check('s1', 'search').state).toBe('closed');
+  });
+
+  it('keeps sessions and tools apart', () => {
+    const breakers = createSessionBreakers({ failureThreshold: 2 });
+    breakers.recordFailure('s1', 'search', counted);
+    breakers.recordFailure('s1', 'search', counted);
+    breakers.recordFailure('s1', 'weather', counted);
+    breakers.recordFailure('s2', 'search', counted);
+    expect(breakers.check('s1', 'search').state).toBe('open');
+    expect(breakers.check('s1', 'weather')).toEqual({ state: 'closed', consecutiveFailures: 1 });
+    expect(breakers.check('s2', 'search')).toEqual({ state: 'closed', consecutiveFailures: 1 });
+    expect(breakers.check('s3', 'search')).toEqual({ state: 'closed', consecutiveFailures: 0 });
+  });
+
+  describe('invalid arguments', () => {
+    it('a first failure with given arguments does not count; the same arguments again do', () => {
+      const breakers = createSessionBreakers();
+      expect(breakers.recordFailure('s', 't', invalid('a'))).toEqual({ state: 'closed', consecutiveFailures: 0, opened: false });
+      expect(breakers.recordFailure('s', 't', invalid('a'))).toEqual({ state: 'closed', consecutiveFailures: 1, opened: false });
+      expect(breakers.recordFailure('s', 't', invalid('a'))).toEqual({ state: 'closed', consecutiveFailures: 2, opened: false });
+      expect(breakers.recordFailure('s', 't', invalid('a'))).toEqual({ state: 'open', consecutiveFailures: 3, opened: true });
+    });
+
+    it('a model correcting its arguments each time is never cut off', () => {
+      const breakers = createSessionBreakers();
+      for (let index = 0; index < 20; index += 1) {
+        expect(breakers.recordFailure('s', 't', invalid(`attempt-${index}`))).toEqual({ state: 'closed', consecutiveFailures: 0, opened: false });
+      }
+    });
+
+    it('a loop over two bad calls counts too', () => {
+      const breakers = createSessionBreakers();
+      const states = ['a', 'b', 'a', 'b', 'a'].map((fingerprint) => breakers.recordFailure('s', 't', invalid(fingerprint)).consecutiveFailures);
+      expect(states).toEqual([0, 0, 1, 2, 3]);
+      expect(breakers.check('s', 't').state).toBe('open');
+    });
+
+    it('a new argument set neither counts nor resets counted failures', () => {
+      const breakers = createSessionBreakers();
+      breakers.recordFailure('s', 't', counted);
+      breakers.recordFailure('s', 't', counted);
+      expect(breakers.recordFailure('s', 't', invalid('new')).consecutiveFailures).toBe(2);
+      expect(breakers.recordFailure('s', 't', counted)).toEqual({ state: 'open', consecutiveFailures: 3, opened: true });
+    });
+
+    it('a success forgets the failing arguments', () => {
+      const breakers = createSessionBreakers();
+      breakers.recordFailure('s', 't', invalid('a'));
+      breakers.recordSuccess('s', 't');
+      expect(breakers.recordFailure('s', 't', invalid('a')).consecutiveFailures).toBe(0);
+    });
+
+    it('remembers the last 32 distinct failing argument sets', () => {
+      const breakers = createSessionBreakers();
+      for (let index = 0; index <= 32; index += 1) breakers.recordFailure('s', 't', invalid(`f${index}`));
+      // f0 was forgotten when f32 arrived; f1 is still remembered
+      expect(breakers.recordFailure('s', 't', invalid('f1')).consecutiveFailures).toBe(1);
+      expect(breakers.recordFailure('s', 't', invalid('f0')).consecutiveFailures).toBe(1);
+    });
+  });
+
+  it('reset forgets one session, or all', () => {
+    const breakers = createSessionBreakers({ failureThreshold: 1 });
+    breakers.recordFailure('s1', 't', counted);
+    breakers.recordFailure('s2', 't', counted);
+    breakers.reset('s1');
+    expect(breakers.check('s1', 't').state).toBe('closed');
+    expect(breakers.check('s2', 't').state).toBe('open');
+    breakers.reset();
+    expect(breakers.check('s2', 't').state).toBe('closed');
+  });
+
+  it('forgets the least recently used session beyond maxSessions', () => {
+    const breakers = createSessionBreakers({ failureThreshold: 1, maxSessions: 2 });
+    breakers.recordFailure('s1', 't', counted);
+    breakers.recordFailure('s2', 't', counted);
+    // touching s1 makes s2 the least recently used
+    expect(breakers.check('s1', 't').state).toBe('open');
+    breakers.recordFailure('s3', 't', counted);
+    expect(breakers.check('s1', 't').state).toBe('open');
+    expect(breakers.check('s2', 't').state).toBe('closed');
+    expect(breakers.check('s3', 't').state).toBe('open');
+  });
+
+  it('checking or succeeding in an unknown session creates no state', () => {
+    const breakers = createSessionBreakers({ failureThreshold: 1, maxSessions: 1 });
+    breakers.recordFailure('s1', 't', counted);
+    for (let index = 0; index < 5; index += 1) {
+      breakers.check(`other-${index}`, 't');
+      breakers.recordSuccess(`other-${index}`, 't');
+    }
+    expect(breakers.check('s1', 't').state).toBe('open');
+  });
+
+  it.each([{ failureThreshold: 0 }, { failureThreshold: 1.5 }, { maxSessions: 0 }, { maxSessions: Number.NaN }])('throws INVALID_OPTIONS for %j', (options) => {
+    expect(() => createSessionBreakers(options)).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
+  });
+});

@@ -1,0 +1,314 @@
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../core/ports/clock.ts';
+import type { BreakerStateStore, JsonValue } from '../core/ports/stores.ts';
+import { createMemoryBreakerStateStore } from './memory-breaker-state-store.ts';
+import { createSharedBreaker, parseSharedBreakerRecord, type SharedBreakerEvent, type SharedBreakerOptions } from './shared-breaker.ts';
+
+const T0 = 1_700_000_000_000;
+const AUTH = { message: '401 Unauthorized: API key rejected' };
+
+function createManualClock(startMs = T0): Clock & { advance(ms: number): void } {
+  let nowMs = startMs;
+  return {
+    now: () => nowMs,
+    sleep: () => Promise.resolve(),
+    advance(ms) {
+      nowMs += ms;
+    },
+  };
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
+/** Counts writes, and can hold every call at a gate so that concurrent callers all start before any finishes. */
+function instrument(inner: BreakerStateStore) {
+  let gate: Promise<void> | undefined;
+  const counts = { get: 0, update: 0 };
+  const store: BreakerStateStore = {
+    async get(key) {
+      counts.get += 1;
+      if (gate) await gate;
+      return inner.get(key);
+    },
+    async update<T extends JsonValue>(key: string, fn: (current: T | undefined) => T) {
+      counts.update += 1;
+      if (gate) await gate;
+      return inner.update(key, fn);
+    },
+  };
+  return {
+    store,
+    counts,
+    hold() {
+      const gated = deferred();
+      gate = gated.promise;
+      return () => {
+        gate = undefined;
+        gated.resolve();
+      };
+    },
+  };
+}
+
+function setup(options?: Partial<SharedBreakerOptions>, inner: BreakerStateStore = createMemoryBreakerStateStore()) {
+  const clock = createManualClock();
+  const instrumented = instrument(inner);
+  const events: SharedBreakerEvent[] = [];
+  const breaker = createSharedBreaker({ store: instrumented.store, clock, onEvent: (event) => events.push(event), ...(options ? { options } : {}) });
+  return { clock, breaker, events, ...instrumented };
+}
+
+async function openBreaker(breaker: ReturnType<typeof setup>['breaker']) {
+  await breaker.recordFailure('crm', AUTH);
+  expect(await breaker.recordFailure('crm', AUTH)).toEqual({ opened: true });
+}
+
+describe('createSharedBreaker', () => {
+  it('allows calls while closed, without writing to the store', async () => {
+    const { breaker, counts } = setup();
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'allow', state: 'closed' });
+    await breaker.recordSuccess('crm');
+    expect(counts.update).toBe(0);
+    expect(await breaker.state('crm')).toBeUndefined();
+  });
+
+  it('opens after 2 consecutive failures with one breaker-open event', async () => {
+    const { breaker, events } = setup();
+    expect(await breaker.recordFailure('crm', AUTH)).toEqual({ opened: false });
+    expect(await breaker.state('crm')).toEqual({ state: 'closed', consecutiveFailures: 1, openedAt: null, probeStartedAt: null, openings: 0, lastError: AUTH.message });
+    expect(await breaker.recordFailure('crm', AUTH)).toEqual({ opened: true });
+    expect(events).toEqual([{ type: 'breaker-open', key: 'crm', openings: 1, at: T0, lastError: AUTH.message }]);
+    expect(await breaker.state('crm')).toEqual({ state: 'open', consecutiveFailures: 2, openedAt: T0, probeStartedAt: null, openings: 1, lastError: AUTH.message });
+  });
+
+  it('a success between failures resets the count', async () => {
+    const { breaker } = setup();
+    await breaker.recordFailure('crm', AUTH);
+    await breaker.recordSuccess('crm');
+    expect(await breaker.recordFailure('crm', AUTH)).toEqual({ opened: false });
+    expect((await breaker.state('crm'))?.consecutiveFailures).toBe(1);
+  });
+
+  it('keeps keys apart', async () => {
+    const { breaker } = setup();
+    await openBreaker(breaker);
+    expect((await breaker.acquire('billing')).decision).toBe('allow');
+  });
+
+  it('rejects while open, with the time left until the probe, without writing', async () => {
+    const { breaker, clock, counts, events } = setup();
+    await openBreaker(breaker);
+    const writes = counts.update;
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'open', retryInMs: 30_000 });
+    clock.advance(29_999);
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'open', retryInMs: 1 });
+    expect(counts.update).toBe(writes);
+    expect(events).toHaveLength(1);
+  });
+
+  it('a late failure while open does not extend the cool-down nor raise another alert', async () => {
+    const { breaker, clock, events } = setup();
+    await openBreaker(breaker);
+    clock.advance(10_000);
+    expect(await breaker.recordFailure('crm', { message: 'late' })).toEqual({ opened: false });
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'open', retryInMs: 20_000 });
+    expect(events.map((event) => event.type)).toEqual(['breaker-open']);
+    expect((await breaker.state('crm'))?.lastError).toBe('late');
+  });
+
+  it('ticks through every state: open → half-open (one probe) → closed', async () => {
+    const { breaker, clock, events } = setup();
+    await openBreaker(breaker);
+    clock.advance(30_000);
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open' });
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'half-open', retryInMs: 60_000 });
+    clock.advance(1_000);
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'half-open', retryInMs: 59_000 });
+    await breaker.recordSuccess('crm');
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'allow', state: 'closed' });
+    expect(events).toEqual([
+      { type: 'breaker-open', key: 'crm', openings: 1, at: T0, lastError: AUTH.message },
+      { type: 'breaker-half-open', key: 'crm', at: T0 + 30_000 },
+      { type: 'breaker-close', key: 'crm', at: T0 + 31_000 },
+    ]);
+    expect(await breaker.state('crm')).toEqual({ state: 'closed', consecutiveFailures: 0, openedAt: null, probeStartedAt: null, openings: 1, lastError: null });
+  });
+
+  it('a failed probe re-opens (breaker-reopen, no new alert) and starts a new cool-down', async () => {
+    const { breaker, clock, events } = setup();
+    await openBreaker(breaker);
+    clock.advance(30_000);
+    expect((await breaker.acquire('crm')).decision).toBe('probe');
+    clock.advance(500);
+    expect(await breaker.recordFailure('crm', { message: 'still 401' })).toEqual({ opened: false });
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'open', retryInMs: 30_000 });
+    expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open', 'breaker-reopen']);
+    expect(events[2]).toEqual({ type: 'breaker-reopen', key: 'crm', at: T0 + 30_500 });
+    expect(await breaker.state('crm')).toEqual({ state: 'open', consecutiveFailures: 3, openedAt: T0 + 30_500, probeStartedAt: null, openings: 1, lastError: 'still 401' });
+    // the next cycle probes again, and a success closes it
+    clock.advance(30_000);
+    expect((await breaker.acquire('crm')).decision).toBe('probe');
+    await breaker.recordSuccess('crm');
+    expect((await breaker.acquire('crm')).decision).toBe('allow');
+    // opening again later is a new alert
+    await openBreaker(breaker);
+    expect(events.filter((event) => event.type === 'breaker-open').map((event) => (event as { openings: number }).openings)).toEqual([1, 2]);
+  });
+
+  it('is never stuck: a probe not reported within probeTimeoutMs lets another go', async () => {
+    const { breaker, clock } = setup({ probeTimeoutMs: 5_000 });
+    await openBreaker(breaker);
+    clock.advance(30_000);
+    expect((await breaker.acquire('crm')).decision).toBe('probe');
+    clock.advance(4_999);
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'half-open', retryInMs: 1 });
+    clock.advance(1);
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open' });
+    expect((await breaker.state('crm'))?.probeStartedAt).toBe(T0 + 35_000);
+  });
+
+  it('releaseProbe frees the slot at once; it is a no-op in other states', async () => {
+    const { breaker, clock, events } = setup();
+    await breaker.releaseProbe('crm');
+    expect(await breaker.state('crm')).toBeUndefined();
+    await openBreaker(breaker);
+    await breaker.releaseProbe('crm');
+    expect((await breaker.state('crm'))?.state).toBe('open');
+    clock.advance(30_000);
+    expect((await breaker.acquire('crm')).decision).toBe('probe');
+    await breaker.releaseProbe('crm');
+    expect((await breaker.state('crm'))?.probeStartedAt).toBeNull();
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open' });
+    // only the open → half-open move is an event
+    expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open']);
+  });
+
+  it('truncates a long error message in the record to 500 characters', async () => {
+    const { breaker } = setup({ failureThreshold: 1 });
+    await breaker.recordFailure('crm', { message: 'x'.repeat(10_000) });
+    expect((await breaker.state('crm'))?.lastError).toBe(`${'x'.repeat(500)}…`);
+  });
+
+  it('treats a corrupt stored record as a closed breaker', async () => {
+    const inner = createMemoryBreakerStateStore();
+    await inner.update('crm', () => ({ state: 'weird' }));
+    const { breaker, events } = setup({ failureThreshold: 1 }, inner);
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'allow', state: 'closed' });
+    expect(await breaker.state('crm')).toBeUndefined();
+    expect(await breaker.recordFailure('crm', AUTH)).toEqual({ opened: true });
+    expect(events).toHaveLength(1);
+  });
+
+  it('a listener that throws changes nothing', async () => {
+    const clock = createManualClock();
+    const breaker = createSharedBreaker({
+      store: createMemoryBreakerStateStore(),
+      clock,
+      options: { failureThreshold: 1 },
+      onEvent: () => {
+        throw new Error('listener bug');
+      },
+    });
+    expect(await breaker.recordFailure('crm', AUTH)).toEqual({ opened: true });
+    expect((await breaker.acquire('crm')).decision).toBe('reject');
+  });
+
+  it.each([{ failureThreshold: 0 }, { failureThreshold: 2.5 }, { halfOpenAfterMs: -1 }, { halfOpenAfterMs: Number.POSITIVE_INFINITY }, { probeTimeoutMs: 0 }, { probeTimeoutMs: Number.NaN }])(
+    'throws INVALID_OPTIONS for %j',
+    (options) => {
+      expect(() => createSharedBreaker({ store: createMemoryBreakerStateStore(), clock: createManualClock(), options })).toThrow(
+        expect.objectContaining({ code: 'INVALID_OPTIONS' }),
+      );
+    },
+  );
+
+  describe('concurrency (deferred promises fix the interleaving)', () => {
+    it('100 concurrent acquires after the cool-down: exactly one probe, one half-open event', async () => {
+      const { breaker, clock, events, hold } = setup();
+      await openBreaker(breaker);
+      clock.advance(30_000);
+      const release = hold();
+      const pending = Array.from({ length: 100 }, () => breaker.acquire('crm'));
+      // every caller has read the store (all saw `open`, due for a probe) before any update runs
+      release();
+      const results = await Promise.all(pending);
+      expect(results.filter((result) => result.decision === 'probe')).toHaveLength(1);
+      expect(results.filter((result) => result.decision === 'reject')).toHaveLength(99);
+      expect(results.filter((result) => result.decision === 'reject').every((result) => result.state === 'half-open' && result.retryInMs === 60_000)).toBe(true);
+      expect(events.filter((event) => event.type === 'breaker-half-open')).toHaveLength(1);
+    });
+
+    it('100 concurrent failures from closed: exactly one opened, one alert', async () => {
+      const { breaker, events, hold } = setup();
+      const release = hold();
+      const pending = Array.from({ length: 100 }, () => breaker.recordFailure('crm', AUTH));
+      release();
+      const results = await Promise.all(pending);
+      expect(results.filter((result) => result.opened)).toHaveLength(1);
+      expect(events.filter((event) => event.type === 'breaker-open')).toHaveLength(1);
+      expect(await breaker.state('crm')).toMatchObject({ state: 'open', consecutiveFailures: 100, openings: 1 });
+    });
+
+    it('100 concurrent successes on a half-open breaker: one close event', async () => {
+      const { breaker, clock, events, hold } = setup();
+      await openBreaker(breaker);
+      clock.advance(30_000);
+      await breaker.acquire('crm');
+      const release = hold();
+      const pending = Array.from({ length: 100 }, () => breaker.recordSuccess('crm'));
+      release();
+      await Promise.all(pending);
+      expect(events.filter((event) => event.type === 'breaker-close')).toHaveLength(1);
+    });
+
+    it('with an optimistic store that runs fn more than once on stale values, decisions stay exact', async () => {
+      const inner = createMemoryBreakerStateStore();
+      const optimistic: BreakerStateStore = {
+        get: (key) => inner.get(key),
+        async update<T extends JsonValue>(key: string, fn: (current: T | undefined) => T) {
+          // a first try on a stale read (absent), thrown away, as an optimistic backend would
+          fn(undefined);
+          return inner.update(key, fn);
+        },
+      };
+      const { breaker, clock, events, hold } = setup(undefined, optimistic);
+      await openBreaker(breaker);
+      clock.advance(30_000);
+      const release = hold();
+      const pending = Array.from({ length: 20 }, () => breaker.acquire('crm'));
+      release();
+      const results = await Promise.all(pending);
+      expect(results.filter((result) => result.decision === 'probe')).toHaveLength(1);
+      expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open']);
+    });
+
+    it('two breakers (two processes) over one store: one alert, one probe', async () => {
+      const inner = createMemoryBreakerStateStore();
+      const clock = createManualClock();
+      const events: SharedBreakerEvent[] = [];
+      const first = createSharedBreaker({ store: inner, clock, onEvent: (event) => events.push(event) });
+      const second = createSharedBreaker({ store: inner, clock, onEvent: (event) => events.push(event) });
+      await Promise.all([first.recordFailure('crm', AUTH), second.recordFailure('crm', AUTH), first.recordFailure('crm', AUTH)]);
+      clock.advance(30_000);
+      const results = await Promise.all([first.acquire('crm'), second.acquire('crm'), second.acquire('crm'), first.acquire('crm')]);
+      expect(results.map((result) => result.decision).sort()).toEqual(['probe', 'reject', 'reject', 'reject']);
+      expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open']);
+    });
+  });
+});
+
+describe('parseSharedBreakerRecord', () => {
+  it('accepts a valid record and rejects anything else', () => {
+    const record = { state: 'half-open', consecutiveFailures: 2, openedAt: 1, probeStartedAt: 2, openings: 1, lastError: null };
+    expect(parseSharedBreakerRecord(record)).toEqual(record);
+    for (const value of [undefined, null, 1, 'open', [], { ...record, state: 'ajar' }, { ...record, openedAt: '1' }, { ...record, lastError: 5 }, { ...record, openings: undefined as unknown as number }]) {
+      expect(parseSharedBreakerRecord(value as JsonValue | undefined)).toBeUndefined();
+    }
+  });
+});

@@ -1,0 +1,188 @@
+import type { AnySchema, AnyValidateFunction, ErrorObject } from 'ajv/dist/core.js';
+import { Ajv } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import ajvFormatsModule from 'ajv-formats';
+import type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, ValidateOptions, ValidationResult } from '../core/ports/schema-validator.ts';
+import { ToolrunError } from '../core/toolrun-error.ts';
+import { describeAjvErrors } from './describe-ajv-errors.ts';
+import { normaliseArguments } from './normalise-arguments.ts';
+import { truncateText } from './preview.ts';
+import { compileStandardSchema, isStandardSchema, type StandardSchemaToJsonSchema } from './standard-schema.ts';
+import { summariseFieldErrors } from './summarise-field-errors.ts';
+
+/** The JSON Schema dialects the Ajv validator runs. Draft-04 and draft-06 schemas run as draft-07. */
+export type JsonSchemaDialect = 'draft-2020-12' | 'draft-2019-09' | 'draft-07';
+
+/** Options of {@link createAjvSchemaValidator}. */
+export interface AjvSchemaValidatorOptions {
+  /** Dialect for a schema without `$schema`. @defaultValue 'draft-2020-12' */
+  defaultDialect?: JsonSchemaDialect;
+  /**
+   * Remove `null` sent for an optional property whose schema does not accept `null`, before
+   * validation (recorded as `null-as-absent:/path`). Turn off for strict JSON Schema semantics.
+   * @defaultValue true
+   */
+  nullAsAbsent?: boolean;
+  /** Converts a Standard Schema object without the Standard JSON Schema extension (e.g. Valibot) to JSON Schema. */
+  toJsonSchema?: StandardSchemaToJsonSchema;
+  /**
+   * Called once when the Ajv instance of a dialect is created (lazily, on first use): add remote
+   * schemas (`ajv.addSchema(schema, uri)`), formats or keywords.
+   */
+  configureAjv?: (ajv: AjvInstance, dialect: JsonSchemaDialect) => void;
+}
+
+/** The Ajv API toolrun uses; every dialect's class has it. */
+export type AjvInstance = Ajv;
+
+// ajv-formats is CommonJS with `module.exports = plugin` and `exports.default = plugin`.
+const addFormats = ((ajvFormatsModule as unknown as { default?: unknown }).default ?? ajvFormatsModule) as (ajv: AjvInstance) => AjvInstance;
+
+const DRAFT_07_URI = /json-schema\.org\/draft-0[3467]\/schema/;
+const OLD_DRAFT_URI = /json-schema\.org\/draft-0[346]\/schema/;
+
+/**
+ * Creates the default {@link SchemaValidator}: JSON Schema through Ajv, Standard Schema objects
+ * through their own `validate`.
+ *
+ * - One Ajv instance per dialect, created lazily on first use: `Ajv2020` for 2020-12 and for
+ *   schemas without `$schema` (see `defaultDialect`), `Ajv2019` for 2019-09, `Ajv` for draft-07
+ *   (draft-04/06 schemas run as draft-07 with their `$schema` removed). All with `allErrors: true`,
+ *   `strict: false`, `verbose: true`, `ownProperties: true` and ajv-formats (date, date-time, time, email, uri, uuid, ...).
+ * - Compiled schemas are cached by schema object identity and `coerce` mode (WeakMap).
+ * - `compile` throws `ToolrunError` `INVALID_SCHEMA` for a schema that does not compile (or is
+ *   neither an object, a boolean nor a Standard Schema).
+ * - `validate` works on a copy: `null` for optional non-nullable properties removed, scalars
+ *   coerced with `coerce: 'scalars'`; it never throws, and returns a field-level failure with an
+ *   `invalid_parameter` code (see `describeAjvErrors`). It is synchronous for JSON Schema (unless the
+ *   schema is `$async`) and may be asynchronous for Standard Schema.
+ *
+ * Safe to share: compiled validators hold no per-call state.
+ *
+ * @see JSON Schema 2020-12, draft-07; https://ajv.js.org; https://standardschema.dev
+ */
+export function createAjvSchemaValidator(options: AjvSchemaValidatorOptions = {}): SchemaValidator {
+  const instances = new Map<JsonSchemaDialect, AjvInstance>();
+  const cache = new WeakMap<object, Map<ValidateOptions['coerce'], CompiledToolSchema>>();
+  const nullAsAbsent = options.nullAsAbsent ?? true;
+
+  const ajvFor = (dialect: JsonSchemaDialect): AjvInstance => {
+    let instance = instances.get(dialect);
+    if (instance === undefined) {
+      instance = createConfiguredAjv(dialect);
+      instances.set(dialect, instance);
+    }
+    return instance;
+  };
+
+  const createConfiguredAjv = (dialect: JsonSchemaDialect): AjvInstance => {
+    const instance = createAjv(dialect);
+    options.configureAjv?.(instance, dialect);
+    return instance;
+  };
+
+  /**
+   * Compiles in the shared instance of the dialect; a schema whose `$id` is already taken there by
+   * another schema (two tools reusing an `$id`) gets an instance of its own instead.
+   */
+  const compileWithIsolation = (dialect: JsonSchemaDialect, schema: JsonSchema): AnyValidateFunction => {
+    try {
+      return ajvFor(dialect).compile(schema as AnySchema);
+    } catch (error) {
+      if (!(error instanceof Error) || !/already exists/.test(error.message)) throw error;
+      return createConfiguredAjv(dialect).compile(schema as AnySchema);
+    }
+  };
+
+  const compileJsonSchema = (schema: JsonSchema, validateOptions: ValidateOptions): CompiledToolSchema => {
+    const { dialect, prepared } = chooseDialect(schema, options.defaultDialect ?? 'draft-2020-12');
+    let validateFunction: AnyValidateFunction;
+    try {
+      validateFunction = compileWithIsolation(dialect, prepared);
+    } catch (error) {
+      throw new ToolrunError('INVALID_SCHEMA', `the JSON Schema does not compile (${dialect}): ${truncateText(error instanceof Error ? error.message : String(error), 300)}`, { cause: error });
+    }
+    const normalise = { nullAsAbsent, coerce: validateOptions.coerce };
+    return {
+      jsonSchema: schema,
+      validate(value: unknown): ValidationResult | Promise<ValidationResult> {
+        try {
+          const normalised = normaliseArguments(value, schema, normalise);
+          const verdict = validateFunction(normalised.value) as boolean | Promise<unknown>;
+          if (verdict instanceof Promise) {
+            return verdict.then(
+              () => ({ ok: true, value: normalised.value, normalisations: normalised.normalisations }),
+              (error: unknown) => describeAjvErrors(asyncErrors(error), schema),
+            );
+          }
+          if (verdict) return { ok: true, value: normalised.value, normalisations: normalised.normalisations };
+          return describeAjvErrors(validateFunction.errors ?? [], schema);
+        } catch (error) {
+          return validationCrashed(error);
+        }
+      },
+    };
+  };
+
+  return {
+    compile(schema: ToolSchemaInput, validateOptions: ValidateOptions): CompiledToolSchema {
+      if (typeof schema === 'boolean') return compileJsonSchema(schema, validateOptions);
+      if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+        throw new ToolrunError('INVALID_SCHEMA', `a tool schema must be a JSON Schema object, a boolean or a Standard Schema object, received ${Array.isArray(schema) ? 'an array' : typeof schema}`);
+      }
+      let byMode = cache.get(schema);
+      const cached = byMode?.get(validateOptions.coerce);
+      if (cached !== undefined) return cached;
+      const compiled = isStandardSchema(schema)
+        ? compileStandardSchema(schema, { coerce: validateOptions.coerce, nullAsAbsent, ...(options.toJsonSchema ? { toJsonSchema: options.toJsonSchema } : {}) })
+        : compileJsonSchema(schema as JsonSchema, validateOptions);
+      if (byMode === undefined) {
+        byMode = new Map();
+        cache.set(schema, byMode);
+      }
+      byMode.set(validateOptions.coerce, compiled);
+      return compiled;
+    },
+  };
+}
+
+function createAjv(dialect: JsonSchemaDialect): AjvInstance {
+  const ajvOptions = { allErrors: true, strict: false, verbose: true, ownProperties: true, logger: false } as const;
+  const instance = dialect === 'draft-2020-12' ? new Ajv2020(ajvOptions) : dialect === 'draft-2019-09' ? new Ajv2019(ajvOptions) : new Ajv(ajvOptions);
+  addFormats(instance);
+  return instance;
+}
+
+/** Picks the dialect from `$schema`; draft-04/06 schemas lose their `$schema` (on a shallow copy) and run as draft-07. */
+function chooseDialect(schema: JsonSchema, fallback: JsonSchemaDialect): { dialect: JsonSchemaDialect; prepared: JsonSchema } {
+  if (typeof schema === 'boolean' || typeof schema.$schema !== 'string') return { dialect: fallback, prepared: schema };
+  const uri = schema.$schema;
+  if (uri.includes('2020-12')) return { dialect: 'draft-2020-12', prepared: schema };
+  if (uri.includes('2019-09')) return { dialect: 'draft-2019-09', prepared: schema };
+  if (OLD_DRAFT_URI.test(uri)) {
+    const { $schema: _ignored, ...rest } = schema;
+    return { dialect: 'draft-07', prepared: rest };
+  }
+  if (DRAFT_07_URI.test(uri)) return { dialect: 'draft-07', prepared: schema };
+  return { dialect: fallback, prepared: schema };
+}
+
+function asyncErrors(error: unknown): ErrorObject[] {
+  const errors = typeof error === 'object' && error !== null ? (error as { errors?: unknown }).errors : undefined;
+  return Array.isArray(errors) ? (errors as ErrorObject[]) : [];
+}
+
+function validationCrashed(error: unknown): ValidationResult {
+  const reason = truncateText(error instanceof Error ? error.message : String(error), 200);
+  return summariseFieldErrors([
+    {
+      path: '',
+      problem: 'other',
+      message: `the arguments could not be validated: ${reason}`,
+      code: 'SCHEMA_VALIDATION_FAILED',
+      headline: 'the arguments could not be validated',
+      fix: 'check the arguments against the tool schema',
+    },
+  ]);
+}

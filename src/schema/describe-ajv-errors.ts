@@ -1,0 +1,423 @@
+import type { ErrorObject } from 'ajv';
+import type { JsonSchema } from '../core/ports/schema-validator.ts';
+import { findClosestName } from './closest-name.ts';
+import { describeListOfValues, describeMissing, describeReceivedType } from './describe-values.ts';
+import { describeSchemaBriefly, listValues } from './describe-schema.ts';
+import { describeDatePattern, describeFormat } from './format-expectations.ts';
+import { describeJsonPointer, escapeJsonPointerToken, parseJsonPointer } from './json-pointer.ts';
+import { jsonTypeOf, previewJson } from './preview.ts';
+import { summariseFieldErrors, type DescribedFieldError, type ValidationFailure } from './summarise-field-errors.ts';
+
+/**
+ * Turns Ajv's errors (produced with `allErrors: true, verbose: true`) into one model-readable
+ * validation failure with field-level errors.
+ *
+ * - Paths are JSON Pointers (RFC 6901) to the offending value; a missing or unknown property is
+ *   addressed by its own path (`/date`), not its parent's.
+ * - `anyOf`/`oneOf` failures are summarised once (what was received, which alternatives exist);
+ *   when exactly one alternative fits the received value's type, that alternative's own errors are
+ *   reported instead. The sub-errors Ajv emits for each alternative are not repeated.
+ * - Codes per problem: `required`/`dependentRequired` → `MISSING_REQUIRED`; `type` → `INVALID_TYPE`;
+ *   `enum`/`const` → `INVALID_ENUM`; `format`/`pattern` → `INVALID_FORMAT` (`DATE_FORMAT_ERROR` for
+ *   date, date-time and time formats and date-like patterns); bounds, lengths, counts and
+ *   `multipleOf` → `OUT_OF_RANGE`; `additionalProperties`/`unevaluatedProperties: false` and
+ *   `propertyNames` → `UNKNOWN_PARAMETER` (with the closest allowed name); anything else →
+ *   `SCHEMA_VALIDATION_FAILED`. Mixed codes → `SCHEMA_VALIDATION_FAILED`.
+ *
+ * Never throws; an empty error list still yields one root field.
+ *
+ * @param rootSchema - the compiled schema, to resolve local `$ref`s of alternatives.
+ * @see JSON Schema 2020-12 Core §10.2 (applicators), RFC 6901
+ */
+export function describeAjvErrors(errors: readonly ErrorObject[], rootSchema: JsonSchema): ValidationFailure {
+  return summariseFieldErrors(describeAjvFieldErrors(errors, rootSchema));
+}
+
+/** The field-level part of {@link describeAjvErrors}, before deduplication and summary. */
+export function describeAjvFieldErrors(errors: readonly ErrorObject[], rootSchema: JsonSchema): DescribedFieldError[] {
+  const collapsed = collapseAlternatives([...errors], rootSchema);
+  const meaningful = collapsed.filter((item) => !('keyword' in item) || !isNoiseKeyword(item, collapsed.length));
+  const result: DescribedFieldError[] = [];
+  for (const item of meaningful) {
+    if ('keyword' in item) result.push(...describeOne(item));
+    else result.push(item);
+  }
+  return result;
+}
+
+/** `if` says "must match then": its sub-errors say why; `propertyNames` sub-errors are restated by it. */
+function isNoiseKeyword(error: ErrorObject, count: number): boolean {
+  if (error.keyword === 'if' && count > 1) return true;
+  if ((error as ErrorObject & { propertyName?: string }).propertyName !== undefined && error.keyword !== 'propertyNames') return true;
+  return false;
+}
+
+type CollapsedItem = ErrorObject | DescribedFieldError;
+
+function collapseAlternatives(errors: ErrorObject[], rootSchema: JsonSchema): CollapsedItem[] {
+  const swallowed = new Set<number>();
+  const replacements = new Map<number, CollapsedItem[]>();
+  // Outermost first: a shorter schema path is an enclosing alternative.
+  const alternatives = errors
+    .map((error, index) => ({ error, index }))
+    .filter(({ error }) => error.keyword === 'anyOf' || error.keyword === 'oneOf')
+    .sort((a, b) => a.error.schemaPath.length - b.error.schemaPath.length);
+  for (const { error, index } of alternatives) {
+    if (swallowed.has(index)) continue;
+    const members = memberIndexes(errors, index);
+    for (const member of members) swallowed.add(member);
+    const branchErrors = pickSingleFittingBranch(error, members.map((member) => errors[member]).filter(isDefined), rootSchema);
+    replacements.set(index, branchErrors === undefined ? [describeAlternatives(error, rootSchema)] : collapseAlternatives(branchErrors, rootSchema));
+  }
+  const result: CollapsedItem[] = [];
+  errors.forEach((error, index) => {
+    if (swallowed.has(index)) return;
+    result.push(...(replacements.get(index) ?? [error]));
+  });
+  return result;
+}
+
+/**
+ * The errors Ajv emitted while trying the alternatives of the error at `index`: the contiguous run
+ * just before it, at or below its instance path, whose schema path lies under the alternatives or
+ * outside the enclosing schema (reached through a `$ref`).
+ */
+function memberIndexes(errors: ErrorObject[], index: number): number[] {
+  const alternative = errors[index];
+  if (alternative === undefined) return [];
+  const ownPath = `${alternative.schemaPath}/`;
+  const parentPath = alternative.schemaPath.slice(0, alternative.schemaPath.lastIndexOf('/'));
+  const members: number[] = [];
+  for (let cursor = index - 1; cursor >= 0; cursor--) {
+    const candidate = errors[cursor];
+    if (candidate === undefined || !isPointerPrefix(alternative.instancePath, candidate.instancePath)) break;
+    const under = candidate.schemaPath.startsWith(ownPath);
+    const viaReference = !candidate.schemaPath.startsWith(`${parentPath}/`) && candidate.schemaPath !== parentPath;
+    if (!under && !viaReference) break;
+    members.push(cursor);
+  }
+  return members;
+}
+
+/** When exactly one alternative fits the value's type (and const/enum), its own errors; else `undefined`. */
+function pickSingleFittingBranch(error: ErrorObject, members: ErrorObject[], rootSchema: JsonSchema): ErrorObject[] | undefined {
+  const branches = Array.isArray(error.schema) ? (error.schema as unknown[]) : [];
+  const passing = (error.params as { passingSchemas?: unknown }).passingSchemas;
+  if (Array.isArray(passing)) return undefined;
+  const fitting = branches.map((branch, branchIndex) => ({ branchIndex, fits: fitsShape(resolveLocal(branch, rootSchema), error.data) })).filter((entry) => entry.fits);
+  if (fitting.length !== 1 || fitting[0] === undefined) return undefined;
+  const chosen = fitting[0].branchIndex;
+  const own = `${error.schemaPath}/${chosen}/`;
+  const picked = members.filter((member) => {
+    const underSomeBranch = member.schemaPath.startsWith(`${error.schemaPath}/`);
+    if (underSomeBranch) return member.schemaPath.startsWith(own);
+    // Reached through a $ref: keep unless it is another alternative's type complaint about this value.
+    return !(member.keyword === 'type' && member.instancePath === error.instancePath);
+  });
+  return picked.length > 0 ? picked.reverse() : undefined;
+}
+
+function fitsShape(schema: unknown, data: unknown): boolean {
+  if (schema === false) return false;
+  if (typeof schema !== 'object' || schema === null) return true;
+  const record = schema as Record<string, unknown>;
+  const types = typeof record.type === 'string' ? [record.type] : Array.isArray(record.type) ? record.type.map(String) : undefined;
+  if (types !== undefined) {
+    const actual = jsonTypeOf(data);
+    const fits = types.includes(actual) || (actual === 'integer' && types.includes('number'));
+    if (!fits) return false;
+  }
+  if ('const' in record && !jsonEqual(record.const, data)) return false;
+  if (Array.isArray(record.enum) && !record.enum.some((value) => jsonEqual(value, data))) return false;
+  return true;
+}
+
+function describeAlternatives(error: ErrorObject, rootSchema: JsonSchema): DescribedFieldError {
+  const branches = Array.isArray(error.schema) ? (error.schema as unknown[]) : [];
+  const options = branches.slice(0, 5).map((branch) => describeSchemaBriefly(resolveLocal(branch, rootSchema)));
+  const expected = `one of: ${options.join(' | ')}${branches.length > 5 ? ' | …' : ''}`;
+  const name = describeJsonPointer(error.instancePath);
+  const received = previewJson(error.data);
+  const passing = (error.params as { passingSchemas?: unknown }).passingSchemas;
+  const many = Array.isArray(passing);
+  const message = many
+    ? `${name}: ${received} matches alternatives ${passing.join(' and ')}, but must match exactly one of ${expected}`
+    : `${name}: ${received} (${describeReceivedType(error.data)}) matches none of the alternatives; expected ${expected}`;
+  return {
+    path: error.instancePath,
+    problem: 'alternatives',
+    expected,
+    received,
+    message,
+    code: 'SCHEMA_VALIDATION_FAILED',
+    headline: many ? `${name} matches more than one alternative` : `${name} matches none of the allowed alternatives`,
+    fix: `send ${name} as ${expected}`,
+  };
+}
+
+function describeOne(error: ErrorObject): DescribedFieldError[] {
+  const params = error.params as Record<string, unknown>;
+  const path = error.instancePath;
+  const name = describeJsonPointer(path);
+  const received = previewJson(error.data);
+  const parent = isObject(error.parentSchema) ? error.parentSchema : {};
+  switch (error.keyword) {
+    case 'required':
+    case 'dependentRequired':
+    case 'dependencies': {
+      const missing = String(params.missingProperty ?? '');
+      if (error.keyword === 'dependencies' && missing === '') break;
+      const fieldPath = `${path}/${escapeJsonPointerToken(missing)}`;
+      const properties = isObject(parent.properties) ? parent.properties : {};
+      const because = typeof params.property === 'string' ? `, required when "${params.property}" is present` : '';
+      return [{ ...describeMissing(fieldPath, missing, properties[missing]), ...(because ? { message: `missing required field "${missing}"${because}` } : {}) }];
+    }
+    case 'type': {
+      const expectedTypes = Array.isArray(params.type) ? params.type.map(String) : String(params.type).split(',');
+      const expected = expectedTypes.join(' or ');
+      const hint = scalarHint(error.data, expectedTypes);
+      return [
+        {
+          path,
+          problem: 'type',
+          expected,
+          received,
+          message: `${name}: expected ${expected}, received ${describeReceivedType(error.data)} ${received}${hint ? ` — ${hint}` : ''}`,
+          code: 'INVALID_TYPE',
+          headline: `${name} has the wrong type`,
+          fix: hint ? `for ${name}, ${hint}` : `send ${name} as ${expected}`,
+        },
+      ];
+    }
+    case 'enum':
+    case 'const': {
+      const allowed = error.keyword === 'enum' ? (Array.isArray(params.allowedValues) ? params.allowedValues : []) : [params.allowedValue];
+      const closest = typeof error.data === 'string' ? findClosestName(error.data, allowed.filter((value): value is string => typeof value === 'string')) : undefined;
+      const didYouMean = closest === undefined ? '' : ` (did you mean ${JSON.stringify(closest)}?)`;
+      const expected = allowed.length === 1 ? `exactly ${previewJson(allowed[0], 60)}` : `one of ${listValues(allowed, 12)}`;
+      return [
+        {
+          path,
+          problem: error.keyword,
+          expected,
+          received,
+          message: `${name}: ${received} is not allowed; ${allowed.length === 1 ? 'the only allowed value is' : 'allowed values are'} ${describeListOfValues(allowed)}${didYouMean}`,
+          code: 'INVALID_ENUM',
+          headline: `${name} is not one of the allowed values`,
+          fix: closest === undefined ? `use ${expected} for ${name}` : `use ${JSON.stringify(closest)} for ${name}`,
+        },
+      ];
+    }
+    case 'format':
+    case 'pattern': {
+      const expectation = error.keyword === 'format' ? describeFormat(String(params.format)) : describeDatePattern(String(params.pattern));
+      if (expectation === undefined) {
+        const pattern = String(params.pattern);
+        return [
+          {
+            path,
+            problem: 'pattern',
+            expected: `a string matching ${pattern}`,
+            received,
+            message: `${name}: ${received} does not match the pattern ${pattern}`,
+            code: 'INVALID_FORMAT',
+            headline: `${name} has the wrong format`,
+            fix: `make ${name} match the pattern ${pattern}`,
+          },
+        ];
+      }
+      const expected = expectation.example ? `${expectation.expected}, e.g. ${expectation.example}` : expectation.expected;
+      return [
+        {
+          path,
+          problem: error.keyword,
+          expected,
+          received,
+          message: `${name}: expected ${expected}, received ${received}`,
+          code: expectation.isDate ? 'DATE_FORMAT_ERROR' : 'INVALID_FORMAT',
+          headline: `${name} has the wrong format`,
+          fix: `convert ${name} to ${expected}`,
+        },
+      ];
+    }
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum': {
+      const expected = `${String(params.comparison)} ${String(params.limit)}`;
+      return [rangeField(path, name, 'range', expected, received, `${name}: must be ${expected}, received ${received}`, `send a value ${expected} for ${name}`)];
+    }
+    case 'multipleOf': {
+      const expected = `a multiple of ${String(params.multipleOf)}`;
+      return [rangeField(path, name, 'range', expected, received, `${name}: must be ${expected}, received ${received}`, `send ${expected} for ${name}`)];
+    }
+    case 'minLength':
+    case 'maxLength':
+    case 'minItems':
+    case 'maxItems':
+    case 'minProperties':
+    case 'maxProperties':
+    case 'additionalItems':
+    case 'unevaluatedItems': {
+      const expected = describeLength(error.keyword, Number(params.limit));
+      return [rangeField(path, name, 'length', expected, received, `${name}: must have ${expected}, received ${received}`, `send ${name} with ${expected}`)];
+    }
+    case 'additionalProperties':
+    case 'unevaluatedProperties': {
+      const property = String(params.additionalProperty ?? params.unevaluatedProperty ?? '');
+      return [describeUnknown(path, property, allowedPropertyNames(parent), error.data)];
+    }
+    case 'propertyNames': {
+      const property = String(params.propertyName ?? '');
+      const rule = describeSchemaBriefly(error.schema);
+      return [
+        {
+          path: `${path}/${escapeJsonPointerToken(property)}`,
+          problem: 'unknown',
+          expected: `a property name that is ${rule}`,
+          received: JSON.stringify(property),
+          message: `${name}: the property name ${JSON.stringify(property)} is not allowed; names must be ${rule}`,
+          code: 'UNKNOWN_PARAMETER',
+          headline: `property name ${JSON.stringify(property)} is not allowed`,
+          fix: `rename or remove ${JSON.stringify(property)}`,
+        },
+      ];
+    }
+    case 'uniqueItems': {
+      const expected = 'items that are all different';
+      const message = `${name}: items ${String(params.j)} and ${String(params.i)} are identical; items must be unique`;
+      return [otherField(path, name, 'unique', expected, received, message, `remove the duplicate items from ${name}`)];
+    }
+    case 'contains': {
+      const min = typeof params.minContains === 'number' ? params.minContains : 1;
+      const max = typeof params.maxContains === 'number' ? ` and at most ${params.maxContains}` : '';
+      const expected = `at least ${min}${max} item(s) that are ${describeSchemaBriefly(error.schema)}`;
+      return [otherField(path, name, 'contains', expected, received, `${name}: must contain ${expected}`, `make ${name} contain ${expected}`)];
+    }
+    case 'false schema': {
+      const message = `${name}: no value is allowed here`;
+      return [otherField(path, name, 'other', 'no value', received, message, `remove ${name}`)];
+    }
+    case 'not': {
+      const expected = `not ${describeSchemaBriefly(error.schema)}`;
+      return [otherField(path, name, 'other', expected, received, `${name}: ${received} must not be ${describeSchemaBriefly(error.schema)}`, `send ${name} as a value that is ${expected}`)];
+    }
+    default:
+      break;
+  }
+  const message = `${name}: ${error.message ?? `fails ${error.keyword}`}`;
+  return [otherField(path, name, 'other', describeSchemaBriefly(parent), received, message, `fix ${name} (${error.keyword})`)];
+}
+
+function describeUnknown(path: string, property: string, allowed: string[], data: unknown): DescribedFieldError {
+  const closest = findClosestName(property, allowed);
+  const value = isObject(data) ? data[property] : undefined;
+  const allowedText = allowed.length > 0 ? `allowed: ${allowed.slice(0, 20).join(', ')}${allowed.length > 20 ? ', …' : ''}` : 'no other properties are allowed';
+  const fieldPath = `${path}/${escapeJsonPointerToken(property)}`;
+  return {
+    path: fieldPath,
+    problem: 'unknown',
+    expected: closest === undefined ? allowedText : `"${closest}" (${allowedText})`,
+    received: previewJson(value),
+    message: `unknown parameter "${describeJsonPointer(fieldPath)}"${closest === undefined ? '' : ` (did you mean "${closest}"?)`}; ${allowedText}`,
+    code: 'UNKNOWN_PARAMETER',
+    headline: `unknown parameter "${describeJsonPointer(fieldPath)}"`,
+    fix: closest === undefined ? `remove "${property}"` : `rename "${property}" to "${closest}"`,
+  };
+}
+
+function allowedPropertyNames(schema: Record<string, unknown>): string[] {
+  const names = new Set<string>();
+  const add = (part: unknown, depth: number): void => {
+    if (!isObject(part) || depth > 2) return;
+    if (isObject(part.properties)) for (const key of Object.keys(part.properties)) names.add(key);
+    for (const keyword of ['allOf', 'anyOf', 'oneOf'] as const) {
+      const branches = part[keyword];
+      if (Array.isArray(branches)) for (const branch of branches) add(branch, depth + 1);
+    }
+    add(part.then, depth + 1);
+    add(part.else, depth + 1);
+  };
+  add(schema, 0);
+  return [...names];
+}
+
+function rangeField(path: string, name: string, problem: string, expected: string, received: string, message: string, fix: string): DescribedFieldError {
+  return { path, problem, expected, received, message, code: 'OUT_OF_RANGE', headline: `${name} is out of range`, fix };
+}
+
+function otherField(path: string, name: string, problem: string, expected: string, received: string, message: string, fix: string): DescribedFieldError {
+  return { path, problem, expected, received, message, code: 'SCHEMA_VALIDATION_FAILED', headline: `${name} is invalid`, fix };
+}
+
+function describeLength(keyword: string, limit: number): string {
+  const plural = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;
+  switch (keyword) {
+    case 'minLength':
+      return `at least ${plural(limit, 'character')}`;
+    case 'maxLength':
+      return `at most ${plural(limit, 'character')}`;
+    case 'minItems':
+      return `at least ${plural(limit, 'item')}`;
+    case 'minProperties':
+      return `at least ${plural(limit, 'property')}`.replace('propertys', 'properties');
+    case 'maxProperties':
+      return `at most ${plural(limit, 'property')}`.replace('propertys', 'properties');
+    default:
+      return `at most ${plural(limit, 'item')}`;
+  }
+}
+
+/** `"5"` sent for an integer: name the exact fix. */
+function scalarHint(data: unknown, expectedTypes: string[]): string | undefined {
+  if (typeof data === 'string') {
+    const trimmed = data.trim();
+    if ((expectedTypes.includes('integer') || expectedTypes.includes('number')) && trimmed !== '' && Number.isFinite(Number(trimmed))) {
+      const number = Number(trimmed);
+      if (expectedTypes.includes('number') || Number.isInteger(number)) return `send ${String(number)} (a number), not ${JSON.stringify(data)} (a string)`;
+    }
+    if (expectedTypes.includes('boolean') && (trimmed === 'true' || trimmed === 'false')) return `send ${trimmed} (a boolean), not ${JSON.stringify(data)} (a string)`;
+  }
+  if ((typeof data === 'number' || typeof data === 'boolean') && expectedTypes.includes('string')) {
+    return `send ${JSON.stringify(String(data))} (a string), not ${String(data)} (a ${typeof data})`;
+  }
+  if (isObject(data) || Array.isArray(data)) {
+    if (expectedTypes.includes('string')) return `send a string, not ${Array.isArray(data) ? 'an array' : 'an object'}`;
+  }
+  return undefined;
+}
+
+function resolveLocal(schema: unknown, rootSchema: JsonSchema): unknown {
+  let current = schema;
+  for (let depth = 0; depth < 8; depth++) {
+    if (!isObject(current) || typeof current.$ref !== 'string' || !current.$ref.startsWith('#')) return current;
+    let target: unknown = rootSchema;
+    for (const token of parseJsonPointer(decodeURIComponent(current.$ref.slice(1)))) {
+      target = isObject(target) || Array.isArray(target) ? (target as Record<string, unknown>)[token] : undefined;
+    }
+    if (target === undefined) return current;
+    current = target;
+  }
+  return current;
+}
+
+function isPointerPrefix(prefix: string, path: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  try {
+    return JSON.stringify(a) === JSON.stringify(b);
+  } catch {
+    return false;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isDefined<T>(value: T | undefined): value is T {
+  return value !== undefined;
+}

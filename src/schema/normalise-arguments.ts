@@ -1,0 +1,182 @@
+import type { JsonSchema } from '../core/ports/schema-validator.ts';
+import { escapeJsonPointerToken, parseJsonPointer } from './json-pointer.ts';
+
+/** Which schema-driven normalisations {@link normaliseArguments} applies. */
+export interface NormaliseOptions {
+  /** Remove `null` sent for an optional property whose schema does not accept `null`. */
+  nullAsAbsent: boolean;
+  /** `'scalars'`: convert strings exactly into numbers, integers and booleans where the schema asks for them. */
+  coerce: 'none' | 'scalars';
+}
+
+/** What {@link normaliseArguments} produced: the value to validate and the changes made, for the log. */
+export interface NormaliseResult {
+  value: unknown;
+  /** One entry per change: `null-as-absent:/path` or `coerced:/path` (JSON Pointer). */
+  normalisations: string[];
+}
+
+const MAX_REFERENCE_DEPTH = 16;
+const EXACT_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/**
+ * Applies the schema-driven normalisations before validation, on a copy (the caller's value is never
+ * mutated; unchanged branches are shared):
+ * - `null` for a property that is not `required` and whose schema does not accept `null` → the
+ *   property is removed (`null-as-absent:/path`);
+ * - with `coerce: 'scalars'`, a string where the schema's `type` is number/integer/boolean (and not
+ *   string) is converted when the conversion is exact: `"5"` → 5, `"2.5"` → 2.5, `"true"` → true
+ *   (`coerced:/path`). `"5.5"` for an integer, `" 5"`, `"1e999"` or `"yes"` are left alone.
+ *
+ * Only properties reachable through `properties`, `items`, `prefixItems` and `allOf` are visited;
+ * local `$ref`s (`#/...`) are followed to a bounded depth. Pure; never throws.
+ *
+ * @see JSON Schema 2020-12 Validation §6.1.1 (`type`)
+ */
+export function normaliseArguments(value: unknown, schema: JsonSchema, options: NormaliseOptions): NormaliseResult {
+  const normalisations: string[] = [];
+  if (!options.nullAsAbsent && options.coerce === 'none') return { value, normalisations };
+  const walker = new Walker(schema, options, normalisations);
+  return { value: walker.visit(value, schema, '', 0), normalisations };
+}
+
+class Walker {
+  constructor(
+    private readonly root: JsonSchema,
+    private readonly options: NormaliseOptions,
+    private readonly normalisations: string[],
+  ) {}
+
+  visit(value: unknown, rawSchema: unknown, path: string, depth: number): unknown {
+    const schema = this.resolve(rawSchema);
+    if (schema === undefined || depth > 64) return value;
+    if (typeof value === 'string') return this.coerce(value, schema, path);
+    if (Array.isArray(value)) return this.visitArray(value, schema, path, depth);
+    if (typeof value === 'object' && value !== null) return this.visitObject(value as Record<string, unknown>, schema, path, depth);
+    return value;
+  }
+
+  private visitObject(value: Record<string, unknown>, schema: Record<string, unknown>, path: string, depth: number): unknown {
+    const { properties, required } = this.collectProperties(schema);
+    if (properties.size === 0) return value;
+    let copy: Record<string, unknown> | undefined;
+    for (const [key, inner] of Object.entries(value)) {
+      const propertySchema = properties.get(key);
+      if (propertySchema === undefined) continue;
+      const innerPath = `${path}/${escapeJsonPointerToken(key)}`;
+      if (inner === null) {
+        if (this.options.nullAsAbsent && !required.has(key) && this.rejectsNull(propertySchema, 0)) {
+          copy ??= { ...value };
+          delete copy[key];
+          this.normalisations.push(`null-as-absent:${innerPath}`);
+        }
+        continue;
+      }
+      const next = this.visit(inner, propertySchema, innerPath, depth + 1);
+      if (next !== inner) {
+        copy ??= { ...value };
+        copy[key] = next;
+      }
+    }
+    return copy ?? value;
+  }
+
+  private visitArray(value: unknown[], schema: Record<string, unknown>, path: string, depth: number): unknown {
+    const prefixItems = Array.isArray(schema.prefixItems) ? (schema.prefixItems as unknown[]) : Array.isArray(schema.items) ? (schema.items as unknown[]) : [];
+    const items = isSchemaObject(schema.items) ? schema.items : undefined;
+    let copy: unknown[] | undefined;
+    value.forEach((inner, index) => {
+      const itemSchema = index < prefixItems.length ? prefixItems[index] : items;
+      if (itemSchema === undefined) return;
+      const next = this.visit(inner, itemSchema, `${path}/${index}`, depth + 1);
+      if (next !== inner) {
+        copy ??= [...value];
+        copy[index] = next;
+      }
+    });
+    return copy ?? value;
+  }
+
+  private coerce(value: string, schema: Record<string, unknown>, path: string): unknown {
+    if (this.options.coerce !== 'scalars') return value;
+    const types = typesOf(schema);
+    if (types.length === 0 || types.includes('string')) return value;
+    let converted: unknown = value;
+    if ((types.includes('integer') || types.includes('number')) && EXACT_NUMBER.test(value)) {
+      const number = Number(value);
+      if (Number.isFinite(number) && (types.includes('number') || Number.isSafeInteger(number))) converted = number;
+    } else if (types.includes('boolean') && (value === 'true' || value === 'false')) {
+      converted = value === 'true';
+    }
+    if (converted !== value) this.normalisations.push(`coerced:${path}`);
+    return converted;
+  }
+
+  private collectProperties(schema: Record<string, unknown>): { properties: Map<string, unknown>; required: Set<string> } {
+    const properties = new Map<string, unknown>();
+    const required = new Set<string>();
+    const add = (part: Record<string, unknown>): void => {
+      if (isSchemaObject(part.properties)) {
+        for (const [key, inner] of Object.entries(part.properties)) if (!properties.has(key)) properties.set(key, inner);
+      }
+      if (Array.isArray(part.required)) for (const key of part.required) if (typeof key === 'string') required.add(key);
+    };
+    add(schema);
+    if (Array.isArray(schema.allOf)) {
+      for (const part of schema.allOf) {
+        const resolved = this.resolve(part);
+        if (resolved !== undefined) add(resolved);
+      }
+    }
+    return { properties, required };
+  }
+
+  /** True only when the schema clearly refuses `null`. */
+  private rejectsNull(rawSchema: unknown, depth: number): boolean {
+    const schema = this.resolve(rawSchema);
+    if (schema === undefined || depth > 8) return false;
+    if (schema.nullable === true) return false;
+    if ('type' in schema) return !typesOf(schema).includes('null');
+    if ('const' in schema) return schema.const !== null;
+    if (Array.isArray(schema.enum)) return !schema.enum.includes(null);
+    for (const keyword of ['anyOf', 'oneOf'] as const) {
+      const branches = schema[keyword];
+      if (Array.isArray(branches) && branches.length > 0) return branches.every((branch) => this.rejectsNull(branch, depth + 1));
+    }
+    if (Array.isArray(schema.allOf)) return schema.allOf.some((branch) => this.rejectsNull(branch, depth + 1));
+    return false;
+  }
+
+  /** Follows local `$ref`s (`#`, `#/$defs/x`); anything else is taken as it stands. */
+  private resolve(rawSchema: unknown): Record<string, unknown> | undefined {
+    let schema = rawSchema;
+    for (let depth = 0; depth < MAX_REFERENCE_DEPTH; depth++) {
+      if (!isSchemaObject(schema)) return undefined;
+      const reference = schema.$ref;
+      if (typeof reference !== 'string' || !reference.startsWith('#')) return schema;
+      const target = lookUpPointer(this.root, decodeURIComponent(reference.slice(1)));
+      if (target === undefined) return schema;
+      schema = target;
+    }
+    return undefined;
+  }
+}
+
+function lookUpPointer(root: unknown, pointer: string): unknown {
+  let current: unknown = root;
+  for (const token of parseJsonPointer(pointer)) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[token];
+  }
+  return current;
+}
+
+function typesOf(schema: Record<string, unknown>): string[] {
+  if (typeof schema.type === 'string') return [schema.type];
+  if (Array.isArray(schema.type)) return schema.type.filter((type): type is string => typeof type === 'string');
+  return [];
+}
+
+function isSchemaObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

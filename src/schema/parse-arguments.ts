@@ -1,0 +1,242 @@
+import type { FieldError } from '../core/tool-result.ts';
+import { jsonTypeOf, previewJson, truncateText } from './preview.ts';
+
+/** Bound of the raw-text preview in a malformed-arguments failure, in characters. */
+export const ARGUMENTS_PREVIEW_MAX_CHARS = 200;
+
+/** A `MALFORMED_ARGUMENTS` failure: the arguments are not one JSON object. */
+export interface MalformedArgumentsFailure {
+  code: 'MALFORMED_ARGUMENTS';
+  /** One line: what is wrong (`arguments are truncated JSON`, ...). */
+  message: string;
+  /** Bounded detail: where parsing stopped and a preview of at most 200 characters of the text. */
+  detail: string;
+  /** What to send instead. */
+  suggestion: string;
+  /** One field at the root path `""`. */
+  fields: FieldError[];
+}
+
+/**
+ * Outcome of {@link parseArguments}.
+ * - `ok: true`: `value` is a plain object; `normalisations` names each change made (`empty-arguments`,
+ *   `unwrapped-json-string`), for the log.
+ * - `ok: false`: a `MALFORMED_ARGUMENTS` failure.
+ */
+export type ParseResult =
+  | { ok: true; value: unknown; normalisations: string[] }
+  | { ok: false; failure: MalformedArgumentsFailure };
+
+const SUGGESTION_SINGLE_OBJECT = 'Send the arguments as one JSON object, e.g. {"name": "value"}, and call again';
+
+/**
+ * Reads tool-call arguments as models really send them, into one JSON object.
+ *
+ * - an object passes through unchanged (not copied);
+ * - `undefined`, `null`, `""`, a blank string or the JSON text `null` → `{}` (`empty-arguments`);
+ * - a string is parsed as JSON; a JSON string whose content is itself a JSON object is unwrapped
+ *   once (`unwrapped-json-string`);
+ * - two JSON values glued together (`{"a":1}{"b":2}`) → `MALFORMED_ARGUMENTS`, "two JSON values concatenated";
+ * - JSON cut off mid-way (an unterminated string, object or array: a token limit) → `MALFORMED_ARGUMENTS`, "truncated";
+ * - any other syntax error → `MALFORMED_ARGUMENTS` with the position and a bounded preview;
+ * - a value that is not an object (array, number, boolean) → `MALFORMED_ARGUMENTS`, expected object.
+ *
+ * Never returns `{}` for bad input. Pure and safe to call concurrently; never throws.
+ *
+ * @see RFC 8259 (JSON)
+ */
+export function parseArguments(raw: unknown): ParseResult {
+  if (raw === undefined || raw === null) return { ok: true, value: {}, normalisations: ['empty-arguments'] };
+  if (typeof raw === 'string') return parseArgumentsText(raw);
+  if (isPlainObjectLike(raw)) return { ok: true, value: raw, normalisations: [] };
+  return notAnObject(raw);
+}
+
+function parseArgumentsText(text: string): ParseResult {
+  if (text.trim() === '') return { ok: true, value: {}, normalisations: ['empty-arguments'] };
+  const parsed = parseJsonText(text);
+  if (!parsed.ok) return parsed;
+  const value = parsed.value;
+  if (value === null) return { ok: true, value: {}, normalisations: ['empty-arguments'] };
+  if (typeof value === 'string') {
+    // A JSON string holding JSON: unwrap once, never twice.
+    if (value.trim() === '') return { ok: true, value: {}, normalisations: ['unwrapped-json-string', 'empty-arguments'] };
+    const inner = parseJsonText(value);
+    if (inner.ok && isPlainObjectLike(inner.value)) {
+      return { ok: true, value: inner.value, normalisations: ['unwrapped-json-string'] };
+    }
+    if (!inner.ok && looksLikeJsonContainer(value)) return inner;
+    return notAnObject(value);
+  }
+  if (isPlainObjectLike(value)) return { ok: true, value, normalisations: [] };
+  return notAnObject(value);
+}
+
+type JsonTextResult = { ok: true; value: unknown } | { ok: false; failure: MalformedArgumentsFailure };
+
+function parseJsonText(text: string): JsonTextResult {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, failure: describeSyntaxError(text, error) };
+  }
+}
+
+function describeSyntaxError(text: string, error: unknown): MalformedArgumentsFailure {
+  const trimmed = text.trim();
+  const scan = scanStructure(trimmed);
+  const reportedPosition = positionFromErrorMessage(error);
+
+  if (scan.firstValueEnd !== undefined && scan.firstValueEnd < trimmed.length) {
+    const first = trimmed.slice(0, scan.firstValueEnd);
+    const rest = trimmed.slice(scan.firstValueEnd).trim();
+    if (rest !== '' && canParse(first) && (rest.startsWith('{') || rest.startsWith('['))) {
+      return malformed(
+        'arguments are two JSON values concatenated',
+        `two JSON values concatenated: a complete value ends at position ${scan.firstValueEnd} and another starts after it; text: ${previewText(trimmed, scan.firstValueEnd)}`,
+        'Send exactly one JSON object: merge the values into one object, or make one call per value, and call again',
+        trimmed,
+      );
+    }
+  }
+
+  const endsOpen = scan.inString || scan.openBrackets > 0;
+  const errorAtEnd = reportedPosition === undefined || reportedPosition >= trimmed.length - 1;
+  if (!scan.mismatched && ((endsOpen && errorAtEnd) || /end of (json )?input|unexpected end/i.test(errorMessageOf(error)))) {
+    const what = scan.inString ? 'an unterminated string' : `${scan.openBrackets} unclosed bracket${scan.openBrackets === 1 ? '' : 's'}`;
+    return malformed(
+      'arguments are truncated JSON',
+      `truncated JSON: the text (${trimmed.length} characters) ends inside ${what}, as when output hits a token limit; text ends with: ${previewTail(trimmed)}`,
+      'The arguments were cut off: send the complete JSON object (shorten long values if needed) and call again',
+      trimmed,
+    );
+  }
+
+  const position = reportedPosition ?? scan.mismatchPosition;
+  const where = position === undefined ? '' : ` at position ${position}`;
+  return malformed(
+    'arguments are not valid JSON',
+    `invalid JSON${where}: ${truncateText(errorMessageOf(error), 120)}; text: ${previewText(trimmed, position ?? 0)}`,
+    `${SUGGESTION_SINGLE_OBJECT} (double-quoted names and strings, no trailing commas)`,
+    trimmed,
+  );
+}
+
+function notAnObject(value: unknown): ParseResult {
+  const type = jsonTypeOf(value);
+  const received = previewJson(value);
+  return {
+    ok: false,
+    failure: {
+      code: 'MALFORMED_ARGUMENTS',
+      message: `arguments must be a JSON object, received ${withArticle(type)}`,
+      detail: `expected a JSON object of named arguments, received ${type} ${truncateText(received, ARGUMENTS_PREVIEW_MAX_CHARS)}`,
+      suggestion: `${SUGGESTION_SINGLE_OBJECT}; put each value under its parameter name`,
+      fields: [
+        {
+          path: '',
+          problem: 'type',
+          expected: 'object',
+          received,
+          message: `expected a JSON object, received ${type} ${received}`,
+        },
+      ],
+    },
+  };
+}
+
+function malformed(message: string, detail: string, suggestion: string, text: string): MalformedArgumentsFailure {
+  return {
+    code: 'MALFORMED_ARGUMENTS',
+    message,
+    detail,
+    suggestion,
+    fields: [{ path: '', problem: 'syntax', expected: 'a single, complete JSON object', received: truncateText(text, 120), message }],
+  };
+}
+
+interface StructureScan {
+  /** End (exclusive) of the first complete top-level object, array or string, when there is one. */
+  firstValueEnd: number | undefined;
+  /** The text ends inside a string. */
+  inString: boolean;
+  /** Brackets still open at the end of the text. */
+  openBrackets: number;
+  /** A closing bracket did not match its opener. */
+  mismatched: boolean;
+  mismatchPosition: number | undefined;
+}
+
+/** Tracks strings and brackets only (not full JSON grammar): enough to tell "cut off" from "glued". */
+function scanStructure(text: string): StructureScan {
+  const stack: string[] = [];
+  let inString = false;
+  let escaped = false;
+  let firstValueEnd: number | undefined;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (char === '\\') escaped = true;
+      else if (char === '"') {
+        inString = false;
+        if (stack.length === 0 && firstValueEnd === undefined) firstValueEnd = index + 1;
+      }
+      continue;
+    }
+    if (char === '"') inString = true;
+    else if (char === '{' || char === '[') stack.push(char === '{' ? '}' : ']');
+    else if (char === '}' || char === ']') {
+      if (stack.pop() !== char) return { firstValueEnd, inString, openBrackets: stack.length, mismatched: true, mismatchPosition: index };
+      if (stack.length === 0 && firstValueEnd === undefined) firstValueEnd = index + 1;
+    }
+  }
+  return { firstValueEnd, inString, openBrackets: stack.length, mismatched: false, mismatchPosition: undefined };
+}
+
+function canParse(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function errorMessageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** V8 and others write `at position N`; some write `(line L column C)` only. */
+function positionFromErrorMessage(error: unknown): number | undefined {
+  const match = /position (\d+)/i.exec(errorMessageOf(error));
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}
+
+/** At most 200 characters of the text, centred on `position`, with `…` where cut. */
+function previewText(text: string, position: number): string {
+  const quoted = (slice: string): string => JSON.stringify(slice);
+  if (text.length <= ARGUMENTS_PREVIEW_MAX_CHARS - 2) return quoted(text);
+  const window = ARGUMENTS_PREVIEW_MAX_CHARS - 8;
+  const start = Math.max(0, Math.min(position - Math.floor(window / 2), text.length - window));
+  const slice = text.slice(start, start + window);
+  return truncateText(`${start > 0 ? '…' : ''}${quoted(slice)}${start + window < text.length ? '…' : ''}`, ARGUMENTS_PREVIEW_MAX_CHARS);
+}
+
+function previewTail(text: string): string {
+  const window = 80;
+  return truncateText(text.length <= window ? JSON.stringify(text) : `…${JSON.stringify(text.slice(-window))}`, ARGUMENTS_PREVIEW_MAX_CHARS);
+}
+
+function isPlainObjectLike(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function looksLikeJsonContainer(text: string): boolean {
+  const start = text.trimStart()[0];
+  return start === '{' || start === '[';
+}
+
+function withArticle(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}

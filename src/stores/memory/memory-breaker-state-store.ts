@@ -1,0 +1,21 @@
+import type { BreakerStateStore, JsonValue } from '../../core/ports/stores.ts';
+
+/**
+ * An in-memory {@link BreakerStateStore}. `update` runs `fn` once, synchronously between the read
+ * and the write, so no other update interleaves; `fn` receives a copy, and the stored and returned
+ * records are copies, so no caller can change the stored state afterwards.
+ */
+export function createMemoryBreakerStateStore(): BreakerStateStore {
+  const states = new Map<string, JsonValue>();
+  return {
+    async get(key) {
+      return states.has(key) ? structuredClone(states.get(key)) : undefined;
+    },
+    async update<T extends JsonValue>(key: string, fn: (current: T | undefined) => T) {
+      const previous = states.has(key) ? (structuredClone(states.get(key)) as T) : undefined;
+      const next = fn(previous === undefined ? undefined : structuredClone(previous));
+      states.set(key, structuredClone(next));
+      return { previous, next: structuredClone(next) };
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import type { Clock } from '../../core/ports/clock.ts';
+import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
+
+/**
+ * An in-memory {@link DeadLetterQueue}. Ids are increasing decimal strings (`'1'`, `'2'`, …), never
+ * reused, so id order is insertion order; `addedAt` comes from the injected clock. Entries are
+ * deep-copied on the way in and out. It never drops an entry (the worker enforces `maxEntries`).
+ */
+export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadLetterQueue<T> {
+  const { clock } = options;
+  const records = new Map<string, DeadLetterRecord<T>>();
+  let lastId = 0;
+
+  const copy = (record: DeadLetterRecord<T>): DeadLetterRecord<T> => structuredClone(record);
+
+  return {
+    async push(entry) {
+      lastId += 1;
+      const id = String(lastId);
+      records.set(id, { id, addedAt: new Date(clock.now()).toISOString(), entry: structuredClone(entry) });
+      return id;
+    },
+    async get(id) {
+      const record = records.get(id);
+      return record === undefined ? undefined : copy(record);
+    },
+    async list(listOptions) {
+      const offset = Math.max(0, listOptions?.offset ?? 0);
+      const limit = listOptions?.limit ?? Number.POSITIVE_INFINITY;
+      const page: DeadLetterRecord<T>[] = [];
+      let index = 0;
+      for (const record of records.values()) {
+        if (page.length >= limit) break;
+        if (index++ >= offset) page.push(copy(record));
+      }
+      return page;
+    },
+    async remove(id) {
+      return records.delete(id);
+    },
+    async size() {
+      return records.size;
+    },
+    async oldest() {
+      const first = records.values().next();
+      return first.done ? undefined : copy(first.value);
+    },
+    async purge() {
+      const count = records.size;
+      records.clear();
+      return count;
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { systemClock, type Clock } from '../../core/ports/clock.ts';
+import type { Stores } from '../../core/ports/stores.ts';
+import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
+import { createMemoryBreakerStateStore } from './memory-breaker-state-store.ts';
+import { createMemoryConversationStore } from './memory-conversation-store.ts';
+import { createMemoryDeadLetterQueue } from './memory-dead-letter-queue.ts';
+import { createMemoryIdempotencyLedger } from './memory-idempotency-ledger.ts';
+import { createMemoryRunQueue } from './memory-run-queue.ts';
+import { createMemoryRunStore } from './memory-run-store.ts';
+
+/** Options of {@link createMemoryStores}. */
+export interface MemoryStoresOptions {
+  /** Source of time for TTLs, leases and timestamps. @defaultValue `systemClock` */
+  clock?: Clock;
+  /** Time to live of a conversation after its last `put`, in ms. @defaultValue 7 days */
+  conversationTtlMs?: number;
+}
+
+/**
+ * Creates the whole {@link Stores} bundle in memory: for tests, for users' tests
+ * (`toolrun/testing`) and for the process-wide default. Nothing survives the process.
+ *
+ * Every value is deep-copied (`structuredClone`) on the way in and out, so a caller cannot change
+ * stored state by mutating what it passed or received; values must therefore be
+ * structured-cloneable (JSON values always are). Every operation is atomic within the process.
+ * The run queue lives here too (not under `src/queues/`) because the `Stores` port bundles it.
+ * `close()` is a no-op kept for symmetry with durable backends.
+ */
+export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
+  const clock = options.clock ?? systemClock;
+  const ttlMs = options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS;
+  return {
+    conversations: createMemoryConversationStore({ clock, ttlMs }),
+    runs: createMemoryRunStore(),
+    ledger: createMemoryIdempotencyLedger(),
+    breakers: createMemoryBreakerStateStore(),
+    messageDlq: createMemoryDeadLetterQueue<unknown>({ clock }),
+    toolDlq: createMemoryDeadLetterQueue<unknown>({ clock }),
+    queue: createMemoryRunQueue({ clock }),
+    close: async () => {},
+  };
+}

@@ -1,0 +1,64 @@
+import type { Database } from 'better-sqlite3';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
+import { fromJsonText, toJsonText } from './json-text.ts';
+
+interface DeadLetterRow {
+  id: number;
+  entry: string;
+  added_at_ms: number;
+}
+
+/** Ids are the decimal text of a positive rowid; anything else names no entry. */
+const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
+
+/**
+ * A {@link DeadLetterQueue} on the `dead_letters` table, one `queue` name per DLQ (the bundle uses
+ * `'message'` and `'tool'`). Ids are the AUTOINCREMENT rowid as a string: increasing, never
+ * reused, so id order is insertion order. Every method is one statement, atomic across processes.
+ */
+export function createSqliteDeadLetterQueue<T>(database: Database, options: { clock: Clock; queue: string }): DeadLetterQueue<T> {
+  const { clock, queue } = options;
+  const insert = database.prepare('INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES (?, ?, ?)');
+  const selectOne = database.prepare('SELECT id, entry, added_at_ms FROM dead_letters WHERE queue = ? AND id = ?');
+  const selectPage = database.prepare('SELECT id, entry, added_at_ms FROM dead_letters WHERE queue = ? ORDER BY id LIMIT ? OFFSET ?');
+  const deleteOne = database.prepare('DELETE FROM dead_letters WHERE queue = ? AND id = ?');
+  const count = database.prepare('SELECT COUNT(*) AS count FROM dead_letters WHERE queue = ?');
+  const deleteAll = database.prepare('DELETE FROM dead_letters WHERE queue = ?');
+
+  const toRecord = (row: DeadLetterRow): DeadLetterRecord<T> => ({
+    id: String(row.id),
+    addedAt: new Date(row.added_at_ms).toISOString(),
+    entry: fromJsonText<T>(row.entry),
+  });
+
+  return {
+    async push(entry) {
+      return String(insert.run(queue, toJsonText(entry), clock.now()).lastInsertRowid);
+    },
+    async get(id) {
+      if (!ID_PATTERN.test(id)) return undefined;
+      const row = selectOne.get(queue, Number(id)) as DeadLetterRow | undefined;
+      return row === undefined ? undefined : toRecord(row);
+    },
+    async list(listOptions) {
+      const limit = listOptions?.limit ?? -1;
+      const offset = Math.max(0, listOptions?.offset ?? 0);
+      return (selectPage.all(queue, limit, offset) as DeadLetterRow[]).map(toRecord);
+    },
+    async remove(id) {
+      if (!ID_PATTERN.test(id)) return false;
+      return deleteOne.run(queue, Number(id)).changes > 0;
+    },
+    async size() {
+      return (count.get(queue) as { count: number }).count;
+    },
+    async oldest() {
+      const row = selectPage.get(queue, 1, 0) as DeadLetterRow | undefined;
+      return row === undefined ? undefined : toRecord(row);
+    },
+    async purge() {
+      return deleteAll.run(queue).changes;
+    },
+  };
+}

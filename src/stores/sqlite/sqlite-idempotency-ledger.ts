@@ -1,0 +1,36 @@
+import type { Database } from 'better-sqlite3';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { IdempotencyLedger, JsonValue } from '../../core/ports/stores.ts';
+import { fromJsonText, toJsonText } from './json-text.ts';
+
+/**
+ * An {@link IdempotencyLedger} on the `ledger` table. `putIfAbsent` is `INSERT … ON CONFLICT DO
+ * NOTHING` then, when nothing was inserted, a `SELECT` of the winner, in one IMMEDIATE transaction:
+ * of any number of callers across processes sharing the file, exactly one stores.
+ */
+export function createSqliteIdempotencyLedger(database: Database, options: { clock: Clock }): IdempotencyLedger {
+  const { clock } = options;
+  const insert = database.prepare('INSERT INTO ledger (key, value, recorded_at_ms) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING');
+  const select = database.prepare('SELECT value FROM ledger WHERE key = ?');
+  const remove = database.prepare('DELETE FROM ledger WHERE key = ?');
+  const read = (key: string): JsonValue | undefined => {
+    const row = select.get(key) as { value: string } | undefined;
+    return row === undefined ? undefined : fromJsonText<JsonValue>(row.value);
+  };
+  const putIfAbsent = database.transaction((key: string, valueText: string, nowMs: number) => {
+    if (insert.run(key, valueText, nowMs).changes === 1) return { stored: true, value: fromJsonText<JsonValue>(valueText) };
+    return { stored: false, value: read(key) as JsonValue };
+  });
+
+  return {
+    async get(key) {
+      return read(key);
+    },
+    async putIfAbsent(key, value) {
+      return putIfAbsent.immediate(key, toJsonText(value), clock.now());
+    },
+    async delete(key) {
+      remove.run(key);
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import type { Database } from 'better-sqlite3';
+import { ToolrunError } from '../../core/toolrun-error.ts';
+
+/** One step of the schema; applied once, in order, inside the migration transaction. */
+interface Migration {
+  version: number;
+  sql: string;
+}
+
+/**
+ * The schema, as migrations. Times a store compares (TTL, leases) are INTEGER epoch ms from the
+ * injected clock; JSON values are TEXT holding `JSON.stringify` output.
+ */
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE conversations (
+        ref           TEXT PRIMARY KEY,
+        messages      TEXT NOT NULL,            -- JSON array
+        expires_at_ms INTEGER NOT NULL
+      );
+      CREATE INDEX conversations_by_expiry ON conversations (expires_at_ms);
+
+      CREATE TABLE runs (
+        run_id     TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL,
+        status     TEXT NOT NULL,
+        updated_at TEXT NOT NULL,               -- ISO-8601, from the checkpoint
+        checkpoint TEXT NOT NULL                -- JSON RunCheckpoint
+      );
+      CREATE INDEX runs_by_status ON runs (status);
+
+      CREATE TABLE ledger (
+        key            TEXT PRIMARY KEY,        -- runId:stepIndex:callIndex
+        value          TEXT NOT NULL,           -- JSON
+        recorded_at_ms INTEGER NOT NULL
+      );
+
+      CREATE TABLE breakers (
+        key           TEXT PRIMARY KEY,
+        state         TEXT NOT NULL,            -- JSON
+        updated_at_ms INTEGER NOT NULL
+      );
+
+      CREATE TABLE dead_letters (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused
+        queue       TEXT NOT NULL,              -- 'message' | 'tool'
+        entry       TEXT NOT NULL,              -- JSON
+        added_at_ms INTEGER NOT NULL
+      );
+      CREATE INDEX dead_letters_by_queue ON dead_letters (queue, id);
+
+      CREATE TABLE queue_messages (
+        seq            INTEGER PRIMARY KEY AUTOINCREMENT,  -- delivery (FIFO) order
+        id             TEXT NOT NULL UNIQUE,
+        body           TEXT NOT NULL,           -- emptied on ack
+        enqueued_at_ms INTEGER NOT NULL,
+        deliveries     INTEGER NOT NULL DEFAULT 0,
+        lease_until_ms INTEGER,                 -- NULL: waiting
+        acked_at_ms    INTEGER                  -- NULL: waiting or leased
+      );
+      CREATE INDEX queue_messages_pending ON queue_messages (seq) WHERE acked_at_ms IS NULL;
+    `,
+  },
+];
+
+/** The schema version this code writes. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/**
+ * Brings the database to {@link SQLITE_SCHEMA_VERSION}: creates `schema_version (version,
+ * applied_at)` when missing and applies every newer migration, all in one IMMEDIATE transaction,
+ * so two processes opening a fresh file at once apply each migration once.
+ *
+ * @throws ToolrunError `STORE_UNAVAILABLE` when the file was written by a newer schema.
+ */
+export function migrateSqliteSchema(database: Database, nowMs: number): void {
+  database.transaction(() => {
+    database.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+    const row = database.prepare('SELECT MAX(version) AS version FROM schema_version').get() as { version: number | null };
+    const current = row.version ?? 0;
+    if (current > SQLITE_SCHEMA_VERSION) {
+      throw new ToolrunError(
+        'STORE_UNAVAILABLE',
+        `the SQLite store has schema version ${current}, newer than the ${SQLITE_SCHEMA_VERSION} this toolrun knows; upgrade toolrun`,
+      );
+    }
+    const record = database.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)');
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      database.exec(migration.sql);
+      record.run(migration.version, new Date(nowMs).toISOString());
+    }
+  }).immediate();
+}

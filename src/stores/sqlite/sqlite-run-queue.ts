@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from 'better-sqlite3';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { QueueDelivery, RunQueue } from '../../core/ports/stores.ts';
+import { assertLeaseMs } from '../assert-lease-ms.ts';
+
+interface ReadyRow {
+  seq: number;
+  id: string;
+  body: string;
+  enqueued_at_ms: number;
+  deliveries: number;
+}
+
+/**
+ * A {@link RunQueue} on the `queue_messages` table, shared safely by every process that opens the
+ * file.
+ *
+ * - `reserve` selects the lowest `seq` that is not acked and not under a live lease
+ *   (`lease_until_ms IS NULL OR lease_until_ms <= now`), then sets the lease and `deliveries + 1`,
+ *   in one IMMEDIATE transaction: it holds the write lock from the read to the write, so two
+ *   processes never reserve the same message under one lease.
+ * - `enqueue` is `INSERT … ON CONFLICT (id) DO NOTHING`; acked rows are kept (body emptied), so an
+ *   id that was ever enqueued stays deduplicated.
+ * - `ack` and `release` only touch rows that are not acked.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` from `reserve` for a non-positive or non-finite `leaseMs`.
+ */
+export function createSqliteRunQueue(database: Database, options: { clock: Clock }): RunQueue {
+  const { clock } = options;
+  const insert = database.prepare('INSERT INTO queue_messages (id, body, enqueued_at_ms) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
+  const selectReady = database.prepare(
+    `SELECT seq, id, body, enqueued_at_ms, deliveries FROM queue_messages
+     WHERE acked_at_ms IS NULL AND (lease_until_ms IS NULL OR lease_until_ms <= ?)
+     ORDER BY seq LIMIT 1`,
+  );
+  const lease = database.prepare('UPDATE queue_messages SET lease_until_ms = ?, deliveries = deliveries + 1 WHERE seq = ?');
+  const acknowledge = database.prepare(
+    "UPDATE queue_messages SET acked_at_ms = ?, lease_until_ms = NULL, body = '' WHERE id = ? AND acked_at_ms IS NULL",
+  );
+  const giveBack = database.prepare('UPDATE queue_messages SET lease_until_ms = NULL WHERE id = ? AND acked_at_ms IS NULL');
+  const countPending = database.prepare('SELECT COUNT(*) AS count FROM queue_messages WHERE acked_at_ms IS NULL');
+
+  const reserve = database.transaction((nowMs: number, leaseMs: number): QueueDelivery | undefined => {
+    const row = selectReady.get(nowMs) as ReadyRow | undefined;
+    if (row === undefined) return undefined;
+    lease.run(nowMs + leaseMs, row.seq);
+    return { id: row.id, body: row.body, deliveries: row.deliveries + 1, enqueuedAt: new Date(row.enqueued_at_ms).toISOString() };
+  });
+
+  return {
+    async enqueue(message) {
+      const id = message.id ?? randomUUID();
+      insert.run(id, message.body, clock.now());
+      return id;
+    },
+    async reserve(leaseMs) {
+      assertLeaseMs(leaseMs);
+      return reserve.immediate(clock.now(), leaseMs);
+    },
+    async ack(id) {
+      acknowledge.run(clock.now(), id);
+    },
+    async release(id) {
+      giveBack.run(id);
+    },
+    async size() {
+      return (countPending.get() as { count: number }).count;
+    },
+  };
+}

@@ -1,0 +1,196 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ToolrunError } from '../../core/toolrun-error.ts';
+import { describeStoresContract } from '../../testing/contract/index.ts';
+import { createFakeClock } from '../../testing/fake-clock.ts';
+import { SQLITE_SCHEMA_VERSION } from './sqlite-migrations.ts';
+import { createSqliteStores } from './sqlite-stores.ts';
+
+const directory = mkdtempSync(join(tmpdir(), 'toolrun-sqlite-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+let fileCounter = 0;
+const freshPath = () => join(directory, `stores-${++fileCounter}.db`);
+
+describeStoresContract('sqlite file', async () => {
+  const clock = createFakeClock();
+  const stores = createSqliteStores({ path: freshPath(), clock });
+  return { stores, clock, cleanup: () => stores.close() };
+});
+
+describeStoresContract('sqlite :memory: with a one-hour conversation TTL', async () => {
+  const clock = createFakeClock();
+  const conversationTtlMs = 60 * 60 * 1000;
+  const stores = createSqliteStores({ path: ':memory:', clock, conversationTtlMs });
+  return { stores, clock, conversationTtlMs, cleanup: () => stores.close() };
+});
+
+function expectStoreUnavailable(open: () => unknown, withCause: boolean): void {
+  let thrown: unknown;
+  try {
+    open();
+  } catch (error) {
+    thrown = error;
+  }
+  expect(ToolrunError.is(thrown)).toBe(true);
+  expect((thrown as ToolrunError).code).toBe('STORE_UNAVAILABLE');
+  if (withCause) expect((thrown as ToolrunError).cause).toBeInstanceOf(Error);
+}
+
+describe('SQLite stores', () => {
+  it('opens the file in WAL mode with synchronous NORMAL by default, FULL on request', async () => {
+    const path = freshPath();
+    const stores = createSqliteStores({ path });
+    expect(stores.database.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(stores.database.pragma('synchronous', { simple: true })).toBe(1);
+    expect(stores.database.pragma('busy_timeout', { simple: true })).toBe(5_000);
+    await stores.close();
+    const other = new BetterSqlite3(path);
+    expect(other.pragma('journal_mode', { simple: true })).toBe('wal');
+    other.close();
+    const durable = createSqliteStores({ path, synchronous: 'full', busyTimeoutMs: 250 });
+    expect(durable.database.pragma('synchronous', { simple: true })).toBe(2);
+    expect(durable.database.pragma('busy_timeout', { simple: true })).toBe(250);
+    await durable.close();
+  });
+
+  it('records the schema version once and does not migrate again on reopen', async () => {
+    const path = freshPath();
+    await createSqliteStores({ path }).close();
+    const stores = createSqliteStores({ path });
+    const versions = stores.database.prepare('SELECT version FROM schema_version').all();
+    expect(versions).toEqual([{ version: SQLITE_SCHEMA_VERSION }]);
+    await stores.close();
+  });
+
+  it('keeps every store across closing and reopening the file', async () => {
+    const path = freshPath();
+    const clock = createFakeClock();
+    const first = createSqliteStores({ path, clock });
+    await first.conversations.put('conv_1', [{ role: 'user', content: 'hello' }]);
+    await first.runs.put({
+      runId: 'run_1',
+      messageId: 'm1',
+      status: 'running',
+      stepIndex: 2,
+      conversationRef: 'conv_1',
+      tokensSpent: { input: 10, output: 5 },
+      toolAttempts: { search: 1 },
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    });
+    await first.ledger.putIfAbsent('run_1:0:0', { status: 'success' });
+    await first.breakers.update<{ state: string }>('search', () => ({ state: 'open' }));
+    const messageEntryId = await first.messageDlq.push({ kind: 'message', rawBody: '{not json' });
+    const toolEntryId = await first.toolDlq.push({ runId: 'run_1', stepIndex: 1 });
+    await first.queue.enqueue({ id: 'leased', body: 'a' });
+    await first.queue.enqueue({ id: 'waiting', body: 'b' });
+    await first.queue.enqueue({ id: 'acked', body: 'c' });
+    await first.queue.reserve(60_000);
+    await first.queue.ack('acked');
+    // the consumer holding "leased" dies without acking: close as a crash would leave it
+    await first.close();
+
+    await clock.advance(60_000);
+    const second = createSqliteStores({ path, clock });
+    expect(await second.conversations.get('conv_1')).toEqual([{ role: 'user', content: 'hello' }]);
+    expect((await second.runs.get('run_1'))?.stepIndex).toBe(2);
+    expect(await second.ledger.putIfAbsent('run_1:0:0', 'again')).toEqual({ stored: false, value: { status: 'success' } });
+    expect(await second.breakers.get('search')).toEqual({ state: 'open' });
+    expect((await second.messageDlq.get(messageEntryId))?.entry).toEqual({ kind: 'message', rawBody: '{not json' });
+    expect((await second.toolDlq.list()).map((record) => record.id)).toEqual([toolEntryId]);
+    expect(await second.queue.size()).toBe(2);
+    expect(await second.queue.reserve(60_000)).toMatchObject({ id: 'leased', body: 'a', deliveries: 2 });
+    expect(await second.queue.reserve(60_000)).toMatchObject({ id: 'waiting', body: 'b', deliveries: 1 });
+    expect(await second.queue.reserve(60_000)).toBeUndefined();
+    await second.queue.enqueue({ id: 'acked', body: 'c again' });
+    expect(await second.queue.size()).toBe(2);
+    await second.close();
+  });
+
+  it('never reserves one message twice through two connections to one file', async () => {
+    const path = freshPath();
+    const clock = createFakeClock();
+    const left = createSqliteStores({ path, clock });
+    const right = createSqliteStores({ path, clock });
+    for (let index = 0; index < 40; index++) await (index % 2 === 0 ? left : right).queue.enqueue({ id: `m${index}`, body: String(index) });
+    const reservations = await Promise.all(
+      Array.from({ length: 60 }, (_, index) => (index % 2 === 0 ? left : right).queue.reserve(60_000)),
+    );
+    const ids = reservations.filter((delivery) => delivery !== undefined).map((delivery) => delivery.id);
+    expect(ids).toHaveLength(40);
+    expect(new Set(ids).size).toBe(40);
+    expect(ids).toEqual(Array.from({ length: 40 }, (_, index) => `m${index}`));
+    for (const id of ids.slice(0, 20)) await left.queue.ack(id);
+    expect(await right.queue.size()).toBe(20);
+    await left.close();
+    await right.close();
+  });
+
+  it('loses no breaker update and stores one ledger value across two connections', async () => {
+    const path = freshPath();
+    const left = createSqliteStores({ path });
+    const right = createSqliteStores({ path });
+    const increment = (current: number | undefined) => (current ?? 0) + 1;
+    await Promise.all(Array.from({ length: 50 }, (_, index) => (index % 2 === 0 ? left : right).breakers.update<number>('tool', increment)));
+    expect(await left.breakers.get('tool')).toBe(50);
+    const results = await Promise.all([left.ledger.putIfAbsent('k', 'left'), right.ledger.putIfAbsent('k', 'right')]);
+    expect(results.filter((result) => result.stored)).toHaveLength(1);
+    expect(results[1]).toEqual({ stored: false, value: 'left' });
+    await left.close();
+    await right.close();
+  });
+
+  it('deletes expired conversations from the file on the next put', async () => {
+    const clock = createFakeClock();
+    const stores = createSqliteStores({ path: freshPath(), clock, conversationTtlMs: 1_000 });
+    const countRows = () => (stores.database.prepare('SELECT COUNT(*) AS count FROM conversations').get() as { count: number }).count;
+    await stores.conversations.put('conv_a', [1]);
+    await stores.conversations.put('conv_b', [2]);
+    await clock.advance(1_000);
+    expect(countRows()).toBe(2);
+    await stores.conversations.put('conv_c', [3]);
+    expect(countRows()).toBe(1);
+    await stores.close();
+  });
+
+  it('creates a missing folder for the file', async () => {
+    const path = join(directory, 'nested', 'deeper', 'toolrun.db');
+    const stores = createSqliteStores({ path });
+    await stores.queue.enqueue({ id: 'm', body: 'x' });
+    expect(await stores.queue.size()).toBe(1);
+    await stores.close();
+  });
+
+  it('can be closed twice', async () => {
+    const stores = createSqliteStores({ path: freshPath() });
+    await stores.close();
+    await stores.close();
+    expect(stores.database.open).toBe(false);
+  });
+
+  it('throws STORE_UNAVAILABLE with the cause when the path is a folder', () => {
+    const path = join(directory, 'a-folder');
+    mkdirSync(path);
+    expectStoreUnavailable(() => createSqliteStores({ path }), true);
+  });
+
+  it('throws STORE_UNAVAILABLE with the cause when the file is not a database', () => {
+    const path = freshPath();
+    writeFileSync(path, 'this is not a SQLite database, just some text that is long enough '.repeat(20));
+    expectStoreUnavailable(() => createSqliteStores({ path }), true);
+  });
+
+  it('throws STORE_UNAVAILABLE when the file has a newer schema, and leaves it alone', () => {
+    const path = freshPath();
+    const database = new BetterSqlite3(path);
+    database.exec('CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+    database.prepare('INSERT INTO schema_version VALUES (?, ?)').run(SQLITE_SCHEMA_VERSION + 1, '2030-01-01T00:00:00.000Z');
+    database.close();
+    expectStoreUnavailable(() => createSqliteStores({ path }), false);
+    const check = new BetterSqlite3(path);
+    expect(check.prepare("SELECT name FROM sqlite_master WHERE name = 'queue_messages'").get()).toBeUndefined();
+    check.close();
+  });
+});

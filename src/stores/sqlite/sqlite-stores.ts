@@ -1,0 +1,99 @@
+/**
+ * The embedded default backend: every port of `core/ports/stores.ts` on ONE SQLite file
+ * (better-sqlite3 v12), shared by the worker, the CLI and any number of processes on one machine.
+ *
+ * Connection: `busy_timeout` (default 5 s, so processes wait for each other's locks instead of
+ * failing), `journal_mode = WAL` (readers never block the writer), `synchronous = NORMAL` by
+ * default. With WAL, NORMAL loses no committed transaction when a process crashes (SIGKILL
+ * included: the WAL is in the OS page cache); only a power loss or OS crash may roll back the last
+ * commits, and then the queue redelivers (at-least-once) while the ledger may forget the very last
+ * outcomes. Choose `synchronous: 'full'` (an fsync per commit, several times slower on writes) when
+ * side effects must survive power loss too.
+ *
+ * Schema (version 1, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
+ * applied migrations, which run in one IMMEDIATE transaction on open):
+ * - `conversations (ref PK, messages JSON, expires_at_ms)`: TTL by the injected clock.
+ * - `runs (run_id PK, message_id, status, updated_at, checkpoint JSON)`.
+ * - `ledger (key PK, value JSON, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
+ * - `breakers (key PK, state JSON, updated_at_ms)`: read-modify-write in IMMEDIATE transactions.
+ * - `dead_letters (id AUTOINCREMENT, queue 'message'|'tool', entry JSON, added_at_ms)`.
+ * - `queue_messages (seq AUTOINCREMENT, id UNIQUE, body, enqueued_at_ms, deliveries,
+ *   lease_until_ms, acked_at_ms)`: FIFO by `seq`, leases by the injected clock.
+ *
+ * Guarantees: every read-modify-write (`breakers.update`, `ledger.putIfAbsent`, `queue.reserve`,
+ * `conversations.put` with its expiry sweep) runs in an IMMEDIATE transaction, i.e. under the
+ * file's write lock, so it is atomic across connections and processes; every other write is one
+ * statement. Values are JSON text: what comes back is a fresh parse, never shared with the caller.
+ * Leases and TTLs compare the clocks of the processes involved: keep them in sync (one machine).
+ *
+ * The driver is imported only under `src/stores/sqlite/`; the core never imports it.
+ */
+import type { Database } from 'better-sqlite3';
+import { systemClock, type Clock } from '../../core/ports/clock.ts';
+import type { Stores } from '../../core/ports/stores.ts';
+import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
+import { openSqliteDatabase } from './open-sqlite-database.ts';
+import { createSqliteBreakerStateStore } from './sqlite-breaker-state-store.ts';
+import { createSqliteConversationStore } from './sqlite-conversation-store.ts';
+import { createSqliteDeadLetterQueue } from './sqlite-dead-letter-queue.ts';
+import { createSqliteIdempotencyLedger } from './sqlite-idempotency-ledger.ts';
+import { createSqliteRunQueue } from './sqlite-run-queue.ts';
+import { createSqliteRunStore } from './sqlite-run-store.ts';
+
+/** Options of {@link createSqliteStores}. */
+export interface SqliteStoresOptions {
+  /** The database file (created with its folder when missing) or `':memory:'` (one connection only). */
+  path: string;
+  /** Source of time for TTLs, leases and timestamps. @defaultValue `systemClock` */
+  clock?: Clock;
+  /** Time to live of a conversation after its last `put`, in ms. @defaultValue 7 days */
+  conversationTtlMs?: number;
+  /** How long a statement waits for another process's lock before failing, in ms. @defaultValue 5000 */
+  busyTimeoutMs?: number;
+  /** The `synchronous` pragma; see the module comment. @defaultValue `'normal'` */
+  synchronous?: 'normal' | 'full';
+}
+
+/** The SQLite {@link Stores}, with the open connection for inspection and benchmarks. */
+export interface SqliteStores extends Stores {
+  /** The better-sqlite3 connection the stores use; closed by `close()`. */
+  readonly database: Database;
+  /** The path the stores were opened with. */
+  readonly path: string;
+}
+
+/**
+ * Opens (creating and migrating when needed) the SQLite file at `options.path` and returns the
+ * whole {@link Stores} bundle on it. Call `close()` when done; it is idempotent. Several bundles,
+ * in one process or many, may share a file.
+ *
+ * A failing statement later (e.g. a lock held past `busyTimeoutMs`, a full disk) rejects the call
+ * with the driver's `SqliteError`.
+ *
+ * @throws ToolrunError `STORE_UNAVAILABLE` (driver error as `cause`) when the file cannot be
+ * opened or created, is not a SQLite database, stays locked past the busy timeout while opening,
+ * or was written by a newer schema version.
+ */
+export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
+  const clock = options.clock ?? systemClock;
+  const database = openSqliteDatabase({
+    path: options.path,
+    busyTimeoutMs: options.busyTimeoutMs ?? 5_000,
+    synchronous: options.synchronous ?? 'normal',
+    nowMs: clock.now(),
+  });
+  return {
+    database,
+    path: options.path,
+    conversations: createSqliteConversationStore(database, { clock, ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS }),
+    runs: createSqliteRunStore(database),
+    ledger: createSqliteIdempotencyLedger(database, { clock }),
+    breakers: createSqliteBreakerStateStore(database, { clock }),
+    messageDlq: createSqliteDeadLetterQueue<unknown>(database, { clock, queue: 'message' }),
+    toolDlq: createSqliteDeadLetterQueue<unknown>(database, { clock, queue: 'tool' }),
+    queue: createSqliteRunQueue(database, { clock }),
+    close: async () => {
+      if (database.open) database.close();
+    },
+  };
+}

@@ -1,0 +1,153 @@
+import { describe, expect, it } from 'vitest';
+import type { Stores } from '../../core/ports/stores.ts';
+import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
+
+const ONE_MINUTE_MS = 60_000;
+
+/** An entry shaped like a tool-DLQ entry, with the awkward values JSON stores get wrong. */
+function toolFailureEntry(index: number) {
+  return {
+    runId: `run_${index}`,
+    stepIndex: index,
+    toolName: 'book_flight',
+    toolArgs: { user: '***', seats: [1, 2], note: 'Grüße "quoted" \\ back\nslash \u2028 東京 🚀', empty: {} },
+    attempts: 3,
+    lastError: { kind: 'environment', status: index % 2 === 0 ? 503 : null, message: 'upstream unavailable' },
+    conversationRef: `conv_${index}`,
+    tokensSpent: { input: 1234, output: 0 },
+    numbers: [0, -0.5, 0.1, 1e-7, 1e21, -9007199254740991],
+    flags: [true, false, null],
+    firstSeenAt: '2026-01-01T00:00:00.000Z',
+    originalMessageId: `message_${index}`,
+  };
+}
+
+/** Contract of `DeadLetterQueue` for one of the two queues of a `Stores` bundle. */
+export function describeDeadLetterQueueContract(
+  makeStores: MakeStores,
+  which: 'messageDlq' | 'toolDlq',
+): void {
+  describe(`DeadLetterQueue (${which})`, () => {
+    const harness = useStoresHarness(makeStores);
+    const dlq = () => harness().stores[which];
+    const otherDlq = () => harness().stores[which === 'messageDlq' ? 'toolDlq' : 'messageDlq'];
+
+    it('starts empty', async () => {
+      expect(await dlq().size()).toBe(0);
+      expect(await dlq().list()).toEqual([]);
+      expect(await dlq().oldest()).toBeUndefined();
+    });
+
+    it('round-trips an entry exactly, with a string id and the clock time it was added', async () => {
+      const { clock } = harness();
+      const addedAt = new Date(clock.now()).toISOString();
+      const id = await dlq().push(toolFailureEntry(1));
+      expect(typeof id).toBe('string');
+      expect(id.length).toBeGreaterThan(0);
+      expect(await dlq().get(id)).toEqual({ id, addedAt, entry: toolFailureEntry(1) });
+      expect(await dlq().size()).toBe(1);
+    });
+
+    it('round-trips plain strings, numbers and null as entries', async () => {
+      for (const entry of ['{not json', '', 0, 12.5, null, false, [[]]]) {
+        const id = await dlq().push(entry);
+        expect((await dlq().get(id))?.entry).toEqual(entry);
+      }
+    });
+
+    it('lists oldest first, with limit and offset', async () => {
+      const { clock } = harness();
+      const ids: string[] = [];
+      for (let index = 0; index < 5; index++) {
+        ids.push(await dlq().push(toolFailureEntry(index)));
+        await clock.advance(ONE_MINUTE_MS);
+      }
+      expect(new Set(ids).size).toBe(5);
+      const all = await dlq().list();
+      expect(all.map((record) => record.id)).toEqual(ids);
+      expect(all.map((record) => record.entry)).toEqual([0, 1, 2, 3, 4].map(toolFailureEntry));
+      const addedAt = all.map((record) => Date.parse(record.addedAt));
+      expect(addedAt).toEqual([...addedAt].sort((left, right) => left - right));
+      expect(addedAt[4]! - addedAt[0]!).toBe(4 * ONE_MINUTE_MS);
+      expect((await dlq().list({ limit: 2 })).map((record) => record.id)).toEqual(ids.slice(0, 2));
+      expect((await dlq().list({ offset: 3 })).map((record) => record.id)).toEqual(ids.slice(3));
+      expect((await dlq().list({ limit: 2, offset: 1 })).map((record) => record.id)).toEqual(ids.slice(1, 3));
+      expect(await dlq().list({ limit: 2, offset: 10 })).toEqual([]);
+    });
+
+    it('reports the oldest entry, which moves on when it is removed', async () => {
+      const { clock } = harness();
+      const firstAddedAt = new Date(clock.now()).toISOString();
+      const first = await dlq().push(toolFailureEntry(1));
+      await clock.advance(ONE_MINUTE_MS);
+      const second = await dlq().push(toolFailureEntry(2));
+      expect(await dlq().oldest()).toEqual({ id: first, addedAt: firstAddedAt, entry: toolFailureEntry(1) });
+      await dlq().remove(first);
+      expect((await dlq().oldest())?.id).toBe(second);
+    });
+
+    it('removes by id, once', async () => {
+      const first = await dlq().push(toolFailureEntry(1));
+      const second = await dlq().push(toolFailureEntry(2));
+      expect(await dlq().remove(first)).toBe(true);
+      expect(await dlq().remove(first)).toBe(false);
+      expect(await dlq().remove('no-such-id')).toBe(false);
+      expect(await dlq().get(first)).toBeUndefined();
+      expect(await dlq().get('no-such-id')).toBeUndefined();
+      expect(await dlq().size()).toBe(1);
+      expect((await dlq().list()).map((record) => record.id)).toEqual([second]);
+    });
+
+    it('never reuses the id of a removed entry', async () => {
+      const first = await dlq().push(toolFailureEntry(1));
+      await dlq().remove(first);
+      const second = await dlq().push(toolFailureEntry(2));
+      expect(second).not.toBe(first);
+      expect(await dlq().get(first)).toBeUndefined();
+    });
+
+    it('purges every entry and returns how many it removed', async () => {
+      for (let index = 0; index < 3; index++) await dlq().push(toolFailureEntry(index));
+      expect(await dlq().purge()).toBe(3);
+      expect(await dlq().size()).toBe(0);
+      expect(await dlq().oldest()).toBeUndefined();
+      expect(await dlq().purge()).toBe(0);
+    });
+
+    it('keeps the two dead-letter queues of a bundle apart', async () => {
+      await dlq().push(toolFailureEntry(1));
+      expect(await otherDlq().size()).toBe(0);
+      await otherDlq().push('other');
+      expect(await dlq().purge()).toBe(1);
+      expect(await otherDlq().size()).toBe(1);
+    });
+
+    it('stores large entries whole', async () => {
+      const conversationLike = Array.from({ length: 1_000 }, (_, index) => ({ role: 'user', content: `message ${index} ${'x'.repeat(200)}` }));
+      const entry = { ...toolFailureEntry(1), blob: 'é'.repeat(1_000_000), conversationLike };
+      const id = await dlq().push(entry);
+      expect((await dlq().get(id))?.entry).toEqual(entry);
+    });
+
+    it('does not let callers mutate a stored entry', async () => {
+      const entry = toolFailureEntry(1);
+      const id = await dlq().push(entry);
+      entry.toolArgs.seats.push(99);
+      const read = (await dlq().get(id))!.entry as ReturnType<typeof toolFailureEntry>;
+      read.tokensSpent.input = -1;
+      expect((await dlq().get(id))?.entry).toEqual(toolFailureEntry(1));
+    });
+
+    it('hands out distinct ids to concurrent pushes and loses none', async () => {
+      const ids = await Promise.all(Array.from({ length: 30 }, (_, index) => dlq().push(toolFailureEntry(index))));
+      expect(new Set(ids).size).toBe(30);
+      expect(await dlq().size()).toBe(30);
+    });
+  });
+}
+
+/** Both dead-letter queues of a bundle. */
+export function describeDeadLetterQueuesContract(makeStores: MakeStores): void {
+  const queues: (keyof Pick<Stores, 'messageDlq' | 'toolDlq'>)[] = ['messageDlq', 'toolDlq'];
+  for (const which of queues) describeDeadLetterQueueContract(makeStores, which);
+}

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
+
+const LEASE_MS = 30_000;
+
+/** Contract of `RunQueue`: idempotent enqueue, FIFO, leases, redelivery, no double reservation. */
+export function describeRunQueueContract(makeStores: MakeStores): void {
+  describe('RunQueue', () => {
+    const harness = useStoresHarness(makeStores);
+    const queue = () => harness().stores.queue;
+
+    it('is empty at first', async () => {
+      expect(await queue().size()).toBe(0);
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+    });
+
+    it('delivers a message with its body, a first delivery count and the enqueue time', async () => {
+      const { clock } = harness();
+      const enqueuedAt = new Date(clock.now()).toISOString();
+      const body = '{"input":"Réserve un vol 東京 🚀","n":1}';
+      expect(await queue().enqueue({ id: 'm1', body })).toBe('m1');
+      await clock.advance(5_000);
+      expect(await queue().reserve(LEASE_MS)).toEqual({ id: 'm1', body, deliveries: 1, enqueuedAt });
+    });
+
+    it('assigns distinct ids when none is given', async () => {
+      const ids = await Promise.all(Array.from({ length: 20 }, () => queue().enqueue({ body: '{}' })));
+      expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
+      expect(new Set(ids).size).toBe(20);
+      expect(await queue().size()).toBe(20);
+    });
+
+    it('ignores an enqueue of an id that is waiting, leased or acknowledged', async () => {
+      await queue().enqueue({ id: 'm1', body: 'first' });
+      expect(await queue().enqueue({ id: 'm1', body: 'second' })).toBe('m1');
+      expect(await queue().size()).toBe(1);
+      const delivery = await queue().reserve(LEASE_MS);
+      expect(delivery?.body).toBe('first');
+      await queue().enqueue({ id: 'm1', body: 'while leased' });
+      expect(await queue().size()).toBe(1);
+      await queue().ack('m1');
+      await queue().enqueue({ id: 'm1', body: 'after ack' });
+      expect(await queue().size()).toBe(0);
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+    });
+
+    it('delivers in FIFO order, even when enqueued within one millisecond', async () => {
+      for (const id of ['a', 'b', 'c', 'd']) await queue().enqueue({ id, body: id });
+      const order: (string | undefined)[] = [];
+      for (let index = 0; index < 4; index++) order.push((await queue().reserve(LEASE_MS))?.id);
+      expect(order).toEqual(['a', 'b', 'c', 'd']);
+    });
+
+    it('does not hand out a leased message again, and forgets an acknowledged one', async () => {
+      const { clock } = harness();
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      await queue().reserve(LEASE_MS);
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+      expect(await queue().size()).toBe(1);
+      await queue().ack('m1');
+      expect(await queue().size()).toBe(0);
+      await clock.advance(LEASE_MS * 2);
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+      await queue().ack('m1');
+      await queue().ack('never-enqueued');
+      await queue().release('never-enqueued');
+    });
+
+    it('redelivers a message whose lease expired, counting the delivery', async () => {
+      const { clock } = harness();
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      const first = await queue().reserve(LEASE_MS);
+      await clock.advance(LEASE_MS - 1);
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+      await clock.advance(1);
+      const second = await queue().reserve(LEASE_MS);
+      expect(second).toEqual({ ...first, deliveries: 2 });
+      await clock.advance(LEASE_MS);
+      expect((await queue().reserve(1_000))?.deliveries).toBe(3);
+      expect(await queue().size()).toBe(1);
+    });
+
+    it('gives a redelivered message back its place ahead of younger ones', async () => {
+      const { clock } = harness();
+      await queue().enqueue({ id: 'old', body: 'x' });
+      await queue().reserve(LEASE_MS);
+      await clock.advance(1);
+      await queue().enqueue({ id: 'young', body: 'y' });
+      await clock.advance(LEASE_MS);
+      expect((await queue().reserve(LEASE_MS))?.id).toBe('old');
+      expect((await queue().reserve(LEASE_MS))?.id).toBe('young');
+    });
+
+    it('redelivers a released message at once', async () => {
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      await queue().reserve(LEASE_MS);
+      await queue().release('m1');
+      const again = await queue().reserve(LEASE_MS);
+      expect(again?.id).toBe('m1');
+      expect(again?.deliveries).toBe(2);
+    });
+
+    it('never hands one message to two concurrent reservations', async () => {
+      for (let index = 0; index < 20; index++) await queue().enqueue({ id: `m${index}`, body: String(index) });
+      const deliveries = await Promise.all(Array.from({ length: 30 }, () => queue().reserve(LEASE_MS)));
+      const delivered = deliveries.filter((delivery) => delivery !== undefined).map((delivery) => delivery.id);
+      expect(delivered).toHaveLength(20);
+      expect(new Set(delivered).size).toBe(20);
+      expect(deliveries.filter((delivery) => delivery === undefined)).toHaveLength(10);
+    });
+
+    it('rejects a lease that is not a positive number of milliseconds', async () => {
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      await expect(queue().reserve(0)).rejects.toThrow();
+      await expect(queue().reserve(-5)).rejects.toThrow();
+      await expect(queue().reserve(Number.NaN)).rejects.toThrow();
+      expect((await queue().reserve(LEASE_MS))?.deliveries).toBe(1);
+    });
+  });
+}
