@@ -185,7 +185,6 @@ async function runDraft(folder: string, dialect: JsonSchemaDialect, remoteFolder
   const remotes = remotesFor(remoteFolder);
   const validator = createAjvSchemaValidator({
     defaultDialect: dialect,
-    nullAsAbsent: false,
     configureAjv: (ajv) => {
       for (const remote of remotes) {
         try {
