@@ -1,0 +1,1 @@
+export * from './openai-chat-model.ts';
