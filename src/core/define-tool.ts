@@ -31,6 +31,8 @@ type InferArgs<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S>
  *
  * `Args` is inferred from a Standard Schema `inputSchema`; with JSON Schema it is a plain record.
  */
+// `any` by default so definitions with different argument types fit in one `tools` array (execute is contravariant).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export interface ToolDefinition<Args = any, Result = unknown> {
   /** Registry name, `^[A-Za-z0-9_.:/-]{1,128}$`. */
   name: string;

@@ -6,10 +6,20 @@ export type AttemptOutcome =
   | { ok: true; value: unknown }
   | { ok: false; thrown: unknown; abortReason: 'timeout' | 'cancelled' | undefined };
 
+/** Starts a timer on the clock; returns its cancel function. */
+function startTimer(clock: Clock, ms: number, callback: () => void): () => void {
+  if (clock.setTimer) return clock.setTimer(ms, callback);
+  const controller = new AbortController();
+  clock.sleep(ms, controller.signal).then(callback, () => undefined);
+  return () => controller.abort();
+}
+
 /**
  * Executes a tool once, bounded by `timeoutMs` on the injected clock. On timeout or caller abort the
  * tool's `context.signal` is aborted (the work is cancelled, not just no longer awaited) and the
- * attempt settles at once; a late result or rejection of the tool is ignored.
+ * attempt settles at once; a late result or rejection of the tool is ignored. The signal's
+ * AbortController is created only when the tool reads `context.signal`, so tools that do not
+ * listen for cancellation pay nothing for it.
  */
 export function runAttempt(
   execute: (args: unknown, context: ToolContext) => unknown,
@@ -18,21 +28,26 @@ export function runAttempt(
   options: { timeoutMs: number; clock: Clock; callerSignal: AbortSignal | undefined },
 ): Promise<AttemptOutcome> {
   return new Promise<AttemptOutcome>((resolve) => {
-    const controller = new AbortController();
-    const timer = new AbortController();
     const { callerSignal } = options;
+    let controller: AbortController | undefined;
+    let abortedWith: unknown;
     let settled = false;
     let abortReason: 'timeout' | 'cancelled' | undefined;
 
+    const abortWork = (reason: unknown) => {
+      abortedWith = reason;
+      controller?.abort(reason);
+    };
     const onCallerAbort = () => {
       abortReason ??= 'cancelled';
-      controller.abort(callerSignal?.reason);
+      abortWork(callerSignal?.reason);
       finish({ ok: false, thrown: callerSignal?.reason, abortReason: 'cancelled' });
     };
+    let cancelTimer: () => void = () => undefined;
     function finish(outcome: AttemptOutcome): void {
       if (settled) return;
       settled = true;
-      timer.abort();
+      cancelTimer();
       callerSignal?.removeEventListener('abort', onCallerAbort);
       resolve(outcome);
     }
@@ -42,20 +57,28 @@ export function runAttempt(
       return;
     }
     callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-    options.clock.sleep(options.timeoutMs, timer.signal).then(
-      () => {
-        if (settled) return;
-        abortReason ??= 'timeout';
-        const reason = new DOMException(`The tool did not answer within ${options.timeoutMs} ms`, 'TimeoutError');
-        controller.abort(reason);
-        finish({ ok: false, thrown: reason, abortReason: 'timeout' });
+    cancelTimer = startTimer(options.clock, options.timeoutMs, () => {
+      if (settled) return;
+      abortReason ??= 'timeout';
+      const reason = new DOMException(`The tool did not answer within ${options.timeoutMs} ms`, 'TimeoutError');
+      abortWork(reason);
+      finish({ ok: false, thrown: reason, abortReason: 'timeout' });
+    });
+
+    const toolContext = {
+      ...context,
+      get signal(): AbortSignal {
+        if (!controller) {
+          controller = new AbortController();
+          if (abortedWith !== undefined || settled) controller.abort(abortedWith);
+        }
+        return controller.signal;
       },
-      () => undefined,
-    );
+    } as ToolContext;
 
     let pending: Promise<unknown>;
     try {
-      pending = Promise.resolve(execute(args, { ...context, signal: controller.signal }));
+      pending = Promise.resolve(execute(args, toolContext));
     } catch (thrown) {
       pending = Promise.reject(thrown);
     }

@@ -5,6 +5,7 @@ import { createToolNameResolver, type ToolNameResolution } from './resolve-tool-
 import { ToolrunError } from './toolrun-error.ts';
 
 /** A plain async function registered under its record key: no schema, arguments pass through. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a plain function declares its own argument type
 export type PlainToolFunction = (args: any, context: ToolContext) => unknown;
 
 /** What `createToolRuntime({ tools })` accepts. */

@@ -10,6 +10,11 @@ export interface Clock {
    * A non-positive `ms` resolves on the next tick.
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional fast path for timeouts: calls `callback` after `ms` milliseconds unless the returned
+   * function is called first. Clocks without it get timeouts through `sleep` with an AbortSignal.
+   */
+  setTimer?(ms: number, callback: () => void): () => void;
 }
 
 /** A source of uniform random numbers in [0, 1), used for jitter. */
@@ -18,6 +23,10 @@ export type RandomSource = () => number;
 /** The real clock: `Date.now()` and `setTimeout`. */
 export const systemClock: Clock = {
   now: () => Date.now(),
+  setTimer: (ms, callback) => {
+    const timer = setTimeout(callback, Math.max(0, ms));
+    return () => clearTimeout(timer);
+  },
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {

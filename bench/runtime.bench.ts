@@ -1,0 +1,60 @@
+/**
+ * Issue 2's benchmark: the success-path cost of `runtime.run` against a raw precompiled Ajv
+ * validate plus a direct call, and against cockatiel's wrap(retry, circuitBreaker, timeout) around
+ * the same call; and the failure path (invalid arguments → envelope).
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { circuitBreaker, ConsecutiveBreaker, handleAll, retry, timeout, TimeoutStrategy, wrap, ExponentialBackoff } from 'cockatiel';
+import { createToolRuntime, defineTool } from '../src/index.ts';
+import { measure, type BenchRow } from './measure.ts';
+
+const schema = {
+  type: 'object',
+  properties: {
+    origin: { type: 'string', pattern: '^[A-Z]{3}$' },
+    destination: { type: 'string', pattern: '^[A-Z]{3}$' },
+    date: { type: 'string', format: 'date' },
+  },
+  required: ['origin', 'destination', 'date'],
+  additionalProperties: false,
+};
+const args = { origin: 'JFK', destination: 'SEA', date: '2024-05-20' };
+const search = async (input: Record<string, unknown>) => ({ flights: [input.origin, input.destination] });
+
+/** Runs the runtime benchmark and returns its rows. */
+export async function runRuntimeBench(): Promise<BenchRow[]> {
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
+  const validate = ajv.compile(schema);
+  const raw = async () => {
+    if (!validate(args)) throw new Error('invalid');
+    return search(args);
+  };
+
+  const runtime = createToolRuntime({
+    tools: [defineTool({ name: 'search_direct_flight', description: 'Search direct flights', inputSchema: schema, idempotent: true, execute: search })],
+  });
+  const viaRuntime = () => runtime.run({ name: 'search_direct_flight', args });
+  const invalid = { origin: 'JFK', destination: 'SEA', date: '2024/5/20' };
+  const failurePath = () => runtime.run({ name: 'search_direct_flight', args: invalid });
+
+  const policy = wrap(
+    retry(handleAll, { maxAttempts: 2, backoff: new ExponentialBackoff({ initialDelay: 500 }) }),
+    circuitBreaker(handleAll, { halfOpenAfter: 30_000, breaker: new ConsecutiveBreaker(3) }),
+    timeout(30_000, TimeoutStrategy.Cooperative),
+  );
+  const viaCockatiel = () => policy.execute(() => raw());
+
+  const rawNs = await measure(raw);
+  const runtimeNs = await measure(viaRuntime);
+  const cockatielNs = await measure(viaCockatiel);
+  const failureNs = await measure(failurePath);
+  return [
+    { name: '(a) raw precompiled Ajv validate + direct call', medianNs: rawNs },
+    { name: '(b) runtime.run, success path', medianNs: runtimeNs, baseline: '(a)', ratio: runtimeNs / rawNs },
+    { name: '(c) cockatiel wrap(retry, circuitBreaker, timeout) around (a)', medianNs: cockatielNs, baseline: '(a)', ratio: cockatielNs / rawNs },
+    { name: '(b) vs (c)', medianNs: runtimeNs, baseline: '(c)', ratio: runtimeNs / cockatielNs },
+    { name: '(d) runtime.run, invalid date → envelope', medianNs: failureNs, baseline: '(a)', ratio: failureNs / rawNs },
+  ];
+}
