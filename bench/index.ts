@@ -1,10 +1,13 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported as ratios against a baseline
  * measured in the same run. Speed is measured here, never asserted in unit tests.
+ * `npm run bench -- runtime|worker` runs one.
  */
 import { printTable } from './measure.ts';
 import { runRuntimeBench } from './runtime.bench.ts';
+import { runWorkerBench } from './worker.bench.ts';
 
 const only = process.argv[2];
 
 if (!only || only === 'runtime') printTable('Tool runtime: success and failure path (issue 2)', await runRuntimeBench());
+if (!only || only === 'worker') printTable('SQLite worker and tool-DLQ entry size (issue 3)', await runWorkerBench());

@@ -181,9 +181,10 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
     }
 
     // Run the tool calls of the pending step (the last assistant message).
-    const assistant = [...messages].reverse().find((message) => message.role === 'assistant');
-    const calls = assistant?.toolCalls ?? [];
-    const answered = new Set(messages.filter((message) => message.role === 'tool').map((message) => message.toolCallId));
+    // Models reuse tool-call ids across turns: only tool messages after this assistant turn answer it.
+    const assistantIndex = messages.map((message) => message.role).lastIndexOf('assistant');
+    const calls = messages[assistantIndex]?.toolCalls ?? [];
+    const answered = new Set(messages.slice(assistantIndex + 1).filter((message) => message.role === 'tool').map((message) => message.toolCallId));
     const outcomes = await Promise.all(
       calls.map(async (call, callIndex) => {
         if (answered.has(call.id)) return { kind: 'answered' as const };
