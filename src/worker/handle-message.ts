@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { runAgent, isTerminalRunStatus, type AgentRunResult, type AgentRunStatus } from '../agent/run-agent.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Clock } from '../core/ports/clock.ts';
-import type { Stores } from '../core/ports/stores.ts';
+import type { RunCheckpoint, Stores } from '../core/ports/stores.ts';
+import type { ToolFailureInfo } from '../agent/run-state.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
 import type { CompiledToolSchema } from '../core/ports/schema-validator.ts';
@@ -141,6 +142,9 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
 
   const existing = await stores.runs.get(runId);
   if (existing && isTerminalRunStatus(existing.status)) {
+    // A crash after the run ended tool_failed but before its entry was recorded as dead-lettered:
+    // push it now, so the entry is never lost.
+    const pushed = existing.status === 'tool_failed' ? await ensureDeadLettered(existing, runtime, stores, options, clock) : undefined;
     return {
       status: existing.status as AgentRunStatus,
       runId,
@@ -150,6 +154,7 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
       modelCalls: 0,
       tokensSpent: existing.tokensSpent,
       alreadyFinished: true,
+      ...(pushed ? { toolFailure: pushed } : {}),
     };
   }
 
@@ -185,8 +190,38 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
       firstSeenAt: new Date(clock.now()).toISOString(),
     });
     await options.queues.toolDlq.push(entry);
+    await stores.ledger.putIfAbsent(deadLetterMarkerKey(runId, entry.stepIndex), entry.firstSeenAt);
     options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, toolName: entry.toolName, at: clock.now() });
     result.toolFailure = entry;
   }
   return result;
+}
+
+/** Ledger key recording that a run's failure at a step was dead-lettered. */
+function deadLetterMarkerKey(runId: string, stepIndex: number): string {
+  return `${runId}:dead-lettered:${stepIndex}`;
+}
+
+/** Pushes the tool-DLQ entry of a `tool_failed` run unless the ledger says it was pushed already. */
+async function ensureDeadLettered(
+  checkpoint: RunCheckpoint,
+  runtime: ToolRuntime,
+  stores: Stores,
+  options: HandleMessageOptions,
+  clock: Clock,
+): Promise<ToolFailureEntry | undefined> {
+  const failure = checkpoint.data?.failure as unknown as ToolFailureInfo | undefined;
+  if (!failure || typeof failure !== 'object' || typeof failure.stepIndex !== 'number') return undefined;
+  if ((await stores.ledger.get(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex))) !== undefined) return undefined;
+  const run = { runId: checkpoint.runId, conversationRef: checkpoint.conversationRef, tokensSpent: checkpoint.tokensSpent } as AgentRunResult;
+  const entry = buildToolFailureEntry(run, failure, {
+    messageId: checkpoint.messageId,
+    redactor: runtime.redactor,
+    sensitiveKeys: runtime.getTool(failure.toolName)?.definition.sensitive ?? [],
+    firstSeenAt: new Date(clock.now()).toISOString(),
+  });
+  await options.queues.toolDlq.push(entry);
+  await stores.ledger.putIfAbsent(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex), entry.firstSeenAt);
+  options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, toolName: entry.toolName, at: clock.now() });
+  return entry;
 }
