@@ -28,7 +28,9 @@ export interface DrainReport {
 
 /**
  * Replays tool-DLQ entries with bounded concurrency and reports counts per outcome. An entry whose
- * run completes (or had completed) is removed; one that fails again or expired stays. One bad entry
+ * run completes (or had completed) is removed; one that fails again stays (replaced by its new
+ * entry when it failed at another step, keeping `firstSeenAt`); an expired one stays unless
+ * `removeExpired`. One bad entry
  * never stops the drain: a throw is counted as `error` and the drain goes on.
  */
 export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> {
@@ -51,6 +53,10 @@ export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> 
         runId = result.runId;
         if (status === 'completed' || status === 'already_completed' || (status === 'expired' && options.removeExpired)) {
           if (await dlq.remove(record.id)) report.removed += 1;
+        } else if (result.entry && result.entry.stepIndex !== (record.entry as ToolFailureEntry).stepIndex) {
+          // Failed again at another step: the new entry (push first, so nothing is lost) replaces the old one.
+          await dlq.push(result.entry);
+          await dlq.remove(record.id);
         }
       } catch (thrown) {
         status = 'error';

@@ -7,6 +7,7 @@ import type { ToolsInput } from '../core/tool-registry.ts';
 import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
 import type { ToolFailureEntry } from './dead-letter-entries.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
+import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { getDefaultStores } from './default-stores.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
@@ -45,6 +46,8 @@ export interface ReplayResult {
   text: string | null;
   /** When the run failed again: why. */
   failure?: { stepIndex: number; toolName: string; reason: string };
+  /** When the run failed again: its new tool-DLQ entry (the drain puts it in place of the old one). */
+  entry?: ToolFailureEntry;
 }
 
 function isReplayable(entry: unknown): entry is ToolFailureEntry {
@@ -87,9 +90,9 @@ export async function replayToolFailure(entry: ToolFailureEntry, options: Replay
     messages = messages.filter((message, index) => !(index > lastAssistant && message.role === 'tool' && retry.has(message.toolCallId ?? '')));
     await stores.conversations.put(entry.conversationRef, messages);
   }
-  await stores.runs.put({ ...checkpoint, status: 'running', updatedAt: new Date(Date.now()).toISOString() });
-
   const runtime = resolveRuntime(options, stores);
+  await stores.runs.put({ ...checkpoint, status: 'running', updatedAt: new Date(runtime.clock.now()).toISOString() });
+
   const run = await runAgent({
     model: options.model,
     runtime,
@@ -107,6 +110,16 @@ export async function replayToolFailure(entry: ToolFailureEntry, options: Replay
     runId: run.runId,
     modelCalls: run.modelCalls,
     text: run.text,
-    ...(run.failure ? { failure: { stepIndex: run.failure.stepIndex, toolName: run.failure.toolName, reason: run.failure.reason } } : {}),
+    ...(run.failure
+      ? {
+          failure: { stepIndex: run.failure.stepIndex, toolName: run.failure.toolName, reason: run.failure.reason },
+          entry: buildToolFailureEntry(run, run.failure, {
+            messageId: checkpoint.messageId,
+            redactor: runtime.redactor,
+            sensitiveKeys: runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [],
+            firstSeenAt: entry.firstSeenAt,
+          }),
+        }
+      : {}),
   };
 }
