@@ -86,12 +86,12 @@ async function statusSequence(service: AirlineService): Promise<string[]> {
 }
 
 describe.skipIf(!dataPresent)('airline HTTP service and HTTP tools', () => {
-  it('serves the 14 tools with the τ-bench schemas; reads are idempotent, writes fall back to a human agent', async () => {
+  it('serves the 14 tools with the τ-bench schemas; every tool is idempotent (writes by idempotency key), writes fall back to a human agent', async () => {
     const service = await start();
     const tools = createAirlineHttpTools({ baseUrl: service.url, runId: 'run-1' });
     expect(tools.map((definition) => definition.name)).toHaveLength(14);
     expect(tool(tools, 'get_user_details').idempotent).toBe(true);
-    expect(tool(tools, 'book_reservation').idempotent).toBe(false);
+    expect(tool(tools, 'book_reservation').idempotent).toBe(true);
     expect(tool(tools, 'book_reservation').fallbacks).toEqual(['transfer_to_human_agents']);
     expect(tool(tools, 'book_reservation').sensitive).toEqual(['passengers']);
     expect(tool(tools, 'search_direct_flight').inputSchema).toMatchObject({ required: ['origin', 'destination', 'date'] });

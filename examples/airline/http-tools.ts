@@ -4,7 +4,7 @@
  */
 import { ToolError } from '../../src/core/tool-error.ts';
 import { AIRLINE_TOOL_NAMES, AIRLINE_WRITE_TOOLS, type AirlineToolName } from './operations.ts';
-import { parseRetryAfterMs } from './retry-after.ts';
+import { parseRetryAfter } from '../../src/policies/retry-after.ts';
 import { loadAirlineToolSchemas, type AirlineToolSchema } from './tool-schemas.ts';
 import { defineAirlineTool, type AirlineToolContext, type AirlineToolDefinition } from './tool-definition-shape.ts';
 
@@ -67,7 +67,7 @@ export async function toolErrorFromResponse(response: Response, nowMs: number): 
     case 422:
       return new ToolError({ kind: 'invalid_input', ...base });
     case 429: {
-      const retryAfterMs = parseRetryAfterMs(response.headers.get('retry-after'), nowMs);
+      const retryAfterMs = parseRetryAfter(response.headers, nowMs);
       return new ToolError({ kind: 'rate_limit', ...base, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
     }
     default:
@@ -80,8 +80,10 @@ export async function toolErrorFromResponse(response: Response, nowMs: number): 
  *
  * Every request carries `x-run-id`, `x-database-key`, `idempotency-key` (the call's
  * `context.idempotencyKey`, stable across retries) and `x-attempt`, and is aborted by
- * `context.signal`. Reads are marked `idempotent`; writes rely on the idempotency key, name
- * `transfer_to_human_agents` as their fallback, and mark `passengers` as sensitive.
+ * `context.signal`. Every tool is marked `idempotent`: reads are, and the service applies a write
+ * once per idempotency key (a retry after a timeout gets the stored answer), so the runtime may
+ * retry a write after an ambiguous failure. Writes name `transfer_to_human_agents` as their
+ * fallback; `passengers` is sensitive.
  * `execute` resolves to the tool's result (JSON); it rejects with a `ToolError` for an HTTP
  * failure answer, and with fetch's own error (network failure, `AbortError`) otherwise.
  *
@@ -121,7 +123,7 @@ export function createAirlineHttpTools(options: AirlineHttpToolsOptions): Airlin
       description: schema.description,
       inputSchema: schema.parameters,
       execute: (args, context) => call(toolName, args, context),
-      idempotent: !isWrite,
+      idempotent: true,
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       ...(isWrite ? { fallbacks: ['transfer_to_human_agents'] } : {}),
       ...(toolName === 'book_reservation' || toolName === 'update_reservation_passengers' ? { sensitive: ['passengers'] } : {}),

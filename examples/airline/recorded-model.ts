@@ -10,29 +10,26 @@
 import type { ChatMessage, ChatToolCall } from './chat-message.ts';
 import type { AirlineRun } from './trajectories.ts';
 
-/** A tool as advertised to the model. */
-export interface ModelToolSpec {
-  name: string;
-  description: string;
-  inputSchema: unknown;
-}
-
-/** What the agent loop asks the model. */
-export interface ModelRequest {
-  messages: ChatMessage[];
-  tools: ModelToolSpec[];
+/**
+ * What the recorded model reads of the agent loop's request (`ModelRequest` of
+ * `src/agent/messages.ts`): the conversation and the abort signal. The advertised tools are
+ * ignored (the recording already says which tool was called).
+ */
+export interface RecordedModelRequest {
+  messages: readonly ChatMessage[];
+  tools?: readonly unknown[];
   signal: AbortSignal;
 }
 
-/** What the model answers: text (a reply to the customer), tool calls, and the tokens spent. */
-export interface ModelResponse {
+/** What the model answers (the core's `ModelResponse`): text or tool calls, and the tokens spent. */
+export interface RecordedModelResponse {
   text?: string;
   toolCalls?: ChatToolCall[];
   usage: { input: number; output: number };
 }
 
-/** The agent loop's model: a plain async function. */
-export type ChatModel = (request: ModelRequest) => Promise<ModelResponse>;
+/** The recorded model: a plain async function, usable wherever the core's `Model` is. */
+export type ChatModel = (request: RecordedModelRequest) => Promise<RecordedModelResponse>;
 
 /** The text answered when a run's recording has no further assistant turn (it ended on a tool reply). */
 export const END_OF_RECORDING_TEXT = '[the recorded conversation ends here]';
@@ -42,8 +39,8 @@ export function estimateTokens(characters: number): number {
   return Math.ceil(characters / 4);
 }
 
-function argsText(args: string | object): string {
-  return typeof args === 'string' ? args : JSON.stringify(args);
+function argsText(args: unknown): string {
+  return typeof args === 'string' ? args : (JSON.stringify(args) ?? '');
 }
 
 function messageCharacters(message: ChatMessage): number {

@@ -1,4 +1,5 @@
 import { createToolRuntime, type ToolRuntime } from '../core/create-tool-runtime.ts';
+import { systemClock } from '../core/ports/clock.ts';
 import type { Stores } from '../core/ports/stores.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
 import { createSharedBreaker, type SharedBreakerEvent, type SharedBreakerOptions } from '../policies/shared-breaker.ts';
@@ -50,10 +51,11 @@ export function resolveRuntime(
         ? undefined
         : createSharedBreaker({
             store: stores.breakers,
-            ...(clock ? { clock } : {}),
+            // the breaker needs a clock: without one every transition threw (and was swallowed)
+            clock: clock ?? systemClock,
             options: breakerOptions,
             onEvent: (event) => holder.listener?.(toWorkerEvent(event)),
-          } as Parameters<typeof createSharedBreaker>[0]);
+          });
     holder.runtime = createToolRuntime({
       ...options.runtimeOptions,
       ...(clock ? { clock } : {}),

@@ -1,0 +1,122 @@
+/**
+ * Runs toolrun's worker over the airline conversations: enqueues the first run of every
+ * conversation (plus any extra messages), and each further run once the run before it answered
+ * (see `conversation-scheduler.ts`), until every conversation is finished or parked in the tool DLQ.
+ */
+import type { Stores } from '../../../src/core/ports/stores.ts';
+import { createWorker } from '../../../src/worker/create-worker.ts';
+import type { HandleMessageResult } from '../../../src/worker/handle-message.ts';
+import type { AirlineWorkerConfig } from './airline-worker-config.ts';
+import type { ConversationScheduler } from './conversation-scheduler.ts';
+import { runQueueMessage, type WorkloadQueueMessage } from './queue-messages.ts';
+import type { WorkloadObserver } from './workload-observer.ts';
+
+/** Options of {@link runConversations}. */
+export interface RunConversationsOptions {
+  /**
+   * The stores the worker consumes from (their `queue`), wrapped by {@link observeReservations}.
+   * Pass the same object to every phase: the worker's runtime (and its per-session breakers) is
+   * cached per stores object, as it would live on in one worker process.
+   */
+  stores: Stores;
+  config: AirlineWorkerConfig;
+  scheduler: ConversationScheduler;
+  /** Messages to enqueue before the worker starts (first runs, malformed messages, resumed conversations). */
+  initialMessages: readonly WorkloadQueueMessage[];
+  observer: WorkloadObserver;
+  /** Messages handled at once (different conversations). */
+  concurrency: number;
+  /** Called after every handled message. */
+  onHandled?: (result: HandleMessageResult) => void;
+  /** Epoch ms. @defaultValue `Date.now` */
+  now?: () => number;
+}
+
+/** What a phase left behind besides the observer's counts. */
+export interface RunConversationsOutcome {
+  /** Store failures while handling a message (each message was released and handled again). */
+  storeErrors: string[];
+}
+
+/**
+ * The same stores, with a hook called when the queue hands out a message (epoch ms), to time runs
+ * from their reservation to their terminal place.
+ */
+export function observeReservations(stores: Stores, onReserved: (messageId: string, atMs: number) => void, now: () => number = Date.now): Stores {
+  const queue = stores.queue;
+  return {
+    ...stores,
+    queue: {
+      enqueue: (message) => queue.enqueue(message),
+      ack: (id) => queue.ack(id),
+      release: (id) => queue.release(id),
+      size: () => queue.size(),
+      reserve: async (leaseMs) => {
+        const delivery = await queue.reserve(leaseMs);
+        if (delivery !== undefined) onReserved(delivery.id, now());
+        return delivery;
+      },
+    },
+  };
+}
+
+/**
+ * Runs the worker until every enqueued message was handled and no conversation has a run left to
+ * release. Resolves when the worker has stopped (no run in flight).
+ *
+ * @throws the store's error when enqueuing a released run fails (the worker is stopped first).
+ */
+export async function runConversations(options: RunConversationsOptions): Promise<RunConversationsOutcome> {
+  const { stores, scheduler, observer } = options;
+  const now = options.now ?? Date.now;
+  const storeErrors: string[] = [];
+  let pending = 0;
+  let enqueueFailure: unknown;
+  const enqueues = new Set<Promise<unknown>>();
+
+  const enqueue = (message: WorkloadQueueMessage) => {
+    pending += 1;
+    const promise = stores.queue.enqueue(message).catch((error: unknown) => {
+      enqueueFailure ??= error;
+      worker.stop();
+    });
+    enqueues.add(promise);
+    void promise.finally(() => enqueues.delete(promise));
+  };
+
+  const worker = createWorker({
+    stores,
+    model: async (request) => {
+      observer.modelCalled(request.runId);
+      return options.config.model(request);
+    },
+    tools: options.config.tools,
+    runtimeOptions: options.config.runtimeOptions,
+    sharedBreaker: options.config.sharedBreaker,
+    toolRetryBudget: options.config.toolRetryBudget,
+    maxSteps: options.config.maxSteps,
+    concurrency: options.concurrency,
+    pollIntervalMs: 5,
+    onToolCall: (record) => observer.toolCalled(record),
+    onEvent: (event) => observer.workerEvent(event),
+    onError: (error) => storeErrors.push(error instanceof Error ? error.message : String(error)),
+    onResult: (result) => {
+      observer.messageHandled(result, now());
+      if (result.status !== 'rejected') {
+        const step = scheduler.runEnded(result.runId, result.status);
+        if (step.state === 'next') enqueue(runQueueMessage(step.run));
+      }
+      pending -= 1;
+      options.onHandled?.(result);
+      if (pending === 0) worker.stop();
+    },
+  });
+
+  for (const message of options.initialMessages) enqueue(message);
+  if (pending === 0) return { storeErrors };
+  await Promise.all([...enqueues]);
+  await worker.run();
+  await Promise.all([...enqueues]);
+  if (enqueueFailure !== undefined) throw enqueueFailure;
+  return { storeErrors };
+}
