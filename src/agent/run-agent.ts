@@ -19,6 +19,30 @@ export interface AgentPersistence {
   messageId?: string;
 }
 
+/**
+ * Observers of a run (telemetry, e.g. the `invoke_agent` span of `toolrun/otel`). Called
+ * synchronously; whatever they throw is ignored. `at` is epoch ms on the runtime's clock.
+ */
+export interface AgentRunHooks {
+  /**
+   * The run starts, or resumes from a checkpoint (`stepIndex > 0`). Returning `{ traceId }` makes
+   * every tool call of this invocation carry it (the envelope's `trace_id`), so tool calls join the run's trace.
+   */
+  onRunStart?: (info: { runId: string; sessionId: string; stepIndex: number; resumed: boolean; at: number }) => { traceId?: string } | void;
+  /** A step (one model turn and its tool calls) starts. */
+  onStepStart?: (info: { runId: string; stepIndex: number; at: number }) => void;
+  /** The invocation ended, with any status. */
+  onRunEnd?: (result: AgentRunResult, info: { at: number }) => void;
+}
+
+function callHook<T>(hook: (() => T) | undefined): T | undefined {
+  try {
+    return hook?.();
+  } catch {
+    return undefined; // an observer must never break a run
+  }
+}
+
 /** Options of {@link runAgent}. Durations in milliseconds. */
 export interface RunAgentOptions {
   model: Model;
@@ -44,6 +68,8 @@ export interface RunAgentOptions {
   onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;
   /** Replay: forget the budgets spent before (a fresh in-band budget for the resumed run). */
   resetBudgets?: boolean;
+  /** Run-level observers (start, step, end). */
+  hooks?: AgentRunHooks;
 }
 
 /** The outcome of a run. */
@@ -100,6 +126,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
   const maxSteps = options.maxSteps ?? 20;
   const retryBudget = options.toolRetryBudget ?? 2;
   const persistence = options.persistence;
+  const hooks = options.hooks;
   const startedAt = clock.now();
   const deadlineAt = options.deadlineMs !== undefined ? startedAt + options.deadlineMs : undefined;
 
@@ -146,17 +173,23 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
       ...(extra.failure ? { failure: extra.failure as unknown as JsonValue } : {}),
       ...(extra.modelError ? { modelError: extra.modelError } : {}),
     });
-    return { status, runId, text, messages, modelCalls, steps: stepIndex, tokensSpent: tokens, conversationRef, ...extra };
+    const result: AgentRunResult = { status, runId, text, messages, modelCalls, steps: stepIndex, tokensSpent: tokens, conversationRef, ...extra };
+    callHook(hooks?.onRunEnd && (() => hooks.onRunEnd?.(result, { at: clock.now() })));
+    return result;
   };
 
   if (!existing) await save('running');
+  const started = callHook(hooks?.onRunStart && (() => hooks.onRunStart?.({ runId, sessionId, stepIndex, resumed: existing !== undefined, at: clock.now() })));
+  const traceId = started ? started.traceId : undefined;
 
   while (true) {
     if (options.signal?.aborted) return end('cancelled');
     if (deadlineAt !== undefined && clock.now() >= deadlineAt) return end('deadline_exceeded');
 
+    if (!pendingStep && stepIndex >= maxSteps) return end('max_steps');
+    callHook(hooks?.onStepStart && (() => hooks.onStepStart?.({ runId, stepIndex, at: clock.now() })));
+
     if (!pendingStep) {
-      if (stepIndex >= maxSteps) return end('max_steps');
       let response;
       const controller = new AbortController();
       const abort = () => controller.abort(options.signal?.reason);
@@ -216,7 +249,11 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
           maxAttempts: 1 + Math.max(0, retryBudget - budget.retries),
           ...(deadlineAt !== undefined ? { deadlineAt } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
+          ...(traceId !== undefined ? { traceId } : {}),
         });
+        // Record the outcome at once, not after the step's other calls: a crash between a side
+        // effect and this write is the one window in which a resumed run repeats a call.
+        if (persistence) await persistence.ledger.putIfAbsent(key, record.result as unknown as JsonValue);
         options.onToolCall?.(record, stepIndex);
         return { kind: 'result' as const, call, result: record.result, record };
       }),
@@ -237,7 +274,6 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
         budget.retries += Math.max(0, result.attempts - 1);
         budget.lastFailedTransient = result.status === 'failed' && result.error.type === 'environment';
         if (record.error) budget.lastError = { kind: record.error.kind, status: record.error.status, message: runtime.redactor.text(record.error.message).slice(0, 2048) };
-        if (persistence) await persistence.ledger.putIfAbsent(ledgerKey(runId, stepIndex, callIndex), result as unknown as JsonValue);
         const fallbacks = runtime.getTool(name)?.definition.fallbacks ?? [];
         const brokenForEveryone = result.status === 'failed' && (record.misconfiguration || result.error.code === 'CIRCUIT_OPEN');
         if (brokenForEveryone && fallbacks.length === 0) {

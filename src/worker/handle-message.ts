@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { runAgent, isTerminalRunStatus, type AgentRunResult, type AgentRunStatus } from '../agent/run-agent.ts';
+import { runAgent, isTerminalRunStatus, type AgentRunHooks, type AgentRunResult, type AgentRunStatus } from '../agent/run-agent.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { RunCheckpoint, Stores } from '../core/ports/stores.ts';
@@ -49,6 +49,8 @@ export interface HandleMessageOptions {
   /** Alerts and dead-letter events. */
   onEvent?: (event: WorkerEvent) => void;
   onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;
+  /** Run-level observers passed to `runAgent` (e.g. `createObservability().runHooks` of `toolrun/otel`). */
+  runHooks?: AgentRunHooks;
   /** Larger bodies go to the message DLQ. @defaultValue 1 MiB */
   maxBodyBytes?: number;
   signal?: AbortSignal;
@@ -74,10 +76,19 @@ export type HandleMessageResult =
 
 let requestSchema: CompiledToolSchema | undefined;
 
+/** A text for a body that is not a string; never throws (`String()` does for a null-prototype object). */
+function describeNonStringBody(body: unknown): string {
+  try {
+    return String(body);
+  } catch {
+    return Object.prototype.toString.call(body);
+  }
+}
+
 function reject(message: RunMessage, code: string, detail: string, receivedAt: string, fields?: MessageFailureEntry['reason']['fields']): MessageFailureEntry {
   return {
     kind: 'message',
-    rawBody: typeof message?.body === 'string' ? message.body : String(message?.body),
+    rawBody: typeof message?.body === 'string' ? message.body : describeNonStringBody(message?.body),
     reason: { code, detail, ...(fields && fields.length > 0 ? { fields } : {}) },
     ...(typeof message?.id === 'string' ? { messageId: message.id } : {}),
     receivedAt,
@@ -98,7 +109,8 @@ function parseRunRequest(message: RunMessage, maxBodyBytes: number, receivedAt: 
   } catch (error) {
     return { ok: false, entry: reject(message, 'MALFORMED_JSON', truncateText(`The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 512), receivedAt) };
   }
-  const schema = (requestSchema ??= createAjvSchemaValidator().compile(RUN_REQUEST_SCHEMA, { coerce: 'none' }));
+  // Strict JSON Schema: a message comes from a program, not a model, so `null` is not read as "absent".
+  const schema = (requestSchema ??= createAjvSchemaValidator({ nullAsAbsent: false }).compile(RUN_REQUEST_SCHEMA, { coerce: 'none' }));
   const validation = schema.validate(parsed);
   if (validation instanceof Promise) throw new Error('unreachable: JSON Schema validation is synchronous');
   if (!validation.ok) {
@@ -169,6 +181,7 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
     ...(options.toolRetryBudget !== undefined ? { toolRetryBudget: options.toolRetryBudget } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onToolCall ? { onToolCall: options.onToolCall } : {}),
+    ...(options.runHooks ? { hooks: options.runHooks } : {}),
     persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: messageId ?? '' },
   });
 

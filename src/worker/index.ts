@@ -7,3 +7,5 @@ export * from './create-worker.ts';
 export * from './worker-events.ts';
 export * from './build-tool-failure-entry.ts';
 export { getDefaultStores } from './default-stores.ts';
+export * from './worker-config.ts';
+export * from './dead-letter-metrics.ts';

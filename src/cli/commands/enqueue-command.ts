@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { createAjvSchemaValidator, RUN_REQUEST_SCHEMA } from '../../index.ts';
+import { usageError } from '../cli-error.ts';
+import { printJson, printLine } from '../format.ts';
+import { addStoreOptions, type StoreOptions } from '../parse-options.ts';
+import { resolveStores } from '../resolve-stores.ts';
+
+interface EnqueueCommandOptions extends StoreOptions {
+  file?: string;
+  id?: string;
+  jsonl?: boolean;
+  validate: boolean;
+  json?: boolean;
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) throw usageError('no message body: pass BODY, --file FILE, or pipe it on stdin');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function readInput(body: string | undefined, options: EnqueueCommandOptions): Promise<{ text: string; source: string }> {
+  if (body !== undefined && options.file !== undefined) throw usageError('pass the body as an argument or with --file, not both');
+  if (body !== undefined) return { text: body, source: 'the body argument' };
+  if (options.file !== undefined && options.file !== '-') {
+    try {
+      return { text: readFileSync(options.file, 'utf8'), source: options.file };
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : error instanceof Error ? error.message : String(error);
+      throw usageError(`cannot read ${options.file}: ${reason}`, 'NOT_FOUND');
+    }
+  }
+  return { text: await readStdin(), source: 'stdin' };
+}
+
+let validator: ReturnType<ReturnType<typeof createAjvSchemaValidator>['compile']> | undefined;
+
+/** Checks one body against the run-request schema; returns why it is not one, or `undefined`. */
+function checkBody(text: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+  }
+  validator ??= createAjvSchemaValidator({ nullAsAbsent: false }).compile(RUN_REQUEST_SCHEMA, { coerce: 'none' });
+  const result = validator.validate(parsed);
+  if (result instanceof Promise || result.ok) return undefined;
+  return `not a run request: ${result.detail} (the smallest valid body is {"input": "..."})`;
+}
+
+/** `toolrun enqueue`: adds run-request messages to the queue. */
+export function addEnqueueCommand(program: Command): void {
+  const command = program
+    .command('enqueue')
+    .description('add a run request to the queue (the body from the argument, --file, or stdin)')
+    .argument('[body]', 'the message body, JSON such as {"input": "..."}')
+    .option('--file <file>', 'read the body from a file (- for stdin)')
+    .option('--id <id>', 'message id (enqueuing an existing id does nothing); with --jsonl, a prefix: ID-1, ID-2…')
+    .option('--jsonl', 'one message per non-empty line')
+    .option('--no-validate', 'enqueue bodies that are not valid run requests (they go to the message DLQ)')
+    .option('--json', 'print the ids as JSON');
+  addStoreOptions(command, { queueUrl: true });
+  command.action(async (body: string | undefined, options: EnqueueCommandOptions) => {
+    const { text, source } = await readInput(body, options);
+    const lines = options.jsonl ? text.split(/\r?\n/).map((line, index) => ({ line, number: index + 1 })).filter(({ line }) => line.trim() !== '') : [{ line: text, number: 0 }];
+    if (lines.length === 0) throw usageError(`no message in ${source}`, 'INVALID_INPUT');
+    if (options.validate) {
+      for (const { line, number } of lines) {
+        const problem = checkBody(line);
+        if (problem !== undefined) {
+          throw usageError(`${options.jsonl ? `${source} line ${number}` : source} is ${problem}; nothing was enqueued (--no-validate enqueues it anyway)`, 'INVALID_INPUT');
+        }
+      }
+    }
+    const { stores } = await resolveStores({ ...options, env: process.env }, { mustExist: false });
+    const ids: string[] = [];
+    try {
+      for (const { line, number } of lines) {
+        const id = options.id === undefined ? undefined : options.jsonl ? `${options.id}-${number}` : options.id;
+        ids.push(await stores.queue.enqueue({ body: line, ...(id !== undefined ? { id } : {}) }));
+      }
+    } finally {
+      await stores.close();
+    }
+    if (options.json) printJson({ ids });
+    else for (const id of ids) printLine(id);
+  });
+}

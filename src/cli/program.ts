@@ -1,0 +1,23 @@
+import { Command } from 'commander';
+import { addDlqCommand } from './commands/dlq-command.ts';
+import { addEnqueueCommand } from './commands/enqueue-command.ts';
+import { addStatsCommand } from './commands/stats-command.ts';
+import { addWorkerCommand } from './commands/worker-command.ts';
+
+/**
+ * The `toolrun` command line: `worker`, `enqueue`, `dlq list|show|replay|drain|purge`, `stats`.
+ * Commander errors are thrown (`exitOverride`), not exited on, so the entry decides exit codes.
+ */
+export function createProgram(): Command {
+  const program = new Command('toolrun')
+    .description('Run agents from a queue and work off their dead-letter queues (toolrun).')
+    .version('0.1.0')
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput({ outputError: (text, write) => write(`toolrun: ${text.trim().replace(/\s*\n\s*/g, ' ')}\n`) });
+  addWorkerCommand(program);
+  addEnqueueCommand(program);
+  addDlqCommand(program);
+  addStatsCommand(program);
+  return program;
+}

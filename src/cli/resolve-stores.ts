@@ -1,0 +1,161 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createMemoryStores, type RunQueue, type Stores } from '../index.ts';
+import { createSqliteStores } from '../stores/sqlite/index.ts';
+import { usageError } from './cli-error.ts';
+
+/** The default database file of the embedded backend, relative to the working directory. */
+export const DEFAULT_DATABASE_PATH = '.toolrun/toolrun.db';
+
+/** Stores opened from a URL, with what the CLI can say about them. */
+export interface ResolvedStores {
+  stores: Stores;
+  /** A description for messages (`sqlite:/abs/path.db`), never holding credentials. */
+  label: string;
+  /** Runs per checkpoint status, when the backend can count them (the `RunStore` port cannot list). */
+  countRunsByStatus?: () => Promise<Record<string, number>>;
+}
+
+/** A run queue opened from a `--queue` URL, and how to close it. */
+export interface ResolvedQueue {
+  queue: RunQueue;
+  label: string;
+  close(): Promise<void>;
+}
+
+/** What the CLI knows when it opens a backend. */
+export interface OpenBackendContext {
+  /** Read-only commands (`stats`, `dlq list`…): a missing database is an error, not a new file. */
+  mustExist: boolean;
+}
+
+/**
+ * A storage backend the CLI can open. To add one (e.g. `postgres://` state, a `redis://` BullMQ
+ * queue), append an entry to {@link STORE_BACKENDS}: the schemes it answers to, and `openStores`
+ * and/or `openQueue`.
+ */
+export interface StoreBackend {
+  /** URL schemes with their colon: `'sqlite:'`. */
+  schemes: readonly string[];
+  /** Opens the whole `Stores` bundle (`--store`, `--db`). */
+  openStores?(target: string, context: OpenBackendContext): Promise<ResolvedStores>;
+  /** Opens only a run queue (`--queue`), used instead of the bundle's own. */
+  openQueue?(target: string, context: OpenBackendContext): Promise<ResolvedQueue>;
+}
+
+/** `sqlite:PATH`, `sqlite://PATH` and `sqlite:///abs/PATH` → PATH (a bare path is taken as is). */
+function sqlitePath(target: string): string {
+  const rest = target.replace(/^sqlite:/i, '');
+  const path = rest.startsWith('//') ? rest.slice(2) : rest;
+  if (path.length === 0) throw usageError('sqlite: needs a file path, e.g. sqlite:.toolrun/toolrun.db');
+  return path;
+}
+
+function openSqlite(target: string, context: OpenBackendContext) {
+  const path = sqlitePath(target);
+  if (context.mustExist && path !== ':memory:' && !existsSync(path)) {
+    throw usageError(`no toolrun database at ${path} (enqueue a message or run the worker first, or pass --db FILE)`, 'NOT_FOUND');
+  }
+  return { stores: createSqliteStores({ path }), label: `sqlite:${path === ':memory:' ? path : resolve(path)}` };
+}
+
+/** The backends this CLI can open, looked up by scheme. */
+export const STORE_BACKENDS: StoreBackend[] = [
+  {
+    schemes: ['sqlite:'],
+    async openStores(target, context) {
+      const { stores, label } = openSqlite(target, context);
+      const countStatement = stores.database.prepare('SELECT status, COUNT(*) AS count FROM runs GROUP BY status ORDER BY status');
+      return {
+        stores,
+        label,
+        countRunsByStatus: async () => Object.fromEntries((countStatement.all() as Array<{ status: string; count: number }>).map((row) => [row.status, row.count])),
+      };
+    },
+    async openQueue(target, context) {
+      const { stores, label } = openSqlite(target, context);
+      return { queue: stores.queue, label, close: () => stores.close() };
+    },
+  },
+  {
+    schemes: ['memory:'],
+    async openStores() {
+      return { stores: createMemoryStores(), label: 'memory: (nothing is kept after this command)' };
+    },
+    async openQueue() {
+      const stores = createMemoryStores();
+      return { queue: stores.queue, label: 'memory:', close: () => stores.close() };
+    },
+  },
+];
+
+/** What to tell a user whose URL names a backend this CLI does not have. */
+const MISSING_BACKEND_HINTS: Readonly<Record<string, string>> = {
+  'postgres:': 'PostgreSQL state needs the toolrun/postgres backend (install `pg` and a toolrun version whose CLI opens postgres:// URLs)',
+  'postgresql:': 'PostgreSQL state needs the toolrun/postgres backend (install `pg` and a toolrun version whose CLI opens postgres:// URLs)',
+  'redis:': 'a Redis queue needs the toolrun/bullmq or toolrun/redis backend (install `bullmq` and `ioredis` and a toolrun version whose CLI opens redis:// URLs)',
+  'rediss:': 'a Redis queue needs the toolrun/bullmq or toolrun/redis backend (install `bullmq` and `ioredis` and a toolrun version whose CLI opens redis:// URLs)',
+};
+
+/** The scheme of a URL (`'sqlite:'`), or `undefined` for a bare file path. One letter is a drive, not a scheme. */
+function schemeOf(url: string): string | undefined {
+  const match = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(url);
+  return match ? `${match[1]!.toLowerCase()}:` : undefined;
+}
+
+function findBackend(url: string, capability: 'openStores' | 'openQueue', flag: string): StoreBackend {
+  const scheme = schemeOf(url) ?? 'sqlite:';
+  const backend = STORE_BACKENDS.find((candidate) => candidate.schemes.includes(scheme) && candidate[capability] !== undefined);
+  if (backend) return backend;
+  const supported = STORE_BACKENDS.filter((candidate) => candidate[capability] !== undefined).flatMap((candidate) => candidate.schemes);
+  const hint = MISSING_BACKEND_HINTS[scheme] ?? 'install a toolrun backend that provides it';
+  throw usageError(
+    `unsupported backend "${scheme}" for ${flag}: install/enable it first — ${hint}; this CLI opens ${supported.map((value) => (value === 'sqlite:' ? 'sqlite:PATH' : value)).join(' and ')}`,
+    'UNSUPPORTED_BACKEND',
+  );
+}
+
+/** Where the stores come from, as the user said it. */
+export interface StoreLocation {
+  /** `--store URL`. */
+  store?: string | undefined;
+  /** `--queue URL`: the run queue, when it is not the bundle's own. */
+  queue?: string | undefined;
+  /** `--db FILE` (same as `--store sqlite:FILE`). */
+  db?: string | undefined;
+  /** The environment (`TOOLRUN_DB`). */
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * Opens the stores a command works on. The store URL is `--store`, else `sqlite:` + (`--db`, else
+ * `TOOLRUN_DB`, else {@link DEFAULT_DATABASE_PATH}). With `--queue URL`, the run queue comes from
+ * that backend instead of the bundle, and `close()` closes both.
+ *
+ * @throws ToolrunError `USAGE` when `--store` and `--db` are both given; `UNSUPPORTED_BACKEND`
+ * for a scheme no backend answers to; `NOT_FOUND` when `mustExist` and the SQLite file is missing;
+ * `STORE_UNAVAILABLE` from the backend when it cannot be opened.
+ */
+export async function resolveStores(location: StoreLocation, context: OpenBackendContext): Promise<ResolvedStores> {
+  if (location.store !== undefined && location.db !== undefined) throw usageError('pass either --store URL or --db FILE, not both');
+  const envPath = location.env.TOOLRUN_DB !== undefined && location.env.TOOLRUN_DB !== '' ? location.env.TOOLRUN_DB : undefined;
+  const storeUrl = location.store ?? `sqlite:${location.db ?? envPath ?? DEFAULT_DATABASE_PATH}`;
+  const queueBackend = location.queue !== undefined && location.queue !== storeUrl ? findBackend(location.queue, 'openQueue', '--queue') : undefined;
+  const resolved = await findBackend(storeUrl, 'openStores', location.store !== undefined ? '--store' : '--db').openStores!(storeUrl, context);
+  if (!queueBackend) return resolved;
+  let queue: ResolvedQueue;
+  try {
+    queue = await queueBackend.openQueue!(location.queue!, { mustExist: false });
+  } catch (error) {
+    await resolved.stores.close();
+    throw error;
+  }
+  const stores: Stores = {
+    ...resolved.stores,
+    queue: queue.queue,
+    close: async () => {
+      await Promise.allSettled([resolved.stores.close(), queue.close()]);
+    },
+  };
+  return { ...resolved, stores, label: `${resolved.label} (queue ${queue.label})` };
+}

@@ -1,0 +1,152 @@
+import type { Model } from '../agent/messages.ts';
+import type { ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
+import type { ToolsInput } from '../core/tool-registry.ts';
+import { ToolrunError } from '../core/toolrun-error.ts';
+import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
+import type { WorkerEvent } from './worker-events.ts';
+
+/**
+ * What a config module gives the worker, `toolrun dlq replay|drain` and any caller of
+ * `handleMessage` / `createWorker` / `replayToolFailure`: the model, the tools, and the run options
+ * those functions take (same names, same meaning, same defaults).
+ */
+export interface ToolrunConfig {
+  /** The model every run calls (`toolrun/openai`, a recorded model, or any `(request) => response`). */
+  model: Model;
+  /** The tools: an array of `defineTool` definitions, or a record of definitions and plain functions. */
+  tools: ToolsInput;
+  /** Retries per tool per run. @defaultValue 2 */
+  toolRetryBudget?: number;
+  /** Model turns per run. @defaultValue 20 */
+  maxSteps?: number;
+  /** Time budget of one run, in ms. @defaultValue none */
+  deadlineMs?: number;
+  /** Options of the tool runtime built from `tools` (timeouts, retry policy, redaction...). */
+  runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
+  /** Cross-run breaker options (state in the stores), or `false`. @defaultValue threshold 2, half-open after 30 s */
+  sharedBreaker?: Partial<SharedBreakerOptions> | false;
+  /** Bound of each DLQ; at the bound the worker stops taking messages. @defaultValue 10_000 */
+  maxDeadLetterEntries?: number;
+  /** Alerts and dead-letter events (called besides the CLI's own printing). */
+  onEvent?: (event: WorkerEvent) => void;
+}
+
+/** What a config factory receives. */
+export interface ToolrunConfigContext {
+  /** The environment of the process loading the config (API keys, base URLs...). */
+  env: NodeJS.ProcessEnv;
+}
+
+/** A config factory: called once when the config is loaded; may be async (to read secrets, open clients). */
+export type ToolrunConfigFactory = (context: ToolrunConfigContext) => ToolrunConfig | Promise<ToolrunConfig>;
+
+/** What a config module default-exports: a config object or a factory of one. */
+export type ToolrunConfigInput = ToolrunConfig | ToolrunConfigFactory;
+
+const OPTIONAL_KEYS = ['toolRetryBudget', 'maxSteps', 'deadlineMs', 'runtimeOptions', 'sharedBreaker', 'maxDeadLetterEntries', 'onEvent'] as const;
+const KNOWN_KEYS: ReadonlySet<string> = new Set(['model', 'tools', ...OPTIONAL_KEYS]);
+
+/**
+ * Declares a toolrun config: the default export of a `toolrun.config.{ts,mjs,js}` module, loaded by
+ * `toolrun worker --config FILE` and `toolrun dlq replay|drain --config FILE`. Returns `value`
+ * unchanged (typed); an object is checked at once, a factory when it is called by
+ * {@link resolveToolrunConfig}.
+ *
+ * @example
+ * ```ts
+ * import { defineConfig } from 'toolrun';
+ * import { createOpenAiChatModel } from 'toolrun/openai';
+ * import { tools } from './tools.ts';
+ *
+ * export default defineConfig(({ env }) => ({
+ *   model: createOpenAiChatModel({ model: 'gpt-4o-mini', apiKey: env.OPENAI_API_KEY }),
+ *   tools,
+ *   toolRetryBudget: 2,
+ * }));
+ * ```
+ *
+ * @throws ToolrunError `INVALID_CONFIG` when `value` is neither a function nor a valid config
+ * object (the message names each missing or malformed field).
+ */
+export function defineConfig<T extends ToolrunConfigInput>(value: T): T {
+  if (typeof value !== 'function') assertToolrunConfig(value);
+  return value;
+}
+
+/**
+ * Turns what a config module exported into a checked config: calls a factory with `context` (and
+ * awaits it), then validates the result.
+ *
+ * @param source - where the config came from, for error messages (a file path). @defaultValue `'config'`
+ * @throws ToolrunError `INVALID_CONFIG` when the value is not a config, the factory throws or
+ * resolves to something that is not one (the factory's error is the `cause`).
+ */
+export async function resolveToolrunConfig(value: unknown, context: ToolrunConfigContext, source = 'config'): Promise<ToolrunConfig> {
+  let config: unknown = value;
+  if (typeof value === 'function') {
+    try {
+      config = await (value as ToolrunConfigFactory)(context);
+    } catch (error) {
+      if (ToolrunError.is(error) && error.code === 'INVALID_CONFIG') throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new ToolrunError('INVALID_CONFIG', `${source}: the config factory failed: ${reason}`, { cause: error });
+    }
+  }
+  assertToolrunConfig(config, source);
+  return config;
+}
+
+/**
+ * Throws unless `value` is a {@link ToolrunConfig}: `model` a function, `tools` an array or a record,
+ * the numeric options positive (a non-negative integer for `toolRetryBudget`), `onEvent` a function,
+ * `sharedBreaker` an object or `false`, `runtimeOptions` an object, and no unknown key (a misspelt
+ * option would otherwise be ignored silently). Every problem is listed in one message.
+ *
+ * @throws ToolrunError `INVALID_CONFIG`
+ */
+export function assertToolrunConfig(value: unknown, source = 'config'): asserts value is ToolrunConfig {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ToolrunError(
+      'INVALID_CONFIG',
+      `${source}: expected an object { model, tools, ... } (or a function returning one), received ${describe(value)}`,
+    );
+  }
+  const config = value as Record<string, unknown>;
+  const problems: string[] = [];
+  if (config.model === undefined) problems.push('`model` is missing (a function (request) => Promise<response>)');
+  else if (typeof config.model !== 'function') problems.push(`\`model\` must be a function, received ${describe(config.model)}`);
+  if (config.tools === undefined) problems.push('`tools` is missing (an array of defineTool definitions, or a record of tools)');
+  else if (typeof config.tools !== 'object' || config.tools === null) problems.push(`\`tools\` must be an array or an object, received ${describe(config.tools)}`);
+  checkNumber(config, 'toolRetryBudget', { integer: true, minimum: 0 }, problems);
+  checkNumber(config, 'maxSteps', { integer: true, minimum: 1 }, problems);
+  checkNumber(config, 'deadlineMs', { integer: false, minimum: Number.MIN_VALUE }, problems);
+  checkNumber(config, 'maxDeadLetterEntries', { integer: true, minimum: 1 }, problems);
+  if (config.onEvent !== undefined && typeof config.onEvent !== 'function') problems.push(`\`onEvent\` must be a function, received ${describe(config.onEvent)}`);
+  if (config.runtimeOptions !== undefined && (typeof config.runtimeOptions !== 'object' || config.runtimeOptions === null || Array.isArray(config.runtimeOptions))) {
+    problems.push(`\`runtimeOptions\` must be an object, received ${describe(config.runtimeOptions)}`);
+  }
+  if (config.sharedBreaker !== undefined && config.sharedBreaker !== false && (typeof config.sharedBreaker !== 'object' || config.sharedBreaker === null || Array.isArray(config.sharedBreaker))) {
+    problems.push(`\`sharedBreaker\` must be an object or false, received ${describe(config.sharedBreaker)}`);
+  }
+  const unknown = Object.keys(config).filter((key) => !KNOWN_KEYS.has(key));
+  if (unknown.length > 0) problems.push(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `\`${key}\``).join(', ')} (known: ${[...KNOWN_KEYS].join(', ')})`);
+  if (problems.length > 0) throw new ToolrunError('INVALID_CONFIG', `${source}: ${problems.join('; ')}`);
+}
+
+function checkNumber(config: Record<string, unknown>, key: string, rule: { integer: boolean; minimum: number }, problems: string[]): void {
+  const value = config[key];
+  if (value === undefined) return;
+  const valid = typeof value === 'number' && Number.isFinite(value) && value >= rule.minimum && (!rule.integer || Number.isInteger(value));
+  if (!valid) {
+    const expected = rule.integer ? (rule.minimum === 0 ? 'an integer ≥ 0' : `an integer ≥ ${rule.minimum}`) : 'a positive number';
+    problems.push(`\`${key}\` must be ${expected}, received ${describe(value)}`);
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return typeof value === 'object' ? 'an object' : typeof value;
+}

@@ -1,0 +1,287 @@
+/**
+ * The `toolrun` command, spawned as a user runs it in development
+ * (`node --import tsx src/cli/index.ts …`) on a temporary SQLite file, with the test config
+ * test/fixtures/cli-config.ts.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  createMemoryStores,
+  defineConfig,
+  readDeadLetterMetrics,
+  resolveToolrunConfig,
+  ToolrunError,
+  type DeadLetterMetrics,
+  type DeadLetterRecord,
+  type DrainReport,
+  type MessageFailureEntry,
+  type ToolFailureEntry,
+  type ToolrunConfig,
+} from '../src/index.ts';
+import { createFakeClock } from '../src/testing/index.ts';
+
+const CONFIG = 'test/fixtures/cli-config.ts';
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+interface CliOptions {
+  input?: string;
+  env?: Record<string, string>;
+  /** Called with the child as soon as it runs (to signal it). */
+  onSpawn?: (child: ReturnType<typeof spawn>) => void;
+}
+
+function cli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, TOOLRUN_DB: '', TOOLRUN_CONFIG: '', ...options.env };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+    options.onSpawn?.(child);
+  });
+}
+
+/** Waits (bounded) until `check` holds, polling a real event such as a file appearing. */
+async function waitFor(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const startedAt = Date.now();
+  while (!check()) {
+    if (Date.now() - startedAt > timeoutMs) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const directory = mkdtempSync(join(tmpdir(), 'toolrun-cli-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+/** A one-line error on stderr, no stack, and exit code 2. */
+function expectUsageError(result: CliResult, text: string | RegExp): void {
+  expect(result.code).toBe(2);
+  expect(result.stdout).toBe('');
+  const lines = result.stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^toolrun: error: /);
+  expect(lines[0]).toMatch(text);
+  expect(result.stderr).not.toMatch(/\n\s+at /);
+}
+
+describe('toolrun enqueue → worker → stats → dlq', () => {
+  const db = join(directory, 'flow.db');
+
+  it('enqueues from an argument, a file, stdin and JSON lines', async () => {
+    const file = join(directory, 'message.json');
+    writeFileSync(file, JSON.stringify({ input: 'lookup O-2' }));
+    expect(await cli(['enqueue', '{"input": "lookup O-1"}', '--id', 'lookup-1', '--db', db])).toMatchObject({ code: 0, stdout: 'lookup-1\n' });
+    expect(await cli(['enqueue', '--file', file, '--id', 'lookup-2', '--db', db])).toMatchObject({ code: 0, stdout: 'lookup-2\n' });
+    expect(await cli(['enqueue', '--id', 'book-1', '--db', db], { input: '{"input": "book HAT001, mail me at mia.li3818@example.com"}' })).toMatchObject({ code: 0, stdout: 'book-1\n' });
+    const lines = ['{"input": "book HAT002"}', '', '{"input": "lookup O-3"}'].join('\n');
+    const jsonl = await cli(['enqueue', '--jsonl', '--id', 'batch', '--json', '--db', db], { input: lines });
+    expect(jsonl.code).toBe(0);
+    expect(JSON.parse(jsonl.stdout)).toEqual({ ids: ['batch-1', 'batch-3'] });
+    // A body that is not a run request is refused unless asked for; then it goes to the message DLQ.
+    expectUsageError(await cli(['enqueue', '{"prompt": "hi"}', '--db', db]), /not a run request.*nothing was enqueued/);
+    expect(await cli(['enqueue', '{"prompt": "hi"}', '--no-validate', '--id', 'bad-1', '--db', db])).toMatchObject({ code: 0, stdout: 'bad-1\n' });
+    // The same id again is a no-op.
+    expect(await cli(['enqueue', '{"input": "lookup O-1"}', '--id', 'lookup-1', '--db', db])).toMatchObject({ code: 0 });
+  });
+
+  it('works the queue off with --until-empty and reports where everything went', async () => {
+    const worker = await cli(['worker', '--db', db, '--config', CONFIG, '--until-empty', '--concurrency', '2']);
+    expect(worker.stderr).toBe('');
+    expect(worker.code).toBe(0);
+    expect(worker.stdout).toMatch(/handled 6 messages \(completed 3, rejected 1, tool_failed 2\)/);
+
+    const stats = await cli(['stats', '--json', '--db', db]);
+    expect(stats.code).toBe(0);
+    const numbers = JSON.parse(stats.stdout) as { queue: { size: number }; deadLetters: DeadLetterMetrics; runs: Record<string, number> };
+    expect(numbers.queue.size).toBe(0);
+    expect(numbers.runs).toEqual({ completed: 3, tool_failed: 2 });
+    expect(numbers.deadLetters.message).toMatchObject({ depth: 1, entriesByReason: { INVALID_MESSAGE: 1 } });
+    expect(numbers.deadLetters.tool).toMatchObject({ depth: 2, entriesByTool: { book_flight: 2 } });
+    expect(numbers.deadLetters.tool.oldestAgeMs).toBeGreaterThanOrEqual(0);
+
+    const human = await cli(['stats', '--db', db]);
+    expect(human.stdout).toMatch(/tool DLQ: 2 \(oldest \d+(ms|s)\) — book_flight 2/);
+    expect(human.stdout).toMatch(/runs: completed 3, tool_failed 2/);
+  });
+
+  it('lists and shows entries; the tool entry holds no PII', async () => {
+    const list = await cli(['dlq', 'list', '--json', '--db', db]);
+    expect(list.code).toBe(0);
+    const both = JSON.parse(list.stdout) as { message: DeadLetterRecord<MessageFailureEntry>[]; tool: DeadLetterRecord<ToolFailureEntry>[] };
+    expect(both.message.map((record) => record.entry.messageId)).toEqual(['bad-1']);
+    expect(both.tool.map((record) => record.entry.originalMessageId).sort()).toEqual(['batch-1', 'book-1']);
+
+    const toolId = both.tool[0]!.id;
+    const show = await cli(['dlq', 'show', toolId, '--queue', 'tool', '--json', '--db', db]);
+    expect(show.code).toBe(0);
+    const record = JSON.parse(show.stdout) as DeadLetterRecord<ToolFailureEntry>;
+    expect(record.entry).toMatchObject({ kind: 'tool', toolName: 'book_flight', attempts: 3, lastError: { status: 503 } });
+    expect(show.stdout).not.toContain('mia.li3818@example.com');
+
+    const table = await cli(['dlq', 'list', '--queue', 'tool', '--db', db]);
+    expect(table.stdout).toMatch(/^tool DLQ: 2 entries\n/);
+    expect(table.stdout).toMatch(/book_flight\s+run_book-1\s+step 1\s+retry-budget-exhausted\s+server 503/);
+    expectUsageError(await cli(['dlq', 'show', '999', '--queue', 'tool', '--db', db]), /no entry "999" in the tool DLQ/);
+    expectUsageError(await cli(['dlq', 'show', toolId, '--db', db]), /--queue message or --queue tool/);
+  });
+
+  it('replays one entry and drains the rest once the tool works again', async () => {
+    const list = JSON.parse((await cli(['dlq', 'list', '--queue', 'tool', '--json', '--db', db])).stdout) as DeadLetterRecord<ToolFailureEntry>[];
+    const [first, second] = list;
+    // Still broken: the replay fails again, the entry stays, exit code 1.
+    const failed = await cli(['dlq', 'replay', first!.id, '--config', CONFIG, '--db', db]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/tool_failed .*kept in the tool DLQ/);
+
+    const healed = { CLI_TEST_BOOKING_HEALED: '1' };
+    const replayed = await cli(['dlq', 'replay', first!.id, '--config', CONFIG, '--json', '--db', db], { env: healed });
+    expect(replayed.code).toBe(0);
+    expect(JSON.parse(replayed.stdout)).toMatchObject({ id: first!.id, status: 'completed', removed: true });
+
+    const drain = await cli(['dlq', 'drain', '--config', CONFIG, '--json', '--db', db], { env: healed });
+    expect(drain.code).toBe(0);
+    const report = JSON.parse(drain.stdout) as DrainReport;
+    expect(report).toMatchObject({ total: 1, removed: 1, outcomes: { completed: 1 } });
+    expect(report.entries).toEqual([expect.objectContaining({ id: second!.id, status: 'completed' })]);
+
+    const empty = await cli(['dlq', 'drain', '--config', CONFIG, '--db', db], { env: healed });
+    expect(empty).toMatchObject({ code: 0, stdout: 'drained 0 entries: none; removed 0, 0 left in the tool DLQ\n' });
+  });
+
+  it('purges only with --yes', async () => {
+    expectUsageError(await cli(['dlq', 'purge', '--queue', 'message', '--db', db]), /deletes all 1 entry of the message DLQ.*--yes/);
+    expect(await cli(['dlq', 'purge', '--queue', 'message', '--yes', '--db', db])).toMatchObject({ code: 0, stdout: 'purged 1 entry from the message DLQ\n' });
+    expect(JSON.parse((await cli(['stats', '--json', '--db', db])).stdout).deadLetters.message.depth).toBe(0);
+  });
+
+  it('finds the database through TOOLRUN_DB', async () => {
+    const stats = await cli(['stats', '--json'], { env: { TOOLRUN_DB: db } });
+    expect(stats.code).toBe(0);
+    expect(JSON.parse(stats.stdout).runs).toEqual({ completed: 5 });
+  });
+});
+
+describe('toolrun worker shutdown', () => {
+  it('on SIGTERM takes no new message, finishes the run in flight, closes the store and exits 0', async () => {
+    const db = join(directory, 'shutdown.db');
+    const started = join(directory, 'started');
+    const release = join(directory, 'release');
+    expect((await cli(['enqueue', '--jsonl', '--db', db], { input: '{"input": "slow one"}\n{"input": "lookup after"}\n' })).code).toBe(0);
+    const result = await cli(['worker', '--db', db, '--config', CONFIG], {
+      env: { CLI_TEST_STARTED_FILE: started, CLI_TEST_RELEASE_FILE: release },
+      onSpawn: (child) => {
+        void waitFor(() => existsSync(started)).then(() => {
+          child.kill('SIGTERM');
+          // Let the in-flight run end only after the signal was handled.
+          setTimeout(() => writeFileSync(release, 'go'), 200);
+        });
+      },
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/SIGTERM: finishing in-flight runs/);
+    expect(result.stdout).toMatch(/handled 1 message \(completed 1\)/);
+    const stats = JSON.parse((await cli(['stats', '--json', '--db', db])).stdout) as { queue: { size: number }; runs: Record<string, number> };
+    expect(stats.runs).toEqual({ completed: 1 });
+    expect(stats.queue.size).toBe(1); // the message after the signal was not taken
+  });
+});
+
+describe('toolrun bad input', () => {
+  const db = join(directory, 'errors.db');
+
+  it('exits 2 with one line for usage errors', async () => {
+    expect((await cli(['enqueue', '{"input": "x"}', '--db', db])).code).toBe(0);
+    const badFile = join(directory, 'bad.json');
+    writeFileSync(badFile, '{"input": "unterminated');
+    expectUsageError(await cli(['enqueue', '--file', badFile, '--db', db]), /bad\.json is not valid JSON/);
+    expectUsageError(await cli(['enqueue', '--file', join(directory, 'missing.json'), '--db', db]), /cannot read .*missing\.json: no such file/);
+    expectUsageError(await cli(['worker', '--bogus', '--db', db]), /unknown option '--bogus'/);
+    expectUsageError(await cli(['stats', '--db', join(directory, 'nothing-here.db')]), /no toolrun database at/);
+    expect(existsSync(join(directory, 'nothing-here.db'))).toBe(false);
+  });
+
+  it('names what is wrong with the config', async () => {
+    expectUsageError(await cli(['worker', '--db', db, '--until-empty'], { env: {} }), /missing config: pass --config FILE/);
+    const invalid = join(directory, 'invalid.config.mjs');
+    writeFileSync(invalid, 'export default { model: "gpt-4o", toolRetryBudget: -1, tool: [] };\n');
+    expectUsageError(await cli(['worker', '--db', db, '--config', invalid, '--until-empty']), /`model` must be a function.*`tools` is missing.*`toolRetryBudget` must be an integer ≥ 0.*unknown option `tool`/);
+    const noDefault = join(directory, 'no-default.config.mjs');
+    writeFileSync(noDefault, 'export const config = {};\n');
+    expectUsageError(await cli(['dlq', 'drain', '--db', db, '--config', noDefault]), /has no default export/);
+    const throwing = join(directory, 'throwing.config.mjs');
+    writeFileSync(throwing, 'export default () => { throw new Error("OPENAI_API_KEY is not set"); };\n');
+    expectUsageError(await cli(['worker', '--db', db, '--config', throwing, '--until-empty']), /the config factory failed: OPENAI_API_KEY is not set/);
+  });
+
+  it('refuses backends it does not have, without echoing credentials', async () => {
+    const result = await cli(['stats', '--store', 'postgres://toolrun:s3cret@db.internal:5432/toolrun']);
+    expectUsageError(result, /unsupported backend "postgres:" for --store: install\/enable it first/);
+    expect(result.stderr).not.toContain('s3cret');
+    expectUsageError(await cli(['worker', '--config', CONFIG, '--db', db, '--queue', 'redis://localhost:6379']), /unsupported backend "redis:" for --queue/);
+    const memory = await cli(['stats', '--store', 'memory:', '--json']);
+    expect(memory.code).toBe(0);
+    expect(JSON.parse(memory.stdout)).toMatchObject({ queue: { size: 0 }, runs: null });
+  });
+
+  it('exits 1, in one line, when the store cannot be opened', async () => {
+    const notADatabase = join(directory, 'not-a-database.db');
+    writeFileSync(notADatabase, 'this is not SQLite'.repeat(100));
+    const result = await cli(['stats', '--db', notADatabase]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/^toolrun: error: cannot open the SQLite store/);
+  });
+});
+
+describe('the config module format and the dead-letter metrics behind toolrun stats (in process)', () => {
+  const model = async () => ({ text: 'hi', usage: { input: 1, output: 1 } });
+
+  it('defineConfig checks an object at once; resolveToolrunConfig calls a (possibly async) factory with the environment', async () => {
+    const config = defineConfig({ model, tools: [], maxSteps: 3 });
+    expect(await resolveToolrunConfig(config, { env: {} })).toBe(config);
+    const factory = defineConfig(async ({ env }) => ({ model, tools: {}, toolRetryBudget: Number(env.BUDGET) }));
+    expect(await resolveToolrunConfig(factory, { env: { BUDGET: '0' } })).toMatchObject({ toolRetryBudget: 0 });
+    const invalid = (value: unknown) => {
+      try {
+        defineConfig(value as ToolrunConfig);
+      } catch (error) {
+        return ToolrunError.is(error) ? `${error.code}: ${error.message}` : String(error);
+      }
+      return 'accepted';
+    };
+    expect(invalid({ tools: [] })).toBe('INVALID_CONFIG: config: `model` is missing (a function (request) => Promise<response>)');
+    expect(invalid({ model, tools: [], maxSteps: 0, deadlineMs: -5, onEvent: 'log' })).toMatch(/`maxSteps` must be an integer ≥ 1.*`deadlineMs` must be a positive number.*`onEvent` must be a function/);
+    expect(invalid([])).toMatch(/^INVALID_CONFIG: config: expected an object/);
+    await expect(resolveToolrunConfig(() => ({ model }), { env: {} }, 'my.config.ts')).rejects.toThrow('my.config.ts: `tools` is missing');
+  });
+
+  it('reads depth, oldest-entry age (from firstSeenAt / receivedAt) and entries per tool, across pages', async () => {
+    const clock = createFakeClock(Date.UTC(2026, 0, 1));
+    const stores = createMemoryStores({ clock });
+    const entry = (toolName: string, firstSeenAt: string) => ({ kind: 'tool', toolName, firstSeenAt, runId: 'r', stepIndex: 1 });
+    await stores.toolDlq.push(entry('book_flight', '2025-12-31T23:00:00.000Z'));
+    await stores.toolDlq.push(entry('book_flight', '2025-12-31T22:00:00.000Z')); // added later, seen earlier
+    await stores.toolDlq.push(entry('get_user', 'not a date')); // falls back to addedAt
+    await stores.toolDlq.push({ kind: 'tool' });
+    await stores.messageDlq.push({ kind: 'message', rawBody: '{', reason: { code: 'MALFORMED_JSON', detail: '' }, receivedAt: '2025-12-31T23:30:00.000Z' });
+    await clock.advance(60_000);
+    const metrics = await readDeadLetterMetrics(stores, { clock, pageSize: 3 });
+    expect(metrics.tool).toEqual({ depth: 4, oldestAgeMs: 2 * 3_600_000 + 60_000, oldestAt: '2025-12-31T22:00:00.000Z', entriesByTool: { book_flight: 2, get_user: 1, unknown: 1 } });
+    expect(metrics.message).toEqual({ depth: 1, oldestAgeMs: 30 * 60_000 + 60_000, oldestAt: '2025-12-31T23:30:00.000Z', entriesByReason: { MALFORMED_JSON: 1 } });
+    expect(metrics.measuredAt).toBe('2026-01-01T00:01:00.000Z');
+    await stores.toolDlq.purge();
+    expect((await readDeadLetterMetrics(stores, { clock })).tool).toEqual({ depth: 0, oldestAgeMs: null, oldestAt: null, entriesByTool: {} });
+  });
+});
