@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { systemClock, type Clock } from '../core/ports/clock.ts';
 import type { Stores } from '../core/ports/stores.ts';
 import { handleMessage, type HandleMessageOptions, type HandleMessageResult } from './handle-message.ts';
@@ -69,6 +70,8 @@ export function createWorker(options: WorkerOptions): Worker {
   const maxEntries = options.maxDeadLetterEntries ?? 10_000;
   const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false };
   const controller = new AbortController();
+  // every consumer's poll sleep listens on this one signal: no listener-count warning above 10 consumers
+  setMaxListeners(0, controller.signal);
   let stopping = false;
 
   const emit = (event: WorkerEvent) => options.onEvent?.(event);
