@@ -7,6 +7,7 @@ import { parseArguments } from '../schema/parse-arguments.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
 import { buildFailure, sanitiseErrorText, truncateText, type FailureParts } from './build-failure.ts';
 import { classifyError, type ClassifiedError } from './classify-error.ts';
+import type { FailurePatternLibrary } from './failure-patterns.ts';
 import type { RetryOverrides } from './define-tool.ts';
 import { systemClock, systemRandom, type Clock, type RandomSource } from './ports/clock.ts';
 import type { SchemaValidator } from './ports/schema-validator.ts';
@@ -14,7 +15,7 @@ import { createRedactor, type Redactor, type RedactorOptions } from './redact.ts
 import { runAttempt } from './run-attempt.ts';
 import type { AttemptRecord, ToolCallRecord } from './tool-call-record.ts';
 import { createToolRegistry, type RegisteredTool, type ToolSpec, type ToolsInput } from './tool-registry.ts';
-import type { ToolFailureError, ToolResult } from './tool-result.ts';
+import type { FieldError, ToolFailureError, ToolResult } from './tool-result.ts';
 import { ToolrunError } from './toolrun-error.ts';
 
 /** Options of {@link createToolRuntime}. Every duration is in milliseconds. */
@@ -56,6 +57,12 @@ export interface ToolRuntimeOptions {
   onCallEnd?: (record: ToolCallRecord) => void;
   /** Redaction for the model-facing `detail` (and for whoever reuses `runtime.redactor`). */
   redact?: RedactorOptions | Redactor;
+  /**
+   * Known failure patterns that phrase the envelope's `suggestion` (see `createFailurePatternLibrary`).
+   * Without a matching pattern, and when the tool supplied its own suggestion, the built-in
+   * suggestion stays. The phrased text is redacted and bounded to 600 characters. @defaultValue none
+   */
+  failurePatterns?: FailurePatternLibrary;
 }
 
 /** One call, as a model asked for it. */
@@ -155,6 +162,11 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   const resolveNames = options.resolveToolNames ?? true;
 
   const modelText = (text: string) => truncateText(redactor.text(sanitiseErrorText(text)), maxErrorTextBytes);
+  const redactField = (field: FieldError): FieldError => ({
+    ...field,
+    ...(field.received !== undefined ? { received: redactor.text(field.received) } : {}),
+    ...(field.message !== undefined ? { message: redactor.text(field.message) } : {}),
+  });
 
   async function execute(input: ToolRunInput): Promise<ToolCallRecord> {
     const startedAt = clock.now();
@@ -198,8 +210,12 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       return record;
     };
     const envelopeBase = () => ({ tool_name: toolName, call_id: callId, duration_ms: Math.max(0, clock.now() - startedAt), attempts: attempts.length, trace_id: traceId });
-    const fail = (parts: FailureParts): ToolCallRecord => {
+    const fail = (parts: FailureParts, toolSuggested = false): ToolCallRecord => {
       const error: ToolFailureError = buildFailure({ ...parts, ...(tool?.definition.fallbacks ? { fallbacks: tool.definition.fallbacks } : {}) });
+      if (options.failurePatterns && !toolSuggested) {
+        const phrased = options.failurePatterns.suggest({ toolName, code: error.code, message: error.message, detail: error.detail, suggestion: error.suggestion, ...(error.fields ? { fields: error.fields } : {}) });
+        if (phrased !== undefined) error.suggestion = truncateText(redactor.text(phrased), 600);
+      }
       return finish({ status: 'failed', ...envelopeBase(), error });
     };
 
@@ -217,7 +233,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           errorRecord = { kind: 'not_found', status: null, message: `Unknown tool ${requestedName}`, causes: [] };
           return fail({
             code: 'TOOL_NOT_FOUND',
-            message: `There is no tool named "${truncateText(requestedName, 128)}"`,
+            message: `There is no tool named "${redactor.text(truncateText(requestedName, 128))}"`,
             detail: `Available tools: ${registry.names.join(', ')}.${resolution.closest ? ` Did you mean "${resolution.closest}"?` : ''}`,
             suggestion: resolution.closest
               ? `Call "${resolution.closest}" instead if it does what you need, or another of the available tools.`
@@ -238,7 +254,11 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       const parsed = parseArguments(input.args);
       if (!parsed.ok) {
         sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(input.args) });
-        return fail({ ...parsed.failure, detail: truncateText(parsed.failure.detail, maxErrorTextBytes) });
+        return fail({
+          ...parsed.failure,
+          detail: truncateText(redactor.text(parsed.failure.detail), maxErrorTextBytes),
+          fields: parsed.failure.fields.map(redactField),
+        });
       }
       normalisations.push(...parsed.normalisations);
       parsedArguments = parsed.value;
@@ -248,10 +268,10 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(parsed.value) });
           return fail({
             code: validation.code,
-            message: validation.message,
+            message: redactor.text(validation.message),
             detail: truncateText(redactor.text(validation.detail), maxErrorTextBytes),
-            suggestion: validation.suggestion,
-            fields: validation.fields.map((field) => (field.received === undefined ? field : { ...field, received: redactor.text(field.received) })),
+            suggestion: redactor.text(validation.suggestion),
+            fields: validation.fields.map(redactField),
           });
         }
         normalisations.push(...validation.normalisations);
@@ -360,7 +380,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         if (failure.misconfiguration) await sharedBreaker.recordFailure(toolName, { message: modelText(failure.message) }).catch(() => undefined);
         else if (probe) await sharedBreaker.releaseProbe(toolName).catch(() => undefined);
       }
-      return fail(describeFailure(toolName, failure, decision, attempts.length, modelText));
+      return fail(describeFailure(toolName, failure, decision, attempts.length, modelText), failure.suggestion !== undefined);
     } catch (internal) {
       // A bug inside the pipeline or a port: still an envelope, never a rejection.
       errorRecord = { kind: 'exception', status: null, message: internal instanceof Error ? internal.message : String(internal), causes: causeChain(internal), ...(internal instanceof Error && internal.stack ? { stack: internal.stack } : {}) };

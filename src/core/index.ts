@@ -12,3 +12,4 @@ export * from './create-tool-runtime.ts';
 export * from './format-tool-result.ts';
 export * from './resolve-tool-name.ts';
 export * from './ports/index.ts';
+export * from './failure-patterns.ts';

@@ -1,3 +1,4 @@
 export * from './clock.ts';
 export * from './schema-validator.ts';
 export * from './stores.ts';
+export * from './failure-log.ts';

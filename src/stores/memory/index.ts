@@ -10,3 +10,4 @@ export { createMemoryIdempotencyLedger } from './memory-idempotency-ledger.ts';
 export { createMemoryBreakerStateStore } from './memory-breaker-state-store.ts';
 export { createMemoryDeadLetterQueue } from './memory-dead-letter-queue.ts';
 export { createMemoryRunQueue, type MemoryRunQueueOptions } from './memory-run-queue.ts';
+export { createMemoryFailureLog, type MemoryFailureLog, type MemoryFailureLogOptions } from './memory-failure-log.ts';

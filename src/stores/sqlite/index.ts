@@ -5,3 +5,4 @@
 export { createSqliteStores, type SqliteStores, type SqliteStoresOptions } from './sqlite-stores.ts';
 export { SQLITE_SCHEMA_VERSION } from './sqlite-migrations.ts';
 export { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
+export { createSqliteFailureLog, openSqliteFailureLog, SQLITE_FAILURE_LOG_SCHEMA } from './sqlite-failure-log.ts';

@@ -1,0 +1,135 @@
+/**
+ * Issue 6's benchmark: throughput of toolrun's BullMQ worker (every store in PostgreSQL, the
+ * trivial agent: one tool call, then an answer) with 1 and 4 worker processes, against a bare
+ * BullMQ worker doing the same work in the same run: the same model and tool calls and the same
+ * number of PostgreSQL reads and writes of the same sizes per run (counted on toolrun's stores
+ * first), by hand. Needs Redis and PostgreSQL (see test/fixtures/distributed-services.ts).
+ */
+import { Queue } from 'bullmq';
+import { handleMessage, type Stores } from '../src/index.ts';
+import { createPostgresStores } from '../src/stores/postgres/index.ts';
+import { createDistributedTools, distributedModel } from '../test/fixtures/distributed-agent.ts';
+import type { DistributedBenchWorkerConfig } from '../test/fixtures/distributed-bench-worker.ts';
+import { spawnFixture } from '../test/fixtures/distributed-processes.ts';
+import { createTestPool, dropSchema, REDIS_URL, uniqueName } from '../test/fixtures/distributed-services.ts';
+import type { BenchRow } from './measure.ts';
+
+const TRIVIAL_BODY = JSON.stringify({ input: 'trivial' });
+const CONCURRENCY = 4;
+
+/** Store calls of one trivial run through `handleMessage`, counted on a proxy of the PostgreSQL stores. */
+async function storeCallsPerRun(stores: Stores, runs: number): Promise<{ reads: number; writes: number; bytesPerWrite: number }> {
+  let reads = 0;
+  let writes = 0;
+  let bytes = 0;
+  const count = <T extends object>(target: T, reading: readonly string[], writing: readonly string[]): T =>
+    new Proxy(target, {
+      get(object, key, receiver) {
+        const value = Reflect.get(object, key, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (reading.includes(String(key))) reads += 1;
+          if (writing.includes(String(key))) {
+            writes += 1;
+            bytes += JSON.stringify(args)?.length ?? 0;
+          }
+          return (value as (...values: unknown[]) => unknown).apply(object, args);
+        };
+      },
+    });
+  const counted: Stores = {
+    ...stores,
+    conversations: count(stores.conversations, ['get'], ['put', 'delete']),
+    runs: count(stores.runs, ['get'], ['put']),
+    ledger: count(stores.ledger, ['get'], ['putIfAbsent', 'delete']),
+    breakers: count(stores.breakers, ['get'], ['update']),
+  };
+  const tools = createDistributedTools();
+  for (let index = 0; index < runs; index++) {
+    const result = await handleMessage({ body: TRIVIAL_BODY, id: `count-${index}` }, { model: distributedModel, tools, stores: counted, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } });
+    if (result.status !== 'completed') throw new Error(`bench run ended ${result.status}`);
+  }
+  return { reads: Math.round(reads / runs), writes: Math.round(writes / runs), bytesPerWrite: Math.round(bytes / Math.max(1, writes)) };
+}
+
+/** Runs `jobs` trivial jobs through `processes` worker processes of `mode`; returns runs per second. */
+async function runsPerSecond(options: { mode: 'toolrun' | 'bare'; processes: number; jobs: number; schema: string; calls: { reads: number; writes: number; bytesPerWrite: number } }): Promise<number> {
+  const queueName = uniqueName('toolrun-bench-');
+  const queue = new Queue(queueName, { connection: { url: REDIS_URL } });
+  const config: DistributedBenchWorkerConfig = {
+    mode: options.mode,
+    schema: options.schema,
+    queueName,
+    concurrency: CONCURRENCY,
+    readsPerRun: options.calls.reads,
+    writesPerRun: options.calls.writes,
+    bytesPerWrite: options.calls.bytesPerWrite,
+  };
+  const workers = Array.from({ length: options.processes }, () => spawnFixture('test/fixtures/distributed-bench-worker.ts', [JSON.stringify(config)]));
+  try {
+    await queue.pause();
+    const prefix = uniqueName('b');
+    for (let start = 0; start < options.jobs; start += 500) {
+      const batch = Array.from({ length: Math.min(500, options.jobs - start) }, (_, offset) => {
+        const messageId = `${prefix}-${start + offset}`;
+        return { name: 'run', data: { body: TRIVIAL_BODY, messageId }, opts: { jobId: messageId } };
+      });
+      await queue.addBulk(batch);
+    }
+    await Promise.all(workers.map((worker) => worker.ready));
+    const startedAt = process.hrtime.bigint();
+    await queue.resume();
+    for (;;) {
+      const { completed = 0, failed = 0 } = await queue.getJobCounts('completed', 'failed');
+      if (failed > 0) throw new Error(`${failed} ${options.mode} jobs failed`);
+      if (completed >= options.jobs) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+    return options.jobs / seconds;
+  } finally {
+    for (const worker of workers) worker.child.kill('SIGTERM');
+    await Promise.all(workers.map((worker) => worker.exited));
+    await queue.obliterate({ force: true });
+    await queue.close();
+  }
+}
+
+/**
+ * Runs the distributed benchmark and returns its rows: per process count, the bare BullMQ worker
+ * and toolrun's (best of `rounds`, alternating, so that load from elsewhere hits both alike).
+ */
+export async function runDistributedBench(options: { jobs?: number; rounds?: number } = {}): Promise<BenchRow[]> {
+  const jobs = options.jobs ?? 1_000;
+  const rounds = options.rounds ?? 2;
+  const pool = createTestPool({ max: 2 });
+  const schema = uniqueName('toolrun_bench_');
+  const stores = await createPostgresStores({ pool, schema });
+  const rows: BenchRow[] = [];
+  try {
+    await pool.query(`CREATE TABLE "${schema}".bench_kv (key text PRIMARY KEY, value text NOT NULL)`);
+    const calls = await storeCallsPerRun(stores, 30);
+    for (const processes of [1, 4]) {
+      let bare = 0;
+      let toolrun = 0;
+      for (let round = 0; round < rounds; round++) {
+        bare = Math.max(bare, await runsPerSecond({ mode: 'bare', processes, jobs, schema, calls }));
+        toolrun = Math.max(toolrun, await runsPerSecond({ mode: 'toolrun', processes, jobs, schema, calls }));
+      }
+      const label = `${processes} process${processes === 1 ? '' : 'es'} × ${CONCURRENCY}`;
+      rows.push({ name: `bare BullMQ worker, ${label}: ${calls.reads} reads + ${calls.writes} writes per run`, medianNs: 1e9 / bare, note: `${bare.toFixed(0)} runs/s` });
+      rows.push({
+        name: `toolrun BullMQ worker + PostgreSQL, ${label}`,
+        medianNs: 1e9 / toolrun,
+        baseline: `bare, ${label}`,
+        ratio: bare / toolrun,
+        note: `${toolrun.toFixed(0)} runs/s = ${(toolrun / bare).toFixed(2)} of bare`,
+      });
+    }
+    return rows;
+  } finally {
+    await stores.close();
+    await dropSchema(pool, schema);
+    await pool.end();
+  }
+}

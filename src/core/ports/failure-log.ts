@@ -1,0 +1,86 @@
+/**
+ * The failure log: a durable, append-only record of what went wrong in tool calls, kept for
+ * people (SPEC.md §4): `toolrun report` reads it to show which tools and which argument fields fail
+ * most. Every value in it is already redacted and bounded when it is appended; it never holds
+ * arguments, stacks or conversation text.
+ */
+import type { FailureType } from '../failure-codes.ts';
+
+/** One field-level problem of a failed call (JSON Pointer path; `expected`/`received` redacted and bounded). */
+export interface FailureLogField {
+  path: string;
+  /** `required`, `type`, `enum`, `format`, `pattern`, `range`, `length`, `unknown`, `const`, `alternatives`, `other`. */
+  problem: string;
+  expected?: string;
+  received?: string;
+}
+
+interface FailureLogRecordBase {
+  /** ISO-8601, on the clock of the runtime that saw it. */
+  at: string;
+  /** The registered tool (or the requested name, redacted, for `TOOL_NOT_FOUND`). */
+  toolName: string;
+  runId: string | null;
+  sessionId: string | null;
+}
+
+/** A tool call that ended in a failed envelope. */
+export interface ToolFailureLogRecord extends FailureLogRecordBase {
+  kind: 'tool-failure';
+  traceId: string;
+  callId: string;
+  /** The agent-loop step of the call, when it ran inside an observed run. */
+  stepIndex: number | null;
+  type: FailureType;
+  /** The envelope's `error.code`. */
+  code: string;
+  /** The envelope's `error.message` (model-facing, redacted). */
+  message: string;
+  fields: FailureLogField[];
+  attempts: number;
+  durationMs: number;
+}
+
+/**
+ * A run recovered: a tool call succeeded at a later step than the failure that opened the episode
+ * (SPEC.md §3 "recovery rounds": steps from a failure to the next success of the run).
+ */
+export interface RecoveryLogRecord extends FailureLogRecordBase {
+  kind: 'recovery';
+  /** `toolName` is the tool whose failure opened the episode; this one succeeded. */
+  recoveredWith: string;
+  failedAtStep: number;
+  recoveredAtStep: number;
+  /** `recoveredAtStep - failedAtStep`, at least 1. */
+  rounds: number;
+  /** Failed calls in the episode. */
+  failures: number;
+}
+
+/** A circuit breaker opened for a tool: in one session, or for every run (`shared`). */
+export interface BreakerOpenLogRecord extends FailureLogRecordBase {
+  kind: 'breaker-open';
+  scope: 'session' | 'shared';
+}
+
+/**
+ * One record of the failure log:
+ * - `tool-failure`: a failed call;
+ * - `recovery`: a run got past its failures;
+ * - `breaker-open`: a breaker trip.
+ */
+export type FailureLogRecord = ToolFailureLogRecord | RecoveryLogRecord | BreakerOpenLogRecord;
+
+/**
+ * Where failure records are kept (memory for tests, SQLite beside the embedded stores). Records are
+ * JSON values; what is read back is a copy. Appends from concurrent callers are all kept, in order
+ * of arrival.
+ */
+export interface FailureLog {
+  /** Appends one record (already redacted by the caller). */
+  append(record: FailureLogRecord): Promise<void>;
+  /** Records oldest first; `limit` defaults to all, `offset` to 0. */
+  list(options?: { limit?: number; offset?: number }): Promise<FailureLogRecord[]>;
+  size(): Promise<number>;
+}
+

@@ -1,0 +1,274 @@
+import type { FailureType } from '../../core/failure-codes.ts';
+import { createFailurePatternLibrary, type FailurePatternLibrary, type FailureStrategy } from '../../core/failure-patterns.ts';
+import type { FailureLogRecord, ToolFailureLogRecord } from '../../core/ports/failure-log.ts';
+import { describeFieldHint } from './field-hints.ts';
+
+/** The failure types in report order. */
+export const REPORT_FAILURE_TYPES: readonly FailureType[] = ['invalid_parameter', 'environment', 'permission', 'logic', 'circuit_breaker'];
+
+/** A count with its share of a whole (0..1, 4 decimals). */
+export interface CountShare {
+  count: number;
+  share: number;
+}
+
+/** How one argument field failed. Paths fold array indices to `*` (`/passengers/*\/dob`). */
+export interface FieldFailureReport {
+  toolName: string;
+  path: string;
+  /** Failed calls with an error on this field. */
+  failures: number;
+  /** `failures` / the tool's failed calls. */
+  shareOfTool: number;
+  /** Most common first. */
+  problems: Array<{ problem: string; count: number }>;
+  /** The commonest `expected` text. */
+  expected?: string;
+  /** Up to 3 distinct received values (redacted), commonest first. */
+  received: string[];
+  /** How to fix the field's description. */
+  hint: string;
+}
+
+/** How one tool failed. */
+export interface ToolFailureReport {
+  toolName: string;
+  failures: number;
+  /** Share of all failed calls. */
+  share: number;
+  /** Non-zero types, in report order. */
+  types: Array<{ type: FailureType; count: number }>;
+  /** Most common first. */
+  codes: Array<{ code: string; count: number }>;
+  /** Most failing first. */
+  fields: Array<{ path: string; failures: number; problems: Array<{ problem: string; count: number }> }>;
+  recovery: { episodes: number; meanRounds: number | null };
+  breakerTrips: { session: number; shared: number };
+}
+
+/** Failures grouped by failure pattern (`unmatched` for none). */
+export interface PatternGroupReport {
+  id: string;
+  count: number;
+  rootCause: string | null;
+  strategy: FailureStrategy | null;
+  tools: string[];
+}
+
+/**
+ * What `toolrun report` shows (SPEC.md §4). Counts come straight from the records; shares have 4
+ * decimals, means 2; every list is sorted by count (descending), then by name.
+ */
+export interface FailureReport {
+  source: string;
+  /** ISO-8601 of the first and last record, or null when there are none. */
+  from: string | null;
+  to: string | null;
+  totals: { records: number; failures: number; runsWithFailures: number; tools: number; recoveries: number; breakerTrips: number };
+  /** Every type, in report order, with its share of the failures. */
+  types: Array<{ type: FailureType } & CountShare>;
+  /** Fields whose errors dominate come first: fix their descriptions first. */
+  fields: FieldFailureReport[];
+  tools: ToolFailureReport[];
+  patterns: PatternGroupReport[];
+  recovery: { episodes: number; meanRounds: number | null; meanFailuresPerEpisode: number | null };
+  breakers: { trips: number; session: number; shared: number; byTool: Array<{ toolName: string; session: number; shared: number }> };
+}
+
+/** Options of {@link buildFailureReport}. */
+export interface BuildFailureReportOptions {
+  /** Names where the records came from (`sqlite:…`, `log:…`). @defaultValue `'records'` */
+  source?: string;
+  /** Groups failures. @defaultValue the default patterns */
+  patterns?: FailurePatternLibrary;
+}
+
+/** Code-unit order: the same on every machine, unlike `localeCompare`. */
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+const round = (value: number, decimals: number) => {
+  const factor = 10 ** decimals;
+  return Math.round(value * factor) / factor;
+};
+
+const share = (count: number, whole: number) => (whole === 0 ? 0 : round(count / whole, 4));
+
+const mean = (values: readonly number[]) => (values.length === 0 ? null : round(values.reduce((sum, value) => sum + value, 0) / values.length, 2));
+
+function increment(map: Map<string, number>, key: string, by = 1) {
+  map.set(key, (map.get(key) ?? 0) + by);
+}
+
+function sortedCounts<K extends string>(map: Map<string, number>, keyName: K): Array<Record<K, string> & { count: number }> {
+  return [...map.entries()]
+    .sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]))
+    .map(([key, count]) => ({ [keyName]: key, count }) as Record<K, string> & { count: number });
+}
+
+/** `/passengers/0/dob` → `/passengers/*\/dob`: one field, whatever the item. */
+export function foldArrayIndices(path: string): string {
+  return path.replace(/\/\d+(?=\/|$)/g, '/*');
+}
+
+function fieldName(path: string): string {
+  const tokens = path.split('/').filter((token) => token !== '' && token !== '*');
+  return (tokens[tokens.length - 1] ?? '(arguments)').replaceAll('~1', '/').replaceAll('~0', '~');
+}
+
+interface FieldAccumulator {
+  toolName: string;
+  path: string;
+  failures: number;
+  problems: Map<string, number>;
+  expected: Map<string, number>;
+  received: Map<string, number>;
+}
+
+/**
+ * Builds the failure report from failure-log records. Pure and deterministic: the same records
+ * give the same report. A failed call counts once per field it has errors on, whatever the
+ * number of errors on that field.
+ */
+export function buildFailureReport(records: Iterable<FailureLogRecord>, options: BuildFailureReportOptions = {}): FailureReport {
+  const library = options.patterns ?? createFailurePatternLibrary();
+  const failures: ToolFailureLogRecord[] = [];
+  const recoveries: Array<Extract<FailureLogRecord, { kind: 'recovery' }>> = [];
+  const trips: Array<Extract<FailureLogRecord, { kind: 'breaker-open' }>> = [];
+  let count = 0;
+  let from: string | null = null;
+  let to: string | null = null;
+  for (const record of records) {
+    count += 1;
+    if (from === null || record.at < from) from = record.at;
+    if (to === null || record.at > to) to = record.at;
+    if (record.kind === 'tool-failure') failures.push(record);
+    else if (record.kind === 'recovery') recoveries.push(record);
+    else trips.push(record);
+  }
+
+  const typeCounts = new Map<string, number>();
+  const runs = new Set<string>();
+  const byTool = new Map<string, { failures: number; types: Map<string, number>; codes: Map<string, number> }>();
+  const fields = new Map<string, FieldAccumulator>();
+  const patterns = new Map<string, { count: number; tools: Set<string> }>();
+
+  for (const failure of failures) {
+    increment(typeCounts, failure.type);
+    if (failure.runId !== null) runs.add(failure.runId);
+    const tool = byTool.get(failure.toolName) ?? { failures: 0, types: new Map(), codes: new Map() };
+    byTool.set(failure.toolName, tool);
+    tool.failures += 1;
+    increment(tool.types, failure.type);
+    increment(tool.codes, failure.code);
+
+    const seen = new Set<string>();
+    for (const field of failure.fields) {
+      const path = foldArrayIndices(field.path);
+      const key = `${failure.toolName}\u0000${path}`;
+      let accumulator = fields.get(key);
+      if (!accumulator) {
+        accumulator = { toolName: failure.toolName, path, failures: 0, problems: new Map(), expected: new Map(), received: new Map() };
+        fields.set(key, accumulator);
+      }
+      if (!seen.has(key)) {
+        seen.add(key);
+        accumulator.failures += 1;
+      }
+      increment(accumulator.problems, field.problem);
+      if (field.expected !== undefined) increment(accumulator.expected, field.expected);
+      if (field.received !== undefined) increment(accumulator.received, field.received);
+    }
+
+    const pattern = library.match({ toolName: failure.toolName, code: failure.code, message: failure.message, fields: failure.fields });
+    const id = pattern?.id ?? 'unmatched';
+    const group = patterns.get(id) ?? { count: 0, tools: new Set<string>() };
+    patterns.set(id, group);
+    group.count += 1;
+    group.tools.add(failure.toolName);
+  }
+
+  const recoveryByTool = new Map<string, number[]>();
+  for (const recovery of recoveries) {
+    const list = recoveryByTool.get(recovery.toolName) ?? [];
+    list.push(recovery.rounds);
+    recoveryByTool.set(recovery.toolName, list);
+  }
+  const tripsByTool = new Map<string, { session: number; shared: number }>();
+  for (const trip of trips) {
+    const entry = tripsByTool.get(trip.toolName) ?? { session: 0, shared: 0 };
+    entry[trip.scope] += 1;
+    tripsByTool.set(trip.toolName, entry);
+  }
+
+  const fieldReports: FieldFailureReport[] = [...fields.values()]
+    .map((field) => {
+      const problems = sortedCounts(field.problems, 'problem');
+      const expected = sortedCounts(field.expected, 'value')[0]?.value;
+      const received = sortedCounts(field.received, 'value')
+        .slice(0, 3)
+        .map((entry) => entry.value);
+      const toolFailures = byTool.get(field.toolName)?.failures ?? 0;
+      return {
+        toolName: field.toolName,
+        path: field.path,
+        failures: field.failures,
+        shareOfTool: share(field.failures, toolFailures),
+        problems,
+        ...(expected !== undefined ? { expected } : {}),
+        received,
+        hint: describeFieldHint({ field: fieldName(field.path), problem: problems[0]?.problem ?? 'other', expected, received }),
+      };
+    })
+    .sort((a, b) => b.failures - a.failures || compareText(a.toolName, b.toolName) || compareText(a.path, b.path));
+
+  const toolNames = new Set([...byTool.keys(), ...tripsByTool.keys()]);
+  const toolReports: ToolFailureReport[] = [...toolNames]
+    .map((toolName) => {
+      const tool = byTool.get(toolName) ?? { failures: 0, types: new Map<string, number>(), codes: new Map<string, number>() };
+      const rounds = recoveryByTool.get(toolName) ?? [];
+      return {
+        toolName,
+        failures: tool.failures,
+        share: share(tool.failures, failures.length),
+        types: REPORT_FAILURE_TYPES.filter((type) => (tool.types.get(type) ?? 0) > 0).map((type) => ({ type, count: tool.types.get(type) ?? 0 })),
+        codes: sortedCounts(tool.codes, 'code'),
+        fields: fieldReports.filter((field) => field.toolName === toolName).map(({ path, failures: fieldFailures, problems }) => ({ path, failures: fieldFailures, problems })),
+        recovery: { episodes: rounds.length, meanRounds: mean(rounds) },
+        breakerTrips: tripsByTool.get(toolName) ?? { session: 0, shared: 0 },
+      };
+    })
+    .sort((a, b) => b.failures - a.failures || compareText(a.toolName, b.toolName));
+
+  const patternById = new Map(library.patterns.map((pattern) => [pattern.id, pattern]));
+  const patternReports: PatternGroupReport[] = [...patterns.entries()]
+    .map(([id, group]) => ({
+      id,
+      count: group.count,
+      rootCause: patternById.get(id)?.rootCause ?? null,
+      strategy: patternById.get(id)?.strategy ?? null,
+      tools: [...group.tools].sort(compareText),
+    }))
+    .sort((a, b) => b.count - a.count || compareText(a.id, b.id));
+
+  const allRounds = recoveries.map((recovery) => recovery.rounds);
+  const sessionTrips = trips.filter((trip) => trip.scope === 'session').length;
+  return {
+    source: options.source ?? 'records',
+    from,
+    to,
+    totals: { records: count, failures: failures.length, runsWithFailures: runs.size, tools: toolNames.size, recoveries: recoveries.length, breakerTrips: trips.length },
+    types: REPORT_FAILURE_TYPES.map((type) => ({ type, count: typeCounts.get(type) ?? 0, share: share(typeCounts.get(type) ?? 0, failures.length) })),
+    fields: fieldReports,
+    tools: toolReports,
+    patterns: patternReports,
+    recovery: { episodes: recoveries.length, meanRounds: mean(allRounds), meanFailuresPerEpisode: mean(recoveries.map((recovery) => recovery.failures)) },
+    breakers: {
+      trips: trips.length,
+      session: sessionTrips,
+      shared: trips.length - sessionTrips,
+      byTool: [...tripsByTool.entries()]
+        .map(([toolName, entry]) => ({ toolName, ...entry }))
+        .sort((a, b) => b.session + b.shared - (a.session + a.shared) || compareText(a.toolName, b.toolName)),
+    },
+  };
+}

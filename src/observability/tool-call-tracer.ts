@@ -1,0 +1,201 @@
+import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import type { AgentRunHooks, AgentRunResult } from '../agent/run-agent.ts';
+import { truncateText } from '../core/build-failure.ts';
+import { createRedactor, type Redactor } from '../core/redact.ts';
+import type { ToolCallRecord } from '../core/tool-call-record.ts';
+import {
+  ERROR_TYPE,
+  GEN_AI_AGENT_NAME,
+  GEN_AI_CONVERSATION_ID,
+  GEN_AI_OPERATION_NAME,
+  GEN_AI_TOOL_CALL_ARGUMENTS,
+  GEN_AI_TOOL_CALL_ID,
+  GEN_AI_TOOL_CALL_RESULT,
+  GEN_AI_TOOL_NAME,
+  GEN_AI_TOOL_TYPE,
+  GEN_AI_USAGE_INPUT_TOKENS,
+  GEN_AI_USAGE_OUTPUT_TOKENS,
+  TOOLRUN_ATTEMPT,
+  TOOLRUN_ATTEMPTS,
+  TOOLRUN_FAILURE_TYPE,
+  TOOLRUN_RETRY_DELAY_MS,
+  TOOLRUN_RETRY_REASON,
+  TOOLRUN_RUN_FAILURE_REASON,
+  TOOLRUN_RUN_FAILURE_TOOL,
+  TOOLRUN_RUN_ID,
+  TOOLRUN_RUN_RESUMED,
+  TOOLRUN_RUN_STATUS,
+  TOOLRUN_RUN_STEPS,
+} from './attribute-names.ts';
+import { displayToolName } from './failure-record.ts';
+import type { ToolrunObservation, ToolrunObserver } from './observation.ts';
+import { createSensitiveKeyCombiner } from './sensitive-keys.ts';
+
+/** Options of {@link createToolCallTracer}. */
+export interface ToolCallTracerOptions {
+  /** @defaultValue `trace.getTracer('toolrun')` (a no-op until an SDK is registered) */
+  tracer?: Tracer;
+  /** Redacts every text attribute. Pass the runtime's (`runtime.redactor`). @defaultValue `createRedactor()` */
+  redactor?: Redactor;
+  /** Argument keys redacted for every tool, on top of each tool's `sensitive` keys. */
+  sensitiveKeys?: readonly string[];
+  /** Record `gen_ai.tool.call.arguments` (redacted JSON). @defaultValue false */
+  captureArguments?: boolean;
+  /** Record `gen_ai.tool.call.result` (redacted JSON of `data`, or of `error` on failure). @defaultValue false */
+  captureResults?: boolean;
+  /** Bound of a captured JSON attribute, in bytes. @defaultValue 4096 */
+  maxAttributeBytes?: number;
+  /** `gen_ai.agent.name` of run spans (and their name, `invoke_agent {name}`). @defaultValue none */
+  agentName?: string;
+  /** Run spans kept open at once; beyond it the oldest is ended. @defaultValue 10_000 */
+  maxOpenRuns?: number;
+}
+
+/**
+ * Traces tool calls and agent runs with the OpenTelemetry GenAI semantic conventions:
+ * - one `execute_tool {gen_ai.tool.name}` span (kind INTERNAL) per call, with
+ *   `gen_ai.operation.name = execute_tool`, `gen_ai.tool.name`, `gen_ai.tool.call.id`,
+ *   `gen_ai.tool.type = function`, `toolrun.attempts`; on failure `error.type` = the failure code,
+ *   `toolrun.failure.type` and status ERROR; one `retry` event per retried attempt (at the start of
+ *   the retry: `toolrun.attempt`, `error.type` of the attempt before, `toolrun.retry.reason`,
+ *   `toolrun.retry.delay_ms`); arguments and results only when opted in, redacted and bounded;
+ * - one `invoke_agent` span per run invocation, the parent of its tool spans, ended with the run's
+ *   status (`error.type` = the status and status ERROR unless `completed`) and token usage.
+ *
+ * Tool spans are made when the call ends, with the call's own start and end times (on the runtime's
+ * clock) and the run span as explicit parent — so they nest correctly with no context manager and
+ * cost nothing while the tool runs. The run's trace id becomes the trace id of every tool call of
+ * the run (via `runHooks.onRunStart`), so log lines and envelopes join the trace. Never throws.
+ */
+export interface ToolCallTracer extends ToolrunObserver {
+  /** Pass as the runtime's `onCallEnd` when used alone. */
+  onCallEnd(record: ToolCallRecord): void;
+  /** For `runAgent({ hooks })` / `handleMessage({ runHooks })`: the run spans. */
+  readonly runHooks: Required<Pick<AgentRunHooks, 'onRunStart' | 'onRunEnd'>>;
+}
+
+/** Creates a {@link ToolCallTracer}. */
+export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolCallTracer {
+  const tracer = options.tracer ?? trace.getTracer('toolrun');
+  const redactor = options.redactor ?? createRedactor();
+  const maxAttributeBytes = options.maxAttributeBytes ?? 4096;
+  const maxOpenRuns = options.maxOpenRuns ?? 10_000;
+  const keysFor = createSensitiveKeyCombiner(options.sensitiveKeys);
+  const runSpans = new Map<string, Span>();
+
+  const json = (value: unknown, keys: readonly string[]): string =>
+    truncateText(JSON.stringify(redactor.value(value, keysFor(keys))) ?? 'null', maxAttributeBytes);
+
+  const endRunSpan = (runId: string, result: AgentRunResult | undefined, at: number) => {
+    const span = runSpans.get(runId);
+    if (!span) return;
+    runSpans.delete(runId);
+    if (result) {
+      span.setAttributes({
+        [TOOLRUN_RUN_STATUS]: result.status,
+        [TOOLRUN_RUN_STEPS]: result.steps,
+        [GEN_AI_USAGE_INPUT_TOKENS]: result.tokensSpent.input,
+        [GEN_AI_USAGE_OUTPUT_TOKENS]: result.tokensSpent.output,
+        ...(result.failure ? { [TOOLRUN_RUN_FAILURE_TOOL]: result.failure.toolName, [TOOLRUN_RUN_FAILURE_REASON]: result.failure.reason } : {}),
+      });
+      if (result.status !== 'completed') {
+        span.setAttribute(ERROR_TYPE, result.status);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: result.status });
+      }
+    } else {
+      span.setAttribute(TOOLRUN_RUN_STATUS, 'abandoned');
+    }
+    span.end(new Date(at));
+  };
+
+  const runHooks: ToolCallTracer['runHooks'] = {
+    onRunStart(info) {
+      try {
+        endRunSpan(info.runId, undefined, info.at);
+        const span = tracer.startSpan(
+          options.agentName === undefined ? 'invoke_agent' : `invoke_agent ${options.agentName}`,
+          {
+            kind: SpanKind.INTERNAL,
+            startTime: new Date(info.at),
+            attributes: {
+              [GEN_AI_OPERATION_NAME]: 'invoke_agent',
+              ...(options.agentName !== undefined ? { [GEN_AI_AGENT_NAME]: options.agentName } : {}),
+              [GEN_AI_CONVERSATION_ID]: redactor.text(info.sessionId),
+              [TOOLRUN_RUN_ID]: redactor.text(info.runId),
+              [TOOLRUN_RUN_RESUMED]: info.resumed,
+            },
+          },
+          context.active(),
+        );
+        runSpans.set(info.runId, span);
+        if (runSpans.size > maxOpenRuns) {
+          const oldest = runSpans.keys().next().value;
+          if (oldest !== undefined) endRunSpan(oldest, undefined, info.at);
+        }
+        const spanContext = span.spanContext();
+        return isSpanContextValid(spanContext) ? { traceId: spanContext.traceId } : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    onRunEnd(result, info) {
+      try {
+        endRunSpan(result.runId, result, info.at);
+      } catch {
+        // tracing must never break a run
+      }
+    },
+  };
+
+  const traceCall = (record: ToolCallRecord) => {
+    const result = record.result;
+    const toolName = displayToolName(record, redactor);
+    const attributes: Attributes = {
+      [GEN_AI_OPERATION_NAME]: 'execute_tool',
+      [GEN_AI_TOOL_NAME]: toolName,
+      [GEN_AI_TOOL_CALL_ID]: redactor.text(record.callId),
+      [GEN_AI_TOOL_TYPE]: 'function',
+      [TOOLRUN_ATTEMPTS]: record.attempts.length,
+    };
+    if (result.status === 'failed') {
+      attributes[ERROR_TYPE] = result.error.code;
+      attributes[TOOLRUN_FAILURE_TYPE] = result.error.type;
+    }
+    if (options.captureArguments) attributes[GEN_AI_TOOL_CALL_ARGUMENTS] = json(record.arguments, record.sensitiveKeys);
+    if (options.captureResults) attributes[GEN_AI_TOOL_CALL_RESULT] = json(result.status === 'success' ? result.data : result.error, record.sensitiveKeys);
+
+    const runSpan = record.runId === undefined ? undefined : runSpans.get(record.runId);
+    const parent = runSpan ? trace.setSpan(context.active(), runSpan) : context.active();
+    const span = tracer.startSpan(`execute_tool ${toolName}`, { kind: SpanKind.INTERNAL, startTime: new Date(record.startedAt), attributes }, parent);
+    let attemptStartsAt = record.startedAt;
+    record.attempts.forEach((attempt, index) => {
+      const previous = record.attempts[index - 1];
+      if (previous) {
+        span.addEvent(
+          'retry',
+          {
+            [TOOLRUN_ATTEMPT]: attempt.attempt,
+            [ERROR_TYPE]: previous.outcome,
+            ...(previous.retryReason !== undefined ? { [TOOLRUN_RETRY_REASON]: previous.retryReason } : {}),
+            [TOOLRUN_RETRY_DELAY_MS]: previous.delayAfterMs ?? 0,
+          },
+          new Date(attemptStartsAt),
+        );
+      }
+      attemptStartsAt += attempt.durationMs + (attempt.delayAfterMs ?? 0);
+    });
+    if (result.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: truncateText(redactor.text(result.error.message), 256) });
+    span.end(new Date(record.startedAt + record.durationMs));
+  };
+
+  const observe = (observation: ToolrunObservation): void => {
+    if (observation.kind !== 'tool-call') return;
+    try {
+      traceCall(observation.record);
+    } catch {
+      // tracing must never break a call
+    }
+  };
+
+  return { observe, onCallEnd: (record) => observe({ kind: 'tool-call', record, stepIndex: null }), runHooks };
+}

@@ -1,0 +1,52 @@
+import type { FailureLog, FailureLogRecord } from '../../core/ports/failure-log.ts';
+import { ToolrunError } from '../../core/toolrun-error.ts';
+
+/** Options of {@link createMemoryFailureLog}. */
+export interface MemoryFailureLogOptions {
+  /**
+   * Records kept; beyond it the oldest are dropped (counted in `dropped()`), so a long-lived
+   * process cannot grow without bound. @defaultValue 100_000
+   */
+  maxRecords?: number;
+}
+
+/** An in-memory {@link FailureLog}, plus how many records it dropped at its bound. */
+export interface MemoryFailureLog extends FailureLog {
+  /** Records dropped because `maxRecords` was reached. */
+  dropped(): number;
+}
+
+/**
+ * An in-memory {@link FailureLog} for tests and short-lived processes. Records are deep-copied on
+ * the way in and out; appends keep arrival order.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` when `maxRecords` is not an integer ≥ 1.
+ */
+export function createMemoryFailureLog(options: MemoryFailureLogOptions = {}): MemoryFailureLog {
+  const maxRecords = options.maxRecords ?? 100_000;
+  if (!Number.isInteger(maxRecords) || maxRecords < 1) {
+    throw new ToolrunError('INVALID_OPTIONS', `maxRecords must be an integer ≥ 1, received ${String(maxRecords)}`);
+  }
+  let records: FailureLogRecord[] = [];
+  let dropped = 0;
+  return {
+    async append(record) {
+      records.push(structuredClone(record));
+      if (records.length > maxRecords * 1.25) {
+        const excess = records.length - maxRecords;
+        records = records.slice(excess);
+        dropped += excess;
+      }
+    },
+    async list(listOptions) {
+      const offset = Math.max(0, listOptions?.offset ?? 0);
+      const visible = records.length > maxRecords ? records.slice(records.length - maxRecords) : records;
+      const end = listOptions?.limit === undefined ? visible.length : offset + Math.max(0, listOptions.limit);
+      return structuredClone(visible.slice(offset, end));
+    },
+    async size() {
+      return Math.min(records.length, maxRecords);
+    },
+    dropped: () => dropped + Math.max(0, records.length - maxRecords),
+  };
+}

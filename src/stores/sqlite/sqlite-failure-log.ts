@@ -1,0 +1,66 @@
+import type { Database } from 'better-sqlite3';
+import { systemClock, type Clock } from '../../core/ports/clock.ts';
+import type { FailureLog, FailureLogRecord } from '../../core/ports/failure-log.ts';
+import { fromJsonText, toJsonText } from './json-text.ts';
+import { openSqliteDatabase } from './open-sqlite-database.ts';
+
+/**
+ * The `failure_log` table. Created with `IF NOT EXISTS` when a failure log is opened on a
+ * database, so a file of schema version 1 gains it without a migration (and a later migration
+ * may take this statement over unchanged).
+ */
+export const SQLITE_FAILURE_LOG_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS failure_log (
+    id        INTEGER PRIMARY KEY AUTOINCREMENT,  -- arrival order, never reused
+    kind      TEXT NOT NULL,                      -- 'tool-failure' | 'recovery' | 'breaker-open'
+    tool_name TEXT NOT NULL,
+    run_id    TEXT,
+    at        TEXT NOT NULL,                      -- ISO-8601, from the record
+    record    TEXT NOT NULL                       -- JSON FailureLogRecord
+  );
+  CREATE INDEX IF NOT EXISTS failure_log_by_tool ON failure_log (tool_name, id);
+`;
+
+/**
+ * A {@link FailureLog} on the `failure_log` table of a SQLite stores file (e.g. `createSqliteStores(…).database`).
+ * Each append is one INSERT, atomic across processes sharing the file; ids give arrival order.
+ */
+export function createSqliteFailureLog(database: Database): FailureLog {
+  database.exec(SQLITE_FAILURE_LOG_SCHEMA);
+  const insert = database.prepare('INSERT INTO failure_log (kind, tool_name, run_id, at, record) VALUES (?, ?, ?, ?, ?)');
+  const selectPage = database.prepare('SELECT record FROM failure_log ORDER BY id LIMIT ? OFFSET ?');
+  const count = database.prepare('SELECT COUNT(*) AS count FROM failure_log');
+  return {
+    async append(record) {
+      insert.run(record.kind, record.toolName, record.runId, record.at, toJsonText(record));
+    },
+    async list(listOptions) {
+      const rows = selectPage.all(listOptions?.limit ?? -1, Math.max(0, listOptions?.offset ?? 0)) as Array<{ record: string }>;
+      return rows.map((row) => fromJsonText<FailureLogRecord>(row.record));
+    },
+    async size() {
+      return (count.get() as { count: number }).count;
+    },
+  };
+}
+
+/**
+ * Opens the SQLite stores file at `path` (creating and migrating it when needed, like
+ * `createSqliteStores`) and returns its failure log with a `close()`.
+ *
+ * @throws ToolrunError `STORE_UNAVAILABLE` when the file cannot be opened (see `createSqliteStores`).
+ */
+export function openSqliteFailureLog(options: { path: string; clock?: Clock; busyTimeoutMs?: number }): FailureLog & { close(): void } {
+  const database = openSqliteDatabase({
+    path: options.path,
+    busyTimeoutMs: options.busyTimeoutMs ?? 5_000,
+    synchronous: 'normal',
+    nowMs: (options.clock ?? systemClock).now(),
+  });
+  return {
+    ...createSqliteFailureLog(database),
+    close: () => {
+      if (database.open) database.close();
+    },
+  };
+}
