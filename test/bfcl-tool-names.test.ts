@@ -10,6 +10,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { hasSharedData, readSharedJsonLines, sharedDataPath } from '../examples/shared-data.ts';
 import { createToolNameResolver } from '../src/core/resolve-tool-name.ts';
+import { createSeededRandom } from '../src/testing/seeded-random.ts';
 
 const MUTATION_CLASSES = [
   'case',
@@ -34,17 +35,6 @@ const BFCL_FILES = [
   'BFCL_v4_live_parallel_multiple.json',
 ];
 
-/** mulberry32: a small seeded PRNG, so the misspellings are the same on every run. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 const PREFIXES = ['functions.', 'default_api:', 'default_api.', 'tools.', 'mcp__bfcl__'];
@@ -127,7 +117,7 @@ function emptyTally(): Tally {
 
 /** Misspells every name of every catalogue once per class and resolves it against its catalogue. */
 function measure(catalogues: ReadonlyArray<readonly string[]>, seed: number): Measurement {
-  const random = mulberry32(seed);
+  const random = createSeededRandom(seed);
   const perClass = Object.fromEntries(MUTATION_CLASSES.map((kind) => [kind, emptyTally()])) as Record<MutationClass, Tally>;
   const overall = emptyTally();
   for (const catalogue of catalogues) {

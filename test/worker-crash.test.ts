@@ -20,6 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryStores, createWorker, defineTool, ToolError, type MessageFailureEntry, type Stores, type ToolFailureEntry } from '../src/index.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { createAutoAdvancingClock, createScriptedModel } from '../src/testing/index.ts';
+import { createSeededRandom } from '../src/testing/seeded-random.ts';
 
 const SEED = Number(process.env.CRASH_TEST_SEED ?? 20260101);
 const MESSAGES = 200;
@@ -32,17 +33,6 @@ const CONCURRENCY = 4;
 /** Guards against a message that is never acknowledged (the loop would go on forever); generous for a loaded machine. */
 const TIME_BUDGET_MS = 110_000;
 
-/** mulberry32: a small seeded PRNG, so the kill schedule and the batch are reproducible. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 type Plan = { id: string; kind: 'ok' | 'broken' | 'malformed'; honour: boolean; body: string };
 
@@ -94,7 +84,7 @@ describe('worker crash test (SIGKILL at random points, restart until the queue i
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
   it('loses nothing, routes every message to exactly one place, and repeats no recorded side effect', { timeout: 150_000 }, async () => {
-    const random = seededRandom(SEED);
+    const random = createSeededRandom(SEED);
     const databasePath = join(directory, 'toolrun.db');
     const effectsPath = join(directory, 'effects.db');
     const batch = makeBatch(random);

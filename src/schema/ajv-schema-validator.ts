@@ -9,7 +9,7 @@ import { describeAjvErrors } from './describe-ajv-errors.ts';
 import { normaliseArguments } from './normalise-arguments.ts';
 import { truncateText } from './preview.ts';
 import { compileStandardSchema, isStandardSchema, type StandardSchemaToJsonSchema } from './standard-schema.ts';
-import { summariseFieldErrors } from './summarise-field-errors.ts';
+import { validationCrashed } from './validation-crashed.ts';
 
 /** The JSON Schema dialects the Ajv validator runs. Draft-04 and draft-06 schemas run as draft-07. */
 export type JsonSchemaDialect = 'draft-2020-12' | 'draft-2019-09' | 'draft-07';
@@ -173,16 +173,3 @@ function asyncErrors(error: unknown): ErrorObject[] {
   return Array.isArray(errors) ? (errors as ErrorObject[]) : [];
 }
 
-function validationCrashed(error: unknown): ValidationResult {
-  const reason = truncateText(error instanceof Error ? error.message : String(error), 200);
-  return summariseFieldErrors([
-    {
-      path: '',
-      problem: 'other',
-      message: `the arguments could not be validated: ${reason}`,
-      code: 'SCHEMA_VALIDATION_FAILED',
-      headline: 'the arguments could not be validated',
-      fix: 'check the arguments against the tool schema',
-    },
-  ]);
-}

@@ -8,6 +8,7 @@ import { describeJsonPointer, toJsonPointer } from './json-pointer.ts';
 import { normaliseArguments } from './normalise-arguments.ts';
 import { previewJson, truncateText } from './preview.ts';
 import { summariseFieldErrors, type DescribedFieldError } from './summarise-field-errors.ts';
+import { validationCrashed } from './validation-crashed.ts';
 
 /** Converts a Standard Schema object to the JSON Schema advertised to the model; `undefined` when it cannot. */
 export type StandardSchemaToJsonSchema = (schema: StandardSchemaV1) => JsonSchema | undefined;
@@ -77,12 +78,12 @@ export function compileStandardSchema(schema: StandardSchemaV1, options: Compile
         if (result instanceof Promise) {
           return result.then(
             (settled) => toValidationResult(settled, normalised.value, normalised.normalisations, jsonSchema),
-            (error: unknown) => validatorCrashed(error),
+            (error: unknown) => validationCrashed(error),
           );
         }
         return toValidationResult(result, normalised.value, normalised.normalisations, jsonSchema);
       } catch (error) {
-        return validatorCrashed(error);
+        return validationCrashed(error);
       }
     },
   };
@@ -93,19 +94,6 @@ function toValidationResult(result: StandardSchemaV1.Result<unknown>, input: unk
   return summariseFieldErrors(result.issues.flatMap((issue) => describeIssue(issue, input, jsonSchema)));
 }
 
-function validatorCrashed(error: unknown): ValidationResult {
-  const reason = truncateText(error instanceof Error ? error.message : String(error), 200);
-  return summariseFieldErrors([
-    {
-      path: '',
-      problem: 'other',
-      message: `the arguments could not be validated: ${reason}`,
-      code: 'SCHEMA_VALIDATION_FAILED',
-      headline: 'the arguments could not be validated',
-      fix: 'check the arguments against the tool schema',
-    },
-  ]);
-}
 
 type LooseIssue = StandardSchemaV1.Issue & Record<string, unknown>;
 

@@ -6,5 +6,6 @@
 export * from './fake-clock.ts';
 export * from './auto-advancing-clock.ts';
 export * from './scripted-model.ts';
+export * from './seeded-random.ts';
 export * from './contract/index.ts';
 export { createMemoryStores } from '../stores/memory/index.ts';
