@@ -1,15 +1,17 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported as ratios against a baseline
  * measured in the same run. Speed is measured here, never asserted in unit tests.
- * `npm run bench -- runtime|worker|observability` runs one.
+ * `npm run bench -- runtime|worker|observability|distributed` runs one.
  */
 import { printTable } from './measure.ts';
 import { runRuntimeBench } from './runtime.bench.ts';
 import { runWorkerBench } from './worker.bench.ts';
 import { runObservabilityBench } from './observability.bench.ts';
+import { runDistributedBench } from './distributed.bench.ts';
 
 const only = process.argv[2];
 
 if (!only || only === 'runtime') printTable('Tool runtime: success and failure path (issue 2)', await runRuntimeBench());
 if (!only || only === 'worker') printTable('SQLite worker and tool-DLQ entry size (issue 3)', await runWorkerBench());
 if (!only || only === 'observability') printTable('Observability: success-path cost (issue 5)', await runObservabilityBench());
+if (!only || only === 'distributed') printTable('BullMQ worker vs bare BullMQ worker (issue 6)', await runDistributedBench());

@@ -1,0 +1,198 @@
+import { DelayedError, Worker, type ConnectionOptions, type Job, type WorkerOptions } from 'bullmq';
+import { systemClock } from '../../core/ports/clock.ts';
+import type { DeadLetterQueue, Stores } from '../../core/ports/stores.ts';
+import { ToolrunError } from '../../core/toolrun-error.ts';
+import type { MessageFailureEntry, ToolFailureEntry, DeadLetterSink } from '../../worker/dead-letter-entries.ts';
+import { handleMessage, type HandleMessageOptions, type HandleMessageResult } from '../../worker/handle-message.ts';
+import { createDeadLetterBound } from './dead-letter-bound.ts';
+import { fromJobId } from './job-id.ts';
+import type { RunJobData } from './run-job.ts';
+
+/** A DLQ that can push idempotently by key (the Postgres and Redis DLQs of toolrun can). */
+interface KeyedPush {
+  pushOnce(key: string, entry: unknown): Promise<{ id: string; stored: boolean }>;
+}
+
+/** The two dead-letter queues the worker writes to. */
+export interface WorkerDeadLetterQueues {
+  messageDlq: DeadLetterQueue<unknown>;
+  toolDlq: DeadLetterQueue<unknown>;
+}
+
+/** What the worker acknowledges a request in, when requests are also recorded in an outbox. */
+export interface RunRequestAcknowledger {
+  /** The request reached a terminal place. Idempotent. */
+  ack(id: string): Promise<void>;
+}
+
+/** Options of {@link createBullMqWorker}. Durations in milliseconds. */
+export interface BullMqWorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'stores' | 'signal'> {
+  /** The Redis connection (ioredis options or client), as BullMQ takes it. */
+  connection: ConnectionOptions;
+  /** The BullMQ queue holding run requests (see `enqueueRun`). */
+  queueName: string;
+  /** Conversations, checkpoints, ledger, breaker state: shared by every worker (e.g. `toolrun/postgres`). */
+  stores: Stores;
+  /** Where dead letters go. @defaultValue `stores.messageDlq` and `stores.toolDlq` */
+  deadLetterQueues?: WorkerDeadLetterQueues;
+  /** The outbox the requests were recorded in by `enqueueRun` (e.g. `stores.queue` of `toolrun/postgres`): acknowledged after each message. */
+  outbox?: RunRequestAcknowledger;
+  /** Messages handled at once by this process. @defaultValue 1 */
+  concurrency?: number;
+  /**
+   * How long a job stays locked to this worker without a renewal (renewed every half of it while
+   * the worker lives). A killed worker's jobs are redelivered after at most this plus
+   * `stalledIntervalMs`. @defaultValue 30_000
+   */
+  lockDurationMs?: number;
+  /** How often the worker looks for stalled jobs (those whose worker died). @defaultValue 30_000 */
+  stalledIntervalMs?: number;
+  /** Stalls after which BullMQ fails a job instead of redelivering it. @defaultValue 1_000_000 (never, in practice) */
+  maxStalledCount?: number;
+  /** Retry delays after a store failure: `baseMs · 2^(attempt − 1)`, at most `maxMs`. @defaultValue `{ baseMs: 1000, maxMs: 60_000 }` */
+  retryBackoff?: { baseMs: number; maxMs: number };
+  /** Bound of each DLQ: at the bound the worker stops taking messages and raises `dead-letter-full`. @defaultValue 10_000 */
+  maxDeadLetterEntries?: number;
+  /** How often the DLQ sizes are read against the bound. @defaultValue 1_000 */
+  deadLetterCheckIntervalMs?: number;
+  /** Other BullMQ worker options (`prefix`, `drainDelay`, `limiter`, …). */
+  workerOptions?: Omit<WorkerOptions, 'connection' | 'concurrency' | 'autorun' | 'settings' | 'lockDuration' | 'stalledInterval' | 'maxStalledCount'>;
+  /** Start consuming at once. @defaultValue true */
+  autorun?: boolean;
+  /** Called after each handled message. */
+  onResult?: (result: HandleMessageResult) => void;
+  /** A store failure while handling a message (the job is retried), or an error of the BullMQ worker. */
+  onError?: (error: unknown) => void;
+}
+
+/** A running toolrun worker on BullMQ. */
+export interface BullMqRunWorker {
+  /** The BullMQ worker (events: `completed`, `failed`, `stalled`, …). */
+  readonly worker: Worker<RunJobData>;
+  readonly stats: { handled: number; byStatus: Record<string, number>; paused: boolean };
+  /** Starts consuming when created with `autorun: false`. */
+  run(): Promise<void>;
+  /** Graceful shutdown: takes no new job, waits for the active ones, closes the connections. */
+  close(): Promise<void>;
+}
+
+/** The job's message: `{ body, messageId }` as `enqueueRun` writes it; any other data is taken as the body itself. */
+function messageOf(job: Job<RunJobData>): { body: string; id: string } {
+  const data = job.data as unknown;
+  const id = typeof (data as RunJobData)?.messageId === 'string' ? (data as RunJobData).messageId : fromJobId(job.id ?? '');
+  if (typeof data === 'string') return { body: data, id };
+  if (typeof (data as RunJobData)?.body === 'string') return { body: (data as RunJobData).body, id };
+  return { body: JSON.stringify(data) ?? String(data), id };
+}
+
+/** Sinks that push idempotently per message when the DLQ can (so a redelivery never adds a second entry). */
+function sinksFor(queues: WorkerDeadLetterQueues, messageId: string): { messageDlq: DeadLetterSink<MessageFailureEntry>; toolDlq: DeadLetterSink<ToolFailureEntry> } {
+  const keyed = (queue: DeadLetterQueue<unknown>): (KeyedPush & DeadLetterQueue<unknown>) | undefined =>
+    typeof (queue as Partial<KeyedPush>).pushOnce === 'function' ? (queue as KeyedPush & DeadLetterQueue<unknown>) : undefined;
+  const message = keyed(queues.messageDlq);
+  const tool = keyed(queues.toolDlq);
+  return {
+    messageDlq: message ? { push: (entry) => message.pushOnce(`message:${messageId}`, entry) } : queues.messageDlq,
+    toolDlq: tool ? { push: (entry) => tool.pushOnce(`tool:${entry.runId}:${entry.stepIndex}`, entry) } : queues.toolDlq,
+  };
+}
+
+/**
+ * Creates a toolrun worker on BullMQ's `Worker`: each job of `queueName` is one run-request
+ * message, handled by `handleMessage` with the shared `stores` — the routing contract of SPEC.md §2
+ * unchanged — and completed once it reached a terminal place (completed run, message DLQ or tool
+ * DLQ). The job's return value is `{ status, runId }`.
+ *
+ * Crashes: a worker that dies mid-run stops renewing its job locks; another worker's stalled-job
+ * check moves the job back to wait and it is delivered again, and the run resumes from its last
+ * checkpoint (the idempotency ledger keeps recorded tool calls from running again). Dead letters
+ * are pushed with `pushOnce` (key `message:<id>` or `tool:<runId>:<stepIndex>`) when the DLQ has
+ * it, so a redelivery after a crash between the push and the completion adds no second entry.
+ *
+ * Store failures: `handleMessage` throws, the job fails and BullMQ retries it with the capped
+ * exponential backoff registered here (for `RUN_JOB_BACKOFF_TYPE`); with `DEFAULT_RUN_JOB_OPTIONS` it
+ * is retried until the store is back.
+ *
+ * Bound: when a DLQ holds `maxDeadLetterEntries`, the job in hand is put back (delayed) and the
+ * worker pauses, raising `dead-letter-full`; it resumes when the DLQ is below the bound again.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` for a non-positive concurrency or bound.
+ */
+export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorker {
+  const { stores, connection, queueName } = options;
+  const clock = options.clock ?? options.runtimeOptions?.clock ?? systemClock;
+  const concurrency = options.concurrency ?? 1;
+  const maxEntries = options.maxDeadLetterEntries ?? 10_000;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new ToolrunError('INVALID_OPTIONS', `concurrency must be an integer ≥ 1, received ${concurrency}`);
+  if (!(maxEntries > 0)) throw new ToolrunError('INVALID_OPTIONS', `maxDeadLetterEntries must be > 0, received ${maxEntries}`);
+  const queues = options.deadLetterQueues ?? { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq };
+  const backoff = options.retryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
+  const checkIntervalMs = options.deadLetterCheckIntervalMs ?? 1_000;
+  const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false };
+  const bound = createDeadLetterBound({ queues, maxEntries, checkIntervalMs, clock, onEvent: options.onEvent });
+  const {
+    connection: _connection, queueName: _queueName, stores: _stores, deadLetterQueues: _deadLetterQueues, outbox, concurrency: _concurrency,
+    lockDurationMs, stalledIntervalMs, maxStalledCount, retryBackoff: _retryBackoff, maxDeadLetterEntries: _maxDeadLetterEntries,
+    deadLetterCheckIntervalMs: _deadLetterCheckIntervalMs, workerOptions, autorun, onResult, onError, ...handleOptions
+  } = options;
+  let resumeTimer: ReturnType<typeof setInterval> | undefined;
+
+  const pauseUntilBelowBound = (worker: Worker<RunJobData>) => {
+    if (resumeTimer !== undefined) return;
+    stats.paused = true;
+    void worker.pause(true).catch((error: unknown) => onError?.(error));
+    resumeTimer = setInterval(() => {
+      void bound.isFull().then((full) => {
+        if (full || resumeTimer === undefined) return;
+        clearInterval(resumeTimer);
+        resumeTimer = undefined;
+        stats.paused = false;
+        worker.resume();
+      });
+    }, checkIntervalMs);
+  };
+
+  const worker: Worker<RunJobData> = new Worker<RunJobData>(
+    queueName,
+    async (job, token) => {
+      if (await bound.isFull()) {
+        pauseUntilBelowBound(worker);
+        await job.moveToDelayed(Date.now() + checkIntervalMs, token);
+        throw new DelayedError();
+      }
+      const message = messageOf(job);
+      const result = await handleMessage(message, { ...handleOptions, stores, queues: sinksFor(queues, message.id) });
+      if (outbox) await outbox.ack(message.id);
+      stats.handled += 1;
+      stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;
+      onResult?.(result);
+      return { status: result.status, runId: result.runId };
+    },
+    {
+      ...workerOptions,
+      connection,
+      concurrency,
+      autorun: autorun ?? true,
+      lockDuration: lockDurationMs ?? 30_000,
+      stalledInterval: stalledIntervalMs ?? 30_000,
+      maxStalledCount: maxStalledCount ?? 1_000_000,
+      settings: {
+        backoffStrategy: (attemptsMade: number) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.max(0, attemptsMade - 1)),
+      },
+    },
+  );
+  worker.on('error', (error) => onError?.(error));
+  worker.on('failed', (_job, error) => onError?.(error));
+
+  return {
+    worker,
+    stats,
+    run: () => worker.run(),
+    async close() {
+      if (resumeTimer !== undefined) clearInterval(resumeTimer);
+      resumeTimer = undefined;
+      await worker.close();
+    },
+  };
+}
+

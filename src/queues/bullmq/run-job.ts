@@ -1,0 +1,31 @@
+import type { JobsOptions } from 'bullmq';
+
+/** The BullMQ job name of a run request. */
+export const RUN_JOB_NAME = 'run';
+
+/** The data of a run-request job: the message body exactly as it will be validated, and its id. */
+export interface RunJobData {
+  body: string;
+  messageId: string;
+}
+
+/** The name of the custom backoff strategy {@link createBullMqWorker} registers (capped exponential). */
+export const RUN_JOB_BACKOFF_TYPE = 'toolrun-capped-exponential';
+
+/**
+ * The default options of a run-request job:
+ * - `attempts: 1_000_000` with the capped exponential backoff of the worker (1 s, 2 s, 4 s … at
+ *   most 60 s): a job is retried only when a store failed while handling it (the message is never
+ *   at fault: a bad message goes to the message DLQ, which completes the job), so it is retried
+ *   until the store is back rather than ever being dropped to the failed set;
+ * - `removeOnComplete: { age: 86_400 }` (seconds, BullMQ's unit): completed jobs are kept a day
+ *   for inspection, then removed. Enqueuing an id again after that is still harmless: the run's
+ *   checkpoint (or the message DLQ's key) makes the worker do nothing twice;
+ * - `removeOnFail: false`: a job that did fail (only if `attempts` were lowered) stays inspectable.
+ */
+export const DEFAULT_RUN_JOB_OPTIONS: Readonly<JobsOptions> = Object.freeze({
+  attempts: 1_000_000,
+  backoff: { type: RUN_JOB_BACKOFF_TYPE },
+  removeOnComplete: { age: 86_400 },
+  removeOnFail: false,
+});

@@ -1,0 +1,104 @@
+import type { Clock } from '../../core/ports/clock.ts';
+import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
+import { fromJsonText, toJsonText } from '../sqlite/json-text.ts';
+import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
+
+interface DeadLetterRow {
+  id: string;
+  entry: string;
+  added_at_ms: string;
+}
+
+/** Ids are the decimal text of a positive `bigint`; anything else names no entry. */
+const ID_PATTERN = /^[1-9][0-9]{0,17}$/;
+
+/**
+ * A durable {@link DeadLetterQueue} that also pushes idempotently: `pushOnce(key, entry)` stores
+ * the entry only if no entry was ever pushed with that key (in this queue), and otherwise returns
+ * the id of the first one — even when that entry has since been removed. A worker uses it to make
+ * "dead-letter this message" safe to repeat after a crash between the push and the
+ * acknowledgement.
+ */
+export interface KeyedDeadLetterQueue<T> extends DeadLetterQueue<T> {
+  /**
+   * Pushes `entry` unless `key` was pushed before. Atomic: of concurrent callers with one key,
+   * exactly one stores. Returns the entry's id and whether this call stored it.
+   */
+  pushOnce(key: string, entry: T): Promise<{ id: string; stored: boolean }>;
+}
+
+/**
+ * A {@link KeyedDeadLetterQueue} on `<schema>.dead_letters`, one `queue` name per DLQ (the bundle
+ * uses `'message'` and `'tool'`). Ids come from one sequence: increasing, never reused, so id order
+ * is insertion order. `addedAt` is the injected clock's time. Every method is one statement except
+ * a `pushOnce` that finds its key taken (a second statement reads the first entry's id).
+ */
+export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, options: { schema: string; clock: Clock; queue: string }): KeyedDeadLetterQueue<T> {
+  const { schema, clock, queue } = options;
+  const table = `${schema}.dead_letters`;
+  const keys = `${schema}.dead_letter_keys`;
+  const columns = 'id::text AS id, entry, added_at_ms::text AS added_at_ms';
+  const toRecord = (row: DeadLetterRow): DeadLetterRecord<T> => ({
+    id: row.id,
+    addedAt: new Date(toNumber(row.added_at_ms)).toISOString(),
+    entry: fromJsonText<T>(row.entry),
+  });
+  const statements = {
+    push: prepareStatement(`INSERT INTO ${table} (queue, entry, added_at_ms) VALUES ($1, $2, $3) RETURNING id::text AS id`),
+    keyedId: prepareStatement(`SELECT entry_id::text AS id FROM ${keys} WHERE queue = $1 AND key = $2`),
+    get: prepareStatement(`SELECT ${columns} FROM ${table} WHERE queue = $1 AND id = $2`),
+    list: prepareStatement(`SELECT ${columns} FROM ${table} WHERE queue = $1 ORDER BY id LIMIT $2 OFFSET $3`),
+    remove: prepareStatement(`DELETE FROM ${table} WHERE queue = $1 AND id = $2`),
+    size: prepareStatement(`SELECT COUNT(*)::text AS count FROM ${table} WHERE queue = $1`),
+    purge: prepareStatement(`DELETE FROM ${table} WHERE queue = $1`),
+  };
+  const pushOnceStatement = prepareStatement(`
+    WITH new_id AS (SELECT nextval('${schema}.dead_letter_ids') AS id),
+    claimed AS (
+      INSERT INTO ${keys} (queue, key, entry_id) SELECT $1, $2, id FROM new_id
+      ON CONFLICT (queue, key) DO NOTHING RETURNING entry_id
+    )
+    INSERT INTO ${table} (id, queue, entry, added_at_ms) SELECT entry_id, $1, $3, $4 FROM claimed
+    RETURNING id::text AS id`);
+
+  return {
+    async push(entry) {
+      const { rows } = await pool.query<{ id: string }>({ ...statements.push, values: [queue, toJsonText(entry), clock.now()] });
+      return rows[0]!.id;
+    },
+    async pushOnce(key, entry) {
+      const { rows } = await pool.query<{ id: string }>({ ...pushOnceStatement, values: [queue, key, toJsonText(entry), clock.now()] });
+      if (rows[0] !== undefined) return { id: rows[0].id, stored: true };
+      const existing = await pool.query<{ id: string }>({ ...statements.keyedId, values: [queue, key] });
+      return { id: existing.rows[0]!.id, stored: false };
+    },
+    async get(id) {
+      if (!ID_PATTERN.test(id)) return undefined;
+      const { rows } = await pool.query<DeadLetterRow>({ ...statements.get, values: [queue, id] });
+      return rows[0] === undefined ? undefined : toRecord(rows[0]);
+    },
+    async list(listOptions) {
+      const limit = listOptions?.limit === undefined || listOptions.limit < 0 ? null : Math.floor(listOptions.limit);
+      const offset = Math.max(0, Math.floor(listOptions?.offset ?? 0));
+      const { rows } = await pool.query<DeadLetterRow>({ ...statements.list, values: [queue, limit, offset] });
+      return rows.map(toRecord);
+    },
+    async remove(id) {
+      if (!ID_PATTERN.test(id)) return false;
+      const { rowCount } = await pool.query({ ...statements.remove, values: [queue, id] });
+      return (rowCount ?? 0) > 0;
+    },
+    async size() {
+      const { rows } = await pool.query<{ count: string }>({ ...statements.size, values: [queue] });
+      return toNumber(rows[0]!.count);
+    },
+    async oldest() {
+      const { rows } = await pool.query<DeadLetterRow>({ ...statements.list, values: [queue, 1, 0] });
+      return rows[0] === undefined ? undefined : toRecord(rows[0]);
+    },
+    async purge() {
+      const { rowCount } = await pool.query({ ...statements.purge, values: [queue] });
+      return rowCount ?? 0;
+    },
+  };
+}

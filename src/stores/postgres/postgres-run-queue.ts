@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { QueueDelivery, RunQueue } from '../../core/ports/stores.ts';
+import { assertLeaseMs } from '../assert-lease-ms.ts';
+import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
+
+/** A message not yet acknowledged, as {@link PostgresRunQueue.pending} lists it. */
+export interface PendingRunMessage {
+  id: string;
+  body: string;
+  /** Position in the queue (FIFO order); pass the last one as `afterSequence` to page on. */
+  sequence: number;
+  /** ISO-8601 time it was enqueued. */
+  enqueuedAt: string;
+}
+
+/**
+ * The PostgreSQL {@link RunQueue}, plus `pending()` so that it can also serve as the durable
+ * record (outbox) of run requests delivered through another queue (`toolrun/bullmq`).
+ */
+export interface PostgresRunQueue extends RunQueue {
+  /** Messages waiting or leased (not acked), oldest first: at most `limit` (default 1000) after `afterSequence`. */
+  pending(options?: { limit?: number; afterSequence?: number }): Promise<PendingRunMessage[]>;
+}
+
+interface DeliveryRow {
+  id: string;
+  body: string;
+  enqueued_at_ms: string;
+  deliveries: number;
+}
+
+/**
+ * A {@link PostgresRunQueue} on `<schema>.queue_messages`, shared safely by any number of
+ * processes and machines.
+ *
+ * - `reserve` is one `UPDATE … WHERE seq = (SELECT … ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)`:
+ *   it takes the oldest message that is neither acked nor under a live lease, skipping rows another
+ *   consumer is taking at that instant, and sets its lease and `deliveries + 1`. Two consumers
+ *   never reserve one message under one lease, and none waits for another.
+ * - Leases compare `lease_until_ms` with the injected clock of each process: keep the machines'
+ *   clocks in sync (NTP), well within the lease.
+ * - `enqueue` is `INSERT … ON CONFLICT (id) DO NOTHING`; acked rows are kept (body emptied), so an
+ *   id that was ever enqueued stays deduplicated.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` from `reserve` for a non-positive or non-finite `leaseMs`.
+ */
+export function createPostgresRunQueue(pool: PostgresQueryable, options: { schema: string; clock: Clock }): PostgresRunQueue {
+  const { clock } = options;
+  const table = `${options.schema}.queue_messages`;
+  const statements = {
+    enqueue: prepareStatement(`INSERT INTO ${table} (id, body, enqueued_at_ms) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`),
+    ack: prepareStatement(`UPDATE ${table} SET acked_at_ms = $2, lease_until_ms = NULL, body = '' WHERE id = $1 AND acked_at_ms IS NULL`),
+    release: prepareStatement(`UPDATE ${table} SET lease_until_ms = NULL WHERE id = $1 AND acked_at_ms IS NULL`),
+    size: prepareStatement(`SELECT COUNT(*)::text AS count FROM ${table} WHERE acked_at_ms IS NULL`),
+    pending: prepareStatement(`SELECT id, body, seq::text AS seq, enqueued_at_ms::text AS enqueued_at_ms FROM ${table}
+         WHERE acked_at_ms IS NULL AND seq > $1 ORDER BY seq LIMIT $2`),
+  };
+  const reserveStatement = prepareStatement(`
+    UPDATE ${table} SET lease_until_ms = $2, deliveries = deliveries + 1
+    WHERE seq = (
+      SELECT seq FROM ${table}
+      WHERE acked_at_ms IS NULL AND (lease_until_ms IS NULL OR lease_until_ms <= $1)
+      ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id, body, enqueued_at_ms::text AS enqueued_at_ms, deliveries`);
+
+  return {
+    async enqueue(message) {
+      const id = message.id ?? randomUUID();
+      await pool.query({ ...statements.enqueue, values: [id, message.body, clock.now()] });
+      return id;
+    },
+    async reserve(leaseMs): Promise<QueueDelivery | undefined> {
+      assertLeaseMs(leaseMs);
+      const nowMs = clock.now();
+      const { rows } = await pool.query<DeliveryRow>({ ...reserveStatement, values: [nowMs, nowMs + leaseMs] });
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      return { id: row.id, body: row.body, deliveries: row.deliveries, enqueuedAt: new Date(toNumber(row.enqueued_at_ms)).toISOString() };
+    },
+    async ack(id) {
+      await pool.query({ ...statements.ack, values: [id, clock.now()] });
+    },
+    async release(id) {
+      await pool.query({ ...statements.release, values: [id] });
+    },
+    async size() {
+      const { rows } = await pool.query<{ count: string }>(statements.size);
+      return toNumber(rows[0]!.count);
+    },
+    async pending(pendingOptions) {
+      const limit = Math.max(1, Math.floor(pendingOptions?.limit ?? 1000));
+      const { rows } = await pool.query<{ id: string; body: string; seq: string; enqueued_at_ms: string }>({
+        ...statements.pending,
+        values: [pendingOptions?.afterSequence ?? 0, limit],
+      });
+      return rows.map((row) => ({ id: row.id, body: row.body, sequence: toNumber(row.seq), enqueuedAt: new Date(toNumber(row.enqueued_at_ms)).toISOString() }));
+    },
+  };
+}

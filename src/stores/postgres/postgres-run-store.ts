@@ -1,0 +1,26 @@
+import type { RunCheckpoint, RunStore } from '../../core/ports/stores.ts';
+import { fromJsonText, toJsonText } from '../sqlite/json-text.ts';
+import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
+
+/**
+ * A {@link RunStore} on `<schema>.runs`: the whole checkpoint as JSON text, plus `message_id`,
+ * `status` and `updated_at` columns for inspection (`SELECT status, count(*) … GROUP BY status`).
+ * `put` is one upsert.
+ */
+export function createPostgresRunStore(pool: PostgresQueryable, options: { schema: string }): RunStore {
+  const table = `${options.schema}.runs`;
+  const upsert = prepareStatement(`
+    INSERT INTO ${table} (run_id, message_id, status, updated_at, checkpoint) VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (run_id) DO UPDATE SET message_id = excluded.message_id, status = excluded.status,
+      updated_at = excluded.updated_at, checkpoint = excluded.checkpoint`);
+  const select = prepareStatement(`SELECT checkpoint FROM ${table} WHERE run_id = $1`);
+  return {
+    async get(runId) {
+      const { rows } = await pool.query<{ checkpoint: string }>({ ...select, values: [runId] });
+      return rows[0] === undefined ? undefined : fromJsonText<RunCheckpoint>(rows[0].checkpoint);
+    },
+    async put(checkpoint) {
+      await pool.query({ ...upsert, values: [checkpoint.runId, checkpoint.messageId, checkpoint.status, checkpoint.updatedAt, toJsonText(checkpoint)] });
+    },
+  };
+}

@@ -1,0 +1,164 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { ToolrunError } from '../../core/toolrun-error.ts';
+import { describeStoresContract } from '../../testing/contract/index.ts';
+import { createFakeClock } from '../../testing/fake-clock.ts';
+import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from '../../../test/fixtures/distributed-services.ts';
+import { POSTGRES_SCHEMA_VERSION } from './postgres-migrations.ts';
+import { createPostgresStores } from './postgres-stores.ts';
+
+const admin = createTestPool({ max: 4 });
+afterAll(() => admin.end());
+
+/** Each contract test gets its own schema, dropped afterwards. */
+describeStoresContract('postgres (one schema per test, shared pool)', async () => {
+  const clock = createFakeClock();
+  const schema = uniqueName('toolrun_test_');
+  const stores = await createPostgresStores({ pool: admin, schema, clock });
+  return { stores, clock, cleanup: async () => { await stores.close(); await dropSchema(admin, schema); } };
+});
+
+describeStoresContract('postgres from a connection string with a one-hour conversation TTL', async () => {
+  const clock = createFakeClock();
+  const schema = uniqueName('toolrun_test_');
+  const conversationTtlMs = 60 * 60 * 1000;
+  const stores = await createPostgresStores({ connectionString: POSTGRES_URL, schema, clock, conversationTtlMs, maxConnections: 4 });
+  return { stores, clock, conversationTtlMs, cleanup: async () => { await stores.close(); await dropSchema(admin, schema); } };
+});
+
+async function rejection(promise: Promise<unknown>): Promise<ToolrunError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (ToolrunError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('PostgreSQL stores', () => {
+  it('migrates once when several processes start on a fresh schema at the same time', async () => {
+    const schema = uniqueName('toolrun_test_');
+    const opened = await Promise.all(
+      Array.from({ length: 6 }, () => createPostgresStores({ connectionString: POSTGRES_URL, schema, maxConnections: 2 })),
+    );
+    try {
+      const { rows } = await admin.query(`SELECT version FROM "${schema}".schema_version`);
+      expect(rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
+      await opened[0]!.queue.enqueue({ id: 'm1', body: 'x' });
+      expect(await opened[5]!.queue.size()).toBe(1);
+      const reopened = await createPostgresStores({ pool: admin, schema });
+      expect((await admin.query(`SELECT version FROM "${schema}".schema_version`)).rows).toHaveLength(1);
+      await reopened.close();
+    } finally {
+      await Promise.all(opened.map((stores) => stores.close()));
+      await dropSchema(admin, schema);
+    }
+  });
+
+  it('keeps every store across closing and reopening, and redelivers what a dead consumer leased', async () => {
+    const schema = uniqueName('toolrun_test_');
+    const clock = createFakeClock();
+    try {
+      const first = await createPostgresStores({ connectionString: POSTGRES_URL, schema, clock, maxConnections: 2 });
+      await first.conversations.put('conv_1', [{ role: 'user', content: 'hello' }]);
+      await first.ledger.putIfAbsent('run_1:0:0', { status: 'success' });
+      await first.breakers.update<{ state: string }>('search', () => ({ state: 'open' }));
+      const toolEntryId = await first.toolDlq.push({ runId: 'run_1', stepIndex: 1 });
+      await first.queue.enqueue({ id: 'leased', body: 'a' });
+      await first.queue.enqueue({ id: 'waiting', body: 'b' });
+      await first.queue.reserve(60_000);
+      await first.close();
+
+      await clock.advance(60_000);
+      const second = await createPostgresStores({ connectionString: POSTGRES_URL, schema, clock, maxConnections: 2 });
+      expect(await second.conversations.get('conv_1')).toEqual([{ role: 'user', content: 'hello' }]);
+      expect(await second.ledger.putIfAbsent('run_1:0:0', 'again')).toEqual({ stored: false, value: { status: 'success' } });
+      expect(await second.breakers.get('search')).toEqual({ state: 'open' });
+      expect((await second.toolDlq.list()).map((record) => record.id)).toEqual([toolEntryId]);
+      expect(await second.queue.reserve(60_000)).toMatchObject({ id: 'leased', deliveries: 2 });
+      expect(await second.queue.reserve(60_000)).toMatchObject({ id: 'waiting', deliveries: 1 });
+      await second.close();
+    } finally {
+      await dropSchema(admin, schema);
+    }
+  });
+
+  it('never reserves one message twice across two pools, and loses no breaker update between them', async () => {
+    const schema = uniqueName('toolrun_test_');
+    const left = await createPostgresStores({ connectionString: POSTGRES_URL, schema, maxConnections: 5 });
+    const right = await createPostgresStores({ connectionString: POSTGRES_URL, schema, maxConnections: 5 });
+    try {
+      for (let index = 0; index < 60; index++) await left.queue.enqueue({ id: `m${index}`, body: String(index) });
+      const reservations = await Promise.all(Array.from({ length: 80 }, (_, index) => (index % 2 === 0 ? left : right).queue.reserve(60_000)));
+      const ids = reservations.filter((delivery) => delivery !== undefined).map((delivery) => delivery.id);
+      expect(ids).toHaveLength(60);
+      expect(new Set(ids).size).toBe(60);
+      const increment = (current: number | undefined) => (current ?? 0) + 1;
+      await Promise.all(Array.from({ length: 40 }, (_, index) => (index % 2 === 0 ? left : right).breakers.update<number>('tool', increment)));
+      expect(await right.breakers.get('tool')).toBe(40);
+    } finally {
+      await left.close();
+      await right.close();
+      await dropSchema(admin, schema);
+    }
+  });
+
+  it('pushes once per key, even after the first entry was removed, and lists pending queue messages in order', async () => {
+    const schema = uniqueName('toolrun_test_');
+    const stores = await createPostgresStores({ pool: admin, schema });
+    try {
+      const results = await Promise.all(Array.from({ length: 10 }, (_, index) => stores.messageDlq.pushOnce('message:m1', { writer: index })));
+      expect(results.filter((result) => result.stored)).toHaveLength(1);
+      expect(new Set(results.map((result) => result.id)).size).toBe(1);
+      expect(await stores.messageDlq.size()).toBe(1);
+      expect(await stores.toolDlq.pushOnce('message:m1', 'other queue')).toMatchObject({ stored: true });
+      await stores.messageDlq.remove(results[0]!.id);
+      expect(await stores.messageDlq.pushOnce('message:m1', 'late duplicate')).toEqual({ id: results[0]!.id, stored: false });
+      expect(await stores.messageDlq.size()).toBe(0);
+
+      for (const id of ['a', 'b', 'c', 'd']) await stores.queue.enqueue({ id, body: `body ${id}` });
+      await stores.queue.reserve(60_000);
+      await stores.queue.ack('b');
+      const pending = await stores.queue.pending();
+      expect(pending.map((message) => [message.id, message.body])).toEqual([['a', 'body a'], ['c', 'body c'], ['d', 'body d']]);
+      expect((await stores.queue.pending({ afterSequence: pending[0]!.sequence, limit: 1 })).map((message) => message.id)).toEqual(['c']);
+    } finally {
+      await stores.close();
+      await dropSchema(admin, schema);
+    }
+  });
+
+  it('rejects a schema name that is not a plain identifier, and both or neither connection option', async () => {
+    expect((await rejection(createPostgresStores({ pool: admin, schema: 'x"; DROP TABLE y; --' }))).code).toBe('INVALID_OPTIONS');
+    expect((await rejection(createPostgresStores({ pool: admin, schema: 'Upper' }))).code).toBe('INVALID_OPTIONS');
+    expect((await rejection(createPostgresStores({ schema: 'toolrun' } as never))).code).toBe('INVALID_OPTIONS');
+  });
+
+  it('throws STORE_UNAVAILABLE with the cause when the server cannot be reached', async () => {
+    const error = await rejection(createPostgresStores({ connectionString: 'postgres://postgres@127.0.0.1:1/test', schema: 'toolrun' }));
+    expect(error.code).toBe('STORE_UNAVAILABLE');
+    expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  it('throws STORE_UNAVAILABLE when the schema is newer, and leaves it alone', async () => {
+    const schema = uniqueName('toolrun_test_');
+    try {
+      await admin.query(`CREATE SCHEMA "${schema}"`);
+      await admin.query(`CREATE TABLE "${schema}".schema_version (version integer PRIMARY KEY, applied_at text NOT NULL)`);
+      await admin.query(`INSERT INTO "${schema}".schema_version VALUES ($1, '2030-01-01T00:00:00.000Z')`, [POSTGRES_SCHEMA_VERSION + 1]);
+      expect((await rejection(createPostgresStores({ pool: admin, schema }))).code).toBe('STORE_UNAVAILABLE');
+      const { rows } = await admin.query(`SELECT to_regclass($1) AS table`, [`"${schema}".queue_messages`]);
+      expect(rows).toEqual([{ table: null }]);
+    } finally {
+      await dropSchema(admin, schema);
+    }
+  });
+
+  it('can be closed twice', async () => {
+    const schema = uniqueName('toolrun_test_');
+    const stores = await createPostgresStores({ connectionString: POSTGRES_URL, schema, maxConnections: 1 });
+    await stores.close();
+    await stores.close();
+    await dropSchema(admin, schema);
+  });
+});

@@ -1,0 +1,136 @@
+/**
+ * The PostgreSQL backend: every port of `core/ports/stores.ts` in one schema of one database,
+ * shared by any number of worker processes on any number of machines.
+ *
+ * Schema (version 1, see `postgres-migrations.ts`; `schema_version (version, applied_at)` records
+ * applied migrations, which run on start under an advisory lock):
+ * - `conversations (ref PK, messages, expires_at_ms)`: TTL by the injected clock.
+ * - `runs (run_id PK, message_id, status, updated_at, checkpoint)`.
+ * - `ledger (key PK, value, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
+ * - `breakers (key PK, state, updated_at_ms)`: read-modify-write under `SELECT … FOR UPDATE`.
+ * - `dead_letters (id from a sequence, queue 'message'|'tool', entry, added_at_ms)` and
+ *   `dead_letter_keys (queue, key, entry_id)` for idempotent pushes.
+ * - `queue_messages (seq, id UNIQUE, body, enqueued_at_ms, deliveries, lease_until_ms,
+ *   acked_at_ms)`: FIFO by `seq`, leases taken with `FOR UPDATE SKIP LOCKED`.
+ * JSON values are `text` columns holding `JSON.stringify` output, so they round-trip exactly
+ * (cast with `::jsonb` to query them).
+ *
+ * Guarantees: every read-modify-write is one statement or one transaction, atomic across
+ * connections, processes and machines. Values come back as a fresh parse, never shared with the
+ * caller. TTLs and leases compare times of the injected clocks of the processes involved: keep the
+ * machines' clocks in sync (NTP).
+ *
+ * Failures: once started, a statement that fails (server restarting, connection lost) rejects the
+ * call with the driver's error; the pool opens new connections on the next call. The worker then
+ * leaves the message to be delivered again (it is never acknowledged on a store error).
+ *
+ * The driver (`pg`, an optional peer dependency) is imported only under `src/stores/postgres/`,
+ * and only when a connection string is given.
+ */
+import { systemClock, type Clock } from '../../core/ports/clock.ts';
+import type { Stores } from '../../core/ports/stores.ts';
+import { ToolrunError } from '../../core/toolrun-error.ts';
+import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
+import { createPostgresBreakerStateStore } from './postgres-breaker-state-store.ts';
+import { createPostgresPool, quoteSchema, type PostgresPoolLike } from './postgres-client.ts';
+import { createPostgresConversationStore } from './postgres-conversation-store.ts';
+import { createPostgresDeadLetterQueue, type KeyedDeadLetterQueue } from './postgres-dead-letter-queue.ts';
+import { createPostgresIdempotencyLedger } from './postgres-idempotency-ledger.ts';
+import { migratePostgresSchema } from './postgres-migrations.ts';
+import { createPostgresRunQueue, type PostgresRunQueue } from './postgres-run-queue.ts';
+import { createPostgresRunStore } from './postgres-run-store.ts';
+
+/** Where the stores connect: a connection string (toolrun creates and owns the pool) or your pool. */
+export type PostgresConnection =
+  | {
+      /** `postgres://user:password@host:5432/database`; `pg` is imported and a pool created. */
+      connectionString: string;
+      /** Connections of the pool toolrun creates. @defaultValue 10 (`pg`'s default) */
+      maxConnections?: number;
+      /** Errors of idle connections (a server restart); they are otherwise ignored. */
+      onIdleError?: (error: Error) => void;
+      pool?: never;
+    }
+  | {
+      /**
+       * A `pg.Pool` (or anything with its `query`/`connect`/`end`); `close()` leaves it open. Give it
+       * an `'error'` listener: `pg` emits idle-connection errors on a server restart.
+       */
+      pool: PostgresPoolLike;
+      connectionString?: never;
+    };
+
+/** Options of {@link createPostgresStores}. */
+export type PostgresStoresOptions = PostgresConnection & {
+  /**
+   * The schema holding toolrun's tables (created when missing): one per deployment, or one per
+   * test for isolation. A lower-case SQL identifier. @defaultValue `'toolrun'`
+   */
+  schema?: string;
+  /** Source of time for TTLs, leases and timestamps. @defaultValue `systemClock` */
+  clock?: Clock;
+  /** Time to live of a conversation after its last `put`, in ms. @defaultValue 7 days */
+  conversationTtlMs?: number;
+};
+
+/** The PostgreSQL {@link Stores}, with the pool for inspection and the richer queue types. */
+export interface PostgresStores extends Stores {
+  /** The pool the stores query; ended by `close()` when toolrun created it. */
+  readonly pool: PostgresPoolLike;
+  /** The schema name. */
+  readonly schema: string;
+  readonly messageDlq: KeyedDeadLetterQueue<unknown>;
+  readonly toolDlq: KeyedDeadLetterQueue<unknown>;
+  readonly queue: PostgresRunQueue;
+}
+
+/**
+ * Connects to PostgreSQL, migrates `options.schema` to the current version (safe when several
+ * processes start at once) and returns the whole {@link Stores} bundle on it. Call `close()` when
+ * done; it is idempotent.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` when neither or both of `connectionString` and `pool` are
+ * given, or the schema name is not a lower-case identifier; `STORE_UNAVAILABLE` (driver error as
+ * `cause`) when `pg` is missing, the server cannot be reached or refuses the migration, or the
+ * schema was written by a newer toolrun.
+ */
+export async function createPostgresStores(options: PostgresStoresOptions): Promise<PostgresStores> {
+  const clock = options.clock ?? systemClock;
+  const schemaName = options.schema ?? 'toolrun';
+  const schema = quoteSchema(schemaName);
+  if ((options.connectionString === undefined) === (options.pool === undefined)) {
+    throw new ToolrunError('INVALID_OPTIONS', 'createPostgresStores needs exactly one of `connectionString` and `pool`');
+  }
+  const ownsPool = options.pool === undefined;
+  const pool =
+    options.pool ??
+    (await createPostgresPool(options.connectionString!, {
+      ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
+      ...(options.onIdleError !== undefined ? { onIdleError: options.onIdleError } : {}),
+    }));
+  try {
+    await migratePostgresSchema(pool, schemaName, clock.now());
+  } catch (error) {
+    if (ownsPool) await pool.end().catch(() => undefined);
+    if (ToolrunError.is(error)) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ToolrunError('STORE_UNAVAILABLE', `cannot open the PostgreSQL store (schema ${schemaName}): ${reason}`, { cause: error });
+  }
+  let closed = false;
+  return {
+    pool,
+    schema: schemaName,
+    conversations: createPostgresConversationStore(pool, { schema, clock, ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS }),
+    runs: createPostgresRunStore(pool, { schema }),
+    ledger: createPostgresIdempotencyLedger(pool, { schema, clock }),
+    breakers: createPostgresBreakerStateStore(pool, { schema, clock }),
+    messageDlq: createPostgresDeadLetterQueue<unknown>(pool, { schema, clock, queue: 'message' }),
+    toolDlq: createPostgresDeadLetterQueue<unknown>(pool, { schema, clock, queue: 'tool' }),
+    queue: createPostgresRunQueue(pool, { schema, clock }),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      if (ownsPool) await pool.end();
+    },
+  };
+}

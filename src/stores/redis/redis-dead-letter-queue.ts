@@ -1,0 +1,134 @@
+import type { Clock } from '../../core/ports/clock.ts';
+import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
+import { fromJsonText, toJsonText } from '../sqlite/json-text.ts';
+import type { RedisLike } from './redis-client.ts';
+
+/** KEYS: seq, entries, order. ARGV: added-at ms, entry JSON. Returns the new id. */
+const PUSH = `
+local id = redis.call('INCR', KEYS[1])
+redis.call('HSET', KEYS[2], id, ARGV[1] .. '|' .. ARGV[2])
+redis.call('ZADD', KEYS[3], id, id)
+return id`;
+
+/** KEYS: seq, entries, order, keys. ARGV: key, added-at ms, entry JSON. Returns { id, stored 0|1 }. */
+const PUSH_ONCE = `
+local existing = redis.call('HGET', KEYS[4], ARGV[1])
+if existing then return { existing, 0 } end
+local id = redis.call('INCR', KEYS[1])
+redis.call('HSET', KEYS[2], id, ARGV[2] .. '|' .. ARGV[3])
+redis.call('ZADD', KEYS[3], id, id)
+redis.call('HSET', KEYS[4], ARGV[1], id)
+return { tostring(id), 1 }`;
+
+/** KEYS: entries, order. ARGV: start, stop (ZRANGE ranks). Returns id, payload, id, payload… */
+const LIST = `
+local ids = redis.call('ZRANGE', KEYS[2], ARGV[1], ARGV[2])
+local out = {}
+for _, id in ipairs(ids) do
+  local payload = redis.call('HGET', KEYS[1], id)
+  if payload then
+    out[#out + 1] = id
+    out[#out + 1] = payload
+  end
+end
+return out`;
+
+/** KEYS: entries, order. ARGV: id. Returns 1 when it removed the entry. */
+const REMOVE = `
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  return 1
+end
+return 0`;
+
+/** KEYS: entries, order. Returns how many entries it removed. */
+const PURGE = `
+local count = redis.call('ZCARD', KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2])
+return count`;
+
+/** KEYS: order. */
+const SIZE = `return redis.call('ZCARD', KEYS[1])`;
+
+/** KEYS: entries. ARGV: id. */
+const GET = `return redis.call('HGET', KEYS[1], ARGV[1])`;
+
+/** Ids are the decimal text of a positive integer; anything else names no entry. */
+const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
+
+/**
+ * A {@link DeadLetterQueue} in Redis that also pushes idempotently (`pushOnce`, see
+ * `KeyedDeadLetterQueue` in `toolrun/postgres`: the same contract).
+ */
+export interface RedisDeadLetterQueue<T> extends DeadLetterQueue<T> {
+  /** Pushes `entry` unless `key` was pushed before (even if that entry was removed since). Atomic. */
+  pushOnce(key: string, entry: T): Promise<{ id: string; stored: boolean }>;
+}
+
+/**
+ * Creates a durable, inspectable {@link RedisDeadLetterQueue} named `name` under `prefix`. Layout
+ * (all keys share the hash tag `{<prefix>dlq:<name>}`, so they live in one Cluster slot):
+ * - `…:seq` — the last id handed out (`INCR`): ids increase and are never reused;
+ * - `…:entries` — hash id → `<addedAtMs>|<entry JSON>`;
+ * - `…:order` — sorted set of ids (score = id): insertion order, for `list` and `oldest`;
+ * - `…:keys` — hash pushOnce key → id, kept when entries are removed or purged.
+ * Every method is one Lua script or one command, atomic against every other client.
+ *
+ * Durability is Redis's: with `appendonly yes` (and `appendfsync everysec` or `always`) entries
+ * survive a restart; without persistence a Redis restart loses every entry and resets the ids.
+ * Keep DLQs in PostgreSQL (`toolrun/postgres`) when Redis runs without persistence.
+ */
+export function createRedisDeadLetterQueue<T>(redis: RedisLike, options: { name: string; prefix?: string; clock: Clock }): RedisDeadLetterQueue<T> {
+  const { clock } = options;
+  const base = `${options.prefix ?? 'toolrun:'}{dlq:${options.name}}`;
+  const seq = `${base}:seq`;
+  const entries = `${base}:entries`;
+  const order = `${base}:order`;
+  const keys = `${base}:keys`;
+
+  const toRecord = (id: string, payload: string): DeadLetterRecord<T> => {
+    const separator = payload.indexOf('|');
+    return { id, addedAt: new Date(Number(payload.slice(0, separator))).toISOString(), entry: fromJsonText<T>(payload.slice(separator + 1)) };
+  };
+  const range = async (start: number, stop: number): Promise<DeadLetterRecord<T>[]> => {
+    const flat = (await redis.eval(LIST, 2, entries, order, start, stop)) as string[];
+    const records: DeadLetterRecord<T>[] = [];
+    for (let index = 0; index < flat.length; index += 2) records.push(toRecord(flat[index]!, flat[index + 1]!));
+    return records;
+  };
+
+  return {
+    async push(entry) {
+      return String(await redis.eval(PUSH, 3, seq, entries, order, clock.now(), toJsonText(entry)));
+    },
+    async pushOnce(key, entry) {
+      const [id, stored] = (await redis.eval(PUSH_ONCE, 4, seq, entries, order, keys, key, clock.now(), toJsonText(entry))) as [string, number];
+      return { id: String(id), stored: Number(stored) === 1 };
+    },
+    async get(id) {
+      if (!ID_PATTERN.test(id)) return undefined;
+      const payload = (await redis.eval(GET, 1, entries, id)) as string | null;
+      return payload === null ? undefined : toRecord(id, payload);
+    },
+    async list(listOptions) {
+      const offset = Math.max(0, Math.floor(listOptions?.offset ?? 0));
+      const limit = listOptions?.limit;
+      if (limit !== undefined && limit >= 0 && Math.floor(limit) === 0) return [];
+      const stop = limit === undefined || limit < 0 ? -1 : offset + Math.floor(limit) - 1;
+      return range(offset, stop);
+    },
+    async remove(id) {
+      if (!ID_PATTERN.test(id)) return false;
+      return Number(await redis.eval(REMOVE, 2, entries, order, id)) === 1;
+    },
+    async size() {
+      return Number(await redis.eval(SIZE, 1, order));
+    },
+    async oldest() {
+      return (await range(0, 0))[0];
+    },
+    async purge() {
+      return Number(await redis.eval(PURGE, 2, entries, order));
+    },
+  };
+}

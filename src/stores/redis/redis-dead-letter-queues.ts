@@ -1,0 +1,40 @@
+import { systemClock, type Clock } from '../../core/ports/clock.ts';
+import { connectRedis, type RedisConnection, type RedisLike } from './redis-client.ts';
+import { createRedisDeadLetterQueue, type RedisDeadLetterQueue } from './redis-dead-letter-queue.ts';
+
+/** Options of {@link createRedisDeadLetterQueues}. */
+export type RedisDeadLetterQueuesOptions = RedisConnection & {
+  /** Prepended to every key: one per deployment. @defaultValue `'toolrun:'` */
+  prefix?: string;
+  /** Source of the `addedAt` times. @defaultValue `systemClock` */
+  clock?: Clock;
+};
+
+/** The message and tool DLQs in Redis, entry formats unchanged (`MessageFailureEntry`, `ToolFailureEntry`). */
+export interface RedisDeadLetterQueues {
+  messageDlq: RedisDeadLetterQueue<unknown>;
+  toolDlq: RedisDeadLetterQueue<unknown>;
+  readonly redis: RedisLike;
+  /** Quits the client when toolrun created it. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the two dead-letter queues of a worker in Redis (named `message` and `tool`, see
+ * `createRedisDeadLetterQueue` for the layout and the durability they need).
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` or `STORE_UNAVAILABLE` (see `connectRedis`).
+ */
+export async function createRedisDeadLetterQueues(options: RedisDeadLetterQueuesOptions): Promise<RedisDeadLetterQueues> {
+  const { redis, owned } = await connectRedis(options, 'createRedisDeadLetterQueues');
+  const clock = options.clock ?? systemClock;
+  const prefix = options.prefix ?? 'toolrun:';
+  return {
+    redis,
+    messageDlq: createRedisDeadLetterQueue<unknown>(redis, { name: 'message', prefix, clock }),
+    toolDlq: createRedisDeadLetterQueue<unknown>(redis, { name: 'tool', prefix, clock }),
+    async close() {
+      if (owned) await redis.quit().catch(() => undefined);
+    },
+  };
+}

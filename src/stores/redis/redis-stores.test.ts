@@ -1,0 +1,113 @@
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Stores } from '../../core/ports/stores.ts';
+import { ToolrunError } from '../../core/toolrun-error.ts';
+import { describeBreakerStateStoreContract, describeDeadLetterQueuesContract, type MakeStores } from '../../testing/contract/index.ts';
+import { createFakeClock } from '../../testing/fake-clock.ts';
+import { createMemoryStores } from '../memory/index.ts';
+import { createTestRedis, deleteRedisKeys, REDIS_URL, uniqueName } from '../../../test/fixtures/distributed-services.ts';
+import { createRedisBreakerStateStore } from './redis-breaker-state-store.ts';
+import { createRedisDeadLetterQueues } from './redis-dead-letter-queues.ts';
+
+const admin = createTestRedis();
+afterAll(() => admin.quit());
+
+/** Memory stores with the breakers and both DLQs in Redis under a prefix of their own. */
+const makeRedisStores: MakeStores = async () => {
+  const clock = createFakeClock();
+  const prefix = uniqueName('toolrun-test:');
+  const breakers = await createRedisBreakerStateStore({ redis: admin, prefix });
+  const deadLetters = await createRedisDeadLetterQueues({ url: REDIS_URL, prefix, clock });
+  const stores: Stores = { ...createMemoryStores({ clock }), breakers, messageDlq: deadLetters.messageDlq, toolDlq: deadLetters.toolDlq };
+  return {
+    stores,
+    clock,
+    cleanup: async () => {
+      await deadLetters.close();
+      await deleteRedisKeys(admin, prefix);
+    },
+  };
+};
+
+describe('Stores contract: redis (breakers and dead-letter queues)', () => {
+  describeBreakerStateStoreContract(makeRedisStores);
+  describeDeadLetterQueuesContract(makeRedisStores);
+});
+
+describe('Redis breaker state store', () => {
+  it('loses no update when several clients (as several processes would) race on one key', async () => {
+    const prefix = uniqueName('toolrun-test:');
+    const clients = Array.from({ length: 4 }, () => new Redis(REDIS_URL));
+    try {
+      const stores = await Promise.all(clients.map((redis) => createRedisBreakerStateStore({ redis, prefix })));
+      const increment = (current: number | undefined) => (current ?? 0) + 1;
+      let calls = 0;
+      const counting = (current: number | undefined) => {
+        calls += 1;
+        return increment(current);
+      };
+      const results = await Promise.all(Array.from({ length: 200 }, (_, index) => stores[index % 4]!.update<number>('tool', counting)));
+      expect(await stores[0]!.get('tool')).toBe(200);
+      expect(results.map((result) => result.next).sort((left, right) => left - right)).toEqual(Array.from({ length: 200 }, (_, index) => index + 1));
+      for (const result of results) expect(result.next).toBe((result.previous ?? 0) + 1);
+      // the clients really raced: some rounds were lost and fn ran again
+      console.info(`[redis breaker] 200 updates from 4 clients called fn ${calls} times`);
+      expect(calls).toBeGreaterThanOrEqual(200);
+    } finally {
+      await deleteRedisKeys(admin, prefix);
+      await Promise.all(clients.map((redis) => redis.quit()));
+    }
+  });
+
+  it('gives up with STORE_CONFLICT when another writer changes the key every round', async () => {
+    const prefix = uniqueName('toolrun-test:');
+    const store = await createRedisBreakerStateStore({ redis: admin, prefix, maxConflicts: 3 });
+    let round = 0;
+    const error = await store
+      .update<number>('tool', (current) => {
+        round += 1;
+        // a writer elsewhere changes the record between our read and our compare-and-set
+        void admin.set(`${prefix}breaker:{tool}`, String(1000 + round));
+        return (current ?? 0) + 1;
+      })
+      .catch((caught: unknown) => caught);
+    expect(ToolrunError.is(error) && error.code).toBe('STORE_CONFLICT');
+    expect(round).toBe(4);
+    await deleteRedisKeys(admin, prefix);
+  });
+
+  it('throws STORE_UNAVAILABLE with the cause when Redis does not answer, and INVALID_OPTIONS without a connection', async () => {
+    const error = await createRedisBreakerStateStore({ url: 'redis://127.0.0.1:1' }).catch((caught: unknown) => caught);
+    expect(ToolrunError.is(error) && error.code).toBe('STORE_UNAVAILABLE');
+    expect((error as ToolrunError).cause).toBeInstanceOf(Error);
+    const invalid = await createRedisBreakerStateStore({} as never).catch((caught: unknown) => caught);
+    expect(ToolrunError.is(invalid) && invalid.code).toBe('INVALID_OPTIONS');
+  });
+});
+
+describe('Redis dead-letter queues', () => {
+  it('push once per key across clients, keep the key after removal, and keep the queues apart', async () => {
+    const prefix = uniqueName('toolrun-test:');
+    const clock = createFakeClock();
+    const first = await createRedisDeadLetterQueues({ url: REDIS_URL, prefix, clock });
+    const second = await createRedisDeadLetterQueues({ url: REDIS_URL, prefix, clock });
+    try {
+      const results = await Promise.all(Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? first : second).messageDlq.pushOnce('message:m1', { writer: index })));
+      expect(results.filter((result) => result.stored)).toHaveLength(1);
+      expect(new Set(results.map((result) => result.id)).size).toBe(1);
+      expect(await second.messageDlq.size()).toBe(1);
+      expect((await first.toolDlq.pushOnce('message:m1', 'tool queue')).stored).toBe(true);
+      expect(await first.messageDlq.remove(results[0]!.id)).toBe(true);
+      expect(await second.messageDlq.pushOnce('message:m1', 'late')).toEqual({ id: results[0]!.id, stored: false });
+      expect(await second.messageDlq.size()).toBe(0);
+      // a purge keeps the ids increasing
+      const before = await first.messageDlq.push('a');
+      await first.messageDlq.purge();
+      expect(Number(await first.messageDlq.push('b'))).toBeGreaterThan(Number(before));
+    } finally {
+      await first.close();
+      await second.close();
+      await deleteRedisKeys(admin, prefix);
+    }
+  });
+});
