@@ -5,8 +5,10 @@
  * every run of the 200 recorded conversations and a few malformed messages into a fresh SQLite
  * store (`.toolrun/airline-demo.db`), runs the worker with the recorded gpt-4o model, prints a
  * summary, clears the faults, runs `toolrun dlq drain`, lets the parked conversations finish and
- * checks that no write was applied twice. Exit code 0 when every check holds, 1 otherwise or on an
- * unexpected error, 2 when the data is missing.
+ * checks that no write was applied twice, then runs `toolrun report` on the store (what failed most,
+ * from the failure log the worker and the drain wrote; the worker's log lines go to
+ * `.toolrun/airline-demo.log`, not the console). Exit code 0 when every check holds, 1 otherwise or
+ * on an unexpected error, 2 when the data is missing.
  *
  * Environment (all optional): `TOOLRUN_DATA_DIR`, `TOOLRUN_CACHE_DIR` (data); `TOOLRUN_AIRLINE_SEED`,
  * `TOOLRUN_AIRLINE_CONVERSATIONS` (how many conversations, from the first); `TOOLRUN_OPENAI_MODEL`,
@@ -43,6 +45,8 @@ function failedChecks(report: AirlineWorkloadReport): string[] {
   if (report.queueLeft !== 0) failed.push(`${report.queueLeft} messages were left in the queue`);
   if (!report.sideEffects.ok) failed.push('a side effect was applied twice (see above)');
   if (report.faultPhase.storeErrors.length + report.resumePhase.storeErrors.length > 0) failed.push(`store errors: ${[...report.faultPhase.storeErrors, ...report.resumePhase.storeErrors].join('; ')}`);
+  if (report.failureLogAppendErrors > 0) failed.push(`${report.failureLogAppendErrors} failure records could not be written to the failure log`);
+  if (report.failureReport.exitCode !== 0) failed.push(`the failure report exited with code ${report.failureReport.exitCode}`);
   return failed;
 }
 
@@ -61,6 +65,7 @@ async function main(): Promise<number> {
   const conversationCount = Math.min(trajectories.length, readCount('TOOLRUN_AIRLINE_CONVERSATIONS', trajectories.length));
   const runs: AirlineRun[] = loadAirlineRuns(trajectories.slice(0, conversationCount));
   const dbPath = join(projectRoot, '.toolrun', 'airline-demo.db');
+  const logFile = join(projectRoot, '.toolrun', 'airline-demo.log');
 
   log('toolrun · the τ-bench airline workload, end to end');
   log(
@@ -68,7 +73,8 @@ async function main(): Promise<number> {
   );
   log(`work      ${conversationCount} conversations → ${runs.length} runs (one queue message each) + ${MALFORMED_QUEUE_MESSAGES.length} malformed messages`);
   for (const line of describeDemoSettings(settings)) log(line);
-  log(`store     ${dbPath} (SQLite, fresh)`);
+  log(`store     ${dbPath} (SQLite, fresh; its failure log feeds toolrun report)`);
+  log(`log       ${logFile} (the worker's pino lines: failed calls, recoveries, breaker openings)`);
 
   const report = await runAirlineWorkload({
     runs,
@@ -78,6 +84,7 @@ async function main(): Promise<number> {
     configPath: join(projectRoot, 'examples', 'airline', 'toolrun.config.ts'),
     env: { ...process.env },
     malformedMessages: MALFORMED_QUEUE_MESSAGES,
+    logFile,
     log,
   });
   for (const line of formatWorkloadSummary(report)) log(line);

@@ -1,11 +1,14 @@
 import { Command } from 'commander';
 import { addDlqCommand } from './commands/dlq-command.ts';
 import { addEnqueueCommand } from './commands/enqueue-command.ts';
+import { addMetricsCommand } from './commands/metrics-command.ts';
+import { addReportCommand } from './commands/report-command.ts';
 import { addStatsCommand } from './commands/stats-command.ts';
 import { addWorkerCommand } from './commands/worker-command.ts';
 
 /**
- * The `toolrun` command line: `worker`, `enqueue`, `dlq list|show|replay|drain|purge`, `stats`.
+ * The `toolrun` command line: `worker`, `enqueue`, `dlq list|show|replay|drain|purge`, `stats`,
+ * `report`, `metrics`.
  * Commander errors are thrown (`exitOverride`), not exited on, so the entry decides exit codes.
  */
 export function createProgram(): Command {
@@ -19,5 +22,7 @@ export function createProgram(): Command {
   addEnqueueCommand(program);
   addDlqCommand(program);
   addStatsCommand(program);
+  addReportCommand(program);
+  addMetricsCommand(program);
   return program;
 }

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createMemoryStores, type RunQueue, type Stores } from '../index.ts';
-import { createSqliteStores } from '../stores/sqlite/index.ts';
+import { createMemoryStores, ToolrunError, type FailureLog, type RunQueue, type Stores } from '../index.ts';
+import { createSqliteFailureLog, createSqliteStores } from '../stores/sqlite/index.ts';
+import { createPostgresPool, createPostgresStores, type PostgresStores } from '../stores/postgres/index.ts';
 import { usageError } from './cli-error.ts';
 
 /** The default database file of the embedded backend, relative to the working directory. */
@@ -14,6 +15,11 @@ export interface ResolvedStores {
   label: string;
   /** Runs per checkpoint status, when the backend can count them (the `RunStore` port cannot list). */
   countRunsByStatus?: () => Promise<Record<string, number>>;
+  /**
+   * Opens the failure log kept beside these stores (what `toolrun report --db` reads), when the
+   * backend keeps one: SQLite's `failure_log` table in the same file. Creates the table if needed.
+   */
+  openFailureLog?: () => FailureLog;
 }
 
 /** A run queue opened from a `--queue` URL, and how to close it. */
@@ -59,6 +65,48 @@ function openSqlite(target: string, context: OpenBackendContext) {
   return { stores: createSqliteStores({ path }), label: `sqlite:${path === ':memory:' ? path : resolve(path)}` };
 }
 
+/**
+ * `postgres://user:password@host:5432/database?schema=NAME` → the connection string for `pg`
+ * (without `schema`), the schema (default `toolrun`) and a label without the credentials.
+ */
+function postgresTarget(target: string): { connectionString: string; schema: string; label: string } {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    throw usageError(`not a PostgreSQL URL: ${target.replace(/\/\/[^@/]*@/, '//***@')} (expected postgres://user@host:5432/database?schema=toolrun)`);
+  }
+  const schema = url.searchParams.get('schema') ?? 'toolrun';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw usageError(`?schema= must be a lower-case SQL identifier, received ${JSON.stringify(schema)}`);
+  url.searchParams.delete('schema');
+  const label = `${url.protocol}//${url.host}${url.pathname} (schema ${schema})`;
+  return { connectionString: url.toString(), schema, label };
+}
+
+/**
+ * Opens the PostgreSQL stores at `target` (migrating the schema when needed). For read-only
+ * commands a schema that toolrun never created is an error, not a new schema.
+ */
+async function openPostgres(target: string, context: OpenBackendContext): Promise<{ stores: PostgresStores; label: string }> {
+  const { connectionString, schema, label } = postgresTarget(target);
+  const pool = await createPostgresPool(connectionString, { maxConnections: 4 });
+  try {
+    if (context.mustExist) {
+      const { rows } = await pool.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [`"${schema}".schema_version`]);
+      if (rows[0]?.found === null || rows[0]?.found === undefined) {
+        throw usageError(`no toolrun schema "${schema}" at ${label} (run the worker or enqueue a message first, or add ?schema=NAME)`, 'NOT_FOUND');
+      }
+    }
+    const stores = await createPostgresStores({ pool, schema });
+    return { stores: { ...stores, close: async () => { await stores.close(); await pool.end(); } }, label };
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    if (ToolrunError.is(error)) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ToolrunError('STORE_UNAVAILABLE', `cannot open the PostgreSQL store at ${label}: ${reason}`, { cause: error });
+  }
+}
+
 /** The backends this CLI can open, looked up by scheme. */
 export const STORE_BACKENDS: StoreBackend[] = [
   {
@@ -70,6 +118,7 @@ export const STORE_BACKENDS: StoreBackend[] = [
         stores,
         label,
         countRunsByStatus: async () => Object.fromEntries((countStatement.all() as Array<{ status: string; count: number }>).map((row) => [row.status, row.count])),
+        openFailureLog: () => createSqliteFailureLog(stores.database),
       };
     },
     async openQueue(target, context) {
@@ -87,14 +136,35 @@ export const STORE_BACKENDS: StoreBackend[] = [
       return { queue: stores.queue, label: 'memory:', close: () => stores.close() };
     },
   },
+  {
+    // toolrun/postgres: every store and the run queue (FOR UPDATE SKIP LOCKED) in one schema;
+    // workers on many machines share it. `?schema=NAME` picks the schema (default `toolrun`).
+    schemes: ['postgres:', 'postgresql:'],
+    async openStores(target, context) {
+      const { stores, label } = await openPostgres(target, context);
+      const runs = `"${stores.schema}".runs`;
+      return {
+        stores,
+        label,
+        countRunsByStatus: async () => {
+          const { rows } = await stores.pool.query<{ status: string; count: string }>(`SELECT status, COUNT(*)::text AS count FROM ${runs} GROUP BY status ORDER BY status`);
+          return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
+        },
+      };
+    },
+    async openQueue(target, context) {
+      const { stores, label } = await openPostgres(target, context);
+      return { queue: stores.queue, label, close: () => stores.close() };
+    },
+  },
 ];
 
 /** What to tell a user whose URL names a backend this CLI does not have. */
 const MISSING_BACKEND_HINTS: Readonly<Record<string, string>> = {
-  'postgres:': 'PostgreSQL state needs the toolrun/postgres backend (install `pg` and a toolrun version whose CLI opens postgres:// URLs)',
-  'postgresql:': 'PostgreSQL state needs the toolrun/postgres backend (install `pg` and a toolrun version whose CLI opens postgres:// URLs)',
-  'redis:': 'a Redis queue needs the toolrun/bullmq or toolrun/redis backend (install `bullmq` and `ioredis` and a toolrun version whose CLI opens redis:// URLs)',
-  'rediss:': 'a Redis queue needs the toolrun/bullmq or toolrun/redis backend (install `bullmq` and `ioredis` and a toolrun version whose CLI opens redis:// URLs)',
+  'redis:':
+    'a BullMQ (Redis) queue is consumed by createBullMqWorker from toolrun/bullmq, not through --queue (BullMQ has its own worker); use --queue postgres://… for a run queue several machines share (docs/distributed-notes.md)',
+  'rediss:':
+    'a BullMQ (Redis) queue is consumed by createBullMqWorker from toolrun/bullmq, not through --queue (BullMQ has its own worker); use --queue postgres://… for a run queue several machines share (docs/distributed-notes.md)',
 };
 
 /** The scheme of a URL (`'sqlite:'`), or `undefined` for a bare file path. One letter is a drive, not a scheme. */

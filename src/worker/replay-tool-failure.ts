@@ -1,4 +1,4 @@
-import { runAgent, ledgerKey, type AgentRunStatus } from '../agent/run-agent.ts';
+import { runAgent, ledgerKey, type AgentRunHooks, type AgentRunStatus } from '../agent/run-agent.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Stores } from '../core/ports/stores.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
@@ -25,6 +25,12 @@ export interface ReplayOptions {
   sharedBreaker?: Partial<SharedBreakerOptions> | false;
   onEvent?: (event: WorkerEvent) => void;
   onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;
+  /**
+   * Run-level observers passed to `runAgent` as its `hooks` (e.g. `createObservability().runHooks`
+   * of `toolrun/otel`: a run span, step indexes and recovery rounds for the resumed run, which
+   * starts with `resumed: true`). @defaultValue none
+   */
+  runHooks?: AgentRunHooks;
   signal?: AbortSignal;
 }
 
@@ -103,6 +109,7 @@ export async function replayToolFailure(entry: ToolFailureEntry, options: Replay
     ...(options.toolRetryBudget !== undefined ? { toolRetryBudget: options.toolRetryBudget } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onToolCall ? { onToolCall: options.onToolCall } : {}),
+    ...(options.runHooks ? { hooks: options.runHooks } : {}),
     persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: checkpoint.messageId },
   });
   return {

@@ -15,6 +15,7 @@
 import type { Model } from '../../../src/agent/messages.ts';
 import { createOpenAiChatModel } from '../../../src/adapters/openai/index.ts';
 import type { ToolRuntimeOptions } from '../../../src/core/create-tool-runtime.ts';
+import { createFailurePatternLibrary } from '../../../src/core/failure-patterns.ts';
 import type { SharedBreakerOptions } from '../../../src/policies/shared-breaker.ts';
 import { createAirlineHttpTools } from '../http-tools.ts';
 import { createRecordedModel } from '../recorded-model.ts';
@@ -28,7 +29,8 @@ export interface AirlineWorkerConfig {
   tools: AirlineToolDefinition[];
   toolRetryBudget: number;
   maxSteps: number;
-  runtimeOptions: Pick<ToolRuntimeOptions, 'retry' | 'defaultTimeoutMs'>;
+  /** The demo's retry policy and timeout, and the default failure patterns (they phrase the envelopes' `suggestion`). */
+  runtimeOptions: Pick<ToolRuntimeOptions, 'retry' | 'defaultTimeoutMs' | 'failurePatterns'>;
   sharedBreaker: Partial<SharedBreakerOptions>;
 }
 
@@ -114,7 +116,7 @@ export function createAirlineWorkerConfig(options: AirlineWorkerConfigOptions): 
     tools: createAirlineHttpTools({ baseUrl, databaseKey: conversationKeyOfRun, timeoutMs: settings.toolTimeoutMs }),
     toolRetryBudget: settings.toolRetryBudget,
     maxSteps: settings.maxSteps,
-    runtimeOptions: { retry: settings.retry, defaultTimeoutMs: settings.toolTimeoutMs },
+    runtimeOptions: { retry: settings.retry, defaultTimeoutMs: settings.toolTimeoutMs, failurePatterns: createFailurePatternLibrary() },
     sharedBreaker: {
       ...settings.sharedBreaker,
       halfOpenAfterMs: breakerCoolDownMs(env, settings),

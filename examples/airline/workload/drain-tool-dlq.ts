@@ -2,8 +2,8 @@
  * Drains the tool DLQ the way a user does: by running `toolrun dlq drain --queue tool` in its own
  * process, against the same SQLite file and the airline config module.
  */
-import { spawn } from 'node:child_process';
 import { relative } from 'node:path';
+import { spawnToolrun } from './toolrun-cli.ts';
 
 /** How the drain went: the command shown to the user, its exit code and its output. */
 export interface ToolDlqDrainOutcome {
@@ -27,31 +27,6 @@ export interface DrainToolDlqOptions {
   timeoutMs?: number;
 }
 
-function spawnCli(args: string[], options: DrainToolDlqOptions): Promise<{ exitCode: number; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
-      cwd: options.projectRoot,
-      env: options.env as NodeJS.ProcessEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const timer = setTimeout(() => {
-      output += `\n[killed after ${options.timeoutMs ?? 120_000} ms]`;
-      child.kill('SIGKILL');
-    }, options.timeoutMs ?? 120_000);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ exitCode: code ?? (signal ? 128 : 1), output });
-    });
-  });
-}
-
 /** The `toolrun` arguments of the drain (paths relative to the project root, as a user types them). */
 export function toolDlqDrainArguments(options: Pick<DrainToolDlqOptions, 'projectRoot' | 'dbPath' | 'configPath'>): string[] {
   const dbArgument = relative(options.projectRoot, options.dbPath) || options.dbPath;
@@ -71,6 +46,6 @@ export function toolDlqDrainArguments(options: Pick<DrainToolDlqOptions, 'projec
 export async function drainToolDlqLikeAUser(options: DrainToolDlqOptions): Promise<ToolDlqDrainOutcome> {
   const startedAt = Date.now();
   const args = toolDlqDrainArguments(options);
-  const { exitCode, output } = await spawnCli(args, options);
+  const { exitCode, output } = await spawnToolrun(args, { projectRoot: options.projectRoot, env: options.env, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) });
   return { command: `toolrun ${args.join(' ')}`, exitCode, output, durationMs: Date.now() - startedAt };
 }

@@ -6,13 +6,19 @@
  *    ends in the tool DLQ parks its conversation (the customer is still waiting for that answer);
  * 4. clear the faults and drain the tool DLQ as a user does (`toolrun dlq drain`, own process);
  * 5. let the parked conversations go on, with the faults still cleared;
- * 6. check against the service that no write was applied twice.
- * The service and the store are always closed, also on error.
+ * 6. check against the service that no write was applied twice;
+ * 7. run `toolrun report` on the SQLite file (own process): what failed most, and how.
+ * The worker and the drain record every failed call, recovery and breaker opening in the file's
+ * failure log (toolrun/otel), which the report reads. The service and the store are always closed,
+ * also on error.
  */
 import { rmSync } from 'node:fs';
+import { destination, pino } from 'pino';
+import { createRedactor } from '../../../src/core/redact.ts';
+import { createObservability } from '../../../src/observability/index.ts';
 import type { DeadLetterRecord } from '../../../src/core/ports/stores.ts';
 import type { SharedBreakerRecord } from '../../../src/policies/shared-breaker.ts';
-import { createSqliteStores } from '../../../src/stores/sqlite/index.ts';
+import { createSqliteFailureLog, createSqliteStores } from '../../../src/stores/sqlite/index.ts';
 import type { MessageFailureEntry, ToolFailureEntry } from '../../../src/worker/dead-letter-entries.ts';
 import { loadInitialAirlineTables } from '../database.ts';
 import { startAirlineService } from '../http-service.ts';
@@ -22,6 +28,7 @@ import { breakerCoolDownMs, createAirlineWorkerConfig } from './airline-worker-c
 import { createConversationScheduler } from './conversation-scheduler.ts';
 import type { AirlineDemoSettings } from './demo-settings.ts';
 import { drainToolDlqLikeAUser, toolDlqDrainArguments, type DrainToolDlqOptions, type ToolDlqDrainOutcome } from './drain-tool-dlq.ts';
+import { runFailureReportLikeAUser, type FailureReportOptions, type FailureReportOutcome } from './failure-report.ts';
 import { createProgressReporter } from './progress.ts';
 import { runQueueMessage, type MalformedQueueMessage, type WorkloadQueueMessage } from './queue-messages.ts';
 import { describeToolFailureCause, inspectResumedRuns, type ResumedRun } from './resumed-runs.ts';
@@ -48,6 +55,13 @@ export interface AirlineWorkloadOptions {
   malformedMessages: readonly MalformedQueueMessage[];
   /** @defaultValue {@link drainToolDlqLikeAUser} */
   drain?: (options: DrainToolDlqOptions) => Promise<ToolDlqDrainOutcome>;
+  /** The failure report at the end. @defaultValue `toolrun report --db <file> --top 3` ({@link runFailureReportLikeAUser}) */
+  failureReport?: (options: FailureReportOptions) => Promise<FailureReportOutcome>;
+  /**
+   * A pino log of the in-process worker's tool calls (toolrun/otel's logger, level `info`: failed
+   * calls, recoveries, breaker openings, dead-letter entries), replaced at the start. @defaultValue no log
+   */
+  logFile?: string;
   /** Progress and narration lines. */
   log: (line: string) => void;
   /** No progress bar or lines (tests). @defaultValue false */
@@ -98,6 +112,15 @@ export interface AirlineWorkloadReport {
   /** The tool-DLQ entries left at the end (runs that failed again after the drain). */
   toolDlqLeft: Array<DeadLetterRecord<ToolFailureEntry>>;
   sideEffects: SideEffectReport;
+  /**
+   * Rows the failure log gained in each phase (the worker's and the drain's failed calls,
+   * recoveries and breaker openings), in order: row ids `1…faultPhase` are the first phase's, and so on.
+   */
+  failureLogRows: { faultPhase: number; drain: number; resumePhase: number };
+  /** Failure records the worker could not append (must be 0). */
+  failureLogAppendErrors: number;
+  /** `toolrun report` on the file, at the end. */
+  failureReport: FailureReportOutcome;
   durationMs: number;
 }
 
@@ -143,13 +166,39 @@ function removeDatabaseFiles(dbPath: string): void {
  */
 export async function runAirlineWorkload(options: AirlineWorkloadOptions): Promise<AirlineWorkloadReport> {
   const startedAt = Date.now();
+  const report = await runWorkerAndDrain(options);
+  const failureReport = await (options.failureReport ?? runFailureReportLikeAUser)({ projectRoot: options.projectRoot, dbPath: options.dbPath, env: options.env, top: 3 });
+  return { ...report, failureReport, durationMs: Date.now() - startedAt };
+}
+
+async function runWorkerAndDrain(options: AirlineWorkloadOptions): Promise<Omit<AirlineWorkloadReport, 'failureReport'>> {
+  const startedAt = Date.now();
   const { runs, settings, log } = options;
   removeDatabaseFiles(options.dbPath);
+  if (options.logFile !== undefined) rmSync(options.logFile, { force: true });
   // Load the airline database now: loading it on the first tool call would make that call time out.
   const initialReservations = loadInitialAirlineTables('shipped').reservations;
   const stores = createSqliteStores({ path: options.dbPath });
   let service: Awaited<ReturnType<typeof startAirlineService>> | undefined;
   try {
+    // toolrun/otel, as `toolrun worker` wires it: failures into the file's failure log (read by
+    // `toolrun report --db`), a log file or no log, no console output, no tracer or meter.
+    const failureLog = createSqliteFailureLog(stores.database);
+    const redactor = createRedactor();
+    let failureLogAppendErrors = 0;
+    const observability = createObservability({
+      logger: options.logFile !== undefined ? pino({ name: 'toolrun', level: 'info' }, destination({ dest: options.logFile, sync: true, mkdir: true })) : false,
+      tracer: false,
+      meter: false,
+      redactor,
+      failureLog,
+      onFailureLogError: () => (failureLogAppendErrors += 1),
+    });
+    const workerObservability = { ...observability, redactor };
+    const failureLogSize = async () => {
+      await observability.flush();
+      return failureLog.size();
+    };
     service = await startAirlineService({ faultProfile: settings.faultProfile, seed: settings.seed });
     const env = { ...options.env, TOOLRUN_AIRLINE_URL: service.url };
     const config = createAirlineWorkerConfig({ env: { ...env, ...options.workerEnv }, settings, runs });
@@ -165,6 +214,7 @@ export async function runAirlineWorkload(options: AirlineWorkloadOptions): Promi
     // Phase 1: the worker with the faults on.
     const initialMessages: WorkloadQueueMessage[] = [...options.malformedMessages, ...scheduler.start().map(runQueueMessage)];
     const faultPhase = await runPhase('with faults', initialMessages, runs.length + options.malformedMessages.length);
+    const failureLogAfterFaultPhase = await failureLogSize();
 
     const messageDlq = (await stores.messageDlq.list()) as Array<DeadLetterRecord<MessageFailureEntry>>;
     const toolDlqBeforeDrain = (await stores.toolDlq.list()) as Array<DeadLetterRecord<ToolFailureEntry>>;
@@ -184,6 +234,7 @@ export async function runAirlineWorkload(options: AirlineWorkloadOptions): Promi
     log(`${toolDlqBeforeDrain.length} tool-DLQ entries; draining them as a user does:`);
     log(`$ toolrun ${toolDlqDrainArguments(drainOptions).join(' ')}`);
     const drain = await (options.drain ?? drainToolDlqLikeAUser)(drainOptions);
+    const failureLogAfterDrain = await failureLogSize();
     const breakersAfterDrain = await readBreakers((key) => stores.breakers.get(key));
     const resumed = await inspectResumedRuns(stores, toolDlqBeforeDrain, runsById);
     const toolDlqAfterDrain = await stores.toolDlq.size();
@@ -200,6 +251,7 @@ export async function runAirlineWorkload(options: AirlineWorkloadOptions): Promi
       if (step.state === 'next') released.push(runQueueMessage(step.run));
     }
     const resumePhase = { ...(await runPhase('after the drain', released, runsToCome)), conversationsResumed };
+    const failureLogAtEnd = await failureLogSize();
 
     const runsByFinalStatus: Record<string, number> = {};
     for (const run of runs) {
@@ -233,6 +285,8 @@ export async function runAirlineWorkload(options: AirlineWorkloadOptions): Promi
       toolDlqAtEnd: await stores.toolDlq.size(),
       toolDlqLeft: (await stores.toolDlq.list()) as Array<DeadLetterRecord<ToolFailureEntry>>,
       sideEffects: checkSideEffects(service, runs, (id) => Object.hasOwn(initialReservations, id), config.modelKind === 'recorded'),
+      failureLogRows: { faultPhase: failureLogAfterFaultPhase, drain: failureLogAfterDrain - failureLogAfterFaultPhase, resumePhase: failureLogAtEnd - failureLogAfterDrain },
+      failureLogAppendErrors,
       durationMs: Date.now() - startedAt,
     };
 
@@ -249,6 +303,7 @@ export async function runAirlineWorkload(options: AirlineWorkloadOptions): Promi
         scheduler,
         initialMessages: messages,
         observer,
+        observability: workerObservability,
         concurrency: settings.conversationConcurrency,
         onHandled: (result) => {
           done += 1;

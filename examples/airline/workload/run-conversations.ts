@@ -3,7 +3,11 @@
  * conversation (plus any extra messages), and each further run once the run before it answered
  * (see `conversation-scheduler.ts`), until every conversation is finished or parked in the tool DLQ.
  */
+import type { AgentRunHooks } from '../../../src/agent/run-agent.ts';
 import type { Stores } from '../../../src/core/ports/stores.ts';
+import type { ToolCallRecord } from '../../../src/core/tool-call-record.ts';
+import type { Redactor } from '../../../src/core/redact.ts';
+import type { WorkerEvent } from '../../../src/worker/worker-events.ts';
 import { createWorker } from '../../../src/worker/create-worker.ts';
 import type { HandleMessageResult } from '../../../src/worker/handle-message.ts';
 import type { AirlineWorkerConfig } from './airline-worker-config.ts';
@@ -30,6 +34,21 @@ export interface RunConversationsOptions {
   onHandled?: (result: HandleMessageResult) => void;
   /** Epoch ms. @defaultValue `Date.now` */
   now?: () => number;
+  /**
+   * toolrun/otel's hooks (`createObservability()`), plugged into the worker like `toolrun worker`
+   * does, with the redactor they share with the runtime. Pass the same object to every phase: the
+   * runtime, and so its `onCallEnd`, is built once per stores object.
+   */
+  observability?: WorkerObservability;
+}
+
+/** What {@link runConversations} plugs into the worker from `createObservability()` (toolrun/otel). */
+export interface WorkerObservability {
+  onCallEnd(record: ToolCallRecord): void;
+  runHooks: AgentRunHooks;
+  onEvent(event: WorkerEvent): void;
+  /** The redactor of the observers; the runtime uses it too, so logs and envelopes redact alike. */
+  redactor: Redactor;
 }
 
 /** What a phase left behind besides the observer's counts. */
@@ -84,6 +103,7 @@ export async function runConversations(options: RunConversationsOptions): Promis
     void promise.finally(() => enqueues.delete(promise));
   };
 
+  const observability = options.observability;
   const worker = createWorker({
     stores,
     model: async (request) => {
@@ -91,14 +111,18 @@ export async function runConversations(options: RunConversationsOptions): Promis
       return options.config.model(request);
     },
     tools: options.config.tools,
-    runtimeOptions: options.config.runtimeOptions,
+    runtimeOptions: observability ? { ...options.config.runtimeOptions, redact: observability.redactor, onCallEnd: observability.onCallEnd } : options.config.runtimeOptions,
+    ...(observability ? { runHooks: observability.runHooks } : {}),
     sharedBreaker: options.config.sharedBreaker,
     toolRetryBudget: options.config.toolRetryBudget,
     maxSteps: options.config.maxSteps,
     concurrency: options.concurrency,
     pollIntervalMs: 5,
     onToolCall: (record) => observer.toolCalled(record),
-    onEvent: (event) => observer.workerEvent(event),
+    onEvent: (event) => {
+      observability?.onEvent(event);
+      observer.workerEvent(event);
+    },
     onError: (error) => storeErrors.push(error instanceof Error ? error.message : String(error)),
     onResult: (result) => {
       observer.messageHandled(result, now());

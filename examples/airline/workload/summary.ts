@@ -6,6 +6,7 @@
 import type { SharedBreakerRecord } from '../../../src/policies/shared-breaker.ts';
 import type { AirlineWorkloadReport } from './run-airline-workload.ts';
 import { countMessageDlqByCause, countToolDlqByCause } from './run-airline-workload.ts';
+import { excerptFailureReport } from './report-excerpt.ts';
 import { describeToolFailureCause } from './resumed-runs.ts';
 import { percentile, type WorkloadCounts } from './workload-observer.ts';
 
@@ -133,6 +134,17 @@ export function formatWorkloadSummary(report: AirlineWorkloadReport): string[] {
     ]),
   );
   for (const problem of effects.problems) lines.push(`  ✗ ${problem}`);
+
+  section('what fails most (toolrun report)');
+  const failureReport = report.failureReport;
+  const rows = report.failureLogRows;
+  lines.push(`  $ ${failureReport.command}`);
+  lines.push(
+    `  the failure log holds ${number(rows.faultPhase + rows.drain + rows.resumePhase)} records (worker with faults ${number(rows.faultPhase)}, drain ${number(rows.drain)}, after the drain ${number(rows.resumePhase)})`,
+  );
+  lines.push(`  ran as its own process in ${seconds(failureReport.durationMs)}, exit code ${failureReport.exitCode}; its output, cut to the top tools and patterns:`);
+  const printed = failureReport.exitCode === 0 ? excerptFailureReport(failureReport.stdout) : `${failureReport.stdout}${failureReport.stderr}`.trimEnd().split('\n');
+  lines.push(...printed.map((line) => `  │ ${line}`.trimEnd()));
 
   section('in the end');
   lines.push(

@@ -13,6 +13,10 @@ export interface ToolCallCounts {
   succeeded: number;
   /** Calls that failed (after their retries), as envelopes handed to the model, by failure code. */
   failedByCode: Record<string, number>;
+  /** The same failed calls by tool, then failure code (`TOOL_NOT_FOUND` under the name the model asked for). */
+  failedByTool: Record<string, Record<string, number>>;
+  /** The same failed calls by failure type (`environment`, `logic`, …). */
+  failedByType: Record<string, number>;
   /** Calls that needed more than one attempt and then succeeded. */
   recovered: number;
   /** Failed attempts inside recovered calls, by failure code (`UNAVAILABLE`, `RATE_LIMITED`, `TIMEOUT`…). */
@@ -75,7 +79,7 @@ export function createWorkloadObserver(): WorkloadObserver {
     handled: 0,
     byStatus: {},
     runWallTimesMs: [],
-    toolCalls: { calls: 0, succeeded: 0, failedByCode: {}, recovered: 0, recoveredAttemptsByCode: {}, retryAfterWaits: 0, retryAfterWaitMs: 0, backoffWaits: 0 },
+    toolCalls: { calls: 0, succeeded: 0, failedByCode: {}, failedByTool: {}, failedByType: {}, recovered: 0, recoveredAttemptsByCode: {}, retryAfterWaits: 0, retryAfterWaitMs: 0, backoffWaits: 0 },
     breaker: [],
     modelCalls: 0,
     modelCallRunIds: [],
@@ -118,7 +122,11 @@ export function createWorkloadObserver(): WorkloadObserver {
           for (const attempt of record.attempts) if (attempt.outcome !== 'success') increment(tools.recoveredAttemptsByCode, attempt.outcome);
         }
       } else {
-        increment(tools.failedByCode, record.result.error.code);
+        const { code, type } = record.result.error;
+        increment(tools.failedByCode, code);
+        increment(tools.failedByType, type);
+        const toolName = code === 'TOOL_NOT_FOUND' ? record.requestedName : record.toolName;
+        increment((tools.failedByTool[toolName] ??= {}), code);
       }
     },
     workerEvent(event) {

@@ -13,12 +13,13 @@ import {
 import { EXIT_CODES, usageError } from '../cli-error.ts';
 import { formatCounts, formatDurationMs, formatTable, preview, printJson, printLine } from '../format.ts';
 import { findConfigFile, loadConfig } from '../load-config.ts';
-import { addStoreOptions, integerOption, type StoreOptions } from '../parse-options.ts';
-import { resolveStores } from '../resolve-stores.ts';
+import { addLogOptions, addStoreOptions, integerOption, type LogOptions, type StoreOptions } from '../parse-options.ts';
+import { resolveStores, type ResolvedStores } from '../resolve-stores.ts';
+import { createCliObservability } from '../cli-observability.ts';
 
 type QueueName = 'message' | 'tool';
 
-interface DlqOptions extends StoreOptions {
+interface DlqOptions extends StoreOptions, LogOptions {
   queue?: string;
   json?: boolean;
   limit?: number;
@@ -38,12 +39,35 @@ function queueName(value: string | undefined, fallback?: QueueName): QueueName {
   return value;
 }
 
-async function withStores<T>(options: DlqOptions, mustExist: boolean, work: (stores: Stores) => Promise<T>): Promise<T> {
-  const { stores } = await resolveStores({ db: options.db, store: options.store, env: process.env }, { mustExist });
+async function withStores<T>(options: DlqOptions, mustExist: boolean, work: (stores: Stores, resolved: ResolvedStores) => Promise<T>): Promise<T> {
+  const resolved = await resolveStores({ db: options.db, store: options.store, env: process.env }, { mustExist });
   try {
-    return await work(stores);
+    return await work(resolved.stores, resolved);
   } finally {
-    await stores.close();
+    await resolved.stores.close();
+  }
+}
+
+/**
+ * Runs `work` with the replay options of `config`, observed like the worker's runs: failures into
+ * the stores' failure log, run hooks, logs with `--log-level`/`--log-file`. Flushes the failure log
+ * before the stores close.
+ */
+async function withObservedReplays<T>(config: ToolrunConfig, options: DlqOptions, stores: Stores, resolved: ResolvedStores, work: (replay: ReplayOptions) => Promise<T>): Promise<T> {
+  const observed = await createCliObservability({ config, openFailureLog: resolved.openFailureLog, logLevel: options.logLevel, logFile: options.logFile });
+  const { observability } = observed;
+  try {
+    return await work({
+      ...replayOptions(config, stores),
+      runtimeOptions: observed.runtimeOptions,
+      runHooks: observability.runHooks,
+      onEvent: (event) => {
+        observability.onEvent(event);
+        config.onEvent?.(event);
+      },
+    });
+  } finally {
+    await observed.flush();
   }
 }
 
@@ -101,7 +125,11 @@ function requireToolQueue(options: DlqOptions, action: string): void {
   }
 }
 
-/** `toolrun dlq list|show|replay|drain|purge`: inspect and work off the two dead-letter queues. */
+/**
+ * `toolrun dlq list|show|replay|drain|purge`: inspect and work off the two dead-letter queues.
+ * Replays are observed like the worker's runs: failures, recoveries and breaker openings go to the
+ * SQLite file's failure log (`toolrun report --db`), and `--log-level`/`--log-file` log each call.
+ */
 export function addDlqCommand(program: Command): void {
   const dlq = program.command('dlq').description('inspect, replay, drain and purge the message and tool dead-letter queues');
   const queueOption = ['--queue <name>', 'which dead-letter queue: message or tool'] as const;
@@ -148,15 +176,16 @@ export function addDlqCommand(program: Command): void {
     .option('--config <file>', 'config module with the model and tools (default: $TOOLRUN_CONFIG or ./toolrun.config.{ts,mjs,js})')
     .option('--remove-expired', 'also remove the entry when its conversation has expired')
     .option('--json', 'print the replay result as JSON');
+  addLogOptions(replay);
   addStoreOptions(replay, { queueUrl: false });
   replay.action(async (id: string, options: DlqOptions) => {
     requireToolQueue(options, 'replayed');
     const configPath = findConfigFile(options.config, process.env, process.cwd());
-    await withStores(options, true, async (stores) => {
+    await withStores(options, true, async (stores, resolved) => {
       const record = await stores.toolDlq.get(id);
       if (record === undefined) throw usageError(`no entry "${id}" in the tool DLQ (toolrun dlq list --queue tool)`, 'NOT_FOUND');
       const config = await loadConfig(configPath, process.env);
-      const result = await replayToolFailure(record.entry as ToolFailureEntry, replayOptions(config, stores));
+      const result = await withObservedReplays(config, options, stores, resolved, (replay) => replayToolFailure(record.entry as ToolFailureEntry, replay));
       const done = result.status === 'completed' || result.status === 'already_completed';
       const removed = (done || (result.status === 'expired' && options.removeExpired === true)) && (await stores.toolDlq.remove(id));
       if (options.json) printJson({ id, removed, ...result });
@@ -177,16 +206,17 @@ export function addDlqCommand(program: Command): void {
     .option('--concurrency <n>', 'replays at once', integerOption(1), 4)
     .option('--remove-expired', 'also remove entries whose conversation has expired')
     .option('--json', 'print the drain report as JSON');
+  addLogOptions(drain);
   addStoreOptions(drain, { queueUrl: false });
   drain.action(async (options: DlqOptions) => {
     requireToolQueue(options, 'drained');
     const configPath = findConfigFile(options.config, process.env, process.cwd());
-    await withStores(options, true, async (stores) => {
+    await withStores(options, true, async (stores, resolved) => {
       const config = await loadConfig(configPath, process.env);
       const bar = process.stdout.isTTY && !options.json ? new cliProgress.SingleBar({ format: 'draining [{bar}] {value}/{total} {status}', stream: process.stdout, hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
       let started = false;
-      const report = await drainToolDlq({
-        ...replayOptions(config, stores),
+      const report = await withObservedReplays(config, options, stores, resolved, (replay) => drainToolDlq({
+        ...replay,
         concurrency: options.concurrency,
         ...(options.limit !== undefined ? { limit: options.limit } : {}),
         ...(options.removeExpired ? { removeExpired: true } : {}),
@@ -196,7 +226,7 @@ export function addDlqCommand(program: Command): void {
           started = true;
           bar.update(done, { status });
         },
-      });
+      }));
       bar?.stop();
       if (options.json) printJson(report);
       else {

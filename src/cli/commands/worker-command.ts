@@ -1,17 +1,21 @@
 import type { Command } from 'commander';
 import { createWorker, type HandleMessageResult, type WorkerEvent } from '../../index.ts';
+import type { MetricsServer } from '../../observability/index.ts';
+import { createCliObservability } from '../cli-observability.ts';
 import { describeError, EXIT_CODES } from '../cli-error.ts';
 import { formatCounts, formatWorkerEvent, printJson, printLine } from '../format.ts';
 import { findConfigFile, loadConfig } from '../load-config.ts';
-import { addStoreOptions, integerOption, type StoreOptions } from '../parse-options.ts';
+import { addLogOptions, addStoreOptions, integerOption, type LogOptions, type StoreOptions } from '../parse-options.ts';
 import { resolveStores } from '../resolve-stores.ts';
+import { serveMetrics } from '../serve-metrics.ts';
 
-interface WorkerCommandOptions extends StoreOptions {
+interface WorkerCommandOptions extends StoreOptions, LogOptions {
   config?: string;
   concurrency: number;
   leaseMs: number;
   untilEmpty?: boolean;
   json?: boolean;
+  metricsPort?: number;
 }
 
 /**
@@ -19,6 +23,11 @@ interface WorkerCommandOptions extends StoreOptions {
  * SIGTERM stops it gracefully (no new message, in-flight runs finish, the stores close, exit 0); a
  * second signal exits at once (exit 130; the leased messages are redelivered when their lease ends
  * and their runs resume from their checkpoints).
+ *
+ * Observability (toolrun/otel): failed calls, recoveries and breaker openings are recorded in the
+ * SQLite file's failure log (for `toolrun report --db`); `--log-level` / `--log-file` log one line
+ * per tool call; `--metrics-port N` serves this worker's tool, run and DLQ metrics in Prometheus
+ * text format on `http://127.0.0.1:N/metrics` while it runs.
  */
 export function addWorkerCommand(program: Command): void {
   const command = program
@@ -28,18 +37,34 @@ export function addWorkerCommand(program: Command): void {
     .option('--concurrency <n>', 'messages handled at once', integerOption(1), 1)
     .option('--lease-ms <ms>', 'how long a taken message stays invisible to other workers; make it longer than a run', integerOption(1), 300_000)
     .option('--until-empty', 'exit once the queue is empty instead of waiting for messages')
+    .option('--metrics-port <n>', 'serve this worker\'s metrics (tool calls, runs, retries, breakers, DLQ) for Prometheus on 127.0.0.1:N/metrics (0: a free port)', integerOption(0))
     .option('--json', 'print events and the summary as JSON lines');
+  addLogOptions(command);
   addStoreOptions(command, { queueUrl: true });
   command.action(async (options: WorkerCommandOptions) => {
     const config = await loadConfig(findConfigFile(options.config, process.env, process.cwd()), process.env);
-    const { stores, label } = await resolveStores({ ...options, env: process.env }, { mustExist: false });
+    const { stores, label, openFailureLog } = await resolveStores({ ...options, env: process.env }, { mustExist: false });
+    let server: MetricsServer | undefined;
+    let observed: Awaited<ReturnType<typeof createCliObservability>>;
+    try {
+      server = options.metricsPort !== undefined ? await serveMetrics(options.metricsPort, stores) : undefined;
+      observed = await createCliObservability({ config, openFailureLog, metrics: server?.metrics, logLevel: options.logLevel, logFile: options.logFile });
+    } catch (error) {
+      await server?.close();
+      await stores.close();
+      throw error;
+    }
+    const { observability } = observed;
     const print = (event: WorkerEvent) => (options.json ? printJson({ type: 'event', event }) : printLine(formatWorkerEvent(event)));
     const worker = createWorker({
       ...config,
       stores,
+      runtimeOptions: observed.runtimeOptions,
+      runHooks: observability.runHooks,
       concurrency: options.concurrency,
       leaseMs: options.leaseMs,
       onEvent: (event) => {
+        observability.onEvent(event);
         if (event.type !== 'dead-letter-add' || options.json) print(event);
         config.onEvent?.(event);
       },
@@ -62,7 +87,10 @@ export function addWorkerCommand(program: Command): void {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
 
-    if (!options.json) printLine(`toolrun worker: consuming ${label} (concurrency ${options.concurrency})`);
+    if (!options.json) {
+      printLine(`toolrun worker: consuming ${label} (concurrency ${options.concurrency})`);
+      if (server) printLine(`toolrun worker: metrics at ${server.url}`);
+    } else if (server) printJson({ type: 'metrics', url: server.url });
     try {
       if (options.untilEmpty) await worker.runUntilEmpty();
       else await worker.run();
@@ -71,6 +99,8 @@ export function addWorkerCommand(program: Command): void {
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      await observed.flush();
+      await server?.close();
       await stores.close();
     }
     const summary = { type: 'summary', handled: worker.stats.handled, byStatus: worker.stats.byStatus, paused: worker.stats.paused };
