@@ -23,6 +23,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readReturnedLiteral } from './workload/python-literal.ts';
+import { AIRLINE_TOOL_NAMES } from './operations.ts';
 
 /** The pinned τ-bench commit. */
 export const TAU_BENCH_COMMIT = '59a200c6d575d595120f1cb70fea53cef0632f6b';
@@ -31,22 +32,7 @@ export const TAU_BENCH_COMMIT = '59a200c6d575d595120f1cb70fea53cef0632f6b';
 export const TAU_BENCH_RAW_BASE_URL = `https://raw.githubusercontent.com/sierra-research/tau-bench/${TAU_BENCH_COMMIT}`;
 
 /** The 14 airline tool files upstream, in file-name order (the order of `tools.airline.json`). */
-export const TAU_BENCH_AIRLINE_TOOL_FILES: readonly string[] = [
-  'book_reservation',
-  'calculate',
-  'cancel_reservation',
-  'get_reservation_details',
-  'get_user_details',
-  'list_all_airports',
-  'search_direct_flight',
-  'search_onestop_flight',
-  'send_certificate',
-  'think',
-  'transfer_to_human_agents',
-  'update_reservation_baggages',
-  'update_reservation_flights',
-  'update_reservation_passengers',
-].map((name) => `tau_bench/envs/airline/tools/${name}.py`);
+export const TAU_BENCH_AIRLINE_TOOL_FILES: readonly string[] = AIRLINE_TOOL_NAMES.map((name) => `tau_bench/envs/airline/tools/${name}.py`);
 
 /**
  * One data file the main job reads.
