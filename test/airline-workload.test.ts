@@ -83,7 +83,7 @@ function outcomeCounts(report: AirlineWorkloadReport) {
   const phase = report.faultPhase.counts;
   return {
     faultPhase: phase.byStatus,
-    toolDlqByCause: merge(countToolDlqByCause(report.toolDlqBeforeDrain), ['misconfiguration · auth 401', 'circuit-open · misconfigured'], BROKEN_FOR_EVERYONE),
+    toolDlqByCause: merge(countToolDlqByCause(report.toolDlqBeforeDrain), ['misconfiguration · auth 401', 'circuit-open · circuit_open'], BROKEN_FOR_EVERYONE),
     messageDlqByCause: countMessageDlqByCause(report.messageDlq),
     inBand: {
       calls: phase.toolCalls.calls,

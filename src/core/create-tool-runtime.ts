@@ -284,6 +284,10 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         try {
           const acquired = await sharedBreaker.acquire(toolName);
           if (acquired.decision === 'reject') {
+            // The developer record (and a tool-DLQ entry built from it) says why the breaker is open.
+            const opened = await sharedBreaker.state(toolName).catch(() => undefined);
+            misconfiguration = true;
+            errorRecord = { kind: 'circuit_open', status: null, message: `shared breaker open${opened?.lastError ? `: ${opened.lastError}` : ''}`, causes: [] };
             return fail({
               code: 'CIRCUIT_OPEN',
               message: `${toolName} is switched off for every run: it is failing for everyone`,
