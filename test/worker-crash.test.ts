@@ -169,6 +169,8 @@ describe('worker crash test (SIGKILL at random points, restart until the queue i
       resumesOfRunningRuns: resumes.length,
       resumesInsideAToolStep: resumesMidStep.length,
       redeliveriesOfFinishedRuns: alreadyFinished.length,
+      // of which the message had been dead-lettered (the keyed push added nothing)
+      redeliveriesAlreadyDeadLettered: alreadyFinished.filter((line) => / (rejected|tool_failed) true$/.test(line)).length,
       storeErrors: storeErrors.length,
       sideEffects: rows.length,
       expectedSideEffects: expectedKeys.length,
@@ -197,6 +199,12 @@ describe('crash right after a dead-letter push (in process)', () => {
       const id = await push(entry);
       if (crashes === 0) armed = true;
       return id;
+    };
+    const pushOnce = stores[queue].pushOnce.bind(stores[queue]);
+    stores[queue].pushOnce = async (key, entry) => {
+      const result = await pushOnce(key, entry);
+      if (crashes === 0) armed = true;
+      return result;
     };
     const crashOnce = <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
       async (...args: A): Promise<R> => {
@@ -227,17 +235,30 @@ describe('crash right after a dead-letter push (in process)', () => {
     await stores.queue.enqueue({ id: 'm-1', body });
     const model = createScriptedModel([{ toolCalls: [{ id: 'c1', name: 'broken_service', args: '{}' }], usage: { input: 10, output: 1 } }]);
     const errors: unknown[] = [];
+    // the redelivery must not read the DLQs (that would cost O(DLQ depth) per redelivered message)
+    let dlqReads = 0;
+    const lists = { messageDlq: stores.messageDlq.list, toolDlq: stores.toolDlq.list };
+    for (const queue of ['messageDlq', 'toolDlq'] as const) {
+      stores[queue].list = async (options) => {
+        dlqReads += 1;
+        return lists[queue].call(stores[queue], options);
+      };
+    }
     const worker = createWorker({ model, tools: [broken], stores, clock, runtimeOptions: { clock }, pollIntervalMs: 1, onError: (error) => errors.push(error) });
     await worker.runUntilEmpty();
-    return { errors, model };
+    stores.messageDlq.list = lists.messageDlq;
+    stores.toolDlq.list = lists.toolDlq;
+    return { errors, model, dlqReads, stats: worker.stats };
   }
 
   it('a malformed message is in the message DLQ once, though the worker died before acknowledging it', async () => {
     const stores = createMemoryStores();
     const crash = crashAfterPush(stores, 'messageDlq');
-    const { errors, model } = await runOnce(stores, '{not json');
+    const { errors, model, dlqReads, stats } = await runOnce(stores, '{not json');
     expect(crash.crashes()).toBe(1);
     expect(errors).toHaveLength(1);
+    expect(dlqReads).toBe(0);
+    expect(stats).toMatchObject({ handled: 1, byStatus: { rejected: 1 } });
     expect(await stores.queue.size()).toBe(0);
     expect(await stores.messageDlq.size()).toBe(1);
     expect(await stores.toolDlq.size()).toBe(0);
@@ -247,9 +268,11 @@ describe('crash right after a dead-letter push (in process)', () => {
   it('a run that ended tool_failed is in the tool DLQ once, though the worker died right after the push', async () => {
     const stores = createMemoryStores();
     const crash = crashAfterPush(stores, 'toolDlq');
-    const { errors } = await runOnce(stores, '{"input": "call the broken service"}');
+    const { errors, dlqReads, stats } = await runOnce(stores, '{"input": "call the broken service"}');
     expect(crash.crashes()).toBe(1);
     expect(errors).toHaveLength(1);
+    expect(dlqReads).toBe(0);
+    expect(stats).toMatchObject({ handled: 1, byStatus: { tool_failed: 1 } });
     expect(await stores.queue.size()).toBe(0);
     const entries = await stores.toolDlq.list();
     expect(entries.map((record) => (record.entry as ToolFailureEntry).originalMessageId)).toEqual(['m-1']);

@@ -4,25 +4,6 @@ import type { Stores } from '../core/ports/stores.ts';
 import { handleMessage, type HandleMessageOptions, type HandleMessageResult } from './handle-message.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
-/**
- * On a redelivery: whether an earlier delivery of the message already put it in a dead-letter queue
- * (a crash between the push and the acknowledgement). Scans the DLQs in pages: O(depth), paid only
- * for redelivered messages. Returns the status the message ended with, or `undefined`.
- */
-async function findDeadLetteredMessage(stores: Stores, messageId: string): Promise<'rejected' | 'tool_failed' | undefined> {
-  const contains = async (queue: Stores['messageDlq'], matches: (entry: Record<string, unknown>) => boolean) => {
-    const pageSize = 500;
-    for (let offset = 0; ; offset += pageSize) {
-      const page = await queue.list({ limit: pageSize, offset });
-      if (page.some((record) => typeof record.entry === 'object' && record.entry !== null && matches(record.entry as Record<string, unknown>))) return true;
-      if (page.length < pageSize) return false;
-    }
-  };
-  if (await contains(stores.messageDlq, (entry) => entry.messageId === messageId)) return 'rejected';
-  if (await contains(stores.toolDlq, (entry) => entry.originalMessageId === messageId)) return 'tool_failed';
-  return undefined;
-}
-
 /** Options of {@link createWorker}. Durations in milliseconds. */
 export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'stores' | 'signal'> {
   stores: Stores;
@@ -59,7 +40,9 @@ export interface Worker {
  * Creates a worker that takes run-request messages from `stores.queue`, handles each with
  * {@link handleMessage} (the DLQs are `stores.messageDlq` and `stores.toolDlq`) and acknowledges it
  * once it reached a terminal place. A worker that dies mid-run leaves the message leased; it is
- * delivered again when the lease expires and the run resumes from its checkpoint.
+ * delivered again when the lease expires and the run resumes from its checkpoint; a message that
+ * had been dead-lettered is acknowledged without a second entry. `onResult` is called once per
+ * acknowledged delivery.
  */
 export function createWorker(options: WorkerOptions): Worker {
   const { stores } = options;
@@ -103,14 +86,8 @@ export function createWorker(options: WorkerOptions): Worker {
         continue;
       }
       try {
-        const deadLettered = delivery.deliveries > 1 ? await findDeadLetteredMessage(stores, delivery.id) : undefined;
-        if (deadLettered !== undefined) {
-          // An earlier delivery dead-lettered it and died before the ack: pushing again would duplicate the entry.
-          await stores.queue.ack(delivery.id);
-          stats.handled += 1;
-          stats.byStatus[deadLettered] = (stats.byStatus[deadLettered] ?? 0) + 1;
-          continue;
-        }
+        // A redelivery after a crash between a dead-letter push and the ack adds no second entry:
+        // handleMessage pushes by key (`DeadLetterQueue.pushOnce`) and reports `alreadyFinished`.
         const result = await handleMessage(
           { body: delivery.body, id: delivery.id },
           { ...options, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } },

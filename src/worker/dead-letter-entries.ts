@@ -48,7 +48,14 @@ export interface ToolFailureEntry {
   reason: string;
 }
 
-/** Anything with `push(entry)` (sync or async) is a DLQ sink: a plain array works. */
+/**
+ * Anything with `push(entry)` (sync or async) is a DLQ sink: a plain array works. A sink that also
+ * has `pushOnce` (every `DeadLetterQueue` does) is pushed to by key, so a redelivered message never
+ * adds a second entry; with `push` alone a crash between the push and the acknowledgement can leave
+ * a duplicate entry (never a lost one).
+ */
 export interface DeadLetterSink<T> {
   push(entry: T): unknown;
+  /** See `DeadLetterQueue.pushOnce`: stores `entry` unless `key` was pushed before. */
+  pushOnce?(key: string, entry: T): Promise<{ id: string; added: boolean }>;
 }

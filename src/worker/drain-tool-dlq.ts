@@ -1,5 +1,6 @@
 import type { DeadLetterQueue } from '../core/ports/stores.ts';
 import type { ToolFailureEntry } from './dead-letter-entries.ts';
+import { pushDeadLetter, toolDeadLetterKey } from './push-dead-letter.ts';
 import { replayToolFailure, type ReplayOptions, type ReplayStatus } from './replay-tool-failure.ts';
 
 /** Options of {@link drainToolDlq}. */
@@ -29,7 +30,8 @@ export interface DrainReport {
 /**
  * Replays tool-DLQ entries with bounded concurrency and reports counts per outcome. An entry whose
  * run completes (or had completed) is removed; one that fails again stays (replaced by its new
- * entry when it failed at another step, keeping `firstSeenAt`); an expired one stays unless
+ * entry when it failed at another step, keeping `firstSeenAt`, pushed with `pushOnce` under the
+ * key `tool:<runId>:<stepIndex>` like the worker's); an expired one stays unless
  * `removeExpired`. One bad entry
  * never stops the drain: a throw is counted as `error` and the drain goes on.
  */
@@ -55,7 +57,9 @@ export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> 
           if (await dlq.remove(record.id)) report.removed += 1;
         } else if (result.entry && result.entry.stepIndex !== (record.entry as ToolFailureEntry).stepIndex) {
           // Failed again at another step: the new entry (push first, so nothing is lost) replaces the old one.
-          await dlq.push(result.entry);
+          // Keyed like the worker's push, so a drain repeated after a crash, or a redelivery of the
+          // run's message, adds it once.
+          await pushDeadLetter(dlq, toolDeadLetterKey(result.entry.runId, result.entry.stepIndex), result.entry);
           await dlq.remove(record.id);
         }
       } catch (thrown) {

@@ -4,8 +4,9 @@ import { ToolError } from '../core/tool-error.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { createAutoAdvancingClock } from '../testing/auto-advancing-clock.ts';
 import { createScriptedModel } from '../testing/scripted-model.ts';
-import type { ToolFailureEntry } from './dead-letter-entries.ts';
+import type { MessageFailureEntry, ToolFailureEntry } from './dead-letter-entries.ts';
 import { handleMessage } from './handle-message.ts';
+import type { WorkerEvent } from './worker-events.ts';
 
 const down = defineTool({ name: 'book', description: '', inputSchema: { type: 'object' }, execute: () => { throw new ToolError({ kind: 'server', status: 503 }); } });
 const call = (id: string) => ({ toolCalls: [{ id, name: 'book', args: '{}' }], usage: { input: 10, output: 1 } });
@@ -45,6 +46,56 @@ describe('handleMessage', () => {
     expect(first).toMatchObject({ status: 'completed', text: 'hello', alreadyFinished: false });
     expect(second).toMatchObject({ status: 'completed', text: 'hello', alreadyFinished: true });
     expect(model.calls).toBe(1);
+  });
+
+  it('with DLQs that push by key, a malformed message handled twice is dead-lettered once, and the second time says so', async () => {
+    const stores = createMemoryStores();
+    const events: WorkerEvent[] = [];
+    const model = createScriptedModel([]);
+    const options = { model, tools: [down], stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq }, onEvent: (event: WorkerEvent) => events.push(event) };
+    const first = await handleMessage({ body: '{not json', id: 'm-bad' }, options);
+    const second = await handleMessage({ body: '{not json', id: 'm-bad' }, options);
+    expect(first).toMatchObject({ status: 'rejected', messageId: 'm-bad', alreadyFinished: false });
+    expect(second).toMatchObject({ status: 'rejected', messageId: 'm-bad', alreadyFinished: true });
+    expect((await stores.messageDlq.list()).map((record) => (record.entry as MessageFailureEntry).messageId)).toEqual(['m-bad']);
+    expect(await stores.messageDlq.pushOnce('message:m-bad', 'probe')).toMatchObject({ added: false });
+    expect(events.filter((event) => event.type === 'dead-letter-add')).toHaveLength(1);
+    // a message without an id cannot be keyed: each delivery is its own entry
+    await handleMessage({ body: '{not json' }, options);
+    await handleMessage({ body: '{not json' }, options);
+    expect(await stores.messageDlq.size()).toBe(3);
+    expect(model.calls).toBe(0);
+  });
+
+  it('a crash right after a keyed tool-DLQ push (before anything else is recorded) leaves one entry after the redelivery', async () => {
+    const stores = createMemoryStores();
+    const clock = createAutoAdvancingClock();
+    const events: WorkerEvent[] = [];
+    let crash = true;
+    const keys: string[] = [];
+    const toolDlq = {
+      push: stores.toolDlq.push.bind(stores.toolDlq),
+      async pushOnce(key: string, entry: unknown) {
+        keys.push(key);
+        const result = await stores.toolDlq.pushOnce(key, entry);
+        if (crash) throw new Error('process died');
+        return result;
+      },
+    };
+    const options = { model: createScriptedModel([call('a'), call('b')]), tools: [down], stores, queues: { messageDlq: stores.messageDlq, toolDlq }, runtimeOptions: { clock }, onEvent: (event: WorkerEvent) => events.push(event) };
+    const message = { body: '{"input":"book it"}', id: 'm-keyed' };
+    await expect(handleMessage(message, options)).rejects.toThrow('process died');
+    crash = false;
+    const redelivered = await handleMessage(message, options);
+    expect(redelivered).toMatchObject({ status: 'tool_failed', alreadyFinished: true });
+    expect(redelivered).not.toHaveProperty('toolFailure');
+    const entries = await stores.toolDlq.list();
+    expect(entries.map((record) => record.entry)).toEqual([expect.objectContaining({ runId: 'run_m-keyed', originalMessageId: 'm-keyed', attempts: 3 })]);
+    const stepIndex = (entries[0]!.entry as ToolFailureEntry).stepIndex;
+    expect(keys).toEqual([`tool:run_m-keyed:${stepIndex}`, `tool:run_m-keyed:${stepIndex}`]);
+    expect(events.filter((event) => event.type === 'dead-letter-add')).toHaveLength(0);
+    // a keyed sink needs no ledger marker
+    expect(await stores.ledger.get(`run_m-keyed:dead-lettered:${stepIndex}`)).toBeUndefined();
   });
 
   it('an invalid body names the field problems in the message-DLQ entry', async () => {

@@ -16,6 +16,7 @@ import { RUN_REQUEST_SCHEMA, type RunRequest } from './message-schema.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { getDefaultStores } from './default-stores.ts';
+import { isKeyedSink, messageDeadLetterKey, pushDeadLetter, toolDeadLetterKey } from './push-dead-letter.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
 /** A queue message that asks for one agent run. */
@@ -35,7 +36,11 @@ export interface HandleMessageOptions {
   runtime?: ToolRuntime;
   /** Options for the runtime built from `tools`. */
   runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
-  /** The two dead-letter sinks: anything with `push`. */
+  /**
+   * The two dead-letter sinks: anything with `push`. Sinks with `pushOnce` (every
+   * `DeadLetterQueue`) are pushed to by key — `message:<messageId>` (when the message has an id)
+   * and `tool:<runId>:<stepIndex>` — so handling a message again adds no second entry.
+   */
   queues: { messageDlq: DeadLetterSink<MessageFailureEntry>; toolDlq: DeadLetterSink<ToolFailureEntry> };
   /** Conversations, checkpoints, ledger, breaker state. @defaultValue a process-wide in-memory set */
   stores?: Stores;
@@ -59,7 +64,14 @@ export interface HandleMessageOptions {
 
 /** The outcome of handling one message. */
 export type HandleMessageResult =
-  | { status: 'rejected'; runId: null; messageId: string | undefined; reason: MessageFailureEntry['reason'] }
+  | {
+      status: 'rejected';
+      runId: null;
+      messageId: string | undefined;
+      reason: MessageFailureEntry['reason'];
+      /** An earlier delivery already dead-lettered the message (the keyed push added nothing). */
+      alreadyFinished: boolean;
+    }
   | {
       status: AgentRunStatus;
       runId: string;
@@ -70,7 +82,7 @@ export type HandleMessageResult =
       tokensSpent: { input: number; output: number };
       /** The run had already ended (a redelivery): nothing was done again. */
       alreadyFinished: boolean;
-      /** The tool-DLQ entry, when `status` is `tool_failed`. */
+      /** The tool-DLQ entry this call added (`status` is `tool_failed`); absent when an earlier delivery had added it. */
       toolFailure?: ToolFailureEntry;
     };
 
@@ -132,7 +144,8 @@ function initialMessages(request: RunRequest): ChatMessage[] {
  * - a body that cannot be parsed or validated → one message-DLQ entry, no retry, the model is never called (`rejected`);
  * - a transient tool failure that recovers → nothing dead-lettered (`completed`);
  * - in-band recovery exhausted, or a tool broken for everyone → one tool-DLQ entry with resumable state (`tool_failed`);
- * - a redelivered message (consumer crash) resumes its run from the last checkpoint; a finished run is not run again.
+ * - a redelivered message (consumer crash) resumes its run from the last checkpoint; a finished run is not run again,
+ *   and a message already dead-lettered is not dead-lettered twice (keyed push: see `queues`).
  *
  * Never throws for a bad message, a tool or the model; it throws only when a store fails (the
  * message must then be redelivered, not acknowledged).
@@ -145,17 +158,17 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
   const parsed = parseRunRequest(message, options.maxBodyBytes ?? 1_048_576, receivedAt);
   const messageId = typeof message?.id === 'string' ? message.id : undefined;
   if (!parsed.ok) {
-    await options.queues.messageDlq.push(parsed.entry);
-    options.onEvent?.({ type: 'dead-letter-add', queue: 'message', reason: parsed.entry.reason.code, at: clock.now() });
-    return { status: 'rejected', runId: null, messageId, reason: parsed.entry.reason };
+    const added = await pushDeadLetter(options.queues.messageDlq, messageId === undefined ? undefined : messageDeadLetterKey(messageId), parsed.entry);
+    if (added) options.onEvent?.({ type: 'dead-letter-add', queue: 'message', reason: parsed.entry.reason.code, at: clock.now() });
+    return { status: 'rejected', runId: null, messageId, reason: parsed.entry.reason, alreadyFinished: !added };
   }
   const request = parsed.request;
   const runId = request.runId ?? (messageId !== undefined ? `run_${messageId}` : `run_${randomUUID()}`);
 
   const existing = await stores.runs.get(runId);
   if (existing && isTerminalRunStatus(existing.status)) {
-    // A crash after the run ended tool_failed but before its entry was recorded as dead-lettered:
-    // push it now, so the entry is never lost.
+    // A crash after the run ended tool_failed but before the message was acknowledged: push the
+    // entry now unless it was pushed, so it is never lost and never doubled.
     const pushed = existing.status === 'tool_failed' ? await ensureDeadLettered(existing, runtime, stores, options, clock) : undefined;
     return {
       status: existing.status as AgentRunStatus,
@@ -202,20 +215,35 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
       sensitiveKeys: runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [],
       firstSeenAt: new Date(clock.now()).toISOString(),
     });
-    await options.queues.toolDlq.push(entry);
-    await stores.ledger.putIfAbsent(deadLetterMarkerKey(runId, entry.stepIndex), entry.firstSeenAt);
-    options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, toolName: entry.toolName, at: clock.now() });
-    result.toolFailure = entry;
+    if (await pushToolDeadLetter(entry, stores, options)) {
+      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, toolName: entry.toolName, at: clock.now() });
+      result.toolFailure = entry;
+    }
   }
   return result;
 }
 
-/** Ledger key recording that a run's failure at a step was dead-lettered. */
+/**
+ * Pushes a tool-DLQ entry: by key when the sink has `pushOnce`; else with `push`, then a ledger
+ * marker that a redelivery reads (it cannot cover a crash between the push and the marker).
+ * Returns whether an entry was added.
+ */
+async function pushToolDeadLetter(entry: ToolFailureEntry, stores: Stores, options: HandleMessageOptions): Promise<boolean> {
+  const sink = options.queues.toolDlq;
+  const added = await pushDeadLetter(sink, toolDeadLetterKey(entry.runId, entry.stepIndex), entry);
+  if (!isKeyedSink(sink)) await stores.ledger.putIfAbsent(deadLetterMarkerKey(entry.runId, entry.stepIndex), entry.firstSeenAt);
+  return added;
+}
+
+/** Ledger key recording that a run's failure at a step was pushed to a `push`-only sink (or by a toolrun without keyed pushes). */
 function deadLetterMarkerKey(runId: string, stepIndex: number): string {
   return `${runId}:dead-lettered:${stepIndex}`;
 }
 
-/** Pushes the tool-DLQ entry of a `tool_failed` run unless the ledger says it was pushed already. */
+/**
+ * Pushes the tool-DLQ entry of a `tool_failed` run unless it was pushed already: the ledger
+ * marker (written for `push`-only sinks, and by earlier toolrun versions) or the sink's key says so.
+ */
 async function ensureDeadLettered(
   checkpoint: RunCheckpoint,
   runtime: ToolRuntime,
@@ -233,8 +261,7 @@ async function ensureDeadLettered(
     sensitiveKeys: runtime.getTool(failure.toolName)?.definition.sensitive ?? [],
     firstSeenAt: new Date(clock.now()).toISOString(),
   });
-  await options.queues.toolDlq.push(entry);
-  await stores.ledger.putIfAbsent(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex), entry.firstSeenAt);
+  if (!(await pushToolDeadLetter(entry, stores, options))) return undefined;
   options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, toolName: entry.toolName, at: clock.now() });
   return entry;
 }

@@ -80,13 +80,40 @@ export interface DeadLetterRecord<T> {
   entry: T;
 }
 
+/** What {@link DeadLetterQueue.pushOnce} did. */
+export interface KeyedPushResult {
+  /** The id of the entry first pushed with the key (it may have been removed since). */
+  id: string;
+  /** `true`: this call stored the entry; `false`: the key was taken, nothing changed. */
+  added: boolean;
+}
+
 /**
- * A durable dead-letter queue. It never drops an entry: `push` always stores; the bound
- * (`maxEntries`) is enforced by the worker, which stops taking messages when `size()` reaches it.
- * Any object with `push(entry)` can serve as a DLQ sink; this is the full, inspectable port.
+ * A durable dead-letter queue. It never drops an entry: `push` always stores, `pushOnce` stores
+ * unless an entry with its key was stored before; the bound (`maxEntries`) is enforced by the
+ * worker, which stops taking messages when `size()` reaches it. Any object with `push(entry)` can
+ * serve as a DLQ sink; this is the full, inspectable port.
  */
 export interface DeadLetterQueue<T> {
+  /** Stores `entry` under a new id and returns the id. Never deduplicates. */
   push(entry: T): Promise<string>;
+  /**
+   * Stores `entry` unless an entry with `key` was ever pushed to this queue; returns the id of the
+   * entry stored under the key and whether this call added it (`added: false`: nothing changed,
+   * the entry passed here is dropped as a duplicate of the first).
+   *
+   * - Atomic across processes: of concurrent callers with one key, exactly one adds.
+   * - Idempotent: safe to repeat after a crash between the push and whatever should follow it (the
+   *   worker keys `message:<messageId>` and `tool:<runId>:<stepIndex>`, so a message redelivered
+   *   after a crash between the push and the queue's ack adds no second entry).
+   * - A key outlives its entry: once the entry is removed or purged (it was handled), pushing the
+   *   key again still returns `added: false` with the old id, so a late repeat cannot bring back
+   *   an entry that someone already dealt with. Keys are therefore kept forever (one small record
+   *   per keyed entry ever pushed).
+   * - Keys are per queue: the message and tool DLQs of a bundle never share them. Entries pushed
+   *   with `push` have no key.
+   */
+  pushOnce(key: string, entry: T): Promise<KeyedPushResult>;
   get(id: string): Promise<DeadLetterRecord<T> | undefined>;
   /** Oldest first. */
   list(options?: { limit?: number; offset?: number }): Promise<DeadLetterRecord<T>[]>;

@@ -2,16 +2,10 @@ import { DelayedError, Worker, type ConnectionOptions, type Job, type WorkerOpti
 import { systemClock } from '../../core/ports/clock.ts';
 import type { DeadLetterQueue, Stores } from '../../core/ports/stores.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
-import type { MessageFailureEntry, ToolFailureEntry, DeadLetterSink } from '../../worker/dead-letter-entries.ts';
 import { handleMessage, type HandleMessageOptions, type HandleMessageResult } from '../../worker/handle-message.ts';
 import { createDeadLetterBound } from './dead-letter-bound.ts';
 import { fromJobId } from './job-id.ts';
 import type { RunJobData } from './run-job.ts';
-
-/** A DLQ that can push idempotently by key (the Postgres and Redis DLQs of toolrun can). */
-interface KeyedPush {
-  pushOnce(key: string, entry: unknown): Promise<{ id: string; stored: boolean }>;
-}
 
 /** The two dead-letter queues the worker writes to. */
 export interface WorkerDeadLetterQueues {
@@ -85,18 +79,6 @@ function messageOf(job: Job<RunJobData>): { body: string; id: string } {
   return { body: JSON.stringify(data) ?? String(data), id };
 }
 
-/** Sinks that push idempotently per message when the DLQ can (so a redelivery never adds a second entry). */
-function sinksFor(queues: WorkerDeadLetterQueues, messageId: string): { messageDlq: DeadLetterSink<MessageFailureEntry>; toolDlq: DeadLetterSink<ToolFailureEntry> } {
-  const keyed = (queue: DeadLetterQueue<unknown>): (KeyedPush & DeadLetterQueue<unknown>) | undefined =>
-    typeof (queue as Partial<KeyedPush>).pushOnce === 'function' ? (queue as KeyedPush & DeadLetterQueue<unknown>) : undefined;
-  const message = keyed(queues.messageDlq);
-  const tool = keyed(queues.toolDlq);
-  return {
-    messageDlq: message ? { push: (entry) => message.pushOnce(`message:${messageId}`, entry) } : queues.messageDlq,
-    toolDlq: tool ? { push: (entry) => tool.pushOnce(`tool:${entry.runId}:${entry.stepIndex}`, entry) } : queues.toolDlq,
-  };
-}
-
 /**
  * Creates a toolrun worker on BullMQ's `Worker`: each job of `queueName` is one run-request
  * message, handled by `handleMessage` with the shared `stores` — the routing contract of SPEC.md §2
@@ -106,8 +88,8 @@ function sinksFor(queues: WorkerDeadLetterQueues, messageId: string): { messageD
  * Crashes: a worker that dies mid-run stops renewing its job locks; another worker's stalled-job
  * check moves the job back to wait and it is delivered again, and the run resumes from its last
  * checkpoint (the idempotency ledger keeps recorded tool calls from running again). Dead letters
- * are pushed with `pushOnce` (key `message:<id>` or `tool:<runId>:<stepIndex>`) when the DLQ has
- * it, so a redelivery after a crash between the push and the completion adds no second entry.
+ * are pushed by `handleMessage` with `pushOnce` (key `message:<id>` or `tool:<runId>:<stepIndex>`),
+ * so a redelivery after a crash between the push and the completion adds no second entry.
  *
  * Store failures: `handleMessage` throws, the job fails and BullMQ retries it with the capped
  * exponential backoff registered here (for `RUN_JOB_BACKOFF_TYPE`); with `DEFAULT_RUN_JOB_OPTIONS` it
@@ -161,7 +143,7 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
         throw new DelayedError();
       }
       const message = messageOf(job);
-      const result = await handleMessage(message, { ...handleOptions, stores, queues: sinksFor(queues, message.id) });
+      const result = await handleMessage(message, { ...handleOptions, stores, queues });
       if (outbox) await outbox.ack(message.id);
       stats.handled += 1;
       stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;

@@ -5,20 +5,35 @@ import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.
  * An in-memory {@link DeadLetterQueue}. Ids are increasing decimal strings (`'1'`, `'2'`, …), never
  * reused, so id order is insertion order; `addedAt` comes from the injected clock. Entries are
  * deep-copied on the way in and out. It never drops an entry (the worker enforces `maxEntries`).
+ * `pushOnce` keys live in a map that `remove` and `purge` leave alone (see the port). Every method
+ * runs without an `await` in between, so calls never interleave inside one process.
  */
 export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadLetterQueue<T> {
   const { clock } = options;
   const records = new Map<string, DeadLetterRecord<T>>();
+  /** pushOnce key → id of the entry first pushed with it. */
+  const keys = new Map<string, string>();
   let lastId = 0;
 
   const copy = (record: DeadLetterRecord<T>): DeadLetterRecord<T> => structuredClone(record);
+  const store = (entry: T): string => {
+    const stored = structuredClone(entry);
+    lastId += 1;
+    const id = String(lastId);
+    records.set(id, { id, addedAt: new Date(clock.now()).toISOString(), entry: stored });
+    return id;
+  };
 
   return {
     async push(entry) {
-      lastId += 1;
-      const id = String(lastId);
-      records.set(id, { id, addedAt: new Date(clock.now()).toISOString(), entry: structuredClone(entry) });
-      return id;
+      return store(entry);
+    },
+    async pushOnce(key, entry) {
+      const existing = keys.get(key);
+      if (existing !== undefined) return { id: existing, added: false };
+      const id = store(entry);
+      keys.set(key, id);
+      return { id, added: true };
     },
     async get(id) {
       const record = records.get(id);

@@ -6,6 +6,5 @@
 export { createPostgresStores, type PostgresConnection, type PostgresStores, type PostgresStoresOptions } from './postgres-stores.ts';
 export { createPostgresPool, type PostgresPoolLike, type PostgresPoolClientLike, type PostgresQueryable, type PostgresQueryResult } from './postgres-client.ts';
 export { POSTGRES_SCHEMA_VERSION } from './postgres-migrations.ts';
-export type { KeyedDeadLetterQueue } from './postgres-dead-letter-queue.ts';
 export type { PendingRunMessage, PostgresRunQueue } from './postgres-run-queue.ts';
 export { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';

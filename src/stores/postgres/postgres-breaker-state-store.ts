@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/ports/clock.ts';
 import type { BreakerStateStore, JsonValue } from '../../core/ports/stores.ts';
-import { fromJsonText, toJsonText } from '../sqlite/json-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
 import { inTransaction, prepareStatement, type PostgresPoolLike } from './postgres-client.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/ports/clock.ts';
 import type { ConversationStore } from '../../core/ports/stores.ts';
-import { fromJsonText, toJsonText } from '../sqlite/json-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 
 /** Expired rows deleted by one sweep, at most (the sweep is hygiene; `get` already hides them). */

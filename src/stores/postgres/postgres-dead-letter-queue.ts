@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
-import { fromJsonText, toJsonText } from '../sqlite/json-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
 interface DeadLetterRow {
@@ -13,27 +13,13 @@ interface DeadLetterRow {
 const ID_PATTERN = /^[1-9][0-9]{0,17}$/;
 
 /**
- * A durable {@link DeadLetterQueue} that also pushes idempotently: `pushOnce(key, entry)` stores
- * the entry only if no entry was ever pushed with that key (in this queue), and otherwise returns
- * the id of the first one — even when that entry has since been removed. A worker uses it to make
- * "dead-letter this message" safe to repeat after a crash between the push and the
- * acknowledgement.
- */
-export interface KeyedDeadLetterQueue<T> extends DeadLetterQueue<T> {
-  /**
-   * Pushes `entry` unless `key` was pushed before. Atomic: of concurrent callers with one key,
-   * exactly one stores. Returns the entry's id and whether this call stored it.
-   */
-  pushOnce(key: string, entry: T): Promise<{ id: string; stored: boolean }>;
-}
-
-/**
- * A {@link KeyedDeadLetterQueue} on `<schema>.dead_letters`, one `queue` name per DLQ (the bundle
+ * A {@link DeadLetterQueue} on `<schema>.dead_letters`, one `queue` name per DLQ (the bundle
  * uses `'message'` and `'tool'`). Ids come from one sequence: increasing, never reused, so id order
- * is insertion order. `addedAt` is the injected clock's time. Every method is one statement except
- * a `pushOnce` that finds its key taken (a second statement reads the first entry's id).
+ * is insertion order. `addedAt` is the injected clock's time. `pushOnce` keys are rows of
+ * `<schema>.dead_letter_keys`, which `remove` and `purge` leave alone. Every method is one statement
+ * except a `pushOnce` that finds its key taken (a second statement reads the first entry's id).
  */
-export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, options: { schema: string; clock: Clock; queue: string }): KeyedDeadLetterQueue<T> {
+export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, options: { schema: string; clock: Clock; queue: string }): DeadLetterQueue<T> {
   const { schema, clock, queue } = options;
   const table = `${schema}.dead_letters`;
   const keys = `${schema}.dead_letter_keys`;
@@ -68,9 +54,9 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     },
     async pushOnce(key, entry) {
       const { rows } = await pool.query<{ id: string }>({ ...pushOnceStatement, values: [queue, key, toJsonText(entry), clock.now()] });
-      if (rows[0] !== undefined) return { id: rows[0].id, stored: true };
+      if (rows[0] !== undefined) return { id: rows[0].id, added: true };
       const existing = await pool.query<{ id: string }>({ ...statements.keyedId, values: [queue, key] });
-      return { id: existing.rows[0]!.id, stored: false };
+      return { id: existing.rows[0]!.id, added: false };
     },
     async get(id) {
       if (!ID_PATTERN.test(id)) return undefined;

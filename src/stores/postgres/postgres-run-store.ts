@@ -1,5 +1,5 @@
 import type { RunCheckpoint, RunStore } from '../../core/ports/stores.ts';
-import { fromJsonText, toJsonText } from '../sqlite/json-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 
 /**

@@ -108,12 +108,12 @@ describe('PostgreSQL stores', () => {
     const stores = await createPostgresStores({ pool: admin, schema });
     try {
       const results = await Promise.all(Array.from({ length: 10 }, (_, index) => stores.messageDlq.pushOnce('message:m1', { writer: index })));
-      expect(results.filter((result) => result.stored)).toHaveLength(1);
+      expect(results.filter((result) => result.added)).toHaveLength(1);
       expect(new Set(results.map((result) => result.id)).size).toBe(1);
       expect(await stores.messageDlq.size()).toBe(1);
-      expect(await stores.toolDlq.pushOnce('message:m1', 'other queue')).toMatchObject({ stored: true });
+      expect(await stores.toolDlq.pushOnce('message:m1', 'other queue')).toMatchObject({ added: true });
       await stores.messageDlq.remove(results[0]!.id);
-      expect(await stores.messageDlq.pushOnce('message:m1', 'late duplicate')).toEqual({ id: results[0]!.id, stored: false });
+      expect(await stores.messageDlq.pushOnce('message:m1', 'late duplicate')).toEqual({ id: results[0]!.id, added: false });
       expect(await stores.messageDlq.size()).toBe(0);
 
       for (const id of ['a', 'b', 'c', 'd']) await stores.queue.enqueue({ id, body: `body ${id}` });

@@ -34,7 +34,7 @@ import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
 import { createPostgresBreakerStateStore } from './postgres-breaker-state-store.ts';
 import { createPostgresPool, quoteSchema, type PostgresPoolLike } from './postgres-client.ts';
 import { createPostgresConversationStore } from './postgres-conversation-store.ts';
-import { createPostgresDeadLetterQueue, type KeyedDeadLetterQueue } from './postgres-dead-letter-queue.ts';
+import { createPostgresDeadLetterQueue } from './postgres-dead-letter-queue.ts';
 import { createPostgresIdempotencyLedger } from './postgres-idempotency-ledger.ts';
 import { migratePostgresSchema } from './postgres-migrations.ts';
 import { createPostgresRunQueue, type PostgresRunQueue } from './postgres-run-queue.ts';
@@ -73,14 +73,12 @@ export type PostgresStoresOptions = PostgresConnection & {
   conversationTtlMs?: number;
 };
 
-/** The PostgreSQL {@link Stores}, with the pool for inspection and the richer queue types. */
+/** The PostgreSQL {@link Stores}, with the pool for inspection and the richer run queue type. */
 export interface PostgresStores extends Stores {
   /** The pool the stores query; ended by `close()` when toolrun created it. */
   readonly pool: PostgresPoolLike;
   /** The schema name. */
   readonly schema: string;
-  readonly messageDlq: KeyedDeadLetterQueue<unknown>;
-  readonly toolDlq: KeyedDeadLetterQueue<unknown>;
   readonly queue: PostgresRunQueue;
 }
 

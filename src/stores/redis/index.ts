@@ -4,6 +4,6 @@
  * docs/distributed-notes.md.
  */
 export { createRedisBreakerStateStore, type RedisBreakerStateStore, type RedisBreakerStateStoreOptions } from './redis-breaker-state-store.ts';
-export { createRedisDeadLetterQueue, type RedisDeadLetterQueue } from './redis-dead-letter-queue.ts';
+export { createRedisDeadLetterQueue } from './redis-dead-letter-queue.ts';
 export { createRedisDeadLetterQueues, type RedisDeadLetterQueues, type RedisDeadLetterQueuesOptions } from './redis-dead-letter-queues.ts';
 export type { RedisConnection, RedisLike } from './redis-client.ts';

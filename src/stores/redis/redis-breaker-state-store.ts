@@ -1,6 +1,6 @@
 import type { BreakerStateStore, JsonValue } from '../../core/ports/stores.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
-import { fromJsonText, toJsonText } from '../sqlite/json-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
 import { connectRedis, type RedisConnection, type RedisLike } from './redis-client.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
-import { fromJsonText, toJsonText } from '../sqlite/json-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
 import type { RedisLike } from './redis-client.ts';
 
 /** KEYS: seq, entries, order. ARGV: added-at ms, entry JSON. Returns the new id. */
@@ -10,7 +10,7 @@ redis.call('HSET', KEYS[2], id, ARGV[1] .. '|' .. ARGV[2])
 redis.call('ZADD', KEYS[3], id, id)
 return id`;
 
-/** KEYS: seq, entries, order, keys. ARGV: key, added-at ms, entry JSON. Returns { id, stored 0|1 }. */
+/** KEYS: seq, entries, order, keys. ARGV: key, added-at ms, entry JSON. Returns { id, added 0|1 }. */
 const PUSH_ONCE = `
 local existing = redis.call('HGET', KEYS[4], ARGV[1])
 if existing then return { existing, 0 } end
@@ -57,16 +57,7 @@ const GET = `return redis.call('HGET', KEYS[1], ARGV[1])`;
 const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 
 /**
- * A {@link DeadLetterQueue} in Redis that also pushes idempotently (`pushOnce`, see
- * `KeyedDeadLetterQueue` in `toolrun/postgres`: the same contract).
- */
-export interface RedisDeadLetterQueue<T> extends DeadLetterQueue<T> {
-  /** Pushes `entry` unless `key` was pushed before (even if that entry was removed since). Atomic. */
-  pushOnce(key: string, entry: T): Promise<{ id: string; stored: boolean }>;
-}
-
-/**
- * Creates a durable, inspectable {@link RedisDeadLetterQueue} named `name` under `prefix`. Layout
+ * Creates a durable, inspectable {@link DeadLetterQueue} named `name` under `prefix`. Layout
  * (all keys share the hash tag `{<prefix>dlq:<name>}`, so they live in one Cluster slot):
  * - `…:seq` — the last id handed out (`INCR`): ids increase and are never reused;
  * - `…:entries` — hash id → `<addedAtMs>|<entry JSON>`;
@@ -78,7 +69,7 @@ export interface RedisDeadLetterQueue<T> extends DeadLetterQueue<T> {
  * survive a restart; without persistence a Redis restart loses every entry and resets the ids.
  * Keep DLQs in PostgreSQL (`toolrun/postgres`) when Redis runs without persistence.
  */
-export function createRedisDeadLetterQueue<T>(redis: RedisLike, options: { name: string; prefix?: string; clock: Clock }): RedisDeadLetterQueue<T> {
+export function createRedisDeadLetterQueue<T>(redis: RedisLike, options: { name: string; prefix?: string; clock: Clock }): DeadLetterQueue<T> {
   const { clock } = options;
   const base = `${options.prefix ?? 'toolrun:'}{dlq:${options.name}}`;
   const seq = `${base}:seq`;
@@ -102,8 +93,8 @@ export function createRedisDeadLetterQueue<T>(redis: RedisLike, options: { name:
       return String(await redis.eval(PUSH, 3, seq, entries, order, clock.now(), toJsonText(entry)));
     },
     async pushOnce(key, entry) {
-      const [id, stored] = (await redis.eval(PUSH_ONCE, 4, seq, entries, order, keys, key, clock.now(), toJsonText(entry))) as [string, number];
-      return { id: String(id), stored: Number(stored) === 1 };
+      const [id, added] = (await redis.eval(PUSH_ONCE, 4, seq, entries, order, keys, key, clock.now(), toJsonText(entry))) as [string, number];
+      return { id: String(id), added: Number(added) === 1 };
     },
     async get(id) {
       if (!ID_PATTERN.test(id)) return undefined;

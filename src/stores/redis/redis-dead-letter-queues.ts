@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../../core/ports/clock.ts';
+import type { DeadLetterQueue } from '../../core/ports/stores.ts';
 import { connectRedis, type RedisConnection, type RedisLike } from './redis-client.ts';
-import { createRedisDeadLetterQueue, type RedisDeadLetterQueue } from './redis-dead-letter-queue.ts';
+import { createRedisDeadLetterQueue } from './redis-dead-letter-queue.ts';
 
 /** Options of {@link createRedisDeadLetterQueues}. */
 export type RedisDeadLetterQueuesOptions = RedisConnection & {
@@ -12,8 +13,8 @@ export type RedisDeadLetterQueuesOptions = RedisConnection & {
 
 /** The message and tool DLQs in Redis, entry formats unchanged (`MessageFailureEntry`, `ToolFailureEntry`). */
 export interface RedisDeadLetterQueues {
-  messageDlq: RedisDeadLetterQueue<unknown>;
-  toolDlq: RedisDeadLetterQueue<unknown>;
+  messageDlq: DeadLetterQueue<unknown>;
+  toolDlq: DeadLetterQueue<unknown>;
   readonly redis: RedisLike;
   /** Quits the client when toolrun created it. */
   close(): Promise<void>;

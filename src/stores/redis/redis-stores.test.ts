@@ -93,12 +93,12 @@ describe('Redis dead-letter queues', () => {
     const second = await createRedisDeadLetterQueues({ url: REDIS_URL, prefix, clock });
     try {
       const results = await Promise.all(Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? first : second).messageDlq.pushOnce('message:m1', { writer: index })));
-      expect(results.filter((result) => result.stored)).toHaveLength(1);
+      expect(results.filter((result) => result.added)).toHaveLength(1);
       expect(new Set(results.map((result) => result.id)).size).toBe(1);
       expect(await second.messageDlq.size()).toBe(1);
-      expect((await first.toolDlq.pushOnce('message:m1', 'tool queue')).stored).toBe(true);
+      expect((await first.toolDlq.pushOnce('message:m1', 'tool queue')).added).toBe(true);
       expect(await first.messageDlq.remove(results[0]!.id)).toBe(true);
-      expect(await second.messageDlq.pushOnce('message:m1', 'late')).toEqual({ id: results[0]!.id, stored: false });
+      expect(await second.messageDlq.pushOnce('message:m1', 'late')).toEqual({ id: results[0]!.id, added: false });
       expect(await second.messageDlq.size()).toBe(0);
       // a purge keeps the ids increasing
       const before = await first.messageDlq.push('a');

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { BreakerStateStore, JsonValue } from '../../core/ports/stores.ts';
-import { fromJsonText, toJsonText } from './json-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
 
 /**
  * A {@link BreakerStateStore} on the `breakers` table. `update` reads, calls `fn` once and writes

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { ConversationStore } from '../../core/ports/stores.ts';
-import { fromJsonText, toJsonText } from './json-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
 
 /**
  * A {@link ConversationStore} on the `conversations` table. A conversation expires `ttlMs` after its

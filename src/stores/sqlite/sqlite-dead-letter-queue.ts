@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
-import { fromJsonText, toJsonText } from './json-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
 
 interface DeadLetterRow {
   id: number;
@@ -15,7 +15,9 @@ const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 /**
  * A {@link DeadLetterQueue} on the `dead_letters` table, one `queue` name per DLQ (the bundle uses
  * `'message'` and `'tool'`). Ids are the AUTOINCREMENT rowid as a string: increasing, never
- * reused, so id order is insertion order. Every method is one statement, atomic across processes.
+ * reused, so id order is insertion order. `pushOnce` keys are rows of `dead_letter_keys`, which
+ * `remove` and `purge` leave alone. Every method is one statement, except `pushOnce`: one IMMEDIATE
+ * transaction (the file's write lock: atomic across connections and processes).
  */
 export function createSqliteDeadLetterQueue<T>(database: Database, options: { clock: Clock; queue: string }): DeadLetterQueue<T> {
   const { clock, queue } = options;
@@ -25,6 +27,15 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
   const deleteOne = database.prepare('DELETE FROM dead_letters WHERE queue = ? AND id = ?');
   const count = database.prepare('SELECT COUNT(*) AS count FROM dead_letters WHERE queue = ?');
   const deleteAll = database.prepare('DELETE FROM dead_letters WHERE queue = ?');
+  const selectKey = database.prepare('SELECT entry_id FROM dead_letter_keys WHERE queue = ? AND key = ?');
+  const insertKey = database.prepare('INSERT INTO dead_letter_keys (queue, key, entry_id) VALUES (?, ?, ?)');
+  const pushOnce = database.transaction((key: string, entryText: string, nowMs: number): { id: string; added: boolean } => {
+    const existing = selectKey.get(queue, key) as { entry_id: number } | undefined;
+    if (existing !== undefined) return { id: String(existing.entry_id), added: false };
+    const id = insert.run(queue, entryText, nowMs).lastInsertRowid;
+    insertKey.run(queue, key, id);
+    return { id: String(id), added: true };
+  });
 
   const toRecord = (row: DeadLetterRow): DeadLetterRecord<T> => ({
     id: String(row.id),
@@ -35,6 +46,10 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
   return {
     async push(entry) {
       return String(insert.run(queue, toJsonText(entry), clock.now()).lastInsertRowid);
+    },
+    async pushOnce(key, entry) {
+      // serialised before taking the write lock: a large entry does not hold it longer
+      return pushOnce.immediate(key, toJsonText(entry), clock.now());
     },
     async get(id) {
       if (!ID_PATTERN.test(id)) return undefined;

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { IdempotencyLedger, JsonValue } from '../../core/ports/stores.ts';
-import { fromJsonText, toJsonText } from './json-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
 
 /**
  * An {@link IdempotencyLedger} on the `ledger` table. `putIfAbsent` is `INSERT … ON CONFLICT DO

@@ -63,19 +63,34 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX queue_messages_pending ON queue_messages (seq) WHERE acked_at_ms IS NULL;
     `,
   },
+  {
+    // DeadLetterQueue.pushOnce. A table of its own, not a column of dead_letters: a key must
+    // outlive its entry (removed or purged entries stay deduplicated). Entries written by
+    // version 1 stay as they are, without a key.
+    version: 2,
+    sql: `
+      CREATE TABLE dead_letter_keys (
+        queue    TEXT NOT NULL,               -- 'message' | 'tool'
+        key      TEXT NOT NULL,
+        entry_id INTEGER NOT NULL,            -- dead_letters.id of the entry first pushed with the key
+        PRIMARY KEY (queue, key)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 /**
- * Brings the database to {@link SQLITE_SCHEMA_VERSION}: creates `schema_version (version,
- * applied_at)` when missing and applies every newer migration, all in one IMMEDIATE transaction,
- * so two processes opening a fresh file at once apply each migration once.
+ * Brings the database to {@link SQLITE_SCHEMA_VERSION} (or to `targetVersion`, which tests use to
+ * write files of an older version): creates `schema_version (version, applied_at)` when missing and
+ * applies every newer migration up to the target, all in one IMMEDIATE transaction, so two
+ * processes opening a fresh file at once apply each migration once.
  *
  * @throws ToolrunError `STORE_UNAVAILABLE` when the file was written by a newer schema.
  */
-export function migrateSqliteSchema(database: Database, nowMs: number): void {
+export function migrateSqliteSchema(database: Database, nowMs: number, targetVersion: number = SQLITE_SCHEMA_VERSION): void {
   database.transaction(() => {
     database.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
     const row = database.prepare('SELECT MAX(version) AS version FROM schema_version').get() as { version: number | null };
@@ -88,7 +103,7 @@ export function migrateSqliteSchema(database: Database, nowMs: number): void {
     }
     const record = database.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)');
     for (const migration of MIGRATIONS) {
-      if (migration.version <= current) continue;
+      if (migration.version <= current || migration.version > targetVersion) continue;
       database.exec(migration.sql);
       record.run(migration.version, new Date(nowMs).toISOString());
     }

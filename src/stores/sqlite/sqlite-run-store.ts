@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { RunCheckpoint, RunStore } from '../../core/ports/stores.ts';
-import { fromJsonText, toJsonText } from './json-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
 
 /**
  * A {@link RunStore} on the `runs` table: the whole checkpoint as JSON, plus `message_id`,

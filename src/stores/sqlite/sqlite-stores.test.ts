@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ToolrunError } from '../../core/toolrun-error.ts';
 import { describeStoresContract } from '../../testing/contract/index.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
-import { SQLITE_SCHEMA_VERSION } from './sqlite-migrations.ts';
+import { migrateSqliteSchema, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.ts';
 import { createSqliteStores } from './sqlite-stores.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'toolrun-sqlite-'));
@@ -56,13 +56,55 @@ describe('SQLite stores', () => {
     await durable.close();
   });
 
-  it('records the schema version once and does not migrate again on reopen', async () => {
+  it('records each schema version once and does not migrate again on reopen', async () => {
     const path = freshPath();
     await createSqliteStores({ path }).close();
     const stores = createSqliteStores({ path });
-    const versions = stores.database.prepare('SELECT version FROM schema_version').all();
-    expect(versions).toEqual([{ version: SQLITE_SCHEMA_VERSION }]);
+    const versions = stores.database.prepare('SELECT version FROM schema_version ORDER BY version').all();
+    expect(versions).toEqual(Array.from({ length: SQLITE_SCHEMA_VERSION }, (_, index) => ({ version: index + 1 })));
     await stores.close();
+  });
+
+  it('opens a file written by schema version 1: its dead letters stay readable and pushOnce works on it', async () => {
+    const path = freshPath();
+    const clock = createFakeClock();
+    const old = new BetterSqlite3(path);
+    migrateSqliteSchema(old, clock.now(), 1);
+    const insert = old.prepare('INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES (?, ?, ?)');
+    const oldMessageId = String(insert.run('message', JSON.stringify({ kind: 'message', rawBody: '{not json', messageId: 'm1' }), clock.now()).lastInsertRowid);
+    const oldToolId = String(insert.run('tool', JSON.stringify({ runId: 'run_1', stepIndex: 2 }), clock.now()).lastInsertRowid);
+    old.close();
+
+    const stores = createSqliteStores({ path, clock });
+    const versions = stores.database.prepare('SELECT version FROM schema_version ORDER BY version').all();
+    expect(versions).toEqual(Array.from({ length: SQLITE_SCHEMA_VERSION }, (_, index) => ({ version: index + 1 })));
+    expect(await stores.messageDlq.list()).toEqual([
+      { id: oldMessageId, addedAt: new Date(clock.now()).toISOString(), entry: { kind: 'message', rawBody: '{not json', messageId: 'm1' } },
+    ]);
+    expect((await stores.toolDlq.get(oldToolId))?.entry).toEqual({ runId: 'run_1', stepIndex: 2 });
+    // entries of version 1 have no key: the first keyed push adds, the second does not
+    const keyed = await stores.messageDlq.pushOnce('message:m1', { kind: 'message', rawBody: '{not json', messageId: 'm1' });
+    expect(keyed.added).toBe(true);
+    expect(Number(keyed.id)).toBeGreaterThan(Number(oldToolId));
+    expect(await stores.messageDlq.pushOnce('message:m1', 'again')).toEqual({ id: keyed.id, added: false });
+    expect(await stores.messageDlq.size()).toBe(2);
+    await stores.close();
+  });
+
+  it('pushes once per key through two connections to one file, and keeps the key across reopening', async () => {
+    const path = freshPath();
+    const left = createSqliteStores({ path });
+    const right = createSqliteStores({ path });
+    const results = await Promise.all(Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? left : right).toolDlq.pushOnce('tool:run_1:1', { writer: index })));
+    expect(results.filter((result) => result.added)).toHaveLength(1);
+    expect(new Set(results.map((result) => result.id)).size).toBe(1);
+    expect(await right.toolDlq.remove(results[0]!.id)).toBe(true);
+    await left.close();
+    await right.close();
+    const reopened = createSqliteStores({ path });
+    expect(await reopened.toolDlq.pushOnce('tool:run_1:1', 'late')).toEqual({ id: results[0]!.id, added: false });
+    expect(await reopened.toolDlq.size()).toBe(0);
+    await reopened.close();
   });
 
   it('keeps every store across closing and reopening the file', async () => {

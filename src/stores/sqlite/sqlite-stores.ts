@@ -10,18 +10,19 @@
  * outcomes. Choose `synchronous: 'full'` (an fsync per commit, several times slower on writes) when
  * side effects must survive power loss too.
  *
- * Schema (version 1, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
+ * Schema (version 2, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
  * applied migrations, which run in one IMMEDIATE transaction on open):
  * - `conversations (ref PK, messages JSON, expires_at_ms)`: TTL by the injected clock.
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint JSON)`.
  * - `ledger (key PK, value JSON, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
  * - `breakers (key PK, state JSON, updated_at_ms)`: read-modify-write in IMMEDIATE transactions.
- * - `dead_letters (id AUTOINCREMENT, queue 'message'|'tool', entry JSON, added_at_ms)`.
+ * - `dead_letters (id AUTOINCREMENT, queue 'message'|'tool', entry JSON, added_at_ms)` and
+ *   `dead_letter_keys (queue, key, entry_id)` for `pushOnce` (version 2; kept when entries go).
  * - `queue_messages (seq AUTOINCREMENT, id UNIQUE, body, enqueued_at_ms, deliveries,
  *   lease_until_ms, acked_at_ms)`: FIFO by `seq`, leases by the injected clock.
  *
  * Guarantees: every read-modify-write (`breakers.update`, `ledger.putIfAbsent`, `queue.reserve`,
- * `conversations.put` with its expiry sweep) runs in an IMMEDIATE transaction, i.e. under the
+ * `conversations.put` with its expiry sweep, the DLQs' `pushOnce`) runs in an IMMEDIATE transaction, i.e. under the
  * file's write lock, so it is atomic across connections and processes; every other write is one
  * statement. Values are JSON text: what comes back is a fresh parse, never shared with the caller.
  * Leases and TTLs compare the clocks of the processes involved: keep them in sync (one machine).

@@ -22,7 +22,11 @@ function toolFailureEntry(index: number) {
   };
 }
 
-/** Contract of `DeadLetterQueue` for one of the two queues of a `Stores` bundle. */
+/**
+ * Contract of `DeadLetterQueue` for one of the two queues of a `Stores` bundle, `pushOnce`
+ * included: one entry per key, atomic for concurrent callers, keys kept after their entry was
+ * removed or purged, keys per queue.
+ */
 export function describeDeadLetterQueueContract(
   makeStores: MakeStores,
   which: 'messageDlq' | 'toolDlq',
@@ -142,6 +146,64 @@ export function describeDeadLetterQueueContract(
       const ids = await Promise.all(Array.from({ length: 30 }, (_, index) => dlq().push(toolFailureEntry(index))));
       expect(new Set(ids).size).toBe(30);
       expect(await dlq().size()).toBe(30);
+    });
+
+    it('pushOnce stores an entry once per key: the same key again returns the first id and adds nothing', async () => {
+      const { clock } = harness();
+      const addedAt = new Date(clock.now()).toISOString();
+      const first = await dlq().pushOnce('message:m1', toolFailureEntry(1));
+      expect(first.added).toBe(true);
+      expect(typeof first.id).toBe('string');
+      expect(first.id.length).toBeGreaterThan(0);
+      await clock.advance(ONE_MINUTE_MS);
+      expect(await dlq().pushOnce('message:m1', toolFailureEntry(2))).toEqual({ id: first.id, added: false });
+      expect(await dlq().pushOnce('message:m1', toolFailureEntry(3))).toEqual({ id: first.id, added: false });
+      expect(await dlq().size()).toBe(1);
+      expect(await dlq().list()).toEqual([{ id: first.id, addedAt, entry: toolFailureEntry(1) }]);
+    });
+
+    it('pushOnce with different keys stores each, in insertion order with plain pushes, which claim no key', async () => {
+      const first = await dlq().pushOnce('tool:run_1:1', toolFailureEntry(1));
+      const plain = await dlq().push(toolFailureEntry(2));
+      const second = await dlq().pushOnce('tool:run_1:2', toolFailureEntry(3));
+      const third = await dlq().pushOnce(plain, toolFailureEntry(4));
+      expect([first.added, second.added, third.added]).toEqual([true, true, true]);
+      expect(new Set([first.id, plain, second.id, third.id]).size).toBe(4);
+      const all = await dlq().list();
+      expect(all.map((record) => record.id)).toEqual([first.id, plain, second.id, third.id]);
+      expect(all.map((record) => record.entry)).toEqual([1, 2, 3, 4].map(toolFailureEntry));
+    });
+
+    it('of concurrent pushOnce calls with one key exactly one adds, and every caller gets its id', async () => {
+      const results = await Promise.all(Array.from({ length: 20 }, (_, index) => dlq().pushOnce('message:m1', toolFailureEntry(index))));
+      const winners = results.filter((result) => result.added);
+      expect(winners).toHaveLength(1);
+      expect(results.map((result) => result.id)).toEqual(results.map(() => winners[0]!.id));
+      expect(await dlq().size()).toBe(1);
+      expect((await dlq().get(winners[0]!.id))?.entry).toEqual(toolFailureEntry(results.indexOf(winners[0]!)));
+    });
+
+    it('pushOnce still deduplicates the key of an entry that was removed or purged (it was handled)', async () => {
+      const removed = await dlq().pushOnce('tool:run_1:3', toolFailureEntry(1));
+      const purged = await dlq().pushOnce('tool:run_2:3', toolFailureEntry(2));
+      expect(await dlq().remove(removed.id)).toBe(true);
+      expect(await dlq().pushOnce('tool:run_1:3', toolFailureEntry(1))).toEqual({ id: removed.id, added: false });
+      expect(await dlq().purge()).toBe(1);
+      expect(await dlq().pushOnce('tool:run_2:3', toolFailureEntry(2))).toEqual({ id: purged.id, added: false });
+      expect(await dlq().size()).toBe(0);
+      expect(await dlq().get(removed.id)).toBeUndefined();
+      // a new key after all that gets a new id
+      const fresh = await dlq().pushOnce('tool:run_3:3', toolFailureEntry(3));
+      expect(fresh.added).toBe(true);
+      expect([removed.id, purged.id]).not.toContain(fresh.id);
+    });
+
+    it('keeps the pushOnce keys of the two dead-letter queues of a bundle apart', async () => {
+      const mine = await dlq().pushOnce('message:m1', 'mine');
+      const other = await otherDlq().pushOnce('message:m1', 'other');
+      expect([mine.added, other.added]).toEqual([true, true]);
+      expect((await dlq().list()).map((record) => record.entry)).toEqual(['mine']);
+      expect((await otherDlq().list()).map((record) => record.entry)).toEqual(['other']);
     });
   });
 }

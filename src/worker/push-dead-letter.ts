@@ -1,0 +1,27 @@
+import type { DeadLetterSink } from './dead-letter-entries.ts';
+
+/** The `pushOnce` key of the message-DLQ entry of a queue message: `message:<messageId>`. */
+export function messageDeadLetterKey(messageId: string): string {
+  return `message:${messageId}`;
+}
+
+/** The `pushOnce` key of the tool-DLQ entry of a run that failed at a step: `tool:<runId>:<stepIndex>`. */
+export function toolDeadLetterKey(runId: string, stepIndex: number): string {
+  return `tool:${runId}:${stepIndex}`;
+}
+
+/**
+ * Pushes a dead letter: with `pushOnce(key, entry)` when the sink has it and a key is given (a
+ * repeat adds nothing), else with `push(entry)`. Returns whether an entry was added (always `true`
+ * for `push`). Rejects when the sink does.
+ */
+export async function pushDeadLetter<T>(sink: DeadLetterSink<T>, key: string | undefined, entry: T): Promise<boolean> {
+  if (key !== undefined && typeof sink.pushOnce === 'function') return (await sink.pushOnce(key, entry)).added;
+  await sink.push(entry);
+  return true;
+}
+
+/** Whether the sink deduplicates by key (has `pushOnce`). */
+export function isKeyedSink<T>(sink: DeadLetterSink<T>): boolean {
+  return typeof sink.pushOnce === 'function';
+}
