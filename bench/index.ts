@@ -1,13 +1,14 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported as ratios against a baseline
  * measured in the same run. Speed is measured here, never asserted in unit tests.
- * `npm run bench -- runtime|worker|observability|distributed` runs one.
+ * `npm run bench -- runtime|worker|observability|distributed|airline` runs one.
  */
 import { printTable } from './measure.ts';
 import { runRuntimeBench } from './runtime.bench.ts';
 import { runWorkerBench } from './worker.bench.ts';
 import { runObservabilityBench } from './observability.bench.ts';
 import { runDistributedBench } from './distributed.bench.ts';
+import { runAirlineBackendsBench } from './airline-backends.bench.ts';
 
 const only = process.argv[2];
 
@@ -15,3 +16,4 @@ if (!only || only === 'runtime') printTable('Tool runtime: success and failure p
 if (!only || only === 'worker') printTable('SQLite worker and tool-DLQ entry size (issue 3)', await runWorkerBench());
 if (!only || only === 'observability') printTable('Observability: success-path cost (issue 5)', await runObservabilityBench());
 if (!only || only === 'distributed') printTable('BullMQ worker vs bare BullMQ worker (issue 6)', await runDistributedBench());
+if (!only || only === 'airline') printTable('Airline workload: SQLite vs BullMQ + PostgreSQL (issue 6)', await runAirlineBackendsBench());

@@ -9,7 +9,7 @@ import type { ToolCallRecord } from '../../../src/core/tool-call-record.ts';
 import type { Redactor } from '../../../src/core/redact.ts';
 import type { WorkerEvent } from '../../../src/worker/worker-events.ts';
 import { createWorker } from '../../../src/worker/create-worker.ts';
-import type { HandleMessageResult } from '../../../src/worker/handle-message.ts';
+import type { HandleMessageOptions, HandleMessageResult } from '../../../src/worker/handle-message.ts';
 import type { AirlineWorkerConfig } from './airline-worker-config.ts';
 import type { ConversationScheduler } from './conversation-scheduler.ts';
 import { runQueueMessage, type WorkloadQueueMessage } from './queue-messages.ts';
@@ -80,6 +80,45 @@ export function observeReservations(stores: Stores, onReserved: (messageId: stri
 }
 
 /**
+ * The `handleMessage` options every worker of the workload runs with, whatever delivers the
+ * messages (`createWorker` here, or BullMQ's worker): the config's model (each call counted by
+ * `observer`), tools and policies, the observer's tool-call and event hooks, and toolrun/otel's
+ * hooks and redactor when `observability` is given. Without `stores`, `queues`, `signal`,
+ * concurrency or result hooks: those belong to the consumer.
+ */
+export function workloadHandleOptions(options: Pick<RunConversationsOptions, 'config' | 'observer' | 'observability'>): Omit<HandleMessageOptions, 'queues' | 'stores' | 'signal'> {
+  const { config, observer, observability } = options;
+  return {
+    model: async (request) => {
+      observer.modelCalled(request.runId);
+      return config.model(request);
+    },
+    tools: config.tools,
+    runtimeOptions: observability ? { ...config.runtimeOptions, redact: observability.redactor, onCallEnd: observability.onCallEnd } : config.runtimeOptions,
+    ...(observability ? { runHooks: observability.runHooks } : {}),
+    sharedBreaker: config.sharedBreaker,
+    toolRetryBudget: config.toolRetryBudget,
+    maxSteps: config.maxSteps,
+    onToolCall: (record) => observer.toolCalled(record),
+    onEvent: (event) => {
+      observability?.onEvent(event);
+      observer.workerEvent(event);
+    },
+  };
+}
+
+/**
+ * Tells `scheduler` that a handled message's run ended, and returns the message of its
+ * conversation's next run to enqueue, if any (none for a rejected message, a parked or finished
+ * conversation).
+ */
+export function nextRunMessage(scheduler: ConversationScheduler, result: HandleMessageResult): WorkloadQueueMessage | undefined {
+  if (result.status === 'rejected') return undefined;
+  const step = scheduler.runEnded(result.runId, result.status);
+  return step.state === 'next' ? runQueueMessage(step.run) : undefined;
+}
+
+/**
  * Runs the worker until every enqueued message was handled and no conversation has a run left to
  * release. Resolves when the worker has stopped (no run in flight).
  *
@@ -103,33 +142,16 @@ export async function runConversations(options: RunConversationsOptions): Promis
     void promise.finally(() => enqueues.delete(promise));
   };
 
-  const observability = options.observability;
   const worker = createWorker({
     stores,
-    model: async (request) => {
-      observer.modelCalled(request.runId);
-      return options.config.model(request);
-    },
-    tools: options.config.tools,
-    runtimeOptions: observability ? { ...options.config.runtimeOptions, redact: observability.redactor, onCallEnd: observability.onCallEnd } : options.config.runtimeOptions,
-    ...(observability ? { runHooks: observability.runHooks } : {}),
-    sharedBreaker: options.config.sharedBreaker,
-    toolRetryBudget: options.config.toolRetryBudget,
-    maxSteps: options.config.maxSteps,
+    ...workloadHandleOptions(options),
     concurrency: options.concurrency,
     pollIntervalMs: 5,
-    onToolCall: (record) => observer.toolCalled(record),
-    onEvent: (event) => {
-      observability?.onEvent(event);
-      observer.workerEvent(event);
-    },
     onError: (error) => storeErrors.push(error instanceof Error ? error.message : String(error)),
     onResult: (result) => {
       observer.messageHandled(result, now());
-      if (result.status !== 'rejected') {
-        const step = scheduler.runEnded(result.runId, result.status);
-        if (step.state === 'next') enqueue(runQueueMessage(step.run));
-      }
+      const next = nextRunMessage(scheduler, result);
+      if (next !== undefined) enqueue(next);
       pending -= 1;
       options.onHandled?.(result);
       if (pending === 0) worker.stop();
