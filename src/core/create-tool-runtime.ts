@@ -170,8 +170,10 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
 
   async function execute(input: ToolRunInput): Promise<ToolCallRecord> {
     const startedAt = clock.now();
-    const traceId = input.traceId ?? randomUUID().replaceAll('-', '');
-    const callId = input.callId ?? `call_${randomUUID()}`;
+    // One random draw serves both ids: a W3C-style 32-hex trace id, and a call id derived from it.
+    const randomHex = input.traceId === undefined || input.callId === undefined ? randomUUID().replaceAll('-', '') : '';
+    const traceId = input.traceId ?? randomHex;
+    const callId = input.callId ?? `call_${randomHex}`;
     const sessionId = input.sessionId ?? 'default';
     const requestedName = typeof input.name === 'string' ? input.name : String(input.name);
     const normalisations: string[] = [];
@@ -304,7 +306,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       const deadlineAt = Math.min(startedAt + callBudgetMs, input.deadlineAt ?? Number.POSITIVE_INFINITY);
       const maxAttempts = Math.max(1, Math.min(tool.retry.maxAttempts, input.maxAttempts ?? Number.POSITIVE_INFINITY));
       const policy = maxAttempts === tool.retry.maxAttempts ? tool.retry : { ...tool.retry, maxAttempts };
-      const context = { callId, sessionId, runId: input.runId, idempotencyKey: input.idempotencyKey ?? `${sessionId}:${callId}` };
+      const idempotencyKey = input.idempotencyKey ?? `${sessionId}:${callId}`;
       let authRefreshed = false;
       let classified: ClassifiedError | undefined;
       let thrown: unknown;
@@ -319,7 +321,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           break;
         }
         const attemptStartedAt = clock.now();
-        const outcome = await runAttempt(definition.execute as (args: unknown, context: unknown) => unknown, parsedArguments, { ...context, attempt }, {
+        const outcome = await runAttempt(definition.execute as (args: unknown, context: unknown) => unknown, parsedArguments, { callId, sessionId, runId: input.runId, idempotencyKey, attempt }, {
           timeoutMs: Math.min(definition.timeoutMs ?? defaultTimeoutMs, remainingMs),
           clock,
           callerSignal: input.signal,

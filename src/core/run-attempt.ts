@@ -6,6 +6,34 @@ export type AttemptOutcome =
   | { ok: true; value: unknown }
   | { ok: false; thrown: unknown; abortReason: 'timeout' | 'cancelled' | undefined };
 
+/**
+ * The `context` a tool's `execute` receives. A class with the lazy `signal` getter on its
+ * prototype: an object literal with a spread and a getter costs microseconds per call.
+ */
+const SIGNAL = Symbol('signal');
+
+class AttemptContext implements ToolContext {
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly runId: string | undefined;
+  readonly idempotencyKey: string;
+  readonly attempt: number;
+  readonly [SIGNAL]: () => AbortSignal;
+
+  constructor(context: Omit<ToolContext, 'signal'>, signal: () => AbortSignal) {
+    this.callId = context.callId;
+    this.sessionId = context.sessionId;
+    this.runId = context.runId;
+    this.idempotencyKey = context.idempotencyKey;
+    this.attempt = context.attempt;
+    this[SIGNAL] = signal;
+  }
+
+  get signal(): AbortSignal {
+    return this[SIGNAL]();
+  }
+}
+
 /** Starts a timer on the clock; returns its cancel function. */
 function startTimer(clock: Clock, ms: number, callback: () => void): () => void {
   if (clock.setTimer) return clock.setTimer(ms, callback);
@@ -65,16 +93,13 @@ export function runAttempt(
       finish({ ok: false, thrown: reason, abortReason: 'timeout' });
     });
 
-    const toolContext = {
-      ...context,
-      get signal(): AbortSignal {
-        if (!controller) {
-          controller = new AbortController();
-          if (abortedWith !== undefined || settled) controller.abort(abortedWith);
-        }
-        return controller.signal;
-      },
-    } as ToolContext;
+    const toolContext = new AttemptContext(context, () => {
+      if (!controller) {
+        controller = new AbortController();
+        if (abortedWith !== undefined || settled) controller.abort(abortedWith);
+      }
+      return controller.signal;
+    });
 
     let pending: Promise<unknown>;
     try {
