@@ -22,9 +22,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findSharedDataDir, hasSharedData } from '../examples/shared-data.ts';
+import { findSharedDataDir } from '../examples/shared-data.ts';
 import { loadAirlineRuns, loadAirlineTrajectories } from '../examples/airline/trajectories.ts';
-import { AIRLINE_DEMO_SETTINGS, type AirlineDemoSettings } from '../examples/airline/workload/demo-settings.ts';
+import type { AirlineDemoSettings } from '../examples/airline/workload/demo-settings.ts';
 import { MALFORMED_QUEUE_MESSAGES } from '../examples/airline/workload/queue-messages.ts';
 import { formatWorkloadSummary } from '../examples/airline/workload/summary.ts';
 import {
@@ -33,18 +33,13 @@ import {
   runAirlineWorkload,
   type AirlineWorkloadReport,
 } from '../examples/airline/workload/run-airline-workload.ts';
+import { AIRLINE_TEST_CONVERSATIONS, AIRLINE_TEST_SETTINGS, airlineDataPresent } from './fixtures/airline-test-workload.ts';
 
-const dataPresent =
-  hasSharedData('tau-bench', 'gpt-4o-airline.trajectories.json') && hasSharedData('tau-bench', 'airline-db', 'users.json') && hasSharedData('tau-bench', 'tools.airline.json');
+const dataPresent = airlineDataPresent;
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const CONVERSATIONS = 40;
+const CONVERSATIONS = AIRLINE_TEST_CONVERSATIONS;
 
-const settings: AirlineDemoSettings = {
-  ...AIRLINE_DEMO_SETTINGS,
-  faultProfile: { ...AIRLINE_DEMO_SETTINGS.faultProfile, retryAfterSeconds: 0 },
-  retry: { maxAttempts: 3, backoff: { baseDelayMs: 50, factor: 2, maxDelayMs: 500, jitterMs: 10 } },
-  conversationConcurrency: 4,
-};
+const settings: AirlineDemoSettings = AIRLINE_TEST_SETTINGS;
 
 const workDir = mkdtempSync(join(tmpdir(), 'toolrun-airline-workload-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
