@@ -1,7 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import { systemClock, type Clock } from '../core/ports/clock.ts';
-import type { Stores } from '../core/ports/stores.ts';
+import type { QueueDelivery, Stores } from '../core/ports/stores.ts';
 import { handleMessage, type HandleMessageOptions, type HandleMessageResult } from './handle-message.ts';
+import { keepLease, type LeaseKeeper } from './keep-lease.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
 /** Options of {@link createWorker}. Durations in milliseconds. */
@@ -9,7 +10,12 @@ export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'st
   stores: Stores;
   /** Messages handled at once. @defaultValue 1 */
   concurrency?: number;
-  /** How long a reserved message stays invisible to other consumers. @defaultValue 300_000 */
+  /**
+   * How long a reserved message stays invisible to other consumers. While a message is handled its
+   * lease is renewed every `leaseMs / 3` (`RunQueue.extendLease`), so a run may take longer than
+   * this; a consumer that dies stops renewing and the message is redelivered at most `leaseMs`
+   * later. @defaultValue 300_000
+   */
   leaseMs?: number;
   /** Wait between polls of an empty queue. @defaultValue 100 */
   pollIntervalMs?: number;
@@ -20,7 +26,12 @@ export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'st
   maxDeadLetterEntries?: number;
   /** Called after each handled message. */
   onResult?: (result: HandleMessageResult) => void;
-  /** A store failure while handling a message (the message is released for redelivery). */
+  /**
+   * A store failure while handling a message (the message is released for redelivery); a lease
+   * renewal that threw (tried again at the next renewal); or a lost lease, a `ToolrunError` with
+   * code `LEASE_LOST` (the run goes on; another consumer may have taken the message, and the
+   * idempotency ledger keeps recorded tool calls from running twice).
+   */
   onError?: (error: unknown) => void;
   clock?: Clock;
 }
@@ -39,8 +50,9 @@ export interface Worker {
 /**
  * Creates a worker that takes run-request messages from `stores.queue`, handles each with
  * {@link handleMessage} (the DLQs are `stores.messageDlq` and `stores.toolDlq`) and acknowledges it
- * once it reached a terminal place. A worker that dies mid-run leaves the message leased; it is
- * delivered again when the lease expires and the run resumes from its checkpoint; a message that
+ * once it reached a terminal place. The lease of a message being handled is renewed every
+ * `leaseMs / 3` on the clock, so a long run is not handed to a second consumer. A worker that dies
+ * mid-run leaves the message leased; it is delivered again when the lease expires and the run resumes from its checkpoint; a message that
  * had been dead-lettered is acknowledged without a second entry. `onResult` is called once per
  * acknowledged delivery.
  */
@@ -72,6 +84,13 @@ export function createWorker(options: WorkerOptions): Worker {
     return full !== undefined;
   }
 
+  /** Renews the lease of `delivery` while it is handled. */
+  function renewLease(delivery: QueueDelivery): LeaseKeeper {
+    const { queue } = stores;
+    const extendLease = queue.extendLease.bind(queue);
+    return keepLease({ queue: { extendLease }, delivery, leaseMs, clock, onError: options.onError });
+  }
+
   async function consume(untilEmpty: boolean): Promise<void> {
     while (!stopping) {
       if (await deadLettersFull()) {
@@ -85,13 +104,19 @@ export function createWorker(options: WorkerOptions): Worker {
         await clock.sleep(pollIntervalMs, controller.signal).catch(() => undefined);
         continue;
       }
+      const lease = renewLease(delivery);
       try {
         // A redelivery after a crash between a dead-letter push and the ack adds no second entry:
         // handleMessage pushes by key (`DeadLetterQueue.pushOnce`) and reports `alreadyFinished`.
-        const result = await handleMessage(
-          { body: delivery.body, id: delivery.id },
-          { ...options, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } },
-        );
+        let result: HandleMessageResult;
+        try {
+          result = await handleMessage(
+            { body: delivery.body, id: delivery.id },
+            { ...options, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } },
+          );
+        } finally {
+          await lease.stop();
+        }
         await stores.queue.ack(delivery.id);
         stats.handled += 1;
         stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;

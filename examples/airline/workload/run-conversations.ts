@@ -69,6 +69,7 @@ export function observeReservations(stores: Stores, onReserved: (messageId: stri
       enqueue: (message) => queue.enqueue(message),
       ack: (id) => queue.ack(id),
       release: (id) => queue.release(id),
+      extendLease: (id, deliveries, leaseMs) => queue.extendLease(id, deliveries, leaseMs),
       size: () => queue.size(),
       reserve: async (leaseMs) => {
         const delivery = await queue.reserve(leaseMs);

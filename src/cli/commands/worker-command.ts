@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createWorker, type HandleMessageResult, type WorkerEvent } from '../../index.ts';
+import { createWorker, ToolrunError, type HandleMessageResult, type WorkerEvent } from '../../index.ts';
 import type { MetricsServer } from '../../observability/index.ts';
 import { createCliObservability } from '../cli-observability.ts';
 import { describeError, EXIT_CODES } from '../cli-error.ts';
@@ -71,7 +71,12 @@ export function addWorkerCommand(program: Command): void {
       onResult: (result: HandleMessageResult) => {
         if (options.json) printJson({ type: 'result', status: result.status, runId: result.runId, messageId: result.messageId });
       },
-      onError: (error) => process.stderr.write(`toolrun worker: store error, the message will be redelivered: ${describeError(error)}\n`),
+      onError: (error) =>
+        process.stderr.write(
+          ToolrunError.is(error) && error.code === 'LEASE_LOST'
+            ? `toolrun worker: lease lost, another worker may run the same message (recorded tool calls are not repeated): ${describeError(error)}\n`
+            : `toolrun worker: store error, the message will be redelivered: ${describeError(error)}\n`,
+        ),
     });
 
     let signals = 0;

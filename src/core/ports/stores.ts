@@ -148,6 +148,25 @@ export interface RunQueue {
   ack(id: string): Promise<void>;
   /** Gives the message back for immediate redelivery. */
   release(id: string): Promise<void>;
+  /**
+   * Renews the lease of a message this consumer holds: its lease ends `leaseMs` milliseconds from
+   * now (not from the old end), so a run longer than one lease is not handed to a second consumer.
+   * `deliveries` is the {@link QueueDelivery.deliveries} of the delivery being renewed.
+   *
+   * Returns `true` when the lease was moved; `false`, changing nothing, when the message is not
+   * leased to this delivery anymore: acked, released, unknown, its lease already ended
+   * (`now >= leaseUntil`), or it was reserved again after that (the stored delivery count differs
+   * from `deliveries`). Once it returned `false`, another consumer may be running the message.
+   *
+   * Atomic (one conditional write), idempotent, safe to call concurrently with `reserve`.
+   *
+   * Every built-in queue has it (the contract suite requires it). Optional only so that a queue
+   * written before it still type-checks: without it the worker cannot renew leases, and a run
+   * longer than its lease may be handed to a second consumer.
+   *
+   * @throws ToolrunError `INVALID_OPTIONS` for a non-positive or non-finite `leaseMs`.
+   */
+  extendLease(id: string, deliveries: number, leaseMs: number): Promise<boolean>;
   /** Messages waiting or leased (not acked). */
   size(): Promise<number>;
 }

@@ -29,11 +29,14 @@ export interface MemoryRunQueueOptions {
  *   (1 on the first, +1 on each redelivery after a lease expired or a `release`).
  * - `enqueue` of an id that is waiting, leased, or acknowledged (within the remembered window) is a
  *   no-op returning that id; a new id is `crypto.randomUUID()`.
+ * - `extendLease(id, deliveries, leaseMs)` moves the lease to `now + leaseMs` only while the
+ *   message is leased (`now < leaseUntil`) and its delivery count is still `deliveries`.
  * - `ack` and `release` of an unknown id do nothing.
  * Every method is atomic (no await between read and write), so concurrent `reserve` calls never
  * hand out one message twice.
  *
- * @throws ToolrunError `INVALID_OPTIONS` from `reserve` for a non-positive or non-finite `leaseMs`.
+ * @throws ToolrunError `INVALID_OPTIONS` from `reserve` and `extendLease` for a non-positive or
+ * non-finite `leaseMs`.
  */
 export function createMemoryRunQueue(options: MemoryRunQueueOptions): RunQueue {
   const { clock } = options;
@@ -78,6 +81,15 @@ export function createMemoryRunQueue(options: MemoryRunQueueOptions): RunQueue {
     async release(id) {
       const message = messages.get(id);
       if (message !== undefined) message.leaseUntilMs = undefined;
+    },
+    async extendLease(id, deliveries, leaseMs) {
+      assertLeaseMs(leaseMs, 'extendLease');
+      const message = messages.get(id);
+      const nowMs = clock.now();
+      if (message === undefined || message.deliveries !== deliveries) return false;
+      if (message.leaseUntilMs === undefined || message.leaseUntilMs <= nowMs) return false;
+      message.leaseUntilMs = nowMs + leaseMs;
+      return true;
     },
     async size() {
       return messages.size;

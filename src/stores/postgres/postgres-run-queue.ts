@@ -42,8 +42,11 @@ interface DeliveryRow {
  *   clocks in sync (NTP), well within the lease.
  * - `enqueue` is `INSERT … ON CONFLICT (id) DO NOTHING`; acked rows are kept (body emptied), so an
  *   id that was ever enqueued stays deduplicated.
+ * - `extendLease` is one `UPDATE … WHERE id = $1 AND deliveries = $2 AND acked_at_ms IS NULL AND
+ *   lease_until_ms > now`: it renews only the live lease of that very delivery.
  *
- * @throws ToolrunError `INVALID_OPTIONS` from `reserve` for a non-positive or non-finite `leaseMs`.
+ * @throws ToolrunError `INVALID_OPTIONS` from `reserve` and `extendLease` for a non-positive or
+ * non-finite `leaseMs`.
  */
 export function createPostgresRunQueue(pool: PostgresQueryable, options: { schema: string; clock: Clock }): PostgresRunQueue {
   const { clock } = options;
@@ -52,6 +55,8 @@ export function createPostgresRunQueue(pool: PostgresQueryable, options: { schem
     enqueue: prepareStatement(`INSERT INTO ${table} (id, body, enqueued_at_ms) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`),
     ack: prepareStatement(`UPDATE ${table} SET acked_at_ms = $2, lease_until_ms = NULL, body = '' WHERE id = $1 AND acked_at_ms IS NULL`),
     release: prepareStatement(`UPDATE ${table} SET lease_until_ms = NULL WHERE id = $1 AND acked_at_ms IS NULL`),
+    extendLease: prepareStatement(`UPDATE ${table} SET lease_until_ms = $4
+         WHERE id = $1 AND deliveries = $2 AND acked_at_ms IS NULL AND lease_until_ms > $3`),
     size: prepareStatement(`SELECT COUNT(*)::text AS count FROM ${table} WHERE acked_at_ms IS NULL`),
     pending: prepareStatement(`SELECT id, body, seq::text AS seq, enqueued_at_ms::text AS enqueued_at_ms FROM ${table}
          WHERE acked_at_ms IS NULL AND seq > $1 ORDER BY seq LIMIT $2`),
@@ -84,6 +89,12 @@ export function createPostgresRunQueue(pool: PostgresQueryable, options: { schem
     },
     async release(id) {
       await pool.query({ ...statements.release, values: [id] });
+    },
+    async extendLease(id, deliveries, leaseMs) {
+      assertLeaseMs(leaseMs, 'extendLease');
+      const nowMs = clock.now();
+      const result = await pool.query({ ...statements.extendLease, values: [id, deliveries, nowMs, nowMs + leaseMs] });
+      return result.rowCount === 1;
     },
     async size() {
       const { rows } = await pool.query<{ count: string }>(statements.size);

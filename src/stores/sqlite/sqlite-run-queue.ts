@@ -23,8 +23,11 @@ interface ReadyRow {
  * - `enqueue` is `INSERT … ON CONFLICT (id) DO NOTHING`; acked rows are kept (body emptied), so an
  *   id that was ever enqueued stays deduplicated.
  * - `ack` and `release` only touch rows that are not acked.
+ * - `extendLease` is one `UPDATE … WHERE id = ? AND deliveries = ? AND acked_at_ms IS NULL AND
+ *   lease_until_ms > now`: it renews only the live lease of that very delivery.
  *
- * @throws ToolrunError `INVALID_OPTIONS` from `reserve` for a non-positive or non-finite `leaseMs`.
+ * @throws ToolrunError `INVALID_OPTIONS` from `reserve` and `extendLease` for a non-positive or
+ * non-finite `leaseMs`.
  */
 export function createSqliteRunQueue(database: Database, options: { clock: Clock }): RunQueue {
   const { clock } = options;
@@ -39,6 +42,9 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
     "UPDATE queue_messages SET acked_at_ms = ?, lease_until_ms = NULL, body = '' WHERE id = ? AND acked_at_ms IS NULL",
   );
   const giveBack = database.prepare('UPDATE queue_messages SET lease_until_ms = NULL WHERE id = ? AND acked_at_ms IS NULL');
+  const renew = database.prepare(
+    'UPDATE queue_messages SET lease_until_ms = ? WHERE id = ? AND deliveries = ? AND acked_at_ms IS NULL AND lease_until_ms > ?',
+  );
   const countPending = database.prepare('SELECT COUNT(*) AS count FROM queue_messages WHERE acked_at_ms IS NULL');
 
   const reserve = database.transaction((nowMs: number, leaseMs: number): QueueDelivery | undefined => {
@@ -63,6 +69,11 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
     },
     async release(id) {
       giveBack.run(id);
+    },
+    async extendLease(id, deliveries, leaseMs) {
+      assertLeaseMs(leaseMs, 'extendLease');
+      const nowMs = clock.now();
+      return renew.run(nowMs + leaseMs, id, deliveries, nowMs).changes === 1;
     },
     async size() {
       return (countPending.get() as { count: number }).count;

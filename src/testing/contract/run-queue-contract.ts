@@ -3,11 +3,19 @@ import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts'
 
 const LEASE_MS = 30_000;
 
-/** Contract of `RunQueue`: idempotent enqueue, FIFO, leases, redelivery, no double reservation. */
+/**
+ * Contract of `RunQueue`: idempotent enqueue, FIFO, leases, lease renewal, redelivery, no double
+ * reservation.
+ */
 export function describeRunQueueContract(makeStores: MakeStores): void {
   describe('RunQueue', () => {
     const harness = useStoresHarness(makeStores);
     const queue = () => harness().stores.queue;
+    const extendLease = (id: string, deliveries: number, leaseMs: number): Promise<boolean> => {
+      const renew = queue().extendLease;
+      expect(renew, 'RunQueue.extendLease is implemented').toBeTypeOf('function');
+      return renew!.call(queue(), id, deliveries, leaseMs);
+    };
 
     it('is empty at first', async () => {
       expect(await queue().size()).toBe(0);
@@ -107,6 +115,74 @@ export function describeRunQueueContract(makeStores: MakeStores): void {
       expect(delivered).toHaveLength(20);
       expect(new Set(delivered).size).toBe(20);
       expect(deliveries.filter((delivery) => delivery === undefined)).toHaveLength(10);
+    });
+
+    it('keeps a message with an extended lease invisible past its old lease, then redelivers it', async () => {
+      const { clock } = harness();
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      const first = await queue().reserve(LEASE_MS);
+      await clock.advance(LEASE_MS - 1_000);
+      // the new lease runs from now, not from the old end
+      expect(await extendLease('m1', first!.deliveries, LEASE_MS)).toBe(true);
+      await clock.advance(1_000);
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+      await clock.advance(LEASE_MS - 1_001);
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+      expect(await extendLease('m1', first!.deliveries, LEASE_MS)).toBe(true);
+      expect(await extendLease('m1', first!.deliveries, LEASE_MS)).toBe(true);
+      await clock.advance(LEASE_MS - 1);
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+      await clock.advance(1);
+      expect(await queue().reserve(LEASE_MS)).toEqual({ ...first, deliveries: 2 });
+    });
+
+    it('does not extend a lease that ended and was taken by a second reservation', async () => {
+      const { clock } = harness();
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      const first = await queue().reserve(LEASE_MS);
+      await clock.advance(LEASE_MS);
+      const second = await queue().reserve(LEASE_MS);
+      expect(second?.deliveries).toBe(2);
+      expect(await extendLease('m1', first!.deliveries, LEASE_MS * 10)).toBe(false);
+      // the second consumer's lease is untouched, and still its own to renew
+      await clock.advance(LEASE_MS);
+      expect(await extendLease('m1', second!.deliveries, LEASE_MS)).toBe(false);
+      expect((await queue().reserve(LEASE_MS))?.deliveries).toBe(3);
+      expect(await extendLease('m1', 3, LEASE_MS)).toBe(true);
+    });
+
+    it('does not extend a lease that ended, even when nobody reserved the message since', async () => {
+      const { clock } = harness();
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      const first = await queue().reserve(LEASE_MS);
+      await clock.advance(LEASE_MS);
+      expect(await extendLease('m1', first!.deliveries, LEASE_MS)).toBe(false);
+      expect((await queue().reserve(LEASE_MS))?.deliveries).toBe(2);
+    });
+
+    it('does not extend the lease of an acknowledged, released, waiting or unknown message', async () => {
+      await queue().enqueue({ id: 'acked', body: 'a' });
+      await queue().enqueue({ id: 'released', body: 'r' });
+      await queue().enqueue({ id: 'waiting', body: 'w' });
+      const acked = await queue().reserve(LEASE_MS);
+      const released = await queue().reserve(LEASE_MS);
+      await queue().ack('acked');
+      await queue().release('released');
+      expect(await extendLease('acked', acked!.deliveries, LEASE_MS)).toBe(false);
+      expect(await extendLease('released', released!.deliveries, LEASE_MS)).toBe(false);
+      expect(await extendLease('waiting', 0, LEASE_MS)).toBe(false);
+      expect(await extendLease('never-enqueued', 1, LEASE_MS)).toBe(false);
+      expect(await queue().size()).toBe(2);
+      expect((await queue().reserve(LEASE_MS))?.id).toBe('released');
+      expect((await queue().reserve(LEASE_MS))?.id).toBe('waiting');
+    });
+
+    it('rejects an extension that is not a positive number of milliseconds', async () => {
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      const delivery = await queue().reserve(LEASE_MS);
+      await expect(extendLease('m1', delivery!.deliveries, 0)).rejects.toThrow();
+      await expect(extendLease('m1', delivery!.deliveries, Number.POSITIVE_INFINITY)).rejects.toThrow();
+      expect(await extendLease('m1', delivery!.deliveries, LEASE_MS)).toBe(true);
     });
 
     it('rejects a lease that is not a positive number of milliseconds', async () => {

@@ -1,0 +1,81 @@
+import type { Clock } from '../core/ports/clock.ts';
+import type { QueueDelivery, RunQueue } from '../core/ports/stores.ts';
+import { ToolrunError } from '../core/toolrun-error.ts';
+
+/** Options of {@link keepLease}. */
+export interface KeepLeaseOptions {
+  /** The queue that handed out `delivery`; only its `extendLease` is used. */
+  queue: Required<Pick<RunQueue, 'extendLease'>>;
+  /** The delivery being handled; its `deliveries` count identifies this lease. */
+  delivery: QueueDelivery;
+  /** The length of each renewed lease, in milliseconds; it is renewed every `leaseMs / 3`. */
+  leaseMs: number;
+  clock: Clock;
+  /**
+   * A renewal that threw (it is tried again at the next interval), or the lease was lost: a
+   * `ToolrunError` with code `LEASE_LOST` (renewals stop; another consumer may run the message).
+   */
+  onError?: ((error: unknown) => void) | undefined;
+}
+
+/** A running lease renewal, see {@link keepLease}. */
+export interface LeaseKeeper {
+  /** Stops renewing; resolves once no renewal is in flight, so an `ack` after it races with none. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Keeps the lease of a delivery alive while it is handled: every `leaseMs / 3` on `clock`, calls
+ * `queue.extendLease(delivery.id, delivery.deliveries, leaseMs)`, so a run longer than one lease is
+ * not delivered to a second consumer.
+ *
+ * - A renewal that throws is reported through `onError` and tried again at the next interval (the
+ *   lease may still hold: two more tries fit in it).
+ * - A renewal that returns `false` means the lease was lost (it ended before a renewal went
+ *   through and the message may be reserved again): reported once through `onError` as a
+ *   `ToolrunError` `LEASE_LOST`, and renewals stop. The run is not interrupted: the idempotency
+ *   ledger keeps recorded tool calls from running twice.
+ * - Nothing is reported after `stop` was called.
+ */
+export function keepLease(options: KeepLeaseOptions): LeaseKeeper {
+  const { queue, delivery, leaseMs, clock, onError } = options;
+  const intervalMs = leaseMs / 3;
+  const controller = new AbortController();
+  const { signal } = controller;
+
+  const renew = async (): Promise<void> => {
+    for (;;) {
+      try {
+        await clock.sleep(intervalMs, signal);
+      } catch {
+        return;
+      }
+      if (signal.aborted) return;
+      let extended: boolean;
+      try {
+        extended = await queue.extendLease(delivery.id, delivery.deliveries, leaseMs);
+      } catch (error) {
+        if (!signal.aborted) onError?.(error);
+        continue;
+      }
+      if (extended) continue;
+      if (!signal.aborted) {
+        onError?.(
+          new ToolrunError(
+            'LEASE_LOST',
+            `the lease of message ${delivery.id} (delivery ${delivery.deliveries}) ended before it was renewed; another consumer may run it too (the run goes on, recorded tool calls are not repeated)`,
+          ),
+        );
+      }
+      return;
+    }
+  };
+  const running = renew();
+
+  return {
+    stop: async () => {
+      controller.abort();
+      await running;
+    },
+  };
+}
