@@ -118,16 +118,18 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
           requeue = await requeueRunRequests(queue, stores.queue);
         }
         if (Date.now() >= nextKillAt) {
-          // a random process among those that got going (one still starting up has nothing to lose)
-          const slot = Math.floor(random() * WORKER_COUNT);
-          const victim = workers[slot]!;
-          if (victim.readyAt !== undefined && Date.now() - victim.readyAt >= MIN_LIFETIME_MS) {
+          // a random process among those that got going (one still starting up has nothing to lose);
+          // when none has, the kill waits for one, so the number of kills does not depend on luck
+          const eligible = workers.flatMap((worker, slot) => (worker.readyAt !== undefined && Date.now() - worker.readyAt >= MIN_LIFETIME_MS ? [slot] : []));
+          if (eligible.length > 0) {
+            const slot = eligible[Math.floor(random() * eligible.length)]!;
+            const victim = workers[slot]!;
             victim.child.kill('SIGKILL');
             await victim.exited;
             kills += 1;
             workers[slot] = spawnWorker();
+            nextKillAt = Date.now() + KILL_INTERVAL_MS[0] + random() * (KILL_INTERVAL_MS[1] - KILL_INTERVAL_MS[0]);
           }
-          nextKillAt = Date.now() + KILL_INTERVAL_MS[0] + random() * (KILL_INTERVAL_MS[1] - KILL_INTERVAL_MS[0]);
         }
         for (let slot = 0; slot < WORKER_COUNT; slot++) {
           if (!workers[slot]!.alive) {

@@ -144,6 +144,8 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
       }
       const message = messageOf(job);
       const result = await handleMessage(message, { ...handleOptions, stores, queues });
+      // a dead letter may have reached the bound: the next job reads the sizes instead of the cache
+      if (result.status === 'rejected' || result.status === 'tool_failed') bound.invalidate();
       if (outbox) await outbox.ack(message.id);
       stats.handled += 1;
       stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;

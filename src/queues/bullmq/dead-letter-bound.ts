@@ -6,6 +6,8 @@ import type { WorkerEvent } from '../../worker/worker-events.ts';
 export interface DeadLetterBound {
   /** True while either queue holds `maxEntries` or more; raises `dead-letter-full` / `dead-letter-below-bound` on transitions. */
   isFull(): Promise<boolean>;
+  /** Forgets the cached sizes: the next `isFull` reads them (call it after adding a dead letter). */
+  invalidate(): void;
   readonly paused: boolean;
 }
 
@@ -53,6 +55,9 @@ export function createDeadLetterBound(options: {
         pending = undefined;
       });
       return pending;
+    },
+    invalidate() {
+      checkedAt = Number.NEGATIVE_INFINITY;
     },
     get paused() {
       return paused;
