@@ -13,19 +13,11 @@ import { pino } from 'pino';
 import { createToolRuntime, defineTool, type ToolRuntime } from '../src/index.ts';
 import { createObservability } from '../src/observability/index.ts';
 import type { BenchRow } from './measure.ts';
+import { SEARCH_FLIGHT_ARGS, SEARCH_FLIGHT_SCHEMA, searchFlight } from './search-flight-fixture.ts';
 
-const schema = {
-  type: 'object',
-  properties: {
-    origin: { type: 'string', pattern: '^[A-Z]{3}$' },
-    destination: { type: 'string', pattern: '^[A-Z]{3}$' },
-    date: { type: 'string', format: 'date' },
-  },
-  required: ['origin', 'destination', 'date'],
-  additionalProperties: false,
-};
-const args = { origin: 'JFK', destination: 'SEA', date: '2024-05-20' };
-const search = async (input: Record<string, unknown>) => ({ flights: [input.origin, input.destination] });
+const schema = SEARCH_FLIGHT_SCHEMA;
+const args = SEARCH_FLIGHT_ARGS;
+const search = searchFlight;
 
 /** Accepts every span and drops it. */
 const noopExporter: SpanExporter = {

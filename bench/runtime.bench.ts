@@ -8,19 +8,11 @@ import addFormats from 'ajv-formats';
 import { circuitBreaker, ConsecutiveBreaker, handleAll, retry, timeout, TimeoutStrategy, wrap, ExponentialBackoff } from 'cockatiel';
 import { measure, type BenchRow } from './measure.ts';
 import type * as Toolrun from '../src/index.ts';
+import { SEARCH_FLIGHT_ARGS, SEARCH_FLIGHT_SCHEMA, searchFlight } from './search-flight-fixture.ts';
 
-const schema = {
-  type: 'object',
-  properties: {
-    origin: { type: 'string', pattern: '^[A-Z]{3}$' },
-    destination: { type: 'string', pattern: '^[A-Z]{3}$' },
-    date: { type: 'string', format: 'date' },
-  },
-  required: ['origin', 'destination', 'date'],
-  additionalProperties: false,
-};
-const args = { origin: 'JFK', destination: 'SEA', date: '2024-05-20' };
-const search = async (input: Record<string, unknown>) => ({ flights: [input.origin, input.destination] });
+const schema = SEARCH_FLIGHT_SCHEMA;
+const args = SEARCH_FLIGHT_ARGS;
+const search = searchFlight;
 
 /**
  * Runs the runtime benchmark and returns its rows. It measures the compiled package (`dist/`, what
