@@ -1,5 +1,6 @@
 import { FAILURE_CODES, type FailureCode } from './failure-codes.ts';
 import type { FieldError, ToolFailureError } from './tool-result.ts';
+import type { Redactor } from './redact.ts';
 
 /** The parts of a failure a layer knows; the rest is filled in from the code. */
 export interface FailureParts {
@@ -92,14 +93,110 @@ export function buildFailure(parts: FailureParts): ToolFailureError {
   return error;
 }
 
-/** Cuts `text` to at most `maxBytes` UTF-8 bytes, marking the cut. */
+const TRUNCATION_MARKER = '… [truncated]';
+const TRUNCATION_MARKER_BYTES = utf8ByteLength(TRUNCATION_MARKER);
+
+/**
+ * The UTF-8 length of `text` in bytes, as `TextEncoder` would encode it (a lone surrogate counts as
+ * the 3 bytes of U+FFFD). One walk over the code units, no allocation.
+ */
+export function utf8ByteLength(text: string): number {
+  let bytes = 0;
+  const length = text.length;
+  for (let index = 0; index < length; index += 1) {
+    const unit = text.charCodeAt(index);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && index + 1 < length && isLowSurrogate(text.charCodeAt(index + 1))) {
+      bytes += 4;
+      index += 1;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+function isLowSurrogate(unit: number): boolean {
+  return unit >= 0xdc00 && unit <= 0xdfff;
+}
+
+/**
+ * The number of leading code units of `text` whose UTF-8 encoding fits in `maxBytes` bytes,
+ * never ending between the two halves of a surrogate pair.
+ */
+function prefixFittingBytes(text: string, maxBytes: number): number {
+  let bytes = 0;
+  const length = text.length;
+  let index = 0;
+  while (index < length) {
+    const unit = text.charCodeAt(index);
+    let width = 1;
+    let units = 1;
+    if (unit >= 0x80) {
+      if (unit < 0x800) width = 2;
+      else if (unit >= 0xd800 && unit <= 0xdbff && index + 1 < length && isLowSurrogate(text.charCodeAt(index + 1))) {
+        width = 4;
+        units = 2;
+      } else width = 3;
+    }
+    if (bytes + width > maxBytes) break;
+    bytes += width;
+    index += units;
+  }
+  return index;
+}
+
+/**
+ * Cuts `text` to at most `maxBytes` UTF-8 bytes. A cut text ends with the marker `… [truncated]`
+ * (counted in the bound) and never splits a surrogate pair. Linear in `maxBytes`, whatever the
+ * length of `text`. When `maxBytes` is smaller than the marker (15 bytes), a cut text is the marker
+ * alone.
+ */
 export function truncateText(text: string, maxBytes: number): string {
-  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
-  const marker = '… [truncated]';
-  const room = Math.max(0, maxBytes - Buffer.byteLength(marker, 'utf8'));
-  let cut = text.slice(0, room);
-  while (Buffer.byteLength(cut, 'utf8') > room && cut.length > 0) cut = cut.slice(0, -1);
-  return cut + marker;
+  return truncateWithMarker(text, maxBytes, false);
+}
+
+function truncateWithMarker(text: string, maxBytes: number, alreadyCut: boolean): string {
+  const bound = Math.max(0, Math.floor(maxBytes));
+  if (!alreadyCut) {
+    // Every code unit is at least one byte and at most three (a pair is four bytes for two units).
+    if (text.length * 3 <= bound) return text;
+    if (text.length <= bound && utf8ByteLength(text) <= bound) return text;
+  }
+  const room = Math.max(0, bound - TRUNCATION_MARKER_BYTES);
+  return text.slice(0, prefixFittingBytes(text, room)) + TRUNCATION_MARKER;
+}
+
+/**
+ * Code units kept past a bound before redaction: a secret that the first cut splits (and the
+ * redactor may then fail to recognise) lies in this margin, past the final bound.
+ */
+export const REDACTION_MARGIN_UNITS = 4096;
+
+/**
+ * Redacts model- or tool-controlled `text` and cuts it to `maxBytes` UTF-8 bytes, in time linear in
+ * `maxBytes` rather than in the length of `text`: the text is first cut to `maxBytes` plus a margin
+ * of 4,096 UTF-16 code units, then `redactor.text` runs on that, then the result is cut to
+ * `maxBytes` with {@link truncateText} (marked `… [truncated]` when anything was cut, including by
+ * the first cut). If redaction shrank the text so much that the margin could have moved into the
+ * kept part, the margin is doubled and the cut redacted again, so a secret split by the first cut
+ * (up to about 2,000 code units long) never reaches the output.
+ *
+ * @returns the redacted, bounded text; never throws unless `redactor.text` does.
+ */
+export function redactBounded(redactor: Pick<Redactor, 'text'>, text: string, maxBytes: number): string {
+  const bound = Math.max(0, Math.floor(maxBytes));
+  let margin = REDACTION_MARGIN_UNITS;
+  for (;;) {
+    const limit = bound + margin;
+    if (text.length <= limit) return truncateWithMarker(redactor.text(text), bound, false);
+    let end = limit;
+    // Do not leave a lone high surrogate at the cut.
+    if (isLowSurrogate(text.charCodeAt(end))) end -= 1;
+    const cut = text.slice(0, end);
+    const redacted = redactor.text(cut);
+    if (cut.length - redacted.length <= margin / 2) return truncateWithMarker(redacted, bound, true);
+    margin *= 2;
+  }
 }
 
 /** Removes host file paths and stack frames from a tool's error text. */
