@@ -1,4 +1,5 @@
 const BRAND = Symbol.for('toolrun.ToolError');
+const MODEL_RESPONSE_BRAND = Symbol.for('toolrun.ModelResponseError');
 
 /**
  * How a tool failed, as the tool itself knows it.
@@ -12,7 +13,8 @@ const BRAND = Symbol.for('toolrun.ToolError');
  * - `not_found`: the thing asked for does not exist (logic)
  * - `precondition`: a business rule refused the call (logic)
  * - `invalid_input`: the tool itself rejected its arguments (invalid_parameter)
- * - `misconfigured`: broken for every caller: endpoint gone, host not found (environment, opens the shared breaker)
+ * - `misconfigured`: broken for every caller: endpoint gone, the tool's configured host not found
+ *   (environment, opens the shared breaker)
  */
 export type ToolErrorKind =
   | 'server'
@@ -39,6 +41,18 @@ export interface ToolErrorOptions {
   code?: string;
   /** Suggestion for the model that replaces the runtime's default one. */
   suggestion?: string;
+  /**
+   * Whether this failure is broken for every caller (it then feeds the shared circuit breaker),
+   * overriding what the kind implies: `kind: 'auth'` is by default (the tool's own credential was
+   * rejected), so a tool that forwards a per-user token sets `false`; a tool whose fixed endpoint
+   * answered 404 may set `true`. @defaultValue implied by `kind` (see `classifyError`)
+   */
+  misconfiguration?: boolean;
+  /**
+   * The upstream response's headers (`Headers`, a `Map` or a plain record), read for `Retry-After`,
+   * `retry-after-ms` and rate-limit reset headers when `retryAfterMs` is not given.
+   */
+  headers?: unknown;
   cause?: unknown;
 }
 
@@ -54,6 +68,10 @@ export class ToolError extends Error {
   readonly retryAfterMs: number | undefined;
   readonly toolCode: string | undefined;
   readonly suggestion: string | undefined;
+  /** See {@link ToolErrorOptions.misconfiguration}; `undefined` = implied by `kind`. */
+  readonly misconfiguration: boolean | undefined;
+  /** See {@link ToolErrorOptions.headers}. */
+  readonly headers: unknown;
   readonly [BRAND] = true;
 
   constructor(options: ToolErrorOptions) {
@@ -64,10 +82,46 @@ export class ToolError extends Error {
     this.retryAfterMs = options.retryAfterMs;
     this.toolCode = options.code;
     this.suggestion = options.suggestion;
+    this.misconfiguration = options.misconfiguration;
+    this.headers = options.headers;
   }
 
-  /** True for any ToolError, even one from another copy of the package. */
+  /** True for any ToolError, even one from another copy of the package. Never throws (an exotic proxy is not one). */
   static is(value: unknown): value is ToolError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    return hasBrand(value, BRAND);
+  }
+}
+
+/**
+ * What a model function (or a model adapter such as `createOpenAiChatModel`) throws when the
+ * provider answered, but not with a usable model response: no `choices`, a tool call without a
+ * name, a body that is not JSON. `classifyError` classifies it as kind `invalid_response`,
+ * transient (a sampled answer may be well-formed next time), not a misconfiguration.
+ *
+ * Recognised by its brand (see {@link ModelResponseError.is}) and, for errors built by other code,
+ * by `name === 'ModelResponseError'`.
+ *
+ * @example throw new ModelResponseError('the completion has no choices', { cause: body })
+ */
+export class ModelResponseError extends Error {
+  readonly [MODEL_RESPONSE_BRAND] = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ModelResponseError';
+  }
+
+  /** True for any ModelResponseError, even one from another copy of the package. Never throws. */
+  static is(value: unknown): value is ModelResponseError {
+    return hasBrand(value, MODEL_RESPONSE_BRAND);
+  }
+}
+
+function hasBrand(value: unknown, brand: symbol): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  try {
+    return (value as Record<symbol, unknown>)[brand] === true;
+  } catch {
+    return false;
   }
 }

@@ -4,6 +4,8 @@
  */
 export * from './backoff.ts';
 export * from './retry-after.ts';
+export * from './header-source.ts';
+export * from './rate-limit-headers.ts';
 export * from './retry-policy.ts';
 export * from './fingerprint-arguments.ts';
 export * from './session-breaker.ts';

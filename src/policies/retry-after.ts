@@ -2,12 +2,16 @@
  * Parsing of the `Retry-After` response header (RFC 9110 §10.2.3) and the de-facto
  * `retry-after-ms` header into a wait in milliseconds.
  */
+import { readHeaderValue, type HeaderSource } from './header-source.ts';
 
 /** The longest wait {@link parseRetryAfter} returns, in ms (24 hours). Larger values are capped to it. */
 export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
-/** What {@link parseRetryAfter} reads: a `Headers` object, a plain header record, or one raw `Retry-After` value. */
-export type RetryAfterSource = Headers | Record<string, string | string[] | undefined> | string | null | undefined;
+/**
+ * What {@link parseRetryAfter} reads: response headers (a `Headers` object, a `Map`, a plain header
+ * record in any letter case, … — see `HeaderSource`), or one raw `Retry-After` value.
+ */
+export type RetryAfterSource = HeaderSource | string | null | undefined;
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'] as const;
 const SHORT_DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
@@ -32,8 +36,9 @@ const ASCTIME_DATE = /^([a-z]{3}) ([a-z]{3}) (\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (
  *   IMF-fixdate, obsolete RFC 850 (two-digit year: a date more than 50 years in the future, by
  *   calendar year, is taken as the most recent past year with those digits), and asctime — all GMT.
  *
- * `source` is a `Headers` object, a plain header record (names matched case-insensitively; for an
- * array value the first element is used), or one raw `Retry-After` value as a string.
+ * `source` is a `Headers` object, a `Map` or a plain header record (names matched
+ * case-insensitively; for an array value the first element is used), or one raw `Retry-After`
+ * value as a string. A source that cannot be read (throwing getters) reads as no header.
  *
  * Returns:
  * - `undefined` for an absent, empty or unparseable value, a negative number, or a date that does
@@ -54,12 +59,9 @@ const ASCTIME_DATE = /^([a-z]{3}) ([a-z]{3}) (\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (
 export function parseRetryAfter(source: RetryAfterSource, nowMs: number): number | undefined {
   if (source === null || source === undefined) return undefined;
   if (typeof source === 'string') return parseRetryAfterValue(source, nowMs);
-  const milliseconds = readHeader(source, 'retry-after-ms');
-  if (milliseconds !== undefined) {
-    const trimmed = milliseconds.trim();
-    if (DECIMAL.test(trimmed)) return capWait(Math.ceil(Number(trimmed)));
-  }
-  const value = readHeader(source, 'retry-after');
+  const milliseconds = readHeaderValue(source, 'retry-after-ms');
+  if (milliseconds !== undefined && DECIMAL.test(milliseconds)) return capWait(Math.ceil(Number(milliseconds)));
+  const value = readHeaderValue(source, 'retry-after');
   return value === undefined ? undefined : parseRetryAfterValue(value, nowMs);
 }
 
@@ -145,19 +147,4 @@ function isOneOf(value: string | undefined, names: readonly string[]): boolean {
 function capWait(waitMs: number): number | undefined {
   if (!Number.isFinite(waitMs)) return Number.isNaN(waitMs) ? undefined : MAX_RETRY_AFTER_MS;
   return Math.min(waitMs, MAX_RETRY_AFTER_MS);
-}
-
-function readHeader(source: Headers | Record<string, string | string[] | undefined>, name: string): string | undefined {
-  if (isHeaders(source)) return source.get(name) ?? undefined;
-  for (const key of Object.keys(source)) {
-    if (key.toLowerCase() !== name) continue;
-    const value = source[key];
-    if (Array.isArray(value)) return value[0];
-    if (typeof value === 'string') return value;
-  }
-  return undefined;
-}
-
-function isHeaders(source: object): source is Headers {
-  return typeof (source as { get?: unknown }).get === 'function' && typeof (source as { has?: unknown }).has === 'function';
 }
