@@ -1,5 +1,8 @@
 import { ToolrunError } from '../core/toolrun-error.ts';
 
+/** The longest lease or delay the stores accept, in ms: 2^31 − 1 (about 24.8 days), the largest timer Node can run. */
+export const MAX_LEASE_MS = 2_147_483_647;
+
 /**
  * Checks the `leaseMs` given to `RunQueue.reserve` or `RunQueue.extendLease` (named by `method`): a
  * positive, finite number of milliseconds.
@@ -11,4 +14,45 @@ export function assertLeaseMs(leaseMs: number, method: 'reserve' | 'extendLease'
   if (!Number.isFinite(leaseMs) || leaseMs <= 0) {
     throw new ToolrunError('INVALID_OPTIONS', `${method}(leaseMs) needs a positive, finite number of milliseconds, received ${leaseMs}`);
   }
+}
+
+/**
+ * Checks the `leaseMs` of a `ClaimStore` method: a positive, finite number of milliseconds, at most
+ * {@link MAX_LEASE_MS}. Returns it rounded up to a whole millisecond.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` otherwise.
+ */
+export function claimLeaseMs(leaseMs: number, method: 'acquire' | 'renew'): number {
+  if (typeof leaseMs !== 'number' || !Number.isFinite(leaseMs) || leaseMs <= 0 || leaseMs > MAX_LEASE_MS) {
+    throw new ToolrunError('INVALID_OPTIONS', `${method}(leaseMs) needs a positive, finite number of milliseconds up to ${MAX_LEASE_MS}, received ${String(leaseMs)}`);
+  }
+  return Math.ceil(leaseMs);
+}
+
+/** What `RunQueue.release` does, its options checked (see `ReleaseOptions`). */
+export interface CheckedRelease {
+  /** Whole milliseconds, 0 when none was given. */
+  delayMs: number;
+  /** Whether the released delivery keeps counting. */
+  countDelivery: boolean;
+  /** Only release this delivery, when given. */
+  deliveries: number | undefined;
+}
+
+/**
+ * Checks the options of `RunQueue.release`.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` for a `delayMs` that is negative, not finite or above
+ * {@link MAX_LEASE_MS}, or a `deliveries` that is not a whole number.
+ */
+export function checkReleaseOptions(options: { delayMs?: number; countDelivery?: boolean; deliveries?: number } | undefined): CheckedRelease {
+  const delayMs = options?.delayMs ?? 0;
+  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_LEASE_MS) {
+    throw new ToolrunError('INVALID_OPTIONS', `release(id, { delayMs }) needs a finite number of milliseconds from 0 to ${MAX_LEASE_MS}, received ${String(delayMs)}`);
+  }
+  const deliveries = options?.deliveries;
+  if (deliveries !== undefined && !Number.isSafeInteger(deliveries)) {
+    throw new ToolrunError('INVALID_OPTIONS', `release(id, { deliveries }) needs a whole number, received ${String(deliveries)}`);
+  }
+  return { delayMs: Math.ceil(delayMs), countDelivery: options?.countDelivery !== false, deliveries };
 }

@@ -90,9 +90,15 @@ export interface KeyedPushResult {
 
 /**
  * A durable dead-letter queue. It never drops an entry: `push` always stores, `pushOnce` stores
- * unless an entry with its key was stored before; the bound (`maxEntries`) is enforced by the
- * worker, which stops taking messages when `size()` reaches it. Any object with `push(entry)` can
- * serve as a DLQ sink; this is the full, inspectable port.
+ * unless an entry with its key was stored before; the bounds are enforced by the worker, which
+ * stops taking messages when `size()` (entries) or `bytes()` (their stored JSON) reaches its
+ * bound. Any object with `push(entry)` can serve as a DLQ sink; this is the full, inspectable port.
+ *
+ * Entries are JSON values and come back equal to what was pushed, on every backend: strings
+ * holding `\u0000` or lone surrogates included (a store that cannot hold a character escapes it
+ * and restores it). Every method rejects with the backend's
+ * error when the store cannot be reached; `push` and `pushOnce` reject with a `TypeError` for an
+ * entry `JSON.stringify` cannot serialise (a `BigInt`, a cycle).
  */
 export interface DeadLetterQueue<T> {
   /** Stores `entry` under a new id and returns the id. Never deduplicates. */
@@ -117,8 +123,20 @@ export interface DeadLetterQueue<T> {
   get(id: string): Promise<DeadLetterRecord<T> | undefined>;
   /** Oldest first. */
   list(options?: { limit?: number; offset?: number }): Promise<DeadLetterRecord<T>[]>;
+  /** Removes the entry; `false` when no entry has the id (already removed, never pushed). */
   remove(id: string): Promise<boolean>;
+  /** Entries stored now (pushed and not removed or purged). */
   size(): Promise<number>;
+  /**
+   * The total size of the stored entries, in bytes: the sum over every entry of the UTF-8 length
+   * of its JSON text (`JSON.stringify(entry)`), so `0` when the queue is empty. Removed and purged
+   * entries no longer count; a `pushOnce` that added nothing adds nothing. For a byte bound on the
+   * queue (the worker stops at it as it does at `maxEntries`).
+   *
+   * Cheap on every built-in backend: a running total kept with each write (atomically with it),
+   * not a scan of the entries.
+   */
+  bytes(): Promise<number>;
   /** The oldest entry, for the oldest-entry-age metric. */
   oldest(): Promise<DeadLetterRecord<T> | undefined>;
   /** Removes every entry; returns how many. */
@@ -135,19 +153,64 @@ export interface QueueDelivery {
   enqueuedAt: string;
 }
 
+/** Options of {@link RunQueue.release}. */
+export interface ReleaseOptions {
+  /**
+   * The message is not reserved again before `now + delayMs` milliseconds (a backoff between
+   * redeliveries of a message that keeps failing). Until then it counts in `size()` but no
+   * `reserve` hands it out, and no `extendLease` of the released delivery can renew it.
+   * A whole number of milliseconds from 0 to 2^31 − 1 (about 24.8 days); fractions are rounded up.
+   * @defaultValue 0 (reservable at once)
+   */
+  delayMs?: number;
+  /**
+   * `false`: the delivery being released does not count toward {@link QueueDelivery.deliveries}
+   * (the next reservation gets the same count again). For a failure that was not the message's
+   * fault, such as a store outage, so a delivery bound is spent only by the message's own failures.
+   * Only a message that is leased (reserved and not released since) has a delivery to give back.
+   * @defaultValue true
+   */
+  countDelivery?: boolean;
+  /**
+   * The {@link QueueDelivery.deliveries} of the delivery being released. When given, nothing changes
+   * unless the message is still on that delivery (not reserved again since, which would mean this
+   * consumer's lease ended and another consumer holds it now). Without it the release applies to
+   * whichever delivery the message is on.
+   */
+  deliveries?: number;
+}
+
 /**
  * The run-request queue: at-least-once delivery with leases. A message reserved by a consumer
  * that dies is delivered again when its lease expires; the run resumes from its checkpoint.
+ *
+ * Times (leases, release delays) are measured on the backend's clock (the injected `Clock` for
+ * the built-in backends). Messages are delivered in enqueue order among those that are ready.
+ * Ids and bodies come back exactly as enqueued, `\u0000` and lone surrogates included. Every
+ * method rejects with the backend's error when the store cannot be reached.
  */
 export interface RunQueue {
   /** Adds a message; `id` defaults to a new unique id. Enqueuing an id that exists is a no-op. */
   enqueue(message: { body: string; id?: string }): Promise<string>;
-  /** Takes the next available message for `leaseMs` milliseconds, or `undefined` when none is ready. */
+  /**
+   * Takes the next ready message (waiting, or its lease or release delay ended) for `leaseMs`
+   * milliseconds and counts the delivery, or returns `undefined` when none is ready.
+   *
+   * @throws ToolrunError `INVALID_OPTIONS` for a non-positive or non-finite `leaseMs`.
+   */
   reserve(leaseMs: number): Promise<QueueDelivery | undefined>;
-  /** The message reached a terminal place; it is not delivered again. */
+  /** The message reached a terminal place; it is not delivered again. Unknown ids: no-op. */
   ack(id: string): Promise<void>;
-  /** Gives the message back for immediate redelivery. */
-  release(id: string): Promise<void>;
+  /**
+   * Gives the message back for redelivery: at once by default, or after `options.delayMs`; with
+   * `countDelivery: false` the delivery given back is not counted (see {@link ReleaseOptions}).
+   * `release(id)` alone gives it back at once and keeps the count. A message that is acked or
+   * unknown is left alone; releasing a waiting message only moves its delay.
+   *
+   * @throws ToolrunError `INVALID_OPTIONS` for a `delayMs` that is negative, not finite or above
+   * 2^31 − 1.
+   */
+  release(id: string, options?: ReleaseOptions): Promise<void>;
   /**
    * Renews the lease of a message this consumer holds: its lease ends `leaseMs` milliseconds from
    * now (not from the old end), so a run longer than one lease is not handed to a second consumer.
@@ -171,6 +234,57 @@ export interface RunQueue {
   size(): Promise<number>;
 }
 
+/** Who holds a claim and until when, as {@link ClaimStore.get} reports it. */
+export interface ClaimInfo {
+  holder: string;
+  /** ISO-8601 end of the claim; the claim is over at that instant. */
+  leaseUntil: string;
+}
+
+/**
+ * Exclusive, expiring claims on keys (e.g. `run:<runId>`), so two consumers never work on one thing
+ * at once; a crashed holder's claim expires. A lease, like the run queue's: whoever holds it must
+ * renew it before it ends, and stops working once a renewal fails.
+ *
+ * - A claim on `key` is held by `holder` from a successful `acquire` until `now + leaseMs`,
+ *   a `release`, or the next `acquire` after its end by another holder. It is over at exactly its
+ *   end (`now >= leaseUntil`).
+ * - Time is the backend's clock: the injected `Clock` of the memory, SQLite and PostgreSQL stores
+ *   (keep the machines' clocks in sync), the Redis server's clock for the Redis store.
+ * - Every method is atomic across connections and processes (one conditional write).
+ * - Keys and holders are any strings (compared exactly, `\u0000` and lone surrogates included);
+ *   use a holder id unique per piece of work (e.g. `worker-1:<uuid>`), so a late `release` from a
+ *   finished attempt can never end a newer attempt's claim.
+ * - Ended claims are deleted by `release` and by later `acquire` calls; they do not pile up.
+ * - Every method rejects with the backend's error when the store cannot be reached.
+ */
+export interface ClaimStore {
+  /**
+   * Takes `key` for `holder` until now + `leaseMs` unless another holder has an unexpired claim;
+   * re-acquiring one's own claim renews it (even after it ended, as long as nobody took it).
+   * Atomic across processes: of concurrent callers for one free key exactly one gets `true`.
+   *
+   * @throws ToolrunError `INVALID_OPTIONS` for a `leaseMs` that is not a positive, finite number
+   * of milliseconds at most 2^31 − 1.
+   */
+  acquire(key: string, holder: string, leaseMs: number): Promise<boolean>;
+  /**
+   * Moves the end of `holder`'s claim to now + `leaseMs` (from now, not from the old end). `false`,
+   * changing nothing, when `holder` does not hold it anymore: released, taken by another holder, or
+   * ended (`now >= leaseUntil`) even if nobody took it since (call `acquire` to take it again).
+   *
+   * @throws ToolrunError `INVALID_OPTIONS` like {@link ClaimStore.acquire}.
+   */
+  renew(key: string, holder: string, leaseMs: number): Promise<boolean>;
+  /**
+   * Ends `holder`'s claim; `false` when it did not hold it (never did, another holder has it, or
+   * its claim had already ended; an ended claim of `holder` is deleted all the same).
+   */
+  release(key: string, holder: string): Promise<boolean>;
+  /** Who holds `key` and until when, or `undefined` when nobody holds an unexpired claim. */
+  get(key: string): Promise<ClaimInfo | undefined>;
+}
+
 /** The bundle of stores a worker, `handleMessage` and `replayToolFailure` share. */
 export interface Stores {
   conversations: ConversationStore;
@@ -182,6 +296,8 @@ export interface Stores {
   /** Durable tool DLQ (entries are `ToolFailureEntry`). */
   toolDlq: DeadLetterQueue<unknown>;
   queue: RunQueue;
+  /** Claims on runs and DLQ entries, so two drains, replays or workers never work on one run at once. */
+  claims: ClaimStore;
   /** Releases connections and file handles. */
   close(): Promise<void>;
 }

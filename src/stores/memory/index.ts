@@ -10,4 +10,5 @@ export { createMemoryIdempotencyLedger } from './memory-idempotency-ledger.ts';
 export { createMemoryBreakerStateStore } from './memory-breaker-state-store.ts';
 export { createMemoryDeadLetterQueue } from './memory-dead-letter-queue.ts';
 export { createMemoryRunQueue, type MemoryRunQueueOptions } from './memory-run-queue.ts';
+export { createMemoryClaimStore } from './memory-claim-store.ts';
 export { createMemoryFailureLog, type MemoryFailureLog, type MemoryFailureLogOptions } from './memory-failure-log.ts';

@@ -1,26 +1,38 @@
 import type { Clock } from '../../core/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
+import { utf8ByteLength } from '../exact-text.ts';
+import { toJsonText } from '../json-text.ts';
 
 /**
  * An in-memory {@link DeadLetterQueue}. Ids are increasing decimal strings (`'1'`, `'2'`, …), never
  * reused, so id order is insertion order; `addedAt` comes from the injected clock. Entries are
  * deep-copied on the way in and out. It never drops an entry (the worker enforces `maxEntries`).
  * `pushOnce` keys live in a map that `remove` and `purge` leave alone (see the port). Every method
- * runs without an `await` in between, so calls never interleave inside one process.
+ * runs without an `await` in between, so calls never interleave inside one process. `bytes()` is
+ * a running total of each stored entry's UTF-8 JSON length, measured once on the way in.
+ *
+ * `push` and `pushOnce` reject with a `TypeError` for an entry `JSON.stringify` cannot serialise
+ * (as every durable backend does), storing nothing.
  */
 export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadLetterQueue<T> {
   const { clock } = options;
   const records = new Map<string, DeadLetterRecord<T>>();
+  /** id → UTF-8 bytes of the entry's JSON. */
+  const sizes = new Map<string, number>();
+  let totalBytes = 0;
   /** pushOnce key → id of the entry first pushed with it. */
   const keys = new Map<string, string>();
   let lastId = 0;
 
   const copy = (record: DeadLetterRecord<T>): DeadLetterRecord<T> => structuredClone(record);
   const store = (entry: T): string => {
+    const bytes = utf8ByteLength(toJsonText(entry));
     const stored = structuredClone(entry);
     lastId += 1;
     const id = String(lastId);
     records.set(id, { id, addedAt: new Date(clock.now()).toISOString(), entry: stored });
+    sizes.set(id, bytes);
+    totalBytes += bytes;
     return id;
   };
 
@@ -51,10 +63,16 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
       return page;
     },
     async remove(id) {
-      return records.delete(id);
+      if (!records.delete(id)) return false;
+      totalBytes -= sizes.get(id) ?? 0;
+      sizes.delete(id);
+      return true;
     },
     async size() {
       return records.size;
+    },
+    async bytes() {
+      return totalBytes;
     },
     async oldest() {
       const first = records.values().next();
@@ -63,6 +81,8 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
     async purge() {
       const count = records.size;
       records.clear();
+      sizes.clear();
+      totalBytes = 0;
       return count;
     },
   };

@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../../core/ports/clock.ts';
 import type { Stores } from '../../core/ports/stores.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
 import { createMemoryBreakerStateStore } from './memory-breaker-state-store.ts';
+import { createMemoryClaimStore } from './memory-claim-store.ts';
 import { createMemoryConversationStore } from './memory-conversation-store.ts';
 import { createMemoryDeadLetterQueue } from './memory-dead-letter-queue.ts';
 import { createMemoryIdempotencyLedger } from './memory-idempotency-ledger.ts';
@@ -10,7 +11,7 @@ import { createMemoryRunStore } from './memory-run-store.ts';
 
 /** Options of {@link createMemoryStores}. */
 export interface MemoryStoresOptions {
-  /** Source of time for TTLs, leases and timestamps. @defaultValue `systemClock` */
+  /** Source of time for TTLs, leases, claims and timestamps. @defaultValue `systemClock` */
   clock?: Clock;
   /** Time to live of a conversation after its last `put`, in ms. @defaultValue 7 days */
   conversationTtlMs?: number;
@@ -37,6 +38,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
     messageDlq: createMemoryDeadLetterQueue<unknown>({ clock }),
     toolDlq: createMemoryDeadLetterQueue<unknown>({ clock }),
     queue: createMemoryRunQueue({ clock }),
+    claims: createMemoryClaimStore({ clock }),
     close: async () => {},
   };
 }

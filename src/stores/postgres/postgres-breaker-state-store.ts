@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/ports/clock.ts';
 import type { BreakerStateStore, JsonValue } from '../../core/ports/stores.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { inTransaction, prepareStatement, type PostgresPoolLike } from './postgres-client.ts';
 
@@ -21,17 +22,18 @@ export function createPostgresBreakerStateStore(pool: PostgresPoolLike, options:
   const parse = (text: string | null | undefined): JsonValue | undefined => (text === null || text === undefined ? undefined : fromJsonText<JsonValue>(text));
   return {
     async get(key) {
-      const { rows } = await pool.query<{ state: string | null }>({ ...select, values: [key] });
+      const { rows } = await pool.query<{ state: string | null }>({ ...select, values: [toStoredText(key)] });
       return parse(rows[0]?.state);
     },
     async update<T extends JsonValue>(key: string, fn: (current: T | undefined) => T) {
+      const storedKey = toStoredText(key);
       return inTransaction(pool, async (client) => {
-        const nowMs = clock.now();
-        await client.query({ ...ensureRow, values: [key, nowMs] });
-        const { rows } = await client.query<{ state: string | null }>({ ...lock, values: [key] });
+        const nowMs = Math.floor(clock.now());
+        await client.query({ ...ensureRow, values: [storedKey, nowMs] });
+        const { rows } = await client.query<{ state: string | null }>({ ...lock, values: [storedKey] });
         const previousText = rows[0]?.state;
         const nextText = toJsonText(fn(parse(previousText) as T | undefined));
-        await client.query({ ...write, values: [key, nextText, nowMs] });
+        await client.query({ ...write, values: [storedKey, nextText, nowMs] });
         return { previous: parse(previousText) as T | undefined, next: fromJsonText<T>(nextText) };
       });
     },

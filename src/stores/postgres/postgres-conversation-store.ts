@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/ports/clock.ts';
 import type { ConversationStore } from '../../core/ports/stores.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 
@@ -34,20 +35,20 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
   return {
     async put(conversationRef, messages) {
       const nowMs = clock.now();
-      const values = [conversationRef, toJsonText(messages), nowMs + ttlMs];
+      const values = [toStoredText(conversationRef), toJsonText(messages), Math.ceil(nowMs + ttlMs)];
       if (nowMs - sweptAtMs < SWEEP_INTERVAL_MS) {
         await pool.query({ ...put, values });
         return;
       }
       sweptAtMs = nowMs;
-      await pool.query({ ...sweepAndPut, values: [...values, nowMs] });
+      await pool.query({ ...sweepAndPut, values: [...values, Math.floor(nowMs)] });
     },
     async get(conversationRef) {
-      const { rows } = await pool.query<{ messages: string }>({ ...select, values: [conversationRef, clock.now()] });
+      const { rows } = await pool.query<{ messages: string }>({ ...select, values: [toStoredText(conversationRef), Math.floor(clock.now())] });
       return rows[0] === undefined ? undefined : fromJsonText<unknown[]>(rows[0].messages);
     },
     async delete(conversationRef) {
-      await pool.query({ ...remove, values: [conversationRef] });
+      await pool.query({ ...remove, values: [toStoredText(conversationRef)] });
     },
   };
 }

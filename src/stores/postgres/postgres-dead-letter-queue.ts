@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
@@ -18,6 +19,9 @@ const ID_PATTERN = /^[1-9][0-9]{0,17}$/;
  * is insertion order. `addedAt` is the injected clock's time. `pushOnce` keys are rows of
  * `<schema>.dead_letter_keys`, which `remove` and `purge` leave alone. Every method is one statement
  * except a `pushOnce` that finds its key taken (a second statement reads the first entry's id).
+ * `bytes()` reads `<schema>.dead_letter_totals`, which triggers keep in the same statement as every
+ * insert, update and delete of `dead_letters` (each row's `entry_bytes` is measured by the server).
+ * Keys are stored with `toStoredText`, so a key holding `\u0000` works and comes back exact.
  */
 export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, options: { schema: string; clock: Clock; queue: string }): DeadLetterQueue<T> {
   const { schema, clock, queue } = options;
@@ -37,6 +41,7 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     remove: prepareStatement(`DELETE FROM ${table} WHERE queue = $1 AND id = $2`),
     size: prepareStatement(`SELECT COUNT(*)::text AS count FROM ${table} WHERE queue = $1`),
     purge: prepareStatement(`DELETE FROM ${table} WHERE queue = $1`),
+    bytes: prepareStatement(`SELECT bytes::text AS bytes FROM ${schema}.dead_letter_totals WHERE queue = $1`),
   };
   const pushOnceStatement = prepareStatement(`
     WITH new_id AS (SELECT nextval('${schema}.dead_letter_ids') AS id),
@@ -53,9 +58,9 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
       return rows[0]!.id;
     },
     async pushOnce(key, entry) {
-      const { rows } = await pool.query<{ id: string }>({ ...pushOnceStatement, values: [queue, key, toJsonText(entry), clock.now()] });
+      const { rows } = await pool.query<{ id: string }>({ ...pushOnceStatement, values: [queue, toStoredText(key), toJsonText(entry), clock.now()] });
       if (rows[0] !== undefined) return { id: rows[0].id, added: true };
-      const existing = await pool.query<{ id: string }>({ ...statements.keyedId, values: [queue, key] });
+      const existing = await pool.query<{ id: string }>({ ...statements.keyedId, values: [queue, toStoredText(key)] });
       return { id: existing.rows[0]!.id, added: false };
     },
     async get(id) {
@@ -77,6 +82,10 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     async size() {
       const { rows } = await pool.query<{ count: string }>({ ...statements.size, values: [queue] });
       return toNumber(rows[0]!.count);
+    },
+    async bytes() {
+      const { rows } = await pool.query<{ bytes: string }>({ ...statements.bytes, values: [queue] });
+      return rows[0] === undefined ? 0 : toNumber(rows[0].bytes);
     },
     async oldest() {
       const { rows } = await pool.query<DeadLetterRow>({ ...statements.list, values: [queue, 1, 0] });

@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/ports/clock.ts';
 import type { IdempotencyLedger, JsonValue } from '../../core/ports/stores.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 
@@ -17,7 +18,7 @@ export function createPostgresIdempotencyLedger(pool: PostgresQueryable, options
   const insert = prepareStatement(`INSERT INTO ${table} (key, value, recorded_at_ms) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING RETURNING key`);
   const remove = prepareStatement(`DELETE FROM ${table} WHERE key = $1`);
   const read = async (key: string): Promise<JsonValue | undefined> => {
-    const { rows } = await pool.query<{ value: string }>({ ...select, values: [key] });
+    const { rows } = await pool.query<{ value: string }>({ ...select, values: [toStoredText(key)] });
     return rows[0] === undefined ? undefined : fromJsonText<JsonValue>(rows[0].value);
   };
   return {
@@ -25,14 +26,14 @@ export function createPostgresIdempotencyLedger(pool: PostgresQueryable, options
     async putIfAbsent(key, value) {
       const valueText = toJsonText(value);
       for (;;) {
-        const inserted = await pool.query({ ...insert, values: [key, valueText, clock.now()] });
+        const inserted = await pool.query({ ...insert, values: [toStoredText(key), valueText, Math.floor(clock.now())] });
         if (inserted.rows.length === 1) return { stored: true, value: fromJsonText<JsonValue>(valueText) };
         const winner = await read(key);
         if (winner !== undefined) return { stored: false, value: winner };
       }
     },
     async delete(key) {
-      await pool.query({ ...remove, values: [key] });
+      await pool.query({ ...remove, values: [toStoredText(key)] });
     },
   };
 }

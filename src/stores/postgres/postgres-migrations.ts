@@ -9,9 +9,11 @@ interface Migration {
 }
 
 /**
- * The schema, as migrations. Times a store compares (TTL, leases) are `bigint` epoch ms from the
- * injected clock; JSON values are `text` holding `JSON.stringify` output (not `jsonb`, which
- * reorders keys and rejects `\u0000`: what goes in comes back exactly).
+ * The schema, as migrations. Times a store compares (TTL, leases, claims) are `bigint` epoch ms from
+ * the injected clock; JSON values are `text` holding `JSON.stringify` output (not `jsonb`, which
+ * reorders keys and rejects `\u0000`: what goes in comes back exactly, since `JSON.stringify`
+ * escapes `\u0000` and lone surrogates); ids, keys and bodies are `text` as `toStoredText` writes
+ * them (the string itself unless it holds `\u0000`, which `text` cannot, or a lone surrogate).
  */
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -73,6 +75,63 @@ const MIGRATIONS: readonly Migration[] = [
         acked_at_ms    bigint                     -- NULL: waiting or leased
       );
       CREATE INDEX queue_messages_pending ON $schema.queue_messages (seq) WHERE acked_at_ms IS NULL;
+    `,
+  },
+  {
+    // ClaimStore; DeadLetterQueue.bytes() as a running total kept by triggers (statement-level,
+    // so a purge of many entries updates the total once), seeded from the entries already there;
+    // RunQueue.release with a delay (a delayed message is waiting, not leased: no extendLease).
+    // Rows of version 1 stay as they are: ids, keys and bodies are read as before.
+    version: 2,
+    sql: `
+      CREATE TABLE $schema.claims (
+        key            text PRIMARY KEY,
+        holder         text NOT NULL,
+        lease_until_ms bigint NOT NULL            -- epoch ms of the injected clock; over when <= now
+      );
+      CREATE INDEX claims_by_lease_end ON $schema.claims (lease_until_ms);
+
+      ALTER TABLE $schema.dead_letters ADD COLUMN entry_bytes bigint NOT NULL DEFAULT 0;  -- UTF-8 length of entry
+      UPDATE $schema.dead_letters SET entry_bytes = octet_length(convert_to(entry, 'UTF8'));
+      CREATE TABLE $schema.dead_letter_totals (
+        queue text PRIMARY KEY,                   -- 'message' | 'tool'
+        bytes bigint NOT NULL                     -- sum of entry_bytes
+      );
+      INSERT INTO $schema.dead_letter_totals (queue, bytes)
+        SELECT queue, SUM(entry_bytes) FROM $schema.dead_letters GROUP BY queue;
+
+      CREATE FUNCTION $schema.dead_letters_measure() RETURNS trigger LANGUAGE plpgsql AS $body$
+      BEGIN
+        NEW.entry_bytes := octet_length(convert_to(NEW.entry, 'UTF8'));
+        RETURN NEW;
+      END $body$;
+      CREATE TRIGGER dead_letters_measure BEFORE INSERT OR UPDATE OF entry ON $schema.dead_letters
+        FOR EACH ROW EXECUTE FUNCTION $schema.dead_letters_measure();
+
+      CREATE FUNCTION $schema.dead_letters_add_bytes() RETURNS trigger LANGUAGE plpgsql AS $body$
+      BEGIN
+        INSERT INTO $schema.dead_letter_totals AS totals (queue, bytes)
+          SELECT queue, SUM(entry_bytes) FROM added GROUP BY queue
+          ON CONFLICT (queue) DO UPDATE SET bytes = totals.bytes + excluded.bytes;
+        RETURN NULL;
+      END $body$;
+      CREATE FUNCTION $schema.dead_letters_remove_bytes() RETURNS trigger LANGUAGE plpgsql AS $body$
+      BEGIN
+        UPDATE $schema.dead_letter_totals AS totals SET bytes = totals.bytes - removed_totals.bytes
+          FROM (SELECT queue, SUM(entry_bytes) AS bytes FROM removed GROUP BY queue) AS removed_totals
+          WHERE totals.queue = removed_totals.queue;
+        RETURN NULL;
+      END $body$;
+      CREATE TRIGGER dead_letters_add_bytes AFTER INSERT ON $schema.dead_letters
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_add_bytes();
+      CREATE TRIGGER dead_letters_remove_bytes AFTER DELETE ON $schema.dead_letters
+        REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_remove_bytes();
+      CREATE TRIGGER dead_letters_update_removes_bytes AFTER UPDATE ON $schema.dead_letters
+        REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_remove_bytes();
+      CREATE TRIGGER dead_letters_update_adds_bytes AFTER UPDATE ON $schema.dead_letters
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_add_bytes();
+
+      ALTER TABLE $schema.queue_messages ADD COLUMN delayed boolean NOT NULL DEFAULT false;  -- lease_until_ms ends a release delay
     `,
   },
 ];

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { QueueDelivery, RunQueue } from '../../core/ports/stores.ts';
-import { assertLeaseMs } from '../assert-lease-ms.ts';
-import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
+import { assertLeaseMs, checkReleaseOptions } from '../assert-lease-ms.ts';
+import { fromStoredText, toStoredText } from '../exact-text.ts';
+import { epochMs, prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
 /** A message not yet acknowledged, as {@link PostgresRunQueue.pending} lists it. */
 export interface PendingRunMessage {
@@ -42,11 +43,17 @@ interface DeliveryRow {
  *   clocks in sync (NTP), well within the lease.
  * - `enqueue` is `INSERT … ON CONFLICT (id) DO NOTHING`; acked rows are kept (body emptied), so an
  *   id that was ever enqueued stays deduplicated.
+ * - `release(id, { delayMs, countDelivery, deliveries })` is one `UPDATE`: `lease_until_ms` becomes
+ *   `now + delayMs` with `delayed = true` (or NULL without a delay, as before), and `countDelivery:
+ *   false` takes one off `deliveries` when the row was leased (not waiting, not delayed).
  * - `extendLease` is one `UPDATE … WHERE id = $1 AND deliveries = $2 AND acked_at_ms IS NULL AND
- *   lease_until_ms > now`: it renews only the live lease of that very delivery.
+ *   NOT delayed AND lease_until_ms > now`: it renews only the live lease of that very delivery.
+ * - Times are whole milliseconds (lease and delay ends rounded up), as `bigint` columns need.
+ * - Ids and bodies are stored with `toStoredText`: a body holding `\u0000` (which `text` cannot
+ *   hold) or a lone surrogate is stored escaped and comes back exactly.
  *
  * @throws ToolrunError `INVALID_OPTIONS` from `reserve` and `extendLease` for a non-positive or
- * non-finite `leaseMs`.
+ * non-finite `leaseMs`, and from `release` for an invalid `delayMs` (see `ReleaseOptions`).
  */
 export function createPostgresRunQueue(pool: PostgresQueryable, options: { schema: string; clock: Clock }): PostgresRunQueue {
   const { clock } = options;
@@ -54,15 +61,18 @@ export function createPostgresRunQueue(pool: PostgresQueryable, options: { schem
   const statements = {
     enqueue: prepareStatement(`INSERT INTO ${table} (id, body, enqueued_at_ms) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`),
     ack: prepareStatement(`UPDATE ${table} SET acked_at_ms = $2, lease_until_ms = NULL, body = '' WHERE id = $1 AND acked_at_ms IS NULL`),
-    release: prepareStatement(`UPDATE ${table} SET lease_until_ms = NULL WHERE id = $1 AND acked_at_ms IS NULL`),
+    release: prepareStatement(`UPDATE ${table} SET
+         deliveries = CASE WHEN $2::boolean AND lease_until_ms IS NOT NULL AND NOT delayed AND deliveries > 0 THEN deliveries - 1 ELSE deliveries END,
+         lease_until_ms = $3::bigint, delayed = $4::boolean
+         WHERE id = $1 AND acked_at_ms IS NULL AND ($5::integer IS NULL OR deliveries = $5::integer)`),
     extendLease: prepareStatement(`UPDATE ${table} SET lease_until_ms = $4
-         WHERE id = $1 AND deliveries = $2 AND acked_at_ms IS NULL AND lease_until_ms > $3`),
+         WHERE id = $1 AND deliveries = $2 AND acked_at_ms IS NULL AND NOT delayed AND lease_until_ms > $3`),
     size: prepareStatement(`SELECT COUNT(*)::text AS count FROM ${table} WHERE acked_at_ms IS NULL`),
     pending: prepareStatement(`SELECT id, body, seq::text AS seq, enqueued_at_ms::text AS enqueued_at_ms FROM ${table}
          WHERE acked_at_ms IS NULL AND seq > $1 ORDER BY seq LIMIT $2`),
   };
   const reserveStatement = prepareStatement(`
-    UPDATE ${table} SET lease_until_ms = $2, deliveries = deliveries + 1
+    UPDATE ${table} SET lease_until_ms = $2, delayed = false, deliveries = deliveries + 1
     WHERE seq = (
       SELECT seq FROM ${table}
       WHERE acked_at_ms IS NULL AND (lease_until_ms IS NULL OR lease_until_ms <= $1)
@@ -73,27 +83,34 @@ export function createPostgresRunQueue(pool: PostgresQueryable, options: { schem
   return {
     async enqueue(message) {
       const id = message.id ?? randomUUID();
-      await pool.query({ ...statements.enqueue, values: [id, message.body, clock.now()] });
+      await pool.query({ ...statements.enqueue, values: [toStoredText(id), toStoredText(message.body), epochMs(clock.now())] });
       return id;
     },
     async reserve(leaseMs): Promise<QueueDelivery | undefined> {
       assertLeaseMs(leaseMs);
-      const nowMs = clock.now();
-      const { rows } = await pool.query<DeliveryRow>({ ...reserveStatement, values: [nowMs, nowMs + leaseMs] });
+      const nowMs = epochMs(clock.now());
+      const { rows } = await pool.query<DeliveryRow>({ ...reserveStatement, values: [nowMs, Math.ceil(nowMs + leaseMs)] });
       const row = rows[0];
       if (row === undefined) return undefined;
-      return { id: row.id, body: row.body, deliveries: row.deliveries, enqueuedAt: new Date(toNumber(row.enqueued_at_ms)).toISOString() };
+      return {
+        id: fromStoredText(row.id),
+        body: fromStoredText(row.body),
+        deliveries: row.deliveries,
+        enqueuedAt: new Date(toNumber(row.enqueued_at_ms)).toISOString(),
+      };
     },
     async ack(id) {
-      await pool.query({ ...statements.ack, values: [id, clock.now()] });
+      await pool.query({ ...statements.ack, values: [toStoredText(id), epochMs(clock.now())] });
     },
-    async release(id) {
-      await pool.query({ ...statements.release, values: [id] });
+    async release(id, releaseOptions) {
+      const { delayMs, countDelivery, deliveries } = checkReleaseOptions(releaseOptions);
+      const until = delayMs > 0 ? epochMs(clock.now()) + delayMs : null;
+      await pool.query({ ...statements.release, values: [toStoredText(id), !countDelivery, until, delayMs > 0, deliveries ?? null] });
     },
     async extendLease(id, deliveries, leaseMs) {
       assertLeaseMs(leaseMs, 'extendLease');
-      const nowMs = clock.now();
-      const result = await pool.query({ ...statements.extendLease, values: [id, deliveries, nowMs, nowMs + leaseMs] });
+      const nowMs = epochMs(clock.now());
+      const result = await pool.query({ ...statements.extendLease, values: [toStoredText(id), deliveries, nowMs, Math.ceil(nowMs + leaseMs)] });
       return result.rowCount === 1;
     },
     async size() {
@@ -106,7 +123,7 @@ export function createPostgresRunQueue(pool: PostgresQueryable, options: { schem
         ...statements.pending,
         values: [pendingOptions?.afterSequence ?? 0, limit],
       });
-      return rows.map((row) => ({ id: row.id, body: row.body, sequence: toNumber(row.seq), enqueuedAt: new Date(toNumber(row.enqueued_at_ms)).toISOString() }));
+      return rows.map((row) => ({ id: fromStoredText(row.id), body: fromStoredText(row.body), sequence: toNumber(row.seq), enqueuedAt: new Date(toNumber(row.enqueued_at_ms)).toISOString() }));
     },
   };
 }

@@ -1,11 +1,13 @@
 import type { RunCheckpoint, RunStore } from '../../core/ports/stores.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 
 /**
  * A {@link RunStore} on `<schema>.runs`: the whole checkpoint as JSON text, plus `message_id`,
  * `status` and `updated_at` columns for inspection (`SELECT status, count(*) … GROUP BY status`).
- * `put` is one upsert.
+ * `put` is one upsert. The columns hold `toStoredText` of the checkpoint's strings, so a message id
+ * holding `\u0000` (which `text` cannot hold) is stored escaped instead of failing every put.
  */
 export function createPostgresRunStore(pool: PostgresQueryable, options: { schema: string }): RunStore {
   const table = `${options.schema}.runs`;
@@ -16,11 +18,15 @@ export function createPostgresRunStore(pool: PostgresQueryable, options: { schem
   const select = prepareStatement(`SELECT checkpoint FROM ${table} WHERE run_id = $1`);
   return {
     async get(runId) {
-      const { rows } = await pool.query<{ checkpoint: string }>({ ...select, values: [runId] });
+      const { rows } = await pool.query<{ checkpoint: string }>({ ...select, values: [toStoredText(runId)] });
       return rows[0] === undefined ? undefined : fromJsonText<RunCheckpoint>(rows[0].checkpoint);
     },
     async put(checkpoint) {
-      await pool.query({ ...upsert, values: [checkpoint.runId, checkpoint.messageId, checkpoint.status, checkpoint.updatedAt, toJsonText(checkpoint)] });
+      const { runId, messageId, status, updatedAt } = checkpoint;
+      await pool.query({
+        ...upsert,
+        values: [toStoredText(runId), toStoredText(messageId), toStoredText(status), toStoredText(updatedAt), toJsonText(checkpoint)],
+      });
     },
   };
 }

@@ -2,18 +2,24 @@
  * The PostgreSQL backend: every port of `core/ports/stores.ts` in one schema of one database,
  * shared by any number of worker processes on any number of machines.
  *
- * Schema (version 1, see `postgres-migrations.ts`; `schema_version (version, applied_at)` records
+ * Schema (version 2, see `postgres-migrations.ts`; `schema_version (version, applied_at)` records
  * applied migrations, which run on start under an advisory lock):
  * - `conversations (ref PK, messages, expires_at_ms)`: TTL by the injected clock.
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint)`.
  * - `ledger (key PK, value, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
  * - `breakers (key PK, state, updated_at_ms)`: read-modify-write under `SELECT … FOR UPDATE`.
- * - `dead_letters (id from a sequence, queue 'message'|'tool', entry, added_at_ms)` and
- *   `dead_letter_keys (queue, key, entry_id)` for idempotent pushes.
+ * - `dead_letters (id from a sequence, queue 'message'|'tool', entry, added_at_ms, entry_bytes)`,
+ *   `dead_letter_keys (queue, key, entry_id)` for idempotent pushes, and `dead_letter_totals
+ *   (queue PK, bytes)`, kept by triggers, for `bytes()` (version 2).
  * - `queue_messages (seq, id UNIQUE, body, enqueued_at_ms, deliveries, lease_until_ms,
- *   acked_at_ms)`: FIFO by `seq`, leases taken with `FOR UPDATE SKIP LOCKED`.
+ *   acked_at_ms, delayed)`: FIFO by `seq`, leases taken with `FOR UPDATE SKIP LOCKED`; `delayed`
+ *   (version 2) marks a release delay.
+ * - `claims (key PK, holder, lease_until_ms)`: the claim store (version 2).
  * JSON values are `text` columns holding `JSON.stringify` output, so they round-trip exactly
- * (cast with `::jsonb` to query them).
+ * (`\u0000` and lone surrogates included: JSON escapes them; cast with `::jsonb` to query them,
+ * which fails on a `\u0000`). Ids, keys and bodies are `text` holding `toStoredText` of the
+ * string: the string itself, unless it holds `\u0000` (which `text` refuses) or a lone surrogate
+ * (which the driver would turn into U+FFFD), then an escaped form that comes back exactly.
  *
  * Guarantees: every read-modify-write is one statement or one transaction, atomic across
  * connections, processes and machines. Values come back as a fresh parse, never shared with the
@@ -32,6 +38,7 @@ import type { Stores } from '../../core/ports/stores.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
 import { createPostgresBreakerStateStore } from './postgres-breaker-state-store.ts';
+import { createPostgresClaimStore } from './postgres-claim-store.ts';
 import { createPostgresPool, quoteSchema, type PostgresPoolLike } from './postgres-client.ts';
 import { createPostgresConversationStore } from './postgres-conversation-store.ts';
 import { createPostgresDeadLetterQueue } from './postgres-dead-letter-queue.ts';
@@ -67,7 +74,7 @@ export type PostgresStoresOptions = PostgresConnection & {
    * test for isolation. A lower-case SQL identifier. @defaultValue `'toolrun'`
    */
   schema?: string;
-  /** Source of time for TTLs, leases and timestamps. @defaultValue `systemClock` */
+  /** Source of time for TTLs, leases, claims and timestamps. @defaultValue `systemClock` */
   clock?: Clock;
   /** Time to live of a conversation after its last `put`, in ms. @defaultValue 7 days */
   conversationTtlMs?: number;
@@ -125,6 +132,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     messageDlq: createPostgresDeadLetterQueue<unknown>(pool, { schema, clock, queue: 'message' }),
     toolDlq: createPostgresDeadLetterQueue<unknown>(pool, { schema, clock, queue: 'tool' }),
     queue: createPostgresRunQueue(pool, { schema, clock }),
+    claims: createPostgresClaimStore(pool, { schema, clock }),
     close: async () => {
       if (closed) return;
       closed = true;

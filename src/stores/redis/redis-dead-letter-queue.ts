@@ -1,16 +1,24 @@
 import type { Clock } from '../../core/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import type { RedisLike } from './redis-client.ts';
 
-/** KEYS: seq, entries, order. ARGV: added-at ms, entry JSON. Returns the new id. */
+/**
+ * The running byte total (`…:bytes`) is only kept once it exists: `bytes()` creates it from a scan
+ * of the entries the first time (a queue written before the total existed is counted right), and
+ * every write after that moves it. Lua strings are bytes, so `#json` is the UTF-8 length.
+ */
+
+/** KEYS: seq, entries, order, bytes. ARGV: added-at ms, entry JSON. Returns the new id. */
 const PUSH = `
 local id = redis.call('INCR', KEYS[1])
 redis.call('HSET', KEYS[2], id, ARGV[1] .. '|' .. ARGV[2])
 redis.call('ZADD', KEYS[3], id, id)
+if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('INCRBY', KEYS[4], #ARGV[2]) end
 return id`;
 
-/** KEYS: seq, entries, order, keys. ARGV: key, added-at ms, entry JSON. Returns { id, added 0|1 }. */
+/** KEYS: seq, entries, order, keys, bytes. ARGV: key, added-at ms, entry JSON. Returns { id, added 0|1 }. */
 const PUSH_ONCE = `
 local existing = redis.call('HGET', KEYS[4], ARGV[1])
 if existing then return { existing, 0 } end
@@ -18,7 +26,19 @@ local id = redis.call('INCR', KEYS[1])
 redis.call('HSET', KEYS[2], id, ARGV[2] .. '|' .. ARGV[3])
 redis.call('ZADD', KEYS[3], id, id)
 redis.call('HSET', KEYS[4], ARGV[1], id)
+if redis.call('EXISTS', KEYS[5]) == 1 then redis.call('INCRBY', KEYS[5], #ARGV[3]) end
 return { tostring(id), 1 }`;
+
+/** KEYS: entries, bytes. Returns the byte total, creating it from the entries when missing. */
+const BYTES = `
+local total = redis.call('GET', KEYS[2])
+if total then return tonumber(total) end
+local sum = 0
+for _, payload in ipairs(redis.call('HVALS', KEYS[1])) do
+  sum = sum + #payload - string.find(payload, '|', 1, true)
+end
+redis.call('SET', KEYS[2], sum)
+return sum`;
 
 /** KEYS: entries, order. ARGV: start, stop (ZRANGE ranks). Returns id, payload, id, payload… */
 const LIST = `
@@ -33,18 +53,23 @@ for _, id in ipairs(ids) do
 end
 return out`;
 
-/** KEYS: entries, order. ARGV: id. Returns 1 when it removed the entry. */
+/** KEYS: entries, order, bytes. ARGV: id. Returns 1 when it removed the entry. */
 const REMOVE = `
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
+  local payload = redis.call('HGET', KEYS[1], ARGV[1])
   redis.call('HDEL', KEYS[1], ARGV[1])
+  if payload and redis.call('EXISTS', KEYS[3]) == 1 then
+    redis.call('DECRBY', KEYS[3], #payload - string.find(payload, '|', 1, true))
+  end
   return 1
 end
 return 0`;
 
-/** KEYS: entries, order. Returns how many entries it removed. */
+/** KEYS: entries, order, bytes. Returns how many entries it removed. */
 const PURGE = `
 local count = redis.call('ZCARD', KEYS[2])
 redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SET', KEYS[3], 0)
 return count`;
 
 /** KEYS: order. */
@@ -62,7 +87,10 @@ const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
  * - `…:seq` — the last id handed out (`INCR`): ids increase and are never reused;
  * - `…:entries` — hash id → `<addedAtMs>|<entry JSON>`;
  * - `…:order` — sorted set of ids (score = id): insertion order, for `list` and `oldest`;
- * - `…:keys` — hash pushOnce key → id, kept when entries are removed or purged.
+ * - `…:keys` — hash pushOnce key → id, kept when entries are removed or purged (keys are stored
+ *   with `toStoredText`, so two keys differing only in a lone surrogate stay apart);
+ * - `…:bytes` — the running total of the entries' JSON bytes, for `bytes()` (created from a scan
+ *   of the entries by the first `bytes()` call, then kept by every write).
  * Every method is one Lua script or one command, atomic against every other client.
  *
  * Durability is Redis's: with `appendonly yes` (and `appendfsync everysec` or `always`) entries
@@ -76,6 +104,7 @@ export function createRedisDeadLetterQueue<T>(redis: RedisLike, options: { name:
   const entries = `${base}:entries`;
   const order = `${base}:order`;
   const keys = `${base}:keys`;
+  const bytes = `${base}:bytes`;
 
   const toRecord = (id: string, payload: string): DeadLetterRecord<T> => {
     const separator = payload.indexOf('|');
@@ -90,10 +119,13 @@ export function createRedisDeadLetterQueue<T>(redis: RedisLike, options: { name:
 
   return {
     async push(entry) {
-      return String(await redis.eval(PUSH, 3, seq, entries, order, clock.now(), toJsonText(entry)));
+      return String(await redis.eval(PUSH, 4, seq, entries, order, bytes, clock.now(), toJsonText(entry)));
     },
     async pushOnce(key, entry) {
-      const [id, added] = (await redis.eval(PUSH_ONCE, 4, seq, entries, order, keys, key, clock.now(), toJsonText(entry))) as [string, number];
+      const [id, added] = (await redis.eval(PUSH_ONCE, 5, seq, entries, order, keys, bytes, toStoredText(key), clock.now(), toJsonText(entry))) as [
+        string,
+        number,
+      ];
       return { id: String(id), added: Number(added) === 1 };
     },
     async get(id) {
@@ -110,16 +142,19 @@ export function createRedisDeadLetterQueue<T>(redis: RedisLike, options: { name:
     },
     async remove(id) {
       if (!ID_PATTERN.test(id)) return false;
-      return Number(await redis.eval(REMOVE, 2, entries, order, id)) === 1;
+      return Number(await redis.eval(REMOVE, 3, entries, order, bytes, id)) === 1;
     },
     async size() {
       return Number(await redis.eval(SIZE, 1, order));
+    },
+    async bytes() {
+      return Number(await redis.eval(BYTES, 2, entries, bytes));
     },
     async oldest() {
       return (await range(0, 0))[0];
     },
     async purge() {
-      return Number(await redis.eval(PURGE, 2, entries, order));
+      return Number(await redis.eval(PURGE, 3, entries, order, bytes));
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { BreakerStateStore, JsonValue } from '../../core/ports/stores.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 
 /**
@@ -33,10 +34,10 @@ export function createSqliteBreakerStateStore(database: Database, options: { clo
 
   return {
     async get(key) {
-      return read(key);
+      return read(toStoredText(key));
     },
     async update<T extends JsonValue>(key: string, fn: (current: T | undefined) => T) {
-      return update.immediate(key, fn as (current: JsonValue | undefined) => JsonValue, clock.now()) as {
+      return update.immediate(toStoredText(key), fn as (current: JsonValue | undefined) => JsonValue, clock.now()) as {
         previous: T | undefined;
         next: T;
       };

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { ConversationStore } from '../../core/ports/stores.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 
 /**
@@ -24,14 +25,14 @@ export function createSqliteConversationStore(database: Database, options: { clo
 
   return {
     async put(conversationRef, messages) {
-      put.immediate(conversationRef, toJsonText(messages), clock.now());
+      put.immediate(toStoredText(conversationRef), toJsonText(messages), clock.now());
     },
     async get(conversationRef) {
-      const row = select.get(conversationRef, clock.now()) as { messages: string } | undefined;
+      const row = select.get(toStoredText(conversationRef), clock.now()) as { messages: string } | undefined;
       return row === undefined ? undefined : fromJsonText<unknown[]>(row.messages);
     },
     async delete(conversationRef) {
-      remove.run(conversationRef);
+      remove.run(toStoredText(conversationRef));
     },
   };
 }

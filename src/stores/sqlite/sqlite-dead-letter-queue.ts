@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 
 interface DeadLetterRow {
@@ -17,7 +18,9 @@ const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
  * `'message'` and `'tool'`). Ids are the AUTOINCREMENT rowid as a string: increasing, never
  * reused, so id order is insertion order. `pushOnce` keys are rows of `dead_letter_keys`, which
  * `remove` and `purge` leave alone. Every method is one statement, except `pushOnce`: one IMMEDIATE
- * transaction (the file's write lock: atomic across connections and processes).
+ * transaction (the file's write lock: atomic across connections and processes). `bytes()` reads
+ * `dead_letter_totals`, which triggers on `dead_letters` keep in the same transaction as every
+ * insert and delete. Keys are stored with `toStoredText` (exact, `\u0000` included).
  */
 export function createSqliteDeadLetterQueue<T>(database: Database, options: { clock: Clock; queue: string }): DeadLetterQueue<T> {
   const { clock, queue } = options;
@@ -27,6 +30,7 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
   const deleteOne = database.prepare('DELETE FROM dead_letters WHERE queue = ? AND id = ?');
   const count = database.prepare('SELECT COUNT(*) AS count FROM dead_letters WHERE queue = ?');
   const deleteAll = database.prepare('DELETE FROM dead_letters WHERE queue = ?');
+  const totalBytes = database.prepare('SELECT bytes FROM dead_letter_totals WHERE queue = ?');
   const selectKey = database.prepare('SELECT entry_id FROM dead_letter_keys WHERE queue = ? AND key = ?');
   const insertKey = database.prepare('INSERT INTO dead_letter_keys (queue, key, entry_id) VALUES (?, ?, ?)');
   const pushOnce = database.transaction((key: string, entryText: string, nowMs: number): { id: string; added: boolean } => {
@@ -49,7 +53,7 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
     },
     async pushOnce(key, entry) {
       // serialised before taking the write lock: a large entry does not hold it longer
-      return pushOnce.immediate(key, toJsonText(entry), clock.now());
+      return pushOnce.immediate(toStoredText(key), toJsonText(entry), clock.now());
     },
     async get(id) {
       if (!ID_PATTERN.test(id)) return undefined;
@@ -67,6 +71,9 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
     },
     async size() {
       return (count.get(queue) as { count: number }).count;
+    },
+    async bytes() {
+      return (totalBytes.get(queue) as { bytes: number } | undefined)?.bytes ?? 0;
     },
     async oldest() {
       const row = selectPage.get(queue, 1, 0) as DeadLetterRow | undefined;

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { IdempotencyLedger, JsonValue } from '../../core/ports/stores.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 
 /**
@@ -24,13 +25,13 @@ export function createSqliteIdempotencyLedger(database: Database, options: { clo
 
   return {
     async get(key) {
-      return read(key);
+      return read(toStoredText(key));
     },
     async putIfAbsent(key, value) {
-      return putIfAbsent.immediate(key, toJsonText(value), clock.now());
+      return putIfAbsent.immediate(toStoredText(key), toJsonText(value), clock.now());
     },
     async delete(key) {
-      remove.run(key);
+      remove.run(toStoredText(key));
     },
   };
 }

@@ -8,8 +8,10 @@ interface Migration {
 }
 
 /**
- * The schema, as migrations. Times a store compares (TTL, leases) are INTEGER epoch ms from the
- * injected clock; JSON values are TEXT holding `JSON.stringify` output.
+ * The schema, as migrations. Times a store compares (TTL, leases, claims) are INTEGER epoch ms from
+ * the injected clock; JSON values are TEXT holding `JSON.stringify` output; ids, keys and bodies
+ * are TEXT as `toStoredText` writes them (the string itself, unless it holds `\u0000` or a lone
+ * surrogate).
  */
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -75,6 +77,42 @@ const MIGRATIONS: readonly Migration[] = [
         entry_id INTEGER NOT NULL,            -- dead_letters.id of the entry first pushed with the key
         PRIMARY KEY (queue, key)
       ) WITHOUT ROWID;
+    `,
+  },
+  {
+    // ClaimStore; DeadLetterQueue.bytes() as a running total that triggers keep in step with every
+    // insert and delete (also by hand in the sqlite3 shell), seeded from the entries already there;
+    // RunQueue.release with a delay (a delayed message is waiting, not leased: no extendLease).
+    // Rows of older versions stay as they are: ids, keys and bodies are read as before.
+    version: 3,
+    sql: `
+      CREATE TABLE claims (
+        key            TEXT PRIMARY KEY,
+        holder         TEXT NOT NULL,
+        lease_until_ms INTEGER NOT NULL       -- epoch ms of the injected clock; over when <= now
+      ) WITHOUT ROWID;
+      CREATE INDEX claims_by_lease_end ON claims (lease_until_ms);
+
+      CREATE TABLE dead_letter_totals (
+        queue TEXT PRIMARY KEY,               -- 'message' | 'tool'
+        bytes INTEGER NOT NULL                -- sum of the UTF-8 lengths of the entries' JSON
+      ) WITHOUT ROWID;
+      INSERT INTO dead_letter_totals (queue, bytes)
+        SELECT queue, SUM(length(CAST(entry AS BLOB))) FROM dead_letters GROUP BY queue;
+      CREATE TRIGGER dead_letters_add_bytes AFTER INSERT ON dead_letters BEGIN
+        INSERT INTO dead_letter_totals (queue, bytes) VALUES (NEW.queue, length(CAST(NEW.entry AS BLOB)))
+          ON CONFLICT (queue) DO UPDATE SET bytes = bytes + excluded.bytes;
+      END;
+      CREATE TRIGGER dead_letters_remove_bytes AFTER DELETE ON dead_letters BEGIN
+        UPDATE dead_letter_totals SET bytes = bytes - length(CAST(OLD.entry AS BLOB)) WHERE queue = OLD.queue;
+      END;
+      CREATE TRIGGER dead_letters_change_bytes AFTER UPDATE OF queue, entry ON dead_letters BEGIN
+        UPDATE dead_letter_totals SET bytes = bytes - length(CAST(OLD.entry AS BLOB)) WHERE queue = OLD.queue;
+        INSERT INTO dead_letter_totals (queue, bytes) VALUES (NEW.queue, length(CAST(NEW.entry AS BLOB)))
+          ON CONFLICT (queue) DO UPDATE SET bytes = bytes + excluded.bytes;
+      END;
+
+      ALTER TABLE queue_messages ADD COLUMN delayed INTEGER NOT NULL DEFAULT 0;  -- 1: lease_until_ms ends a release delay
     `,
   },
 ];

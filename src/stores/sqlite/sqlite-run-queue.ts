@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { QueueDelivery, RunQueue } from '../../core/ports/stores.ts';
-import { assertLeaseMs } from '../assert-lease-ms.ts';
+import { assertLeaseMs, checkReleaseOptions } from '../assert-lease-ms.ts';
+import { fromStoredText, toStoredText } from '../exact-text.ts';
 
 interface ReadyRow {
   seq: number;
@@ -23,11 +24,16 @@ interface ReadyRow {
  * - `enqueue` is `INSERT … ON CONFLICT (id) DO NOTHING`; acked rows are kept (body emptied), so an
  *   id that was ever enqueued stays deduplicated.
  * - `ack` and `release` only touch rows that are not acked.
+ * - `release(id, { delayMs, countDelivery, deliveries })` is one `UPDATE`: `lease_until_ms` becomes
+ *   `now + delayMs` with `delayed = 1` (or NULL without a delay, as before), and `countDelivery:
+ *   false` takes one off `deliveries` when the row was leased (not waiting, not delayed).
  * - `extendLease` is one `UPDATE … WHERE id = ? AND deliveries = ? AND acked_at_ms IS NULL AND
- *   lease_until_ms > now`: it renews only the live lease of that very delivery.
+ *   delayed = 0 AND lease_until_ms > now`: it renews only the live lease of that very delivery.
+ * - Ids and bodies are stored with `toStoredText`, so they come back exactly (`\u0000` and lone
+ *   surrogates included).
  *
  * @throws ToolrunError `INVALID_OPTIONS` from `reserve` and `extendLease` for a non-positive or
- * non-finite `leaseMs`.
+ * non-finite `leaseMs`, and from `release` for an invalid `delayMs` (see `ReleaseOptions`).
  */
 export function createSqliteRunQueue(database: Database, options: { clock: Clock }): RunQueue {
   const { clock } = options;
@@ -37,13 +43,19 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
      WHERE acked_at_ms IS NULL AND (lease_until_ms IS NULL OR lease_until_ms <= ?)
      ORDER BY seq LIMIT 1`,
   );
-  const lease = database.prepare('UPDATE queue_messages SET lease_until_ms = ?, deliveries = deliveries + 1 WHERE seq = ?');
+  const lease = database.prepare('UPDATE queue_messages SET lease_until_ms = ?, delayed = 0, deliveries = deliveries + 1 WHERE seq = ?');
   const acknowledge = database.prepare(
     "UPDATE queue_messages SET acked_at_ms = ?, lease_until_ms = NULL, body = '' WHERE id = ? AND acked_at_ms IS NULL",
   );
-  const giveBack = database.prepare('UPDATE queue_messages SET lease_until_ms = NULL WHERE id = ? AND acked_at_ms IS NULL');
+  const giveBack = database.prepare(
+    `UPDATE queue_messages SET
+       deliveries = CASE WHEN @uncount = 1 AND lease_until_ms IS NOT NULL AND delayed = 0 AND deliveries > 0 THEN deliveries - 1 ELSE deliveries END,
+       lease_until_ms = @until,
+       delayed = @delayed
+     WHERE id = @id AND acked_at_ms IS NULL AND (@deliveries IS NULL OR deliveries = @deliveries)`,
+  );
   const renew = database.prepare(
-    'UPDATE queue_messages SET lease_until_ms = ? WHERE id = ? AND deliveries = ? AND acked_at_ms IS NULL AND lease_until_ms > ?',
+    'UPDATE queue_messages SET lease_until_ms = ? WHERE id = ? AND deliveries = ? AND acked_at_ms IS NULL AND delayed = 0 AND lease_until_ms > ?',
   );
   const countPending = database.prepare('SELECT COUNT(*) AS count FROM queue_messages WHERE acked_at_ms IS NULL');
 
@@ -51,13 +63,18 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
     const row = selectReady.get(nowMs) as ReadyRow | undefined;
     if (row === undefined) return undefined;
     lease.run(nowMs + leaseMs, row.seq);
-    return { id: row.id, body: row.body, deliveries: row.deliveries + 1, enqueuedAt: new Date(row.enqueued_at_ms).toISOString() };
+    return {
+      id: fromStoredText(row.id),
+      body: fromStoredText(row.body),
+      deliveries: row.deliveries + 1,
+      enqueuedAt: new Date(row.enqueued_at_ms).toISOString(),
+    };
   });
 
   return {
     async enqueue(message) {
       const id = message.id ?? randomUUID();
-      insert.run(id, message.body, clock.now());
+      insert.run(toStoredText(id), toStoredText(message.body), clock.now());
       return id;
     },
     async reserve(leaseMs) {
@@ -65,15 +82,22 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
       return reserve.immediate(clock.now(), leaseMs);
     },
     async ack(id) {
-      acknowledge.run(clock.now(), id);
+      acknowledge.run(clock.now(), toStoredText(id));
     },
-    async release(id) {
-      giveBack.run(id);
+    async release(id, releaseOptions) {
+      const { delayMs, countDelivery, deliveries } = checkReleaseOptions(releaseOptions);
+      giveBack.run({
+        id: toStoredText(id),
+        uncount: countDelivery ? 0 : 1,
+        until: delayMs > 0 ? clock.now() + delayMs : null,
+        delayed: delayMs > 0 ? 1 : 0,
+        deliveries: deliveries ?? null,
+      });
     },
     async extendLease(id, deliveries, leaseMs) {
       assertLeaseMs(leaseMs, 'extendLease');
       const nowMs = clock.now();
-      return renew.run(nowMs + leaseMs, id, deliveries, nowMs).changes === 1;
+      return renew.run(nowMs + leaseMs, toStoredText(id), deliveries, nowMs).changes === 1;
     },
     async size() {
       return (countPending.get() as { count: number }).count;

@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { RunCheckpoint, RunStore } from '../../core/ports/stores.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 
 /**
@@ -15,11 +16,17 @@ export function createSqliteRunStore(database: Database): RunStore {
   const select = database.prepare('SELECT checkpoint FROM runs WHERE run_id = ?');
   return {
     async get(runId) {
-      const row = select.get(runId) as { checkpoint: string } | undefined;
+      const row = select.get(toStoredText(runId)) as { checkpoint: string } | undefined;
       return row === undefined ? undefined : fromJsonText<RunCheckpoint>(row.checkpoint);
     },
     async put(checkpoint) {
-      upsert.run(checkpoint.runId, checkpoint.messageId, checkpoint.status, checkpoint.updatedAt, toJsonText(checkpoint));
+      upsert.run(
+        toStoredText(checkpoint.runId),
+        toStoredText(checkpoint.messageId),
+        toStoredText(checkpoint.status),
+        toStoredText(checkpoint.updatedAt),
+        toJsonText(checkpoint),
+      );
     },
   };
 }

@@ -10,21 +10,27 @@
  * outcomes. Choose `synchronous: 'full'` (an fsync per commit, several times slower on writes) when
  * side effects must survive power loss too.
  *
- * Schema (version 2, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
+ * Schema (version 3, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
  * applied migrations, which run in one IMMEDIATE transaction on open):
  * - `conversations (ref PK, messages JSON, expires_at_ms)`: TTL by the injected clock.
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint JSON)`.
  * - `ledger (key PK, value JSON, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
  * - `breakers (key PK, state JSON, updated_at_ms)`: read-modify-write in IMMEDIATE transactions.
  * - `dead_letters (id AUTOINCREMENT, queue 'message'|'tool', entry JSON, added_at_ms)` and
- *   `dead_letter_keys (queue, key, entry_id)` for `pushOnce` (version 2; kept when entries go).
+ *   `dead_letter_keys (queue, key, entry_id)` for `pushOnce` (version 2; kept when entries go);
+ *   `dead_letter_totals (queue PK, bytes)`, kept by triggers, for `bytes()` (version 3).
  * - `queue_messages (seq AUTOINCREMENT, id UNIQUE, body, enqueued_at_ms, deliveries,
- *   lease_until_ms, acked_at_ms)`: FIFO by `seq`, leases by the injected clock.
+ *   lease_until_ms, acked_at_ms, delayed)`: FIFO by `seq`, leases and release delays by the
+ *   injected clock (`delayed`: version 3).
+ * - `claims (key PK, holder, lease_until_ms)`: the `ClaimStore` (version 3).
  *
  * Guarantees: every read-modify-write (`breakers.update`, `ledger.putIfAbsent`, `queue.reserve`,
- * `conversations.put` with its expiry sweep, the DLQs' `pushOnce`) runs in an IMMEDIATE transaction, i.e. under the
- * file's write lock, so it is atomic across connections and processes; every other write is one
- * statement. Values are JSON text: what comes back is a fresh parse, never shared with the caller.
+ * `conversations.put` with its expiry sweep, the DLQs' `pushOnce`, `claims.acquire`) runs in an
+ * IMMEDIATE transaction, i.e. under the file's write lock, so it is atomic across connections and
+ * processes; every other write is one statement. Values are JSON text: what comes back is a fresh
+ * parse, never shared with the caller. Ids, keys and bodies are stored with `toStoredText`, so
+ * every string (`\u0000` and lone surrogates included) comes back exactly and two different keys
+ * never meet.
  * Leases and TTLs compare the clocks of the processes involved: keep them in sync (one machine).
  *
  * The driver is imported only under `src/stores/sqlite/`; the core never imports it.
@@ -35,6 +41,7 @@ import type { Stores } from '../../core/ports/stores.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
 import { openSqliteDatabase } from './open-sqlite-database.ts';
 import { createSqliteBreakerStateStore } from './sqlite-breaker-state-store.ts';
+import { createSqliteClaimStore } from './sqlite-claim-store.ts';
 import { createSqliteConversationStore } from './sqlite-conversation-store.ts';
 import { createSqliteDeadLetterQueue } from './sqlite-dead-letter-queue.ts';
 import { createSqliteIdempotencyLedger } from './sqlite-idempotency-ledger.ts';
@@ -45,7 +52,7 @@ import { createSqliteRunStore } from './sqlite-run-store.ts';
 export interface SqliteStoresOptions {
   /** The database file (created with its folder when missing) or `':memory:'` (one connection only). */
   path: string;
-  /** Source of time for TTLs, leases and timestamps. @defaultValue `systemClock` */
+  /** Source of time for TTLs, leases, claims and timestamps. @defaultValue `systemClock` */
   clock?: Clock;
   /** Time to live of a conversation after its last `put`, in ms. @defaultValue 7 days */
   conversationTtlMs?: number;
@@ -93,6 +100,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     messageDlq: createSqliteDeadLetterQueue<unknown>(database, { clock, queue: 'message' }),
     toolDlq: createSqliteDeadLetterQueue<unknown>(database, { clock, queue: 'tool' }),
     queue: createSqliteRunQueue(database, { clock }),
+    claims: createSqliteClaimStore(database, { clock }),
     close: async () => {
       if (database.open) database.close();
     },

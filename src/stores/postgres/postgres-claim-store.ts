@@ -1,0 +1,63 @@
+import type { Clock } from '../../core/ports/clock.ts';
+import type { ClaimStore } from '../../core/ports/stores.ts';
+import { claimLeaseMs } from '../assert-lease-ms.ts';
+import { fromStoredText, toStoredText } from '../exact-text.ts';
+import { epochMs, prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
+
+/** Ended claims deleted by one `acquire`, at most. */
+const SWEEP_BATCH = 100;
+
+/**
+ * A {@link ClaimStore} on `<schema>.claims`, by the injected clock of each process (as the run
+ * queue's leases: keep the machines' clocks in sync). `acquire` is one statement: an
+ * `INSERT … ON CONFLICT (key) DO UPDATE … WHERE holder = excluded.holder OR lease_until_ms <= now`,
+ * which PostgreSQL runs atomically (a conflicting row is locked and the condition checked on its
+ * latest version), so of any number of callers on any number of machines exactly one takes a free
+ * key. The same statement deletes up to 100 ended claims of other keys through the
+ * `claims_by_lease_end` index, skipping rows another transaction holds (`FOR UPDATE SKIP LOCKED`).
+ * `renew` and `release` are one conditional statement each. Keys and holders are stored with
+ * `toStoredText` (`\u0000` included).
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` from `acquire` and `renew` for a `leaseMs` that is not a
+ * positive, finite number up to 2^31 − 1.
+ */
+export function createPostgresClaimStore(pool: PostgresQueryable, options: { schema: string; clock: Clock }): ClaimStore {
+  const { clock } = options;
+  const table = `${options.schema}.claims`;
+  const acquireStatement = prepareStatement(`
+    WITH swept AS (
+      DELETE FROM ${table} WHERE key IN (
+        SELECT key FROM ${table} WHERE lease_until_ms <= $4 AND key <> $1 LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED
+      )
+    )
+    INSERT INTO ${table} AS claims (key, holder, lease_until_ms) VALUES ($1, $2, $3)
+    ON CONFLICT (key) DO UPDATE SET holder = excluded.holder, lease_until_ms = excluded.lease_until_ms
+    WHERE claims.holder = excluded.holder OR claims.lease_until_ms <= $4
+    RETURNING key`);
+  const renewStatement = prepareStatement(`UPDATE ${table} SET lease_until_ms = $3 WHERE key = $1 AND holder = $2 AND lease_until_ms > $4`);
+  const releaseStatement = prepareStatement(`DELETE FROM ${table} WHERE key = $1 AND holder = $2 RETURNING lease_until_ms::text AS lease_until_ms`);
+  const getStatement = prepareStatement(`SELECT holder, lease_until_ms::text AS lease_until_ms FROM ${table} WHERE key = $1 AND lease_until_ms > $2`);
+  return {
+    async acquire(key, holder, leaseMs) {
+      const lease = claimLeaseMs(leaseMs, 'acquire');
+      const nowMs = epochMs(clock.now());
+      const { rows } = await pool.query({ ...acquireStatement, values: [toStoredText(key), toStoredText(holder), nowMs + lease, nowMs] });
+      return rows.length === 1;
+    },
+    async renew(key, holder, leaseMs) {
+      const lease = claimLeaseMs(leaseMs, 'renew');
+      const nowMs = epochMs(clock.now());
+      const { rowCount } = await pool.query({ ...renewStatement, values: [toStoredText(key), toStoredText(holder), nowMs + lease, nowMs] });
+      return rowCount === 1;
+    },
+    async release(key, holder) {
+      const { rows } = await pool.query<{ lease_until_ms: string }>({ ...releaseStatement, values: [toStoredText(key), toStoredText(holder)] });
+      return rows[0] !== undefined && toNumber(rows[0].lease_until_ms) > clock.now();
+    },
+    async get(key) {
+      const { rows } = await pool.query<{ holder: string; lease_until_ms: string }>({ ...getStatement, values: [toStoredText(key), epochMs(clock.now())] });
+      const row = rows[0];
+      return row === undefined ? undefined : { holder: fromStoredText(row.holder), leaseUntil: new Date(toNumber(row.lease_until_ms)).toISOString() };
+    },
+  };
+}
