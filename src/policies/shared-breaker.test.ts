@@ -60,7 +60,14 @@ function setup(options?: Partial<SharedBreakerOptions>, inner: BreakerStateStore
   const clock = createManualClock();
   const instrumented = instrument(inner);
   const events: SharedBreakerEvent[] = [];
-  const breaker = createSharedBreaker({ store: instrumented.store, clock, onEvent: (event) => events.push(event), ...(options ? { options } : {}) });
+  let probes = 0;
+  const breaker = createSharedBreaker({
+    store: instrumented.store,
+    clock,
+    onEvent: (event) => events.push(event),
+    createProbeId: () => `probe-${++probes}`,
+    ...(options ? { options } : {}),
+  });
   return { clock, breaker, events, ...instrumented };
 }
 
@@ -126,7 +133,7 @@ describe('createSharedBreaker', () => {
     const { breaker, clock, events } = setup();
     await openBreaker(breaker);
     clock.advance(30_000);
-    expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open' });
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open', probeId: 'probe-1' });
     expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'half-open', retryInMs: 60_000 });
     clock.advance(1_000);
     expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'half-open', retryInMs: 59_000 });
@@ -169,8 +176,9 @@ describe('createSharedBreaker', () => {
     clock.advance(4_999);
     expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'half-open', retryInMs: 1 });
     clock.advance(1);
-    expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open' });
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open', probeId: 'probe-2' });
     expect((await breaker.state('crm'))?.probeStartedAt).toBe(T0 + 35_000);
+    expect((await breaker.state('crm'))?.probeId).toBe('probe-2');
   });
 
   it('releaseProbe frees the slot at once; it is a no-op in other states', async () => {
@@ -184,9 +192,134 @@ describe('createSharedBreaker', () => {
     expect((await breaker.acquire('crm')).decision).toBe('probe');
     await breaker.releaseProbe('crm');
     expect((await breaker.state('crm'))?.probeStartedAt).toBeNull();
-    expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open' });
+    expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open', probeId: 'probe-2' });
     // only the open → half-open move is an event
     expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open']);
+  });
+
+  describe('probe tokens', () => {
+    async function halfOpen(options?: Partial<SharedBreakerOptions>) {
+      const context = setup(options);
+      await openBreaker(context.breaker);
+      context.clock.advance(30_000);
+      return context;
+    }
+
+    it('a released probe is immediately grantable again, to a new token', async () => {
+      const { breaker, counts } = await halfOpen();
+      const first = await breaker.acquire('crm');
+      expect(first).toEqual({ decision: 'probe', state: 'half-open', probeId: 'probe-1' });
+      expect((await breaker.acquire('crm')).decision).toBe('reject');
+      await breaker.releaseProbe('crm', first.probeId);
+      expect(await breaker.state('crm')).toEqual({ state: 'half-open', consecutiveFailures: 2, openedAt: T0, probeStartedAt: null, openings: 1, lastError: AUTH.message });
+      expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open', probeId: 'probe-2' });
+      // the release was one write; a second release of the same token writes nothing and frees nothing
+      const writes = counts.update;
+      await breaker.releaseProbe('crm', first.probeId);
+      expect(counts.update).toBe(writes);
+      expect(await breaker.state('crm')).toMatchObject({ probeId: 'probe-2', probeStartedAt: T0 + 30_000 });
+      expect((await breaker.acquire('crm')).decision).toBe('reject');
+    });
+
+    it('a stale release (its probe expired after probeTimeoutMs and another was granted) cannot free the new probe', async () => {
+      const { breaker, clock } = await halfOpen({ probeTimeoutMs: 5_000 });
+      const lost = await breaker.acquire('crm');
+      clock.advance(5_000);
+      const current = await breaker.acquire('crm');
+      expect(current).toEqual({ decision: 'probe', state: 'half-open', probeId: 'probe-2' });
+      await breaker.releaseProbe('crm', lost.probeId);
+      expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'half-open', retryInMs: 5_000 });
+      // the holder of the current token can still release it
+      await breaker.releaseProbe('crm', current.probeId);
+      expect((await breaker.acquire('crm')).decision).toBe('probe');
+    });
+
+    it('an unreported probe expires after probeTimeoutMs even with tokens', async () => {
+      const { breaker, clock } = await halfOpen({ probeTimeoutMs: 5_000 });
+      expect((await breaker.acquire('crm')).probeId).toBe('probe-1');
+      clock.advance(4_999);
+      expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'half-open', retryInMs: 1 });
+      clock.advance(1);
+      expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open', probeId: 'probe-2' });
+    });
+
+    it("a stale probe's late failure is counted but does not re-open over the current probe; the current probe's failure re-opens", async () => {
+      const { breaker, clock, events } = await halfOpen({ probeTimeoutMs: 5_000 });
+      const lost = await breaker.acquire('crm');
+      clock.advance(5_000);
+      const current = await breaker.acquire('crm');
+      expect(await breaker.recordFailure('crm', { message: 'late 401' }, lost.probeId)).toEqual({ opened: false });
+      expect(await breaker.state('crm')).toEqual({
+        state: 'half-open',
+        consecutiveFailures: 3,
+        openedAt: T0,
+        probeStartedAt: T0 + 35_000,
+        probeId: 'probe-2',
+        openings: 1,
+        lastError: 'late 401',
+      });
+      expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open']);
+      expect(await breaker.recordFailure('crm', { message: 'still 401' }, current.probeId)).toEqual({ opened: false });
+      expect(await breaker.state('crm')).toEqual({ state: 'open', consecutiveFailures: 4, openedAt: T0 + 35_000, probeStartedAt: null, openings: 1, lastError: 'still 401' });
+      expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open', 'breaker-reopen']);
+    });
+
+    it('a success closes the breaker whoever reports it, with a current, stale or no token', async () => {
+      for (const token of ['probe-1', 'stale', undefined]) {
+        const { breaker } = await halfOpen();
+        await breaker.acquire('crm');
+        await breaker.recordSuccess('crm', token);
+        expect(await breaker.state('crm')).toEqual({ state: 'closed', consecutiveFailures: 0, openedAt: null, probeStartedAt: null, openings: 1, lastError: null });
+      }
+    });
+
+    it('a record written without a token (an older process) is released by any release', async () => {
+      const inner = createMemoryBreakerStateStore();
+      await inner.update('crm', () => ({ state: 'half-open', consecutiveFailures: 2, openedAt: T0, probeStartedAt: T0 + 30_000, openings: 1, lastError: 'x' }));
+      const { breaker } = setup(undefined, inner);
+      await breaker.releaseProbe('crm', 'probe-from-a-new-process');
+      expect((await breaker.state('crm'))?.probeStartedAt).toBeNull();
+    });
+
+    it('100 concurrent acquires: one probe, and the stored token is the winner’s', async () => {
+      const { breaker, hold } = await halfOpen();
+      const release = hold();
+      const pending = Array.from({ length: 100 }, () => breaker.acquire('crm'));
+      release();
+      const probes = (await Promise.all(pending)).filter((result) => result.decision === 'probe');
+      expect(probes).toHaveLength(1);
+      expect((await breaker.state('crm'))?.probeId).toBe(probes[0]!.probeId);
+    });
+
+    it('works for any key, e.g. a model breaker keyed model:<name>', async () => {
+      const { breaker, clock, events } = setup({ failureThreshold: 1 });
+      expect(await breaker.recordFailure('model:gpt-4o', { message: '401 invalid_api_key' })).toEqual({ opened: true });
+      expect((await breaker.acquire('model:gpt-4o')).decision).toBe('reject');
+      expect((await breaker.acquire('model:gpt-4o-mini')).decision).toBe('allow');
+      clock.advance(30_000);
+      const probe = await breaker.acquire('model:gpt-4o');
+      expect(probe.decision).toBe('probe');
+      await breaker.recordSuccess('model:gpt-4o', probe.probeId);
+      expect(events.map((event) => [event.type, event.key])).toEqual([
+        ['breaker-open', 'model:gpt-4o'],
+        ['breaker-half-open', 'model:gpt-4o'],
+        ['breaker-close', 'model:gpt-4o'],
+      ]);
+    });
+
+    it('the default token is unique per probe', async () => {
+      const clock = createManualClock();
+      const breaker = createSharedBreaker({ store: createMemoryBreakerStateStore(), clock, options: { failureThreshold: 1, halfOpenAfterMs: 0 } });
+      const tokens = new Set<string>();
+      await breaker.recordFailure('crm', AUTH);
+      for (let index = 0; index < 50; index++) {
+        const probe = await breaker.acquire('crm');
+        expect(probe.decision).toBe('probe');
+        tokens.add(probe.probeId!);
+        await breaker.releaseProbe('crm', probe.probeId);
+      }
+      expect(tokens.size).toBe(50);
+    });
   });
 
   it('truncates a long error message in the record to 500 characters', async () => {
@@ -307,6 +440,10 @@ describe('parseSharedBreakerRecord', () => {
   it('accepts a valid record and rejects anything else', () => {
     const record = { state: 'half-open', consecutiveFailures: 2, openedAt: 1, probeStartedAt: 2, openings: 1, lastError: null };
     expect(parseSharedBreakerRecord(record)).toEqual(record);
+    expect(parseSharedBreakerRecord({ ...record, probeId: 'p1' })).toEqual({ ...record, probeId: 'p1' });
+    // a token without a probe in flight, or of the wrong type, is dropped, not fatal
+    expect(parseSharedBreakerRecord({ ...record, probeStartedAt: null, probeId: 'p1' })).toEqual({ ...record, probeStartedAt: null });
+    expect(parseSharedBreakerRecord({ ...record, probeId: 7 })).toEqual(record);
     for (const value of [undefined, null, 1, 'open', [], { ...record, state: 'ajar' }, { ...record, openedAt: '1' }, { ...record, lastError: 5 }, { ...record, openings: undefined as unknown as number }]) {
       expect(parseSharedBreakerRecord(value as JsonValue | undefined)).toBeUndefined();
     }

@@ -31,6 +31,11 @@ export interface SharedBreakerRecord {
   openedAt: number | null;
   /** When the probe in flight started; `null` when no probe is in flight. */
   probeStartedAt: number | null;
+  /**
+   * The token of the probe in flight (see {@link SharedBreakerAcquisition.probeId}); absent when no
+   * probe is in flight, or when the probe was granted by a writer that did not issue tokens.
+   */
+  probeId?: string;
   /** How many times it went from closed to open (each one raised one alert). */
   openings: number;
   /** The message of the last failure reported, `null` after a success. */
@@ -52,39 +57,61 @@ export type SharedBreakerEvent =
 
 /**
  * The answer of {@link SharedBreaker.acquire}:
- * - `allow`: closed, call the tool;
- * - `probe`: half-open and this caller is the one probe: call the tool and report the outcome
- *   (`recordSuccess`, `recordFailure`, or `releaseProbe` when the outcome says nothing);
- * - `reject`: open, or half-open with a probe in flight: do not call the tool; `retryInMs` is when
+ * - `allow`: closed, call the guarded tool or model;
+ * - `probe`: half-open and this caller is the one probe: make the call and report the outcome with
+ *   `probeId` (`recordSuccess`, `recordFailure`, or `releaseProbe` when the outcome says nothing,
+ *   e.g. the call never reached the tool);
+ * - `reject`: open, or half-open with a probe in flight: do not make the call; `retryInMs` is when
  *   a probe may go at the earliest (open) or when the probe in flight is considered lost (half-open).
  */
 export interface SharedBreakerAcquisition {
   decision: 'allow' | 'probe' | 'reject';
   state: BreakerState;
   retryInMs?: number;
+  /**
+   * With `probe` only: the token of this probe. Pass it back to `releaseProbe`, `recordFailure`
+   * and `recordSuccess`, so that a late or repeated report of a probe that was already given up
+   * (it outlived `probeTimeoutMs`, or was released twice) cannot free or fail the probe of another caller.
+   */
+  probeId?: string;
 }
 
 /**
- * A circuit breaker shared by every run and process that share the {@link BreakerStateStore}
- * (SPEC.md §1.6, issue 3): a tool misconfigured for everyone opens it once, with one alert; after
+ * A circuit breaker shared by every run and process that share the {@link BreakerStateStore}:
+ * a tool (or a model) misconfigured for everyone opens it once, with one alert; after
  * `halfOpenAfterMs` exactly one probe is let through; its success closes the breaker, its failure
  * re-opens it; a probe never reported frees its slot after `probeTimeoutMs`, so it never sticks.
  * Every method is safe to call concurrently, from many processes: transitions happen inside the
  * store's atomic `update`, and events are emitted only by the caller whose update made them.
  */
 export interface SharedBreaker {
-  /** Asks to call the tool guarded by `key`. Does not write to the store while the breaker is closed. */
-  acquire(key: string): Promise<SharedBreakerAcquisition>;
-  /** A call succeeded: the breaker closes and its failure count resets. */
-  recordSuccess(key: string): Promise<void>;
   /**
-   * A misconfiguration failure (auth rejected, endpoint gone, host not found) — the runtime reports
-   * only those. `opened` is true for the one failure that opened a closed breaker (raise the alert);
-   * a failure while half-open re-opens it (`breaker-reopen`, `opened: false`).
+   * Asks to make the call guarded by `key` (any string: a tool name, `model:<name>`…; each key is
+   * an independent breaker). Does not write to the store while the breaker is closed. A granted
+   * probe carries a `probeId`.
    */
-  recordFailure(key: string, error: { message: string }): Promise<{ opened: boolean }>;
-  /** A probe whose outcome says nothing about the tool (the caller aborted): frees the probe slot. */
-  releaseProbe(key: string): Promise<void>;
+  acquire(key: string): Promise<SharedBreakerAcquisition>;
+  /**
+   * A call succeeded: the breaker closes and its failure count resets. A success is evidence
+   * whoever reports it, so it closes the breaker with or without `probeId`, even a stale one.
+   */
+  recordSuccess(key: string, probeId?: string): Promise<void>;
+  /**
+   * A failure that is broken for everyone (credential rejected, endpoint gone) — the runtime
+   * reports only those. `opened` is true for the one failure that opened a closed breaker (raise
+   * the alert). While half-open, the failure of the probe in flight re-opens it (`breaker-reopen`,
+   * `opened: false`); so does a report without `probeId`. A report with the `probeId` of a probe
+   * that is no longer the one in flight (it was given up after `probeTimeoutMs`) is counted and
+   * kept as `lastError`, but leaves the current probe alone.
+   */
+  recordFailure(key: string, error: { message: string }, probeId?: string): Promise<{ opened: boolean }>;
+  /**
+   * A probe whose outcome says nothing about the call (the caller aborted, the call never reached
+   * the tool): frees the probe slot at once, so the next `acquire` gets a probe. With `probeId`,
+   * only that probe is freed: a stale or repeated release is a no-op. Without it (the older call
+   * shape), whatever probe is in flight is freed.
+   */
+  releaseProbe(key: string, probeId?: string): Promise<void>;
   /** The stored record, or `undefined` when the key was never reported on. */
   state(key: string): Promise<SharedBreakerRecord | undefined>;
 }
@@ -106,13 +133,16 @@ export const INITIAL_SHARED_BREAKER_RECORD: SharedBreakerRecord = Object.freeze(
  * The pure transition of an acquire at `nowMs`: the next record and this caller's acquisition.
  * Closed → allow (unchanged). Open before `halfOpenAfterMs` → reject. Open after it → half-open with
  * `probeStartedAt = nowMs`, probe. Half-open with a live probe → reject; with none (released) or a
- * lost one (older than `probeTimeoutMs`) → `probeStartedAt = nowMs`, probe.
+ * lost one (older than `probeTimeoutMs`) → `probeStartedAt = nowMs`, probe. A granted probe is
+ * recorded with `probeId` and returns it, when one is given.
  */
 export function transitionOnAcquire(
   record: SharedBreakerRecord | undefined,
   nowMs: number,
   options: SharedBreakerOptions,
+  probeId?: string,
 ): { next: SharedBreakerRecord; acquisition: SharedBreakerAcquisition } {
+  const token = probeId === undefined ? {} : { probeId };
   const current = record ?? INITIAL_SHARED_BREAKER_RECORD;
   switch (current.state) {
     case 'closed':
@@ -122,7 +152,7 @@ export function transitionOnAcquire(
       if (nowMs < halfOpensAt) {
         return { next: current, acquisition: { decision: 'reject', state: 'open', retryInMs: halfOpensAt - nowMs } };
       }
-      return { next: { ...current, state: 'half-open', probeStartedAt: nowMs }, acquisition: { decision: 'probe', state: 'half-open' } };
+      return { next: { ...withoutProbeId(current), state: 'half-open', probeStartedAt: nowMs, ...token }, acquisition: { decision: 'probe', state: 'half-open', ...token } };
     }
     case 'half-open': {
       if (current.probeStartedAt !== null) {
@@ -131,27 +161,40 @@ export function transitionOnAcquire(
           return { next: current, acquisition: { decision: 'reject', state: 'half-open', retryInMs: lostAt - nowMs } };
         }
       }
-      return { next: { ...current, probeStartedAt: nowMs }, acquisition: { decision: 'probe', state: 'half-open' } };
+      return { next: { ...withoutProbeId(current), probeStartedAt: nowMs, ...token }, acquisition: { decision: 'probe', state: 'half-open', ...token } };
     }
   }
 }
 
 /** The pure transition of a success: closed, count and probe cleared, `lastError` cleared; `openings` kept. */
 export function transitionOnSuccess(record: SharedBreakerRecord | undefined): SharedBreakerRecord {
-  return { ...(record ?? INITIAL_SHARED_BREAKER_RECORD), state: 'closed', consecutiveFailures: 0, openedAt: null, probeStartedAt: null, lastError: null };
+  return { ...withoutProbeId(record ?? INITIAL_SHARED_BREAKER_RECORD), state: 'closed', consecutiveFailures: 0, openedAt: null, probeStartedAt: null, lastError: null };
+}
+
+/** Whether a report carrying `probeId` concerns the probe in flight of `record` (no token on either side: yes). */
+function isCurrentProbe(record: SharedBreakerRecord, probeId: string | undefined): boolean {
+  return probeId === undefined || record.probeId === undefined || record.probeId === probeId;
+}
+
+function withoutProbeId(record: SharedBreakerRecord): SharedBreakerRecord {
+  if (record.probeId === undefined) return record;
+  const { probeId: _probeId, ...rest } = record;
+  return rest;
 }
 
 /**
  * The pure transition of a misconfiguration failure at `nowMs`. Closed: the count grows and at
  * `failureThreshold` the breaker opens (`openings` + 1). Half-open: re-opens (`openedAt = nowMs`,
- * probe cleared; `openings` unchanged). Open: stays open, the count and `lastError` are updated
- * but `openedAt` is not (a late report does not extend the cool-down).
+ * probe cleared; `openings` unchanged) — unless `probeId` names another probe than the one in
+ * flight (a stale report), which only updates the count and `lastError`. Open: stays open, the
+ * count and `lastError` are updated but `openedAt` is not (a late report does not extend the cool-down).
  */
 export function transitionOnFailure(
   record: SharedBreakerRecord | undefined,
   message: string,
   nowMs: number,
   options: SharedBreakerOptions,
+  probeId?: string,
 ): SharedBreakerRecord {
   const current = record ?? INITIAL_SHARED_BREAKER_RECORD;
   const lastError = message.length > MAX_ERROR_LENGTH ? `${message.slice(0, MAX_ERROR_LENGTH)}…` : message;
@@ -163,16 +206,21 @@ export function transitionOnFailure(
       }
       return { ...current, consecutiveFailures, lastError };
     case 'half-open':
-      return { ...current, state: 'open', consecutiveFailures, openedAt: nowMs, probeStartedAt: null, lastError };
+      if (current.probeStartedAt !== null && !isCurrentProbe(current, probeId)) return { ...current, consecutiveFailures, lastError };
+      return { ...withoutProbeId(current), state: 'open', consecutiveFailures, openedAt: nowMs, probeStartedAt: null, lastError };
     case 'open':
       return { ...current, consecutiveFailures, lastError };
   }
 }
 
-/** The pure transition of a released probe: half-open with its probe slot freed; other states unchanged. */
-export function transitionOnReleaseProbe(record: SharedBreakerRecord | undefined): SharedBreakerRecord | undefined {
-  if (record === undefined || record.state !== 'half-open') return record;
-  return { ...record, probeStartedAt: null };
+/**
+ * The pure transition of a released probe: half-open with its probe slot freed; other states
+ * unchanged. With `probeId`, only when it names the probe in flight (see {@link SharedBreaker.releaseProbe}).
+ */
+export function transitionOnReleaseProbe(record: SharedBreakerRecord | undefined, probeId?: string): SharedBreakerRecord | undefined {
+  if (record === undefined || record.state !== 'half-open' || record.probeStartedAt === null) return record;
+  if (!isCurrentProbe(record, probeId)) return record;
+  return { ...withoutProbeId(record), probeStartedAt: null };
 }
 
 /**
@@ -181,12 +229,15 @@ export function transitionOnReleaseProbe(record: SharedBreakerRecord | undefined
  */
 export function parseSharedBreakerRecord(value: JsonValue | undefined): SharedBreakerRecord | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { state, consecutiveFailures, openedAt, probeStartedAt, openings, lastError } = value;
+  const { state, consecutiveFailures, openedAt, probeStartedAt, openings, lastError, probeId } = value;
   if (state !== 'closed' && state !== 'open' && state !== 'half-open') return undefined;
   if (typeof consecutiveFailures !== 'number' || typeof openings !== 'number') return undefined;
   if (!isTimeOrNull(openedAt) || !isTimeOrNull(probeStartedAt)) return undefined;
   if (lastError !== null && typeof lastError !== 'string') return undefined;
-  return { state, consecutiveFailures, openedAt, probeStartedAt, openings, lastError };
+  const record: SharedBreakerRecord = { state, consecutiveFailures, openedAt, probeStartedAt, openings, lastError };
+  // A token is meaningful only with a probe in flight; one of another type is dropped, not fatal.
+  if (typeof probeId === 'string' && probeStartedAt !== null) record.probeId = probeId;
+  return record;
 }
 
 function isTimeOrNull(value: JsonValue | undefined): value is number | null {
@@ -194,9 +245,13 @@ function isTimeOrNull(value: JsonValue | undefined): value is number | null {
 }
 
 /**
- * Creates a shared breaker over `store`. Each key (usually the tool name) is an independent breaker.
+ * Creates a shared breaker over `store`. Each key is an independent breaker: any string — the tool
+ * name for tools, `model:<name>` for a model, or anything else; keys are only compared and stored.
  * `onEvent` is called synchronously after the store update that made the transition; an exception
  * it throws is ignored (a listener must not change the breaker's decisions).
+ *
+ * `createProbeId` makes the token of each granted probe (unique across processes: by default
+ * `crypto.randomUUID()`, or 128 random bits from `Math.random` where Web Crypto is missing).
  *
  * @throws ToolrunError `INVALID_OPTIONS` when `failureThreshold` is not an integer ≥ 1,
  * `halfOpenAfterMs` is negative or not finite, or `probeTimeoutMs` is not a finite number > 0.
@@ -207,8 +262,10 @@ export function createSharedBreaker(input: {
   clock: Clock;
   options?: Partial<SharedBreakerOptions>;
   onEvent?: (event: SharedBreakerEvent) => void;
+  createProbeId?: () => string;
 }): SharedBreaker {
   const { store, clock, onEvent } = input;
+  const createProbeId = input.createProbeId ?? defaultProbeId;
   const options = resolveSharedBreakerOptions(input.options);
 
   const emit = (event: SharedBreakerEvent): void => {
@@ -240,23 +297,25 @@ export function createSharedBreaker(input: {
       const expected = transitionOnAcquire(current, nowMs, options);
       // a rejection changes nothing: answer it without a write (the next thousand runs stay cheap)
       if (expected.acquisition.decision === 'reject') return expected.acquisition;
-      const { previous } = await update(key, (record) => transitionOnAcquire(record, nowMs, options).next);
+      // one token per acquire, made before the update: fn stays pure if the store runs it twice
+      const probeId = createProbeId();
+      const { previous } = await update(key, (record) => transitionOnAcquire(record, nowMs, options, probeId).next);
       // fn is pure, so the committed transition is the one computed from `previous`
-      const { acquisition } = transitionOnAcquire(previous, nowMs, options);
+      const { acquisition } = transitionOnAcquire(previous, nowMs, options, probeId);
       if (acquisition.decision === 'probe' && previous?.state === 'open') emit({ type: 'breaker-half-open', key, at: nowMs });
       return acquisition;
     },
-    async recordSuccess(key) {
+    async recordSuccess(key, _probeId) {
       const current = await read(key);
       if (current === undefined || (current.state === 'closed' && current.consecutiveFailures === 0)) return;
       const nowMs = clock.now();
       const { previous } = await update(key, transitionOnSuccess);
       if (previous !== undefined && previous.state !== 'closed') emit({ type: 'breaker-close', key, at: nowMs });
     },
-    async recordFailure(key, error) {
+    async recordFailure(key, error, probeId) {
       const nowMs = clock.now();
       const message = String(error.message);
-      const { previous, next } = await update(key, (record) => transitionOnFailure(record, message, nowMs, options));
+      const { previous, next } = await update(key, (record) => transitionOnFailure(record, message, nowMs, options, probeId));
       const previousState = previous?.state ?? 'closed';
       if (next?.state === 'open' && previousState === 'closed') {
         emit({ type: 'breaker-open', key, openings: next.openings, at: nowMs, lastError: next.lastError ?? message });
@@ -265,10 +324,10 @@ export function createSharedBreaker(input: {
       if (next?.state === 'open' && previousState === 'half-open') emit({ type: 'breaker-reopen', key, at: nowMs });
       return { opened: false };
     },
-    async releaseProbe(key) {
+    async releaseProbe(key, probeId) {
       const current = await read(key);
-      if (current?.state !== 'half-open' || current.probeStartedAt === null) return;
-      await update(key, transitionOnReleaseProbe);
+      if (current === undefined || transitionOnReleaseProbe(current, probeId) === current) return;
+      await update(key, (record) => transitionOnReleaseProbe(record, probeId));
     },
     state: read,
   };
@@ -292,4 +351,13 @@ export function resolveSharedBreakerOptions(options?: Partial<SharedBreakerOptio
   if (!Number.isFinite(resolved.halfOpenAfterMs) || resolved.halfOpenAfterMs < 0) fail('halfOpenAfterMs', resolved.halfOpenAfterMs, 'a finite number of ms ≥ 0');
   if (!Number.isFinite(resolved.probeTimeoutMs) || resolved.probeTimeoutMs <= 0) fail('probeTimeoutMs', resolved.probeTimeoutMs, 'a finite number of ms > 0');
   return resolved;
+}
+
+/** A probe token: `crypto.randomUUID()` where Web Crypto exists (Node, Bun, Deno, Workers), else 128 bits from `Math.random`. */
+function defaultProbeId(): string {
+  const randomUUID = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto?.randomUUID;
+  if (typeof randomUUID === 'function') return randomUUID.call((globalThis as { crypto?: unknown }).crypto);
+  let hex = '';
+  for (let index = 0; index < 4; index++) hex += Math.floor(Math.random() * 0x1_0000_0000).toString(16).padStart(8, '0');
+  return hex;
 }
