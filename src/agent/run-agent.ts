@@ -6,6 +6,10 @@ import type { ToolsInput } from '../core/tool-registry.ts';
 import type { ToolResult } from '../core/tool-result.ts';
 import type { ChatMessage, Model, ModelToolCall, TokenUsage } from './messages.ts';
 import { readBudgets, type ToolBudgetState, type ToolFailureInfo } from './run-state.ts';
+import { callModel, resolveModelPolicy, type ModelFailureInfo, type ModelPolicyOptions } from './model-policy.ts';
+import { truncateText } from '../core/build-failure.ts';
+import { systemRandom, type RandomSource } from '../core/ports/clock.ts';
+import type { SharedBreaker } from '../policies/shared-breaker.ts';
 
 /** How a run ended. */
 export type AgentRunStatus = 'completed' | 'tool_failed' | 'max_steps' | 'deadline_exceeded' | 'model_failed' | 'cancelled';
@@ -70,6 +74,14 @@ export interface RunAgentOptions {
   resetBudgets?: boolean;
   /** Run-level observers (start, step, end). */
   hooks?: AgentRunHooks;
+  /** Retries, backoff and timeout of model calls. @defaultValue 3 attempts, base 500 ms ×2 + up to 100 ms jitter, 120 s per call */
+  modelPolicy?: ModelPolicyOptions;
+  /** The model's name in dead-letter entries, logs and the shared model breaker's key (`model:<name>`). @defaultValue `model.modelName`, the function's name, or `'model'` */
+  modelName?: string;
+  /** The shared breaker a rejected model key opens for every run (one alert). @defaultValue none */
+  modelBreaker?: SharedBreaker;
+  /** Random source of the model backoff's jitter. @defaultValue `Math.random` */
+  random?: RandomSource;
 }
 
 /** The outcome of a run. */
@@ -87,8 +99,10 @@ export interface AgentRunResult {
   conversationRef: string;
   /** Set when `status` is `tool_failed`. */
   failure?: ToolFailureInfo;
-  /** Set when `status` is `model_failed`. */
+  /** Set when `status` is `model_failed`: the failure's redacted, bounded message. */
   modelError?: string;
+  /** Set when `status` is `model_failed`: why, at which step, after how many attempts (the run's resumable dead-letter entry is built from it). */
+  modelFailure?: ModelFailureInfo;
 }
 
 const TERMINAL: ReadonlySet<RunCheckpoint['status']> = new Set(['completed', 'tool_failed', 'max_steps', 'deadline_exceeded', 'model_failed', 'cancelled']);
@@ -104,7 +118,30 @@ export function ledgerKey(runId: string, stepIndex: number, callIndex: number): 
 }
 
 function toolMessage(call: ModelToolCall, result: ToolResult): ChatMessage {
-  return { role: 'tool', toolCallId: call.id, name: call.name, content: JSON.stringify(result) };
+  let content: string;
+  try {
+    content = JSON.stringify(result);
+  } catch {
+    // An envelope that is not JSON (a runtime that let a BigInt through): the model gets a failure, the run goes on.
+    content = JSON.stringify({
+      status: 'failed',
+      tool_name: result.tool_name,
+      call_id: result.call_id,
+      duration_ms: result.duration_ms,
+      attempts: result.attempts,
+      trace_id: result.trace_id,
+      error: { type: 'logic', code: 'TOOL_EXCEPTION', message: `${String(result.tool_name)} returned a value that is not JSON`, detail: 'The result could not be serialised.', retryable: false, suggestion: 'Do not call it again with the same arguments: use another tool or answer the user.' },
+    });
+  }
+  return { role: 'tool', toolCallId: call.id, name: call.name, content };
+}
+
+/** The name a model goes by when none is given: `model.modelName`, the function's own name, or `'model'`. */
+export function modelNameOf(model: Model, explicit?: string): string {
+  if (explicit !== undefined && explicit.length > 0) return explicit.slice(0, 128);
+  const named = (model as { modelName?: unknown }).modelName;
+  if (typeof named === 'string' && named.length > 0) return named.slice(0, 128);
+  return model.name && model.name !== 'anonymous' ? model.name.slice(0, 128) : 'model';
 }
 
 /**
@@ -127,6 +164,9 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
   const retryBudget = options.toolRetryBudget ?? 2;
   const persistence = options.persistence;
   const hooks = options.hooks;
+  const modelPolicy = resolveModelPolicy(options.modelPolicy);
+  const modelName = modelNameOf(options.model, options.modelName);
+  const describeModelError = (text: string) => truncateText(runtime.redactor.text(truncateText(text, 8192)), 1024);
   const startedAt = clock.now();
   const deadlineAt = options.deadlineMs !== undefined ? startedAt + options.deadlineMs : undefined;
 
@@ -172,6 +212,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
       ...(text !== null ? { text } : {}),
       ...(extra.failure ? { failure: extra.failure as unknown as JsonValue } : {}),
       ...(extra.modelError ? { modelError: extra.modelError } : {}),
+      ...(extra.modelFailure ? { modelFailure: extra.modelFailure as unknown as JsonValue } : {}),
     });
     const result: AgentRunResult = { status, runId, text, messages, modelCalls, steps: stepIndex, tokensSpent: tokens, conversationRef, ...extra };
     callHook(hooks?.onRunEnd && (() => hooks.onRunEnd?.(result, { at: clock.now() })));
@@ -190,18 +231,25 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
     callHook(hooks?.onStepStart && (() => hooks.onStepStart?.({ runId, stepIndex, at: clock.now() })));
 
     if (!pendingStep) {
-      let response;
-      const controller = new AbortController();
-      const abort = () => controller.abort(options.signal?.reason);
-      options.signal?.addEventListener('abort', abort, { once: true });
-      try {
-        response = await options.model({ messages, tools: runtime.specs, signal: controller.signal, stepIndex, runId });
-      } catch (error) {
-        return end(options.signal?.aborted ? 'cancelled' : 'model_failed', { modelError: error instanceof Error ? error.message : String(error) });
-      } finally {
-        options.signal?.removeEventListener('abort', abort);
+      const outcome = await callModel({
+        model: options.model,
+        request: { messages, tools: runtime.specs, stepIndex, runId },
+        modelName,
+        policy: modelPolicy,
+        clock,
+        random: options.random ?? systemRandom,
+        deadlineAt,
+        signal: options.signal,
+        breaker: options.modelBreaker,
+        describe: describeModelError,
+      });
+      if (!outcome.ok) {
+        modelCalls += outcome.attempts;
+        if (outcome.cancelled) return end('cancelled');
+        return end('model_failed', { modelError: outcome.failure.lastError.message, modelFailure: outcome.failure });
       }
-      modelCalls += 1;
+      const response = outcome.response;
+      modelCalls += outcome.attempts;
       tokens = { input: tokens.input + (response.usage?.input ?? 0), output: tokens.output + (response.usage?.output ?? 0) };
       const toolCalls = response.toolCalls ?? [];
       messages.push({ role: 'assistant', content: response.text ?? null, ...(toolCalls.length > 0 ? { toolCalls } : {}) });

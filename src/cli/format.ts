@@ -45,24 +45,38 @@ export function preview(text: string, maxLength = 60): string {
 }
 
 /** Worker events that are alerts (an operator should act). */
-export const ALERT_EVENTS: ReadonlySet<WorkerEvent['type']> = new Set(['breaker-open', 'breaker-reopen', 'dead-letter-full']);
+export const ALERT_EVENTS: ReadonlySet<WorkerEvent['type']> = new Set(['breaker-open', 'breaker-reopen', 'dead-letter-full', 'delivery-limit-exceeded']);
+
+/** Worker events that are warnings (something failed and was handled). */
+const WARNING_EVENTS: ReadonlySet<WorkerEvent['type']> = new Set(['delivery-failed', 'lease-lost', 'dead-letter-add']);
 
 /** One line for a worker event: `2026-01-01T00:00:00.000Z ALERT breaker-open tool=book_flight …`. */
 export function formatWorkerEvent(event: WorkerEvent): string {
-  const level = ALERT_EVENTS.has(event.type) ? 'ALERT' : 'info';
+  const level = ALERT_EVENTS.has(event.type) ? 'ALERT' : WARNING_EVENTS.has(event.type) ? 'warn' : 'info';
+  const target = (name: string, kind: 'tool' | 'model' | undefined) => (kind === 'model' ? `model=${name.replace(/^model:/, '')}` : `tool=${name}`);
   const at = new Date(event.at).toISOString();
   switch (event.type) {
     case 'breaker-open':
-      return `${at} ${level} breaker-open tool=${event.toolName} openings=${event.openings}: ${preview(event.lastError, 120)} (later runs get CIRCUIT_OPEN at once)`;
+      return `${at} ${level} breaker-open ${target(event.toolName, event.target)} openings=${event.openings}: ${preview(event.lastError, 120)} (${event.target === 'model' ? 'later runs are dead-lettered without calling the model' : 'later runs get CIRCUIT_OPEN at once'})`;
     case 'breaker-reopen':
     case 'breaker-half-open':
     case 'breaker-close':
-      return `${at} ${level} ${event.type} tool=${event.toolName}`;
+      return `${at} ${level} ${event.type} ${target(event.toolName, event.target)}`;
     case 'dead-letter-full':
-      return `${at} ${level} dead-letter-full queue=${event.queue} size=${event.size} maxEntries=${event.maxEntries}: the worker takes no new message until it is drained or purged`;
+      return `${at} ${level} dead-letter-full queue=${event.queue} size=${event.size} maxEntries=${event.maxEntries}${event.bytes !== undefined ? ` bytes=${event.bytes} maxBytes=${event.maxBytes}` : ''}: the worker takes no new message until it is drained or purged`;
+    case 'message-duplicate':
+      return `${at} ${level} message-duplicate message=${event.messageId ?? '-'} run=${event.runId}: its run had already ended ${event.runStatus}; acknowledged, nothing run again`;
+    case 'delivery-failed':
+      return `${at} ${level} delivery-failed message=${event.messageId} delivery=${event.deliveries}/${event.maxDeliveries}${event.counted ? '' : ' (store outage, not counted)'}: ${preview(event.error, 160)}; redelivered in ${formatDurationMs(event.retryInMs)}`;
+    case 'delivery-limit-exceeded':
+      return `${at} ${level} delivery-limit-exceeded message=${event.messageId}${event.runId !== null ? ` run=${event.runId}` : ''} deliveries=${event.deliveries} queue=${event.queue}: ${preview(event.error, 160)}`;
+    case 'run-busy':
+      return `${at} ${level} run-busy run=${event.runId} message=${event.messageId ?? '-'}: claimed by ${event.holder ?? 'another consumer'}; delivered again later`;
+    case 'lease-lost':
+      return `${at} ${level} lease-lost message=${event.messageId} delivery=${event.deliveries}: another worker may take it; its run stays claimed by this one`;
     case 'dead-letter-below-bound':
       return `${at} ${level} dead-letter-below-bound queue=${event.queue} size=${event.size}: taking messages again`;
     case 'dead-letter-add':
-      return `${at} ${level} dead-letter-add queue=${event.queue} reason=${event.reason}${event.toolName !== undefined ? ` tool=${event.toolName}` : ''}`;
+      return `${at} ${level} dead-letter-add queue=${event.queue} reason=${event.reason}${event.toolName !== undefined ? ` tool=${event.toolName}` : ''}${event.modelName !== undefined ? ` model=${event.modelName}` : ''}${event.runId !== undefined ? ` run=${event.runId}` : ''}`;
   }
 }

@@ -1,8 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import { systemClock, type Clock } from '../core/ports/clock.ts';
 import type { QueueDelivery, Stores } from '../core/ports/stores.ts';
-import { handleMessage, type HandleMessageOptions, type HandleMessageResult } from './handle-message.ts';
+import { ToolrunError } from '../core/toolrun-error.ts';
+import { deadLetterPoisonMessage, handleMessage, recordDeliveryError, type HandleMessageOptions, type HandleMessageResult } from './handle-message.ts';
 import { keepLease, type LeaseKeeper } from './keep-lease.ts';
+import { resolveRuntime } from './resolve-runtime.ts';
+import { isTransientStoreError } from './store-errors.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
 /** Options of {@link createWorker}. Durations in milliseconds. */
@@ -24,13 +27,23 @@ export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'st
    * `dead-letter-full`; it never drops an entry. @defaultValue 10_000
    */
   maxDeadLetterEntries?: number;
+  /** Bound of each DLQ in bytes of stored JSON (`DeadLetterQueue.bytes`), enforced like `maxDeadLetterEntries`. @defaultValue 268_435_456 (256 MiB) */
+  maxDeadLetterBytes?: number;
+  /**
+   * Waits before a failed delivery is delivered again: `baseMs · 2^(deliveries − 1)`, at most
+   * `maxMs`. A failure of the message itself counts toward `maxDeliveries`; a store outage
+   * (unreachable, restarting, busy) is redelivered after the same wait without counting.
+   * @defaultValue `{ baseMs: 1_000, maxMs: 60_000 }`
+   */
+  redeliveryBackoff?: { baseMs: number; maxMs: number };
   /** Called after each handled message. */
   onResult?: (result: HandleMessageResult) => void;
   /**
-   * A store failure while handling a message (the message is released for redelivery); a lease
-   * renewal that threw (tried again at the next renewal); or a lost lease, a `ToolrunError` with
-   * code `LEASE_LOST` (the run goes on; another consumer may have taken the message, and the
-   * idempotency ledger keeps recorded tool calls from running twice).
+   * A failure while handling a message (the message is released for redelivery, or dead-lettered
+   * at `maxDeliveries`; the `delivery-failed` event says which); a lease renewal that threw (tried
+   * again at the next renewal); or a lost lease, a `ToolrunError` with code `LEASE_LOST`, also
+   * raised as the `lease-lost` event (the run goes on under its claim; another consumer that takes
+   * the message finds the run busy).
    */
   onError?: (error: unknown) => void;
   clock?: Clock;
@@ -44,7 +57,7 @@ export interface Worker {
   runUntilEmpty(): Promise<void>;
   /** Graceful shutdown: takes no new message, lets in-flight runs finish. */
   stop(): void;
-  readonly stats: { handled: number; byStatus: Record<string, number>; paused: boolean };
+  readonly stats: { handled: number; byStatus: Record<string, number>; paused: boolean; failedDeliveries: number };
 }
 
 /**
@@ -55,6 +68,13 @@ export interface Worker {
  * mid-run leaves the message leased; it is delivered again when the lease expires and the run resumes from its checkpoint; a message that
  * had been dead-lettered is acknowledged without a second entry. `onResult` is called once per
  * acknowledged delivery.
+ *
+ * Poison messages: a delivery that throws (a bug, a store that rejects the run's data) is released
+ * with a backoff (`redeliveryBackoff`) and counted; at `maxDeliveries` (default 5) the message is
+ * dead-lettered with the last error — resumable from its checkpoint when its run had started — and
+ * the worker goes on. A message whose earlier consumers crashed is dead-lettered the same way once
+ * the queue has delivered it more than `maxDeliveries` times. Store outages are not counted. A run
+ * claimed by a replay or drain (`busy`) is released for later, not counted.
  */
 export function createWorker(options: WorkerOptions): Worker {
   const { stores } = options;
@@ -63,7 +83,20 @@ export function createWorker(options: WorkerOptions): Worker {
   const leaseMs = options.leaseMs ?? 300_000;
   const pollIntervalMs = options.pollIntervalMs ?? 100;
   const maxEntries = options.maxDeadLetterEntries ?? 10_000;
-  const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false };
+  const maxBytes = options.maxDeadLetterBytes ?? 268_435_456;
+  const maxDeliveries = options.maxDeliveries ?? 5;
+  const backoff = options.redeliveryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
+  for (const [name, value] of [['maxDeadLetterEntries', maxEntries], ['maxDeadLetterBytes', maxBytes], ['redeliveryBackoff.maxMs', backoff.maxMs]] as const) {
+    if (!(typeof value === 'number' && value > 0 && value <= Number.MAX_SAFE_INTEGER)) throw new ToolrunError('INVALID_OPTIONS', `${name} must be a positive number, received ${String(value)}`);
+  }
+  if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) throw new ToolrunError('INVALID_OPTIONS', `maxDeliveries must be an integer ≥ 1, received ${String(maxDeliveries)}`);
+  if (!(backoff.baseMs >= 0 && backoff.baseMs <= backoff.maxMs && backoff.maxMs <= 2_147_483_647)) {
+    throw new ToolrunError('INVALID_OPTIONS', `redeliveryBackoff must have 0 ≤ baseMs ≤ maxMs ≤ 2147483647, received ${JSON.stringify(backoff)}`);
+  }
+  const redeliveryDelayMs = (deliveries: number) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(30, Math.max(0, deliveries - 1)));
+  const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false, failedDeliveries: 0 };
+  /** Messages this worker released with a delay, by id → when they are due (epoch ms): `runUntilEmpty` waits for them. */
+  const delayed = new Map<string, number>();
   const controller = new AbortController();
   // every consumer's poll sleep listens on this one signal: no listener-count warning above 10 consumers
   setMaxListeners(0, controller.signal);
@@ -71,12 +104,22 @@ export function createWorker(options: WorkerOptions): Worker {
 
   const emit = (event: WorkerEvent) => options.onEvent?.(event);
 
+  const bytesOf = async (queue: Stores['messageDlq']) => (typeof queue.bytes === 'function' ? await queue.bytes() : 0);
   async function deadLettersFull(): Promise<boolean> {
-    const [messageSize, toolSize] = await Promise.all([stores.messageDlq.size(), stores.toolDlq.size()]);
-    const full = messageSize >= maxEntries ? ('message' as const) : toolSize >= maxEntries ? ('tool' as const) : undefined;
+    const [messageSize, toolSize, messageBytes, toolBytes] = await Promise.all([stores.messageDlq.size(), stores.toolDlq.size(), bytesOf(stores.messageDlq), bytesOf(stores.toolDlq)]);
+    const full =
+      messageSize >= maxEntries || messageBytes >= maxBytes ? ('message' as const) : toolSize >= maxEntries || toolBytes >= maxBytes ? ('tool' as const) : undefined;
     if (full && !stats.paused) {
       stats.paused = true;
-      emit({ type: 'dead-letter-full', queue: full, size: full === 'message' ? messageSize : toolSize, maxEntries, at: clock.now() });
+      emit({
+        type: 'dead-letter-full',
+        queue: full,
+        size: full === 'message' ? messageSize : toolSize,
+        maxEntries,
+        bytes: full === 'message' ? messageBytes : toolBytes,
+        maxBytes,
+        at: clock.now(),
+      });
     } else if (!full && stats.paused) {
       stats.paused = false;
       emit({ type: 'dead-letter-below-bound', queue: messageSize >= toolSize ? 'message' : 'tool', size: Math.max(messageSize, toolSize), at: clock.now() });
@@ -88,7 +131,68 @@ export function createWorker(options: WorkerOptions): Worker {
   function renewLease(delivery: QueueDelivery): LeaseKeeper {
     const { queue } = stores;
     const extendLease = queue.extendLease.bind(queue);
-    return keepLease({ queue: { extendLease }, delivery, leaseMs, clock, onError: options.onError });
+    return keepLease({
+      queue: { extendLease },
+      delivery,
+      leaseMs,
+      clock,
+      onError: (error) => {
+        if (ToolrunError.is(error) && error.code === 'LEASE_LOST') emit({ type: 'lease-lost', messageId: delivery.id, deliveries: delivery.deliveries, at: clock.now() });
+        options.onError?.(error);
+      },
+    });
+  }
+
+  function finished(result: HandleMessageResult): void {
+    stats.handled += 1;
+    stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;
+    options.onResult?.(result);
+  }
+
+  async function release(delivery: QueueDelivery, delayMs: number, countDelivery: boolean): Promise<void> {
+    // keyed by the delivery: a consumer whose lease ended cannot release another consumer's delivery
+    await stores.queue.release(delivery.id, { delayMs: Math.ceil(delayMs), countDelivery, deliveries: delivery.deliveries }).catch(() => undefined);
+    if (delayMs > 0) delayed.set(delivery.id, clock.now() + delayMs);
+  }
+
+  /** A delivery threw: count it (unless the store was out), dead-letter it at the bound, else release it with a backoff. */
+  async function failedDelivery(delivery: QueueDelivery, error: unknown): Promise<void> {
+    options.onError?.(error);
+    stats.failedDeliveries += 1;
+    const transient = isTransientStoreError(error);
+    const delayMs = redeliveryDelayMs(delivery.deliveries);
+    let errorText: string;
+    try {
+      errorText = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    } catch {
+      errorText = 'an unreadable error';
+    }
+    const redactor = (() => {
+      try {
+        return resolveRuntime(options, stores).runtime.redactor;
+      } catch {
+        return undefined;
+      }
+    })();
+    const shown = redactor ? redactor.text(errorText.slice(0, 4096)).slice(0, 1024) : '(not shown: no redactor)';
+    if (!transient && delivery.deliveries >= maxDeliveries) {
+      try {
+        const result = await deadLetterPoisonMessage(
+          { body: delivery.body, id: delivery.id },
+          { ...options, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq }, lastError: error, deliveries: delivery.deliveries },
+        );
+        await stores.queue.ack(delivery.id);
+        delayed.delete(delivery.id);
+        finished(result);
+        return;
+      } catch (deadLetterError) {
+        // the DLQ cannot take it now either: keep the message (released, counted), try again later
+        options.onError?.(deadLetterError);
+      }
+    }
+    emit({ type: 'delivery-failed', messageId: delivery.id, deliveries: delivery.deliveries, maxDeliveries, counted: !transient, retryInMs: delayMs, error: shown, at: clock.now() });
+    if (!transient && redactor) await recordDeliveryError(stores, delivery.id, error, redactor);
+    await release(delivery, delayMs, !transient);
   }
 
   async function consume(untilEmpty: boolean): Promise<void> {
@@ -100,32 +204,47 @@ export function createWorker(options: WorkerOptions): Worker {
       }
       const delivery = await stores.queue.reserve(leaseMs);
       if (!delivery) {
-        if (untilEmpty) return;
-        await clock.sleep(pollIntervalMs, controller.signal).catch(() => undefined);
+        if (untilEmpty && delayed.size === 0) return;
+        // in runUntilEmpty, wait for the messages this worker released with a backoff
+        const now = clock.now();
+        for (const [id, dueAt] of delayed) if (dueAt <= now - leaseMs) delayed.delete(id);
+        const nextDue = Math.min(...delayed.values());
+        const waitMs = untilEmpty && Number.isFinite(nextDue) ? Math.max(pollIntervalMs, Math.min(nextDue - now, leaseMs)) : pollIntervalMs;
+        await clock.sleep(waitMs, controller.signal).catch(() => undefined);
         continue;
       }
+      delayed.delete(delivery.id);
       const lease = renewLease(delivery);
+      let result: HandleMessageResult;
       try {
         // A redelivery after a crash between a dead-letter push and the ack adds no second entry:
         // handleMessage pushes by key (`DeadLetterQueue.pushOnce`) and reports `alreadyFinished`.
-        let result: HandleMessageResult;
         try {
           result = await handleMessage(
-            { body: delivery.body, id: delivery.id },
-            { ...options, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } },
+            { body: delivery.body, id: delivery.id, deliveries: delivery.deliveries },
+            { ...options, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq }, maxDeliveries, claimLeaseMs: options.claimLeaseMs ?? leaseMs },
           );
         } finally {
           await lease.stop();
         }
-        await stores.queue.ack(delivery.id);
-        stats.handled += 1;
-        stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;
-        options.onResult?.(result);
       } catch (error) {
-        options.onError?.(error);
-        await stores.queue.release(delivery.id).catch(() => undefined);
+        await failedDelivery(delivery, error);
         await clock.sleep(pollIntervalMs, controller.signal).catch(() => undefined);
+        continue;
       }
+      if (result.status === 'busy') {
+        // a replay or drain holds the run: give the message back for later, without counting it
+        await release(delivery, Math.max(pollIntervalMs, redeliveryDelayMs(1)), false);
+        continue;
+      }
+      try {
+        await stores.queue.ack(delivery.id);
+      } catch (error) {
+        // handled, but the ack did not go through: redelivered, the run's checkpoint makes that a no-op
+        await failedDelivery(delivery, error);
+        continue;
+      }
+      finished(result);
     }
   }
 

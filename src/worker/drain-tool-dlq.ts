@@ -1,6 +1,7 @@
 import type { DeadLetterQueue } from '../core/ports/stores.ts';
-import type { ToolFailureEntry } from './dead-letter-entries.ts';
-import { pushDeadLetter, toolDeadLetterKey } from './push-dead-letter.ts';
+import type { ResumableEntry } from './dead-letter-entries.ts';
+import { resumableDeadLetterKey } from './handle-message.ts';
+import { pushDeadLetter } from './push-dead-letter.ts';
 import { replayToolFailure, type ReplayOptions, type ReplayStatus } from './replay-tool-failure.ts';
 
 /** Options of {@link drainToolDlq}. */
@@ -28,11 +29,12 @@ export interface DrainReport {
 }
 
 /**
- * Replays tool-DLQ entries with bounded concurrency and reports counts per outcome. An entry whose
- * run completes (or had completed) is removed; one that fails again stays (replaced by its new
- * entry when it failed at another step, keeping `firstSeenAt`, pushed with `pushOnce` under the
- * key `tool:<runId>:<stepIndex>` like the worker's); an expired one stays unless
- * `removeExpired`. One bad entry
+ * Replays tool-DLQ entries (tool, model and poison-run failures alike) with bounded concurrency
+ * and reports counts per outcome. An entry whose run completes (or had completed) is removed; one
+ * that fails again stays (replaced by its new entry when it failed at another step or in another
+ * way, keeping `firstSeenAt`, pushed with `pushOnce` under the worker's key for it); an expired one
+ * stays unless `removeExpired`. An entry whose run is claimed by another drain, replay or worker
+ * is counted `in_progress` and left alone: two drains at once run each entry once. One bad entry
  * never stops the drain: a throw is counted as `error` and the drain goes on.
  */
 export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> {
@@ -50,16 +52,17 @@ export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> 
       let runId: string | null = null;
       let error: string | undefined;
       try {
-        const result = await replayToolFailure(record.entry as ToolFailureEntry, options);
+        const old = record.entry as ResumableEntry;
+        const result = await replayToolFailure(old, options);
         status = result.status;
         runId = result.runId;
         if (status === 'completed' || status === 'already_completed' || (status === 'expired' && options.removeExpired)) {
           if (await dlq.remove(record.id)) report.removed += 1;
-        } else if (result.entry && result.entry.stepIndex !== (record.entry as ToolFailureEntry).stepIndex) {
-          // Failed again at another step: the new entry (push first, so nothing is lost) replaces the old one.
-          // Keyed like the worker's push, so a drain repeated after a crash, or a redelivery of the
-          // run's message, adds it once.
-          await pushDeadLetter(dlq, toolDeadLetterKey(result.entry.runId, result.entry.stepIndex), result.entry);
+        } else if (result.entry && (result.entry.stepIndex !== old.stepIndex || result.entry.kind !== old.kind)) {
+          // Failed again at another step (or the model, not the tool, failed this time): the new entry
+          // (pushed first, so nothing is lost) replaces the old one. Keyed like the worker's push, so
+          // a drain repeated after a crash, or a redelivery of the run's message, adds it once.
+          await pushDeadLetter(dlq, resumableDeadLetterKey(result.entry), result.entry);
           await dlq.remove(record.id);
         }
       } catch (thrown) {

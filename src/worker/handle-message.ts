@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { runAgent, isTerminalRunStatus, type AgentRunHooks, type AgentRunResult, type AgentRunStatus } from '../agent/run-agent.ts';
+import type { ModelFailureInfo, ModelPolicyOptions } from '../agent/model-policy.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { RunCheckpoint, Stores } from '../core/ports/stores.ts';
@@ -11,12 +11,14 @@ import { truncateText } from '../core/build-failure.ts';
 import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
-import type { DeadLetterSink, MessageFailureEntry, ToolFailureEntry } from './dead-letter-entries.ts';
+import type { DeadLetterSink, MessageFailureEntry, ModelFailureEntry, ResumableEntry, RunFailureEntry, ToolFailureEntry } from './dead-letter-entries.ts';
+import type { Redactor } from '../core/redact.ts';
+import { claimRun, newClaimHolder } from './run-claim.ts';
 import { RUN_REQUEST_SCHEMA, type RunRequest } from './message-schema.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { getDefaultStores } from './default-stores.ts';
-import { isKeyedSink, messageDeadLetterKey, pushDeadLetter, toolDeadLetterKey } from './push-dead-letter.ts';
+import { isKeyedSink, messageDeadLetterKey, modelDeadLetterKey, pushDeadLetter, runDeadLetterKey, toolDeadLetterKey } from './push-dead-letter.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
 /** A queue message that asks for one agent run. */
@@ -25,6 +27,12 @@ export interface RunMessage {
   body: string;
   /** The queue's message id: a redelivered message with the same id resumes the same run. */
   id?: string;
+  /**
+   * How many times the queue has delivered this message, this delivery included (1 the first
+   * time). Past `maxDeliveries` the message is dead-lettered without running (a poison message:
+   * every earlier delivery failed or crashed its consumer). @defaultValue 1
+   */
+  deliveries?: number;
 }
 
 /** Options of {@link handleMessage}. Durations in milliseconds. */
@@ -56,8 +64,31 @@ export interface HandleMessageOptions {
   onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;
   /** Run-level observers passed to `runAgent` (e.g. `createObservability().runHooks` of `toolrun/otel`). */
   runHooks?: AgentRunHooks;
-  /** Larger bodies go to the message DLQ. @defaultValue 1 MiB */
+  /** Larger bodies go to the message DLQ (their first 64 KiB are kept in the entry). @defaultValue 1 MiB */
   maxBodyBytes?: number;
+  /**
+   * Deliveries of one message before it is dead-lettered as a poison message (like SQS
+   * `maxReceiveCount`): with its last error, resumable from the run's checkpoint when the run had
+   * started (tool DLQ, `kind: 'run'`), else as a message failure `DELIVERY_LIMIT_EXCEEDED`.
+   * @defaultValue 5
+   */
+  maxDeliveries?: number;
+  /** Retries, backoff and per-call timeout of model calls. @defaultValue 3 attempts, base 500 ms ×2 + up to 100 ms jitter, 120 s per call */
+  modelPolicy?: ModelPolicyOptions;
+  /** The model's name in entries, logs and the shared model breaker key. @defaultValue `model.modelName`, the function's name, or `'model'` */
+  modelName?: string;
+  /**
+   * How long the claim on the run (`run:<runId>` in `stores.claims`) lasts without renewal; it is
+   * renewed every third of it while the run goes on. A replay or drain of the same run meanwhile
+   * finds it busy. @defaultValue 300_000
+   */
+  claimLeaseMs?: number;
+  /**
+   * The claim on the run is renewed only while this returns true (a queue consumer passes "my
+   * lease still holds", so a consumer shut down mid-run lets the claim lapse with its lease).
+   * @defaultValue always
+   */
+  holdClaimWhile?: () => boolean;
   signal?: AbortSignal;
   clock?: Clock;
 }
@@ -73,6 +104,24 @@ export type HandleMessageResult =
       alreadyFinished: boolean;
     }
   | {
+      /** Past `maxDeliveries`: dead-lettered as a poison message, not run. */
+      status: 'delivery_limit_exceeded';
+      runId: string | null;
+      messageId: string | undefined;
+      /** Where the entry went: the tool DLQ (resumable from the checkpoint) or the message DLQ (the run had not started). */
+      queue: 'message' | 'tool';
+      deliveries: number;
+      alreadyFinished: boolean;
+    }
+  | {
+      /** Another consumer (a replay, a drain, a consumer whose lease was lost) holds the run's claim: nothing was done; deliver it again later. */
+      status: 'busy';
+      runId: string;
+      messageId: string | undefined;
+      holder: string | undefined;
+      alreadyFinished: false;
+    }
+  | {
       status: AgentRunStatus;
       runId: string;
       messageId: string | undefined;
@@ -84,7 +133,14 @@ export type HandleMessageResult =
       alreadyFinished: boolean;
       /** The tool-DLQ entry this call added (`status` is `tool_failed`); absent when an earlier delivery had added it. */
       toolFailure?: ToolFailureEntry;
+      /** The tool-DLQ entry this call added for a model failure (`status` is `model_failed`). */
+      modelFailure?: ModelFailureEntry;
     };
+
+/** The bound of the raw body kept in a message-DLQ entry of a body over `maxBodyBytes`. */
+const MAX_REJECTED_BODY_BYTES = 65_536;
+/** Field problems kept in a message-DLQ entry. */
+const MAX_REJECTED_FIELDS = 20;
 
 let requestSchema: CompiledToolSchema | undefined;
 
@@ -97,36 +153,73 @@ function describeNonStringBody(body: unknown): string {
   }
 }
 
-function reject(message: RunMessage, code: string, detail: string, receivedAt: string, fields?: MessageFailureEntry['reason']['fields']): MessageFailureEntry {
+function utf8Length(text: string): number {
+  return new TextEncoder().encode(text).length;
+}
+
+function reject(
+  message: RunMessage,
+  code: MessageFailureEntry['reason']['code'],
+  detail: string,
+  receivedAt: string,
+  redactor: Redactor,
+  fields?: MessageFailureEntry['reason']['fields'],
+  extra: { deliveries?: number } = {},
+): MessageFailureEntry {
+  const body = typeof message?.body === 'string' ? message.body : describeNonStringBody(message?.body);
+  const cut = body.length > MAX_REJECTED_BODY_BYTES && utf8Length(body) > MAX_REJECTED_BODY_BYTES;
+  const kept = (fields ?? []).slice(0, MAX_REJECTED_FIELDS).map((field) => ({
+    path: truncateText(redactor.text(truncateText(field.path, 4096)), 256),
+    problem: field.problem,
+    ...(field.expected !== undefined ? { expected: truncateText(field.expected, 256) } : {}),
+    ...(field.received !== undefined ? { received: truncateText(redactor.text(truncateText(field.received, 4096)), 256) } : {}),
+  }));
   return {
     kind: 'message',
-    rawBody: typeof message?.body === 'string' ? message.body : describeNonStringBody(message?.body),
-    reason: { code, detail, ...(fields && fields.length > 0 ? { fields } : {}) },
-    ...(typeof message?.id === 'string' ? { messageId: message.id } : {}),
+    rawBody: cut ? truncateText(body, MAX_REJECTED_BODY_BYTES) : body,
+    rawBodyRedacted: false,
+    ...(cut ? { rawBodyTruncated: true } : {}),
+    reason: {
+      code,
+      detail: truncateText(redactor.text(truncateText(detail, 8192)), 1024),
+      ...(kept.length > 0 ? { fields: kept } : {}),
+      ...(extra.deliveries !== undefined ? { deliveries: extra.deliveries } : {}),
+    },
+    ...(typeof message?.id === 'string' ? { messageId: truncateText(message.id, 512) } : {}),
     receivedAt,
   };
 }
 
 /** Parses and validates a body; a failure is a message-DLQ entry. */
-function parseRunRequest(message: RunMessage, maxBodyBytes: number, receivedAt: string): { ok: true; request: RunRequest } | { ok: false; entry: MessageFailureEntry } {
+function parseRunRequest(message: RunMessage, maxBodyBytes: number, receivedAt: string, redactor: Redactor): { ok: true; request: RunRequest } | { ok: false; entry: MessageFailureEntry } {
   if (typeof message !== 'object' || message === null || typeof message.body !== 'string') {
-    return { ok: false, entry: reject(message, 'INVALID_MESSAGE', 'The message has no string body', receivedAt) };
+    return { ok: false, entry: reject(message, 'INVALID_MESSAGE', 'The message has no string body', receivedAt, redactor) };
   }
-  if (Buffer.byteLength(message.body) > maxBodyBytes) {
-    return { ok: false, entry: reject(message, 'BODY_TOO_LARGE', `The body is over ${maxBodyBytes} bytes`, receivedAt) };
+  if (message.body.length > maxBodyBytes / 3 && utf8Length(message.body) > maxBodyBytes) {
+    return { ok: false, entry: reject(message, 'BODY_TOO_LARGE', `The body is over ${maxBodyBytes} bytes`, receivedAt, redactor) };
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(message.body);
   } catch (error) {
-    return { ok: false, entry: reject(message, 'MALFORMED_JSON', truncateText(`The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 512), receivedAt) };
+    return { ok: false, entry: reject(message, 'MALFORMED_JSON', truncateText(`The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 512), receivedAt, redactor) };
   }
   // Strict JSON Schema: a message comes from a program, not a model, so `null` is not read as "absent".
   const schema = (requestSchema ??= createAjvSchemaValidator({ nullAsAbsent: false }).compile(RUN_REQUEST_SCHEMA, { coerce: 'none' }));
   const validation = schema.validate(parsed);
   if (validation instanceof Promise) throw new Error('unreachable: JSON Schema validation is synchronous');
   if (!validation.ok) {
-    return { ok: false, entry: reject(message, 'INVALID_MESSAGE', truncateText(validation.detail, 1024), receivedAt, validation.fields.map(({ path, problem, expected, received }) => ({ path, problem, ...(expected !== undefined ? { expected } : {}), ...(received !== undefined ? { received } : {}) }))) };
+    return {
+      ok: false,
+      entry: reject(
+        message,
+        'INVALID_MESSAGE',
+        validation.detail,
+        receivedAt,
+        redactor,
+        validation.fields.map(({ path, problem, expected, received }) => ({ path, problem, ...(expected !== undefined ? { expected } : {}), ...(received !== undefined ? { received } : {}) })),
+      ),
+    };
   }
   return { ok: true, request: validation.value as RunRequest };
 }
@@ -140,36 +233,46 @@ function initialMessages(request: RunRequest): ChatMessage[] {
 }
 
 /**
- * Handles one run-request message — the routing contract of SPEC.md §2:
+ * Handles one run-request message — the routing contract:
  * - a body that cannot be parsed or validated → one message-DLQ entry, no retry, the model is never called (`rejected`);
  * - a transient tool failure that recovers → nothing dead-lettered (`completed`);
  * - in-band recovery exhausted, or a tool broken for everyone → one tool-DLQ entry with resumable state (`tool_failed`);
- * - a redelivered message (consumer crash) resumes its run from the last checkpoint; a finished run is not run again,
- *   and a message already dead-lettered is not dead-lettered twice (keyed push: see `queues`).
+ * - the model failing past its policy (5xx, 429, timeouts, a rejected key, invalid answers) → one
+ *   resumable tool-DLQ entry of kind `model` (`model_failed`); a rejected key opens the shared model breaker;
+ * - a delivery past `maxDeliveries` (every earlier one failed or crashed) → dead-lettered as a poison
+ *   message (`delivery_limit_exceeded`), resumable from its checkpoint when the run had started;
+ * - a run claimed by another consumer (a replay or drain of it) → nothing done (`busy`): deliver it again later;
+ * - a redelivered message (consumer crash) resumes its run from the last checkpoint; a finished run is not run again
+ *   (`message-duplicate` event), and a message already dead-lettered is not dead-lettered twice (keyed push: see `queues`).
  *
- * Never throws for a bad message, a tool or the model; it throws only when a store fails (the
- * message must then be redelivered, not acknowledged).
+ * Never throws for a bad message, a tool or the model; it throws only when a store fails or a bug
+ * surfaces (the worker then redelivers the message, up to `maxDeliveries`).
  */
 export async function handleMessage(message: RunMessage, options: HandleMessageOptions): Promise<HandleMessageResult> {
   const stores = options.stores ?? getDefaultStores();
-  const runtime = resolveRuntime(options, stores);
+  const { runtime, breaker } = resolveRuntime(options, stores);
   const clock = options.clock ?? runtime.clock;
-  const receivedAt = new Date(clock.now()).toISOString();
-  const parsed = parseRunRequest(message, options.maxBodyBytes ?? 1_048_576, receivedAt);
+  const now = () => new Date(clock.now()).toISOString();
+  const receivedAt = now();
+  const parsed = parseRunRequest(message, options.maxBodyBytes ?? 1_048_576, receivedAt, runtime.redactor);
   const messageId = typeof message?.id === 'string' ? message.id : undefined;
-  if (!parsed.ok) {
-    const added = await pushDeadLetter(options.queues.messageDlq, messageId === undefined ? undefined : messageDeadLetterKey(messageId), parsed.entry);
-    if (added) options.onEvent?.({ type: 'dead-letter-add', queue: 'message', reason: parsed.entry.reason.code, at: clock.now() });
-    return { status: 'rejected', runId: null, messageId, reason: parsed.entry.reason, alreadyFinished: !added };
-  }
+  if (!parsed.ok) return rejectMessage(parsed.entry, messageId, options, clock);
   const request = parsed.request;
-  const runId = request.runId ?? (messageId !== undefined ? `run_${messageId}` : `run_${randomUUID()}`);
+  const runId = request.runId ?? (messageId !== undefined ? `run_${messageId}` : `run_${globalThis.crypto.randomUUID()}`);
+  const deliveries = typeof message.deliveries === 'number' && Number.isFinite(message.deliveries) ? message.deliveries : 1;
+  const maxDeliveries = options.maxDeliveries ?? 5;
 
   const existing = await stores.runs.get(runId);
+  if (existing && messageId !== undefined && existing.messageId !== '' && existing.messageId !== messageId) {
+    // Another message's run: running this one would resume, or silently skip, a run it does not own.
+    const entry = reject(message, 'RUN_ID_CONFLICT', `runId "${runId}" belongs to the run of message "${existing.messageId}"; give this message its own runId`, receivedAt, runtime.redactor);
+    return rejectMessage(entry, messageId, options, clock);
+  }
   if (existing && isTerminalRunStatus(existing.status)) {
-    // A crash after the run ended tool_failed but before the message was acknowledged: push the
+    options.onEvent?.({ type: 'message-duplicate', messageId, runId, runStatus: existing.status, at: clock.now() });
+    // A crash after the run ended failed but before the message was acknowledged: push the
     // entry now unless it was pushed, so it is never lost and never doubled.
-    const pushed = existing.status === 'tool_failed' ? await ensureDeadLettered(existing, runtime, stores, options, clock) : undefined;
+    const pushed = existing.status === 'tool_failed' || existing.status === 'model_failed' ? await ensureDeadLettered(existing, runtime, stores, options, clock) : undefined;
     return {
       status: existing.status as AgentRunStatus,
       runId,
@@ -179,24 +282,41 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
       modelCalls: 0,
       tokensSpent: existing.tokensSpent,
       alreadyFinished: true,
-      ...(pushed ? { toolFailure: pushed } : {}),
+      ...(pushed?.kind === 'tool' ? { toolFailure: pushed } : {}),
+      ...(pushed?.kind === 'model' ? { modelFailure: pushed } : {}),
     };
   }
+  if (deliveries > maxDeliveries) {
+    return deadLetterPoisonMessage(message, { ...options, stores, lastError: await readDeliveryError(stores, messageId), deliveries: deliveries - 1, runId });
+  }
 
-  const run: AgentRunResult = await runAgent({
-    model: options.model,
-    runtime,
-    messages: initialMessages(request),
-    runId,
-    ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),
-    ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
-    ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
-    ...(options.toolRetryBudget !== undefined ? { toolRetryBudget: options.toolRetryBudget } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
-    ...(options.onToolCall ? { onToolCall: options.onToolCall } : {}),
-    ...(options.runHooks ? { hooks: options.runHooks } : {}),
-    persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: messageId ?? '' },
-  });
+  const claimed = await claimRun(stores.claims, runId, { holder: newClaimHolder('worker'), leaseMs: options.claimLeaseMs ?? 300_000, clock, holdWhile: options.holdClaimWhile });
+  if (!claimed.ok) {
+    options.onEvent?.({ type: 'run-busy', runId, messageId, holder: claimed.holder, at: clock.now() });
+    return { status: 'busy', runId, messageId, holder: claimed.holder, alreadyFinished: false };
+  }
+  let run: AgentRunResult;
+  try {
+    run = await runAgent({
+      model: options.model,
+      runtime,
+      messages: initialMessages(request),
+      runId,
+      ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),
+      ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+      ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
+      ...(options.toolRetryBudget !== undefined ? { toolRetryBudget: options.toolRetryBudget } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onToolCall ? { onToolCall: options.onToolCall } : {}),
+      ...(options.runHooks ? { hooks: options.runHooks } : {}),
+      ...(options.modelPolicy ? { modelPolicy: options.modelPolicy } : {}),
+      ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
+      ...(breaker ? { modelBreaker: breaker } : {}),
+      persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: messageId ?? '' },
+    });
+  } finally {
+    await claimed.claim.release();
+  }
 
   const result: HandleMessageResult = {
     status: run.status,
@@ -213,36 +333,192 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
       messageId: messageId ?? '',
       redactor: runtime.redactor,
       sensitiveKeys: runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [],
-      firstSeenAt: new Date(clock.now()).toISOString(),
+      firstSeenAt: now(),
     });
-    if (await pushToolDeadLetter(entry, stores, options)) {
-      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, toolName: entry.toolName, at: clock.now() });
+    if (await pushResumable(entry, stores, options)) {
+      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, toolName: entry.toolName, runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
       result.toolFailure = entry;
+    }
+  } else if (run.status === 'model_failed' && run.modelFailure) {
+    const entry = buildModelFailureEntry(run.runId, run.conversationRef, run.tokensSpent, run.modelFailure, messageId ?? '', now());
+    if (await pushResumable(entry, stores, options)) {
+      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, modelName: entry.modelName, runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+      result.modelFailure = entry;
     }
   }
   return result;
 }
 
+async function rejectMessage(entry: MessageFailureEntry, messageId: string | undefined, options: HandleMessageOptions, clock: Clock): Promise<HandleMessageResult> {
+  const added = await pushDeadLetter(options.queues.messageDlq, messageId === undefined ? undefined : messageDeadLetterKey(messageId), entry);
+  if (added) options.onEvent?.({ type: 'dead-letter-add', queue: 'message', reason: entry.reason.code, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+  return { status: 'rejected', runId: null, messageId, reason: entry.reason, alreadyFinished: !added };
+}
+
+/** Builds the resumable tool-DLQ entry of a run whose model failed. */
+export function buildModelFailureEntry(
+  runId: string,
+  conversationRef: string,
+  tokensSpent: { input: number; output: number },
+  failure: ModelFailureInfo,
+  messageId: string,
+  firstSeenAt: string,
+): ModelFailureEntry {
+  return {
+    kind: 'model',
+    runId,
+    stepIndex: failure.stepIndex,
+    modelName: failure.modelName,
+    attempts: failure.attempts,
+    lastError: { kind: failure.lastError.kind, status: failure.lastError.status, message: failure.lastError.message, code: failure.lastError.code },
+    conversationRef,
+    tokensSpent: { ...tokensSpent },
+    firstSeenAt,
+    originalMessageId: messageId,
+    reason: failure.reason,
+    ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+  };
+}
+
+/** The `pushOnce` key of a resumable entry: per kind, run and step. */
+export function resumableDeadLetterKey(entry: ResumableEntry): string {
+  switch (entry.kind) {
+    case 'tool':
+      return toolDeadLetterKey(entry.runId, entry.stepIndex);
+    case 'model':
+      return modelDeadLetterKey(entry.runId, entry.stepIndex);
+    case 'run':
+      return runDeadLetterKey(entry.runId, entry.stepIndex);
+  }
+}
+
 /**
- * Pushes a tool-DLQ entry: by key when the sink has `pushOnce`; else with `push`, then a ledger
+ * Pushes a resumable entry: by key when the sink has `pushOnce`; else with `push`, then a ledger
  * marker that a redelivery reads (it cannot cover a crash between the push and the marker).
  * Returns whether an entry was added.
  */
-async function pushToolDeadLetter(entry: ToolFailureEntry, stores: Stores, options: HandleMessageOptions): Promise<boolean> {
-  const sink = options.queues.toolDlq;
-  const added = await pushDeadLetter(sink, toolDeadLetterKey(entry.runId, entry.stepIndex), entry);
-  if (!isKeyedSink(sink)) await stores.ledger.putIfAbsent(deadLetterMarkerKey(entry.runId, entry.stepIndex), entry.firstSeenAt);
+async function pushResumable(entry: ResumableEntry, stores: Stores, options: Pick<HandleMessageOptions, 'queues'>): Promise<boolean> {
+  const sink = options.queues.toolDlq as DeadLetterSink<ResumableEntry>;
+  const added = await pushDeadLetter(sink, resumableDeadLetterKey(entry), entry);
+  if (!isKeyedSink(sink)) await stores.ledger.putIfAbsent(deadLetterMarkerKey(entry.runId, entry.stepIndex, entry.kind), entry.firstSeenAt);
   return added;
 }
 
 /** Ledger key recording that a run's failure at a step was pushed to a `push`-only sink (or by a toolrun without keyed pushes). */
-function deadLetterMarkerKey(runId: string, stepIndex: number): string {
-  return `${runId}:dead-lettered:${stepIndex}`;
+function deadLetterMarkerKey(runId: string, stepIndex: number, kind: ResumableEntry['kind'] = 'tool'): string {
+  return kind === 'tool' ? `${runId}:dead-lettered:${stepIndex}` : `${runId}:dead-lettered:${kind}:${stepIndex}`;
+}
+
+/** The ledger key of the last failure of a message's deliveries. */
+function deliveryErrorKey(messageId: string): string {
+  return `message:${messageId}:last-delivery-error`;
+}
+
+/** A thrown value as a bounded, redacted line (never throws). */
+function describeThrown(error: unknown, redactor: Redactor): string {
+  let text: string;
+  try {
+    text = error instanceof Error ? `${error.name}: ${error.message}` : typeof error === 'string' ? error : JSON.stringify(error) ?? String(error);
+  } catch {
+    text = Object.prototype.toString.call(error);
+  }
+  return truncateText(redactor.text(truncateText(text, 8192)), 1024);
 }
 
 /**
- * Pushes the tool-DLQ entry of a `tool_failed` run unless it was pushed already: the ledger
- * marker (written for `push`-only sinks, and by earlier toolrun versions) or the sink's key says so.
+ * Records why a delivery of `messageId` failed (in the idempotency ledger), so the entry of a
+ * message that reaches the delivery bound after a crash still says what went wrong last. Never throws.
+ */
+export async function recordDeliveryError(stores: Stores, messageId: string, error: unknown, redactor: Redactor): Promise<void> {
+  try {
+    const key = deliveryErrorKey(messageId);
+    await stores.ledger.delete(key);
+    await stores.ledger.putIfAbsent(key, describeThrown(error, redactor));
+  } catch {
+    // the store that failed the delivery may fail this too: the entry then says the cause is unknown
+  }
+}
+
+async function readDeliveryError(stores: Stores, messageId: string | undefined): Promise<string | undefined> {
+  if (messageId === undefined) return undefined;
+  const value = await stores.ledger.get(deliveryErrorKey(messageId)).catch(() => undefined);
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The run id a message's body names, or the one its id gives (`run_<id>`); undefined when neither can be read. */
+function runIdOf(message: RunMessage): string | undefined {
+  let runId: unknown;
+  try {
+    runId = typeof message?.body === 'string' && message.body.length <= 1_048_576 ? (JSON.parse(message.body) as { runId?: unknown })?.runId : undefined;
+  } catch {
+    runId = undefined;
+  }
+  if (typeof runId === 'string' && runId.length > 0) return runId;
+  return typeof message?.id === 'string' ? `run_${message.id}` : undefined;
+}
+
+/** Options of {@link deadLetterPoisonMessage}. */
+export interface PoisonMessageOptions extends HandleMessageOptions {
+  stores: Stores;
+  /** The last failure (a thrown value, or its recorded text); absent after crashes that left no word. */
+  lastError: unknown;
+  /** Deliveries that failed. */
+  deliveries: number;
+  /** The run id, when the body could be read. */
+  runId?: string;
+}
+
+/**
+ * Dead-letters a message whose deliveries all failed (a poison message): when its run had started,
+ * a resumable tool-DLQ entry of kind `run` (the run resumes from its last checkpoint on replay);
+ * otherwise a message-DLQ entry `DELIVERY_LIMIT_EXCEEDED` with the raw body. Keyed, so a repeat adds
+ * nothing. Raises `delivery-limit-exceeded` and `dead-letter-add`. Throws only when the DLQ does.
+ */
+export async function deadLetterPoisonMessage(message: RunMessage, options: PoisonMessageOptions): Promise<HandleMessageResult> {
+  const { stores } = options;
+  const { runtime } = resolveRuntime(options, stores);
+  const clock = options.clock ?? runtime.clock;
+  const messageId = typeof message?.id === 'string' ? message.id : undefined;
+  const error =
+    options.lastError === undefined
+      ? 'every delivery ended without a result (the consumer crashed, hung past its lease, or the store failed)'
+      : typeof options.lastError === 'string'
+        ? options.lastError
+        : describeThrown(options.lastError, runtime.redactor);
+  const runId = options.runId ?? runIdOf(message);
+  const checkpoint = runId !== undefined ? await stores.runs.get(runId) : undefined;
+  if (checkpoint) {
+    const entry: RunFailureEntry = {
+      kind: 'run',
+      runId: checkpoint.runId,
+      stepIndex: checkpoint.stepIndex,
+      deliveries: options.deliveries,
+      lastError: { kind: options.lastError === undefined ? 'crash' : 'exception', status: null, message: truncateText(runtime.redactor.text(error), 1024) },
+      conversationRef: checkpoint.conversationRef,
+      tokensSpent: { ...checkpoint.tokensSpent },
+      firstSeenAt: new Date(clock.now()).toISOString(),
+      originalMessageId: messageId ?? checkpoint.messageId,
+      reason: 'delivery-limit-exceeded',
+    };
+    const added = await pushResumable(entry, stores, options);
+    if (added) {
+      options.onEvent?.({ type: 'delivery-limit-exceeded', messageId: messageId ?? '', runId: checkpoint.runId, deliveries: options.deliveries, queue: 'tool', error: entry.lastError.message, at: clock.now() });
+      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, runId: checkpoint.runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+    }
+    return { status: 'delivery_limit_exceeded', runId: checkpoint.runId, messageId, queue: 'tool', deliveries: options.deliveries, alreadyFinished: !added };
+  }
+  const entry = reject(message, 'DELIVERY_LIMIT_EXCEEDED', `${options.deliveries} deliveries failed; the last: ${error}`, new Date(clock.now()).toISOString(), runtime.redactor, undefined, { deliveries: options.deliveries });
+  const added = await pushDeadLetter(options.queues.messageDlq, messageId === undefined ? undefined : messageDeadLetterKey(messageId), entry);
+  if (added) {
+    options.onEvent?.({ type: 'delivery-limit-exceeded', messageId: messageId ?? '', runId: null, deliveries: options.deliveries, queue: 'message', error: entry.reason.detail, at: clock.now() });
+    options.onEvent?.({ type: 'dead-letter-add', queue: 'message', reason: entry.reason.code, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+  }
+  return { status: 'delivery_limit_exceeded', runId: null, messageId, queue: 'message', deliveries: options.deliveries, alreadyFinished: !added };
+}
+
+/**
+ * Pushes the resumable entry of a `tool_failed` or `model_failed` run unless it was pushed already:
+ * the ledger marker (written for `push`-only sinks, and by earlier toolrun versions) or the sink's key says so.
  */
 async function ensureDeadLettered(
   checkpoint: RunCheckpoint,
@@ -250,18 +526,34 @@ async function ensureDeadLettered(
   stores: Stores,
   options: HandleMessageOptions,
   clock: Clock,
-): Promise<ToolFailureEntry | undefined> {
-  const failure = checkpoint.data?.failure as unknown as ToolFailureInfo | undefined;
-  if (!failure || typeof failure !== 'object' || typeof failure.stepIndex !== 'number') return undefined;
-  if ((await stores.ledger.get(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex))) !== undefined) return undefined;
-  const run = { runId: checkpoint.runId, conversationRef: checkpoint.conversationRef, tokensSpent: checkpoint.tokensSpent } as AgentRunResult;
-  const entry = buildToolFailureEntry(run, failure, {
-    messageId: checkpoint.messageId,
-    redactor: runtime.redactor,
-    sensitiveKeys: runtime.getTool(failure.toolName)?.definition.sensitive ?? [],
-    firstSeenAt: new Date(clock.now()).toISOString(),
+): Promise<ToolFailureEntry | ModelFailureEntry | undefined> {
+  const firstSeenAt = new Date(clock.now()).toISOString();
+  let entry: ToolFailureEntry | ModelFailureEntry;
+  if (checkpoint.status === 'model_failed') {
+    const failure = checkpoint.data?.modelFailure as unknown as ModelFailureInfo | undefined;
+    if (!failure || typeof failure !== 'object' || typeof failure.stepIndex !== 'number') return undefined;
+    if ((await stores.ledger.get(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex, 'model'))) !== undefined) return undefined;
+    entry = buildModelFailureEntry(checkpoint.runId, checkpoint.conversationRef, checkpoint.tokensSpent, failure, checkpoint.messageId, firstSeenAt);
+  } else {
+    const failure = checkpoint.data?.failure as unknown as ToolFailureInfo | undefined;
+    if (!failure || typeof failure !== 'object' || typeof failure.stepIndex !== 'number') return undefined;
+    if ((await stores.ledger.get(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex))) !== undefined) return undefined;
+    const run = { runId: checkpoint.runId, conversationRef: checkpoint.conversationRef, tokensSpent: checkpoint.tokensSpent } as AgentRunResult;
+    entry = buildToolFailureEntry(run, failure, {
+      messageId: checkpoint.messageId,
+      redactor: runtime.redactor,
+      sensitiveKeys: runtime.getTool(failure.toolName)?.definition.sensitive ?? [],
+      firstSeenAt,
+    });
+  }
+  if (!(await pushResumable(entry, stores, options))) return undefined;
+  options.onEvent?.({
+    type: 'dead-letter-add',
+    queue: 'tool',
+    reason: entry.reason,
+    ...(entry.kind === 'tool' ? { toolName: entry.toolName } : { modelName: entry.modelName }),
+    runId: entry.runId,
+    at: clock.now(),
   });
-  if (!(await pushToolDeadLetter(entry, stores, options))) return undefined;
-  options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, toolName: entry.toolName, at: clock.now() });
   return entry;
 }

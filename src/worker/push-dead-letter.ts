@@ -10,6 +10,16 @@ export function toolDeadLetterKey(runId: string, stepIndex: number): string {
   return `tool:${runId}:${stepIndex}`;
 }
 
+/** The `pushOnce` key of the tool-DLQ entry of a run whose model failed at a step: `model:<runId>:<stepIndex>`. */
+export function modelDeadLetterKey(runId: string, stepIndex: number): string {
+  return `model:${runId}:${stepIndex}`;
+}
+
+/** The `pushOnce` key of the tool-DLQ entry of a poison run (delivery bound reached) at a step: `run:<runId>:<stepIndex>`. */
+export function runDeadLetterKey(runId: string, stepIndex: number): string {
+  return `run:${runId}:${stepIndex}`;
+}
+
 /**
  * Pushes a dead letter: with `pushOnce(key, entry)` when the sink has it and a key is given (a
  * repeat adds nothing), else with `push(entry)`. Returns whether an entry was added (always `true`

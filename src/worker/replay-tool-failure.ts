@@ -3,11 +3,15 @@ import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Stores } from '../core/ports/stores.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
+import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
-import type { ToolFailureEntry } from './dead-letter-entries.ts';
+import type { ModelFailureEntry, ResumableEntry, ToolFailureEntry } from './dead-letter-entries.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
+import { buildModelFailureEntry } from './handle-message.ts';
+import type { ModelPolicyOptions } from '../agent/model-policy.ts';
+import { claimRun, newClaimHolder } from './run-claim.ts';
 import { getDefaultStores } from './default-stores.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
@@ -32,16 +36,28 @@ export interface ReplayOptions {
    */
   runHooks?: AgentRunHooks;
   signal?: AbortSignal;
+  /** Retries, backoff and timeout of the resumed run's model calls. @defaultValue as `runAgent` */
+  modelPolicy?: ModelPolicyOptions;
+  /** The model's name (entries, the shared model breaker key). @defaultValue as `runAgent` */
+  modelName?: string;
+  /**
+   * How long the replay's claim on the run (`run:<runId>` in `stores.claims`) lasts without
+   * renewal; renewed every third of it while the replay runs. A second replay, drain or worker
+   * finds the run `in_progress` meanwhile; a replayer that crashed frees it when the claim expires.
+   * @defaultValue 300_000
+   */
+  claimLeaseMs?: number;
 }
 
 /**
  * How a replay ended:
- * - an agent status (`completed`, `tool_failed` again, `max_steps`, …) of the resumed run;
+ * - an agent status (`completed`, `tool_failed` or `model_failed` again, `max_steps`, …) of the resumed run;
  * - `already_completed`: the run had completed (a second replay): nothing was done;
+ * - `in_progress`: another replay, drain or worker holds the run's claim: nothing was done (the entry stays);
  * - `expired`: the conversation (or the run's checkpoint) is gone — its TTL passed;
  * - `invalid_entry`: the entry lacks what a replay needs.
  */
-export type ReplayStatus = AgentRunStatus | 'already_completed' | 'expired' | 'invalid_entry';
+export type ReplayStatus = AgentRunStatus | 'already_completed' | 'in_progress' | 'expired' | 'invalid_entry';
 
 /** The outcome of one replay. Never thrown: a drain of many entries goes on past a bad one. */
 export interface ReplayResult {
@@ -50,13 +66,15 @@ export interface ReplayResult {
   /** Model calls made by this replay (only the remaining steps). */
   modelCalls: number;
   text: string | null;
-  /** When the run failed again: why. */
-  failure?: { stepIndex: number; toolName: string; reason: string };
+  /** When the run failed again: why (`toolName` is the model's name for a model failure). */
+  failure?: { stepIndex: number; toolName: string; reason: string; kind?: 'tool' | 'model' };
   /** When the run failed again: its new tool-DLQ entry (the drain puts it in place of the old one). */
-  entry?: ToolFailureEntry;
+  entry?: ToolFailureEntry | ModelFailureEntry;
+  /** For `in_progress`: who holds the run's claim. */
+  holder?: string;
 }
 
-function isReplayable(entry: unknown): entry is ToolFailureEntry {
+function isReplayable(entry: unknown): entry is ResumableEntry {
   if (typeof entry !== 'object' || entry === null) return false;
   const candidate = entry as Partial<ToolFailureEntry>;
   return typeof candidate.runId === 'string' && typeof candidate.conversationRef === 'string' && Number.isInteger(candidate.stepIndex);
@@ -68,10 +86,26 @@ function isReplayable(entry: unknown): entry is ToolFailureEntry {
  * conversation (the entry's are redacted), and the model is called only for the remaining steps.
  * Idempotent: calls recorded in the ledger are not repeated, and a completed run is not run again,
  * so replaying one entry twice performs each side effect once.
+ *
+ * Every kind of tool-DLQ entry replays the same way: a tool failure re-executes the failed call, a
+ * model failure (`kind: 'model'`) calls the model again at its step, a poison run (`kind: 'run'`)
+ * resumes from its last checkpoint. The run is claimed first (`run:<runId>` in `stores.claims`):
+ * of two replays, drains or a worker at once, one runs it and the others get `in_progress`.
  */
-export async function replayToolFailure(entry: ToolFailureEntry, options: ReplayOptions): Promise<ReplayResult> {
+export async function replayToolFailure(entry: ResumableEntry, options: ReplayOptions): Promise<ReplayResult> {
   if (!isReplayable(entry)) return { status: 'invalid_entry', runId: null, modelCalls: 0, text: null };
   const stores = options.stores ?? getDefaultStores();
+  const { runtime, breaker } = resolveRuntime(options, stores);
+  const claimed = await claimRun(stores.claims, entry.runId, { holder: newClaimHolder('replay'), leaseMs: options.claimLeaseMs ?? 300_000, clock: runtime.clock });
+  if (!claimed.ok) return { status: 'in_progress', runId: entry.runId, modelCalls: 0, text: null, ...(claimed.holder !== undefined ? { holder: claimed.holder } : {}) };
+  try {
+    return await replayClaimed(entry, options, stores, runtime, breaker);
+  } finally {
+    await claimed.claim.release();
+  }
+}
+
+async function replayClaimed(entry: ResumableEntry, options: ReplayOptions, stores: Stores, runtime: ToolRuntime, breaker: SharedBreaker | undefined): Promise<ReplayResult> {
   const checkpoint = await stores.runs.get(entry.runId);
   if (checkpoint?.status === 'completed') {
     return { status: 'already_completed', runId: entry.runId, modelCalls: 0, text: typeof checkpoint.data?.text === 'string' ? checkpoint.data.text : null };
@@ -96,7 +130,6 @@ export async function replayToolFailure(entry: ToolFailureEntry, options: Replay
     messages = messages.filter((message, index) => !(index > lastAssistant && message.role === 'tool' && retry.has(message.toolCallId ?? '')));
     await stores.conversations.put(entry.conversationRef, messages);
   }
-  const runtime = resolveRuntime(options, stores);
   await stores.runs.put({ ...checkpoint, status: 'running', updatedAt: new Date(runtime.clock.now()).toISOString() });
 
   const run = await runAgent({
@@ -110,23 +143,23 @@ export async function replayToolFailure(entry: ToolFailureEntry, options: Replay
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onToolCall ? { onToolCall: options.onToolCall } : {}),
     ...(options.runHooks ? { hooks: options.runHooks } : {}),
+    ...(options.modelPolicy ? { modelPolicy: options.modelPolicy } : {}),
+    ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
+    ...(breaker ? { modelBreaker: breaker } : {}),
     persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: checkpoint.messageId },
   });
-  return {
-    status: run.status,
-    runId: run.runId,
-    modelCalls: run.modelCalls,
-    text: run.text,
-    ...(run.failure
-      ? {
-          failure: { stepIndex: run.failure.stepIndex, toolName: run.failure.toolName, reason: run.failure.reason },
-          entry: buildToolFailureEntry(run, run.failure, {
-            messageId: checkpoint.messageId,
-            redactor: runtime.redactor,
-            sensitiveKeys: runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [],
-            firstSeenAt: entry.firstSeenAt,
-          }),
-        }
-      : {}),
-  };
+  const result: ReplayResult = { status: run.status, runId: run.runId, modelCalls: run.modelCalls, text: run.text };
+  if (run.failure) {
+    result.failure = { stepIndex: run.failure.stepIndex, toolName: run.failure.toolName, reason: run.failure.reason, kind: 'tool' };
+    result.entry = buildToolFailureEntry(run, run.failure, {
+      messageId: checkpoint.messageId,
+      redactor: runtime.redactor,
+      sensitiveKeys: runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [],
+      firstSeenAt: entry.firstSeenAt,
+    });
+  } else if (run.modelFailure) {
+    result.failure = { stepIndex: run.modelFailure.stepIndex, toolName: run.modelFailure.modelName, reason: run.modelFailure.reason, kind: 'model' };
+    result.entry = buildModelFailureEntry(run.runId, run.conversationRef, run.tokensSpent, run.modelFailure, checkpoint.messageId, entry.firstSeenAt);
+  }
+  return result;
 }

@@ -3,10 +3,22 @@
  * (once per opening of a shared breaker, not once per run) and `dead-letter-full`.
  */
 export type WorkerEvent =
-  | { type: 'dead-letter-add'; queue: 'message' | 'tool'; reason: string; toolName?: string; at: number }
-  | { type: 'breaker-open'; toolName: string; openings: number; lastError: string; at: number }
-  | { type: 'breaker-half-open'; toolName: string; at: number }
-  | { type: 'breaker-close'; toolName: string; at: number }
-  | { type: 'breaker-reopen'; toolName: string; at: number }
-  | { type: 'dead-letter-full'; queue: 'message' | 'tool'; size: number; maxEntries: number; at: number }
+  | { type: 'dead-letter-add'; queue: 'message' | 'tool'; reason: string; toolName?: string; modelName?: string; runId?: string; messageId?: string; at: number }
+  /** `toolName` is the breaker's key: a tool name, or `model:<name>` for the shared model breaker (`target: 'model'`). */
+  | { type: 'breaker-open'; toolName: string; target?: 'tool' | 'model'; openings: number; lastError: string; at: number }
+  | { type: 'breaker-half-open'; toolName: string; target?: 'tool' | 'model'; at: number }
+  | { type: 'breaker-close'; toolName: string; target?: 'tool' | 'model'; at: number }
+  | { type: 'breaker-reopen'; toolName: string; target?: 'tool' | 'model'; at: number }
+  /** A message whose run had already ended was delivered again (a redelivery, or the same id enqueued twice): acknowledged, nothing run again. */
+  | { type: 'message-duplicate'; messageId: string | undefined; runId: string; runStatus: string; at: number }
+  /** A delivery failed (the consumer threw): released for redelivery after `retryInMs`; `counted: false` for a transient store outage, which does not count toward `maxDeliveries`. */
+  | { type: 'delivery-failed'; messageId: string; deliveries: number; maxDeliveries: number; counted: boolean; retryInMs: number; error: string; at: number }
+  /** A message reached `maxDeliveries` failed deliveries and was dead-lettered (a poison message); the worker goes on. */
+  | { type: 'delivery-limit-exceeded'; messageId: string; runId: string | null; deliveries: number; queue: 'message' | 'tool'; error: string; at: number }
+  /** The run of a message is claimed by another consumer (a replay or drain, or a consumer whose lease was lost): released for later, not counted. */
+  | { type: 'run-busy'; runId: string; messageId: string | undefined; holder: string | undefined; at: number }
+  /** The lease of a message in hand ended before it was renewed; another consumer may take the message (its run stays claimed by this one until it ends). */
+  | { type: 'lease-lost'; messageId: string; deliveries: number; at: number }
+  /** A DLQ reached its bound of entries (`size ≥ maxEntries`) or of bytes (`bytes ≥ maxBytes`): the worker takes no new message until it is drained. */
+  | { type: 'dead-letter-full'; queue: 'message' | 'tool'; size: number; maxEntries: number; bytes?: number; maxBytes?: number; at: number }
   | { type: 'dead-letter-below-bound'; queue: 'message' | 'tool'; size: number; at: number };

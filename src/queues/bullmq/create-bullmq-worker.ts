@@ -2,7 +2,9 @@ import { DelayedError, Worker, type ConnectionOptions, type Job, type WorkerOpti
 import { systemClock } from '../../core/ports/clock.ts';
 import type { DeadLetterQueue, Stores } from '../../core/ports/stores.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
-import { handleMessage, type HandleMessageOptions, type HandleMessageResult } from '../../worker/handle-message.ts';
+import { deadLetterPoisonMessage, handleMessage, recordDeliveryError, type HandleMessageOptions, type HandleMessageResult } from '../../worker/handle-message.ts';
+import { resolveRuntime } from '../../worker/resolve-runtime.ts';
+import { isTransientStoreError } from '../../worker/store-errors.ts';
 import { createDeadLetterBound } from './dead-letter-bound.ts';
 import { fromJobId } from './job-id.ts';
 import type { RunJobData } from './run-job.ts';
@@ -49,6 +51,13 @@ export interface BullMqWorkerOptions extends Omit<HandleMessageOptions, 'queues'
   maxDeadLetterEntries?: number;
   /** How often the DLQ sizes are read against the bound. @defaultValue 1_000 */
   deadLetterCheckIntervalMs?: number;
+  /**
+   * Deliveries of one job before it is dead-lettered as a poison message, counting failed attempts
+   * and stalls (a worker that died holding it): at the bound the job is dead-lettered with its last
+   * error — resumable from the run's checkpoint when the run had started — and completed, so the
+   * worker goes on. Store outages are retried with the backoff without counting. @defaultValue 5
+   */
+  maxDeliveries?: number;
   /** Other BullMQ worker options (`prefix`, `drainDelay`, `limiter`, …). */
   workerOptions?: Omit<WorkerOptions, 'connection' | 'concurrency' | 'autorun' | 'settings' | 'lockDuration' | 'stalledInterval' | 'maxStalledCount'>;
   /** Start consuming at once. @defaultValue true */
@@ -63,7 +72,7 @@ export interface BullMqWorkerOptions extends Omit<HandleMessageOptions, 'queues'
 export interface BullMqRunWorker {
   /** The BullMQ worker (events: `completed`, `failed`, `stalled`, …). */
   readonly worker: Worker<RunJobData>;
-  readonly stats: { handled: number; byStatus: Record<string, number>; paused: boolean };
+  readonly stats: { handled: number; byStatus: Record<string, number>; paused: boolean; failedDeliveries: number };
   /** Starts consuming when created with `autorun: false`. */
   run(): Promise<void>;
   /** Graceful shutdown: takes no new job, waits for the active ones, closes the connections. */
@@ -91,9 +100,12 @@ function messageOf(job: Job<RunJobData>): { body: string; id: string } {
  * are pushed by `handleMessage` with `pushOnce` (key `message:<id>` or `tool:<runId>:<stepIndex>`),
  * so a redelivery after a crash between the push and the completion adds no second entry.
  *
- * Store failures: `handleMessage` throws, the job fails and BullMQ retries it with the capped
- * exponential backoff registered here (for `RUN_JOB_BACKOFF_TYPE`); with `DEFAULT_RUN_JOB_OPTIONS` it
- * is retried until the store is back.
+ * Failures: when `handleMessage` throws because a store is out (unreachable, restarting, busy),
+ * the job is delayed by the capped exponential backoff and tried again without counting, until the
+ * store is back. Any other throw (a bug, a store that rejects the run's data) fails the attempt,
+ * which BullMQ retries with the same backoff; the attempts and stalls of a job count as its
+ * deliveries, and at `maxDeliveries` the job is dead-lettered as a poison message (with its last
+ * error, resumable when its run had started) and completed.
  *
  * Bound: when a DLQ holds `maxDeadLetterEntries`, the job in hand is put back (delayed) and the
  * worker pauses, raising `dead-letter-full`; it resumes when the DLQ is below the bound again.
@@ -110,13 +122,28 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
   const queues = options.deadLetterQueues ?? { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq };
   const backoff = options.retryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
   const checkIntervalMs = options.deadLetterCheckIntervalMs ?? 1_000;
-  const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false };
+  const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false, failedDeliveries: 0 };
+  const maxDeliveries = options.maxDeliveries ?? 5;
+  if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) throw new ToolrunError('INVALID_OPTIONS', `maxDeliveries must be an integer ≥ 1, received ${String(maxDeliveries)}`);
+  const delayOf = (attempt: number) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(30, Math.max(0, attempt - 1)));
   const bound = createDeadLetterBound({ queues, maxEntries, checkIntervalMs, clock, onEvent: options.onEvent });
   const {
     connection: _connection, queueName: _queueName, stores: _stores, deadLetterQueues: _deadLetterQueues, outbox, concurrency: _concurrency,
     lockDurationMs, stalledIntervalMs, maxStalledCount, retryBackoff: _retryBackoff, maxDeadLetterEntries: _maxDeadLetterEntries,
-    deadLetterCheckIntervalMs: _deadLetterCheckIntervalMs, workerOptions, autorun, onResult, onError, ...handleOptions
+    deadLetterCheckIntervalMs: _deadLetterCheckIntervalMs, workerOptions, autorun, onResult, onError, maxDeliveries: _maxDeliveries, ...handleOptions
   } = options;
+  /** Delays of a job's store outages, by job id (not counted as deliveries). */
+  const outages = new Map<string, number>();
+
+  const finish = async (message: { body: string; id: string }, result: HandleMessageResult) => {
+    // a dead letter may have reached the bound: the next job reads the sizes instead of the cache
+    if (result.status === 'rejected' || result.status === 'tool_failed' || result.status === 'model_failed' || result.status === 'delivery_limit_exceeded') bound.invalidate();
+    if (outbox) await outbox.ack(message.id);
+    stats.handled += 1;
+    stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;
+    onResult?.(result);
+    return { status: result.status, runId: result.runId };
+  };
   let resumeTimer: ReturnType<typeof setInterval> | undefined;
 
   const pauseUntilBelowBound = (worker: Worker<RunJobData>) => {
@@ -143,14 +170,42 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
         throw new DelayedError();
       }
       const message = messageOf(job);
-      const result = await handleMessage(message, { ...handleOptions, stores, queues });
-      // a dead letter may have reached the bound: the next job reads the sizes instead of the cache
-      if (result.status === 'rejected' || result.status === 'tool_failed') bound.invalidate();
-      if (outbox) await outbox.ack(message.id);
-      stats.handled += 1;
-      stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;
-      onResult?.(result);
-      return { status: result.status, runId: result.runId };
+      // deliveries: this one, plus the earlier ones that failed for the message's own sake (store
+      // outages are not counted: they are kept apart in the job's data) and the stalls (a dead worker)
+      const counted = typeof (job.data as { failedDeliveries?: unknown })?.failedDeliveries === 'number' ? (job.data as { failedDeliveries: number }).failedDeliveries : 0;
+      const deliveries = counted + (typeof job.stalledCounter === 'number' ? job.stalledCounter : 0) + 1;
+      let result: HandleMessageResult;
+      try {
+        result = await handleMessage(
+          { ...message, deliveries },
+          // the run's claim lapses with the job's lock when this worker closes (or is closed by force mid-run)
+          { ...handleOptions, stores, queues, maxDeliveries, claimLeaseMs: handleOptions.claimLeaseMs ?? lockDurationMs ?? 30_000, holdClaimWhile: () => !worker.closing },
+        );
+      } catch (error) {
+        stats.failedDeliveries += 1;
+        const transient = isTransientStoreError(error);
+        const redactor = resolveRuntime(handleOptions, stores).runtime.redactor;
+        const shown = redactor.text(String((error as Error)?.message ?? error).slice(0, 4096)).slice(0, 1024);
+        if (!transient && deliveries >= maxDeliveries) {
+          onError?.(error);
+          const poisoned = await deadLetterPoisonMessage(message, { ...handleOptions, stores, queues, lastError: error, deliveries });
+          return finish(message, poisoned);
+        }
+        const retryInMs = delayOf(job.attemptsMade + 1);
+        options.onEvent?.({ type: 'delivery-failed', messageId: message.id, deliveries, maxDeliveries, counted: !transient, retryInMs, error: shown, at: clock.now() });
+        if (!transient) {
+          await recordDeliveryError(stores, message.id, error, redactor);
+          await job.updateData({ ...(job.data as RunJobData), failedDeliveries: counted + 1 } as RunJobData).catch(() => undefined);
+        }
+        throw error; // BullMQ retries it with the backoff
+      }
+      if (result.status === 'busy') {
+        // a replay or drain holds the run: later, not counted
+        await job.moveToDelayed(Date.now() + delayOf(1), token);
+        throw new DelayedError();
+      }
+      outages.delete(message.id);
+      return finish(message, result);
     },
     {
       ...workerOptions,
@@ -159,6 +214,7 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
       autorun: autorun ?? true,
       lockDuration: lockDurationMs ?? 30_000,
       stalledInterval: stalledIntervalMs ?? 30_000,
+      // stalls count as deliveries (handleMessage dead-letters past maxDeliveries): BullMQ must not fail the job first
       maxStalledCount: maxStalledCount ?? 1_000_000,
       settings: {
         backoffStrategy: (attemptsMade: number) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.max(0, attemptsMade - 1)),

@@ -7,6 +7,8 @@ export const RUN_JOB_NAME = 'run';
 export interface RunJobData {
   body: string;
   messageId: string;
+  /** Deliveries that failed for the message's own sake (not store outages), kept by the worker for its delivery bound. */
+  failedDeliveries?: number;
 }
 
 /** The name of the custom backoff strategy {@link createBullMqWorker} registers (capped exponential). */

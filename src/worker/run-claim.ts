@@ -1,0 +1,81 @@
+import type { Clock } from '../core/ports/clock.ts';
+import type { ClaimStore } from '../core/ports/stores.ts';
+
+/** The claim key of a run: `run:<runId>`. Whoever works on a run (a worker, a replay, a drain) holds it. */
+export function runClaimKey(runId: string): string {
+  return `run:${runId}`;
+}
+
+/** A new claim holder id: unique per handling, so a stale holder can never release a newer claim. */
+export function newClaimHolder(label: string): string {
+  return `${label}:${globalThis.crypto.randomUUID()}`;
+}
+
+/** A held claim, renewed in the background until {@link HeldClaim.release}. */
+export interface HeldClaim {
+  readonly holder: string;
+  /** `true` once a renewal found the claim taken by another holder (it had expired). */
+  readonly lost: boolean;
+  /** Stops renewing and ends the claim; never rejects. */
+  release(): Promise<void>;
+}
+
+/** The outcome of {@link claimRun}: the claim, or who holds it. */
+export type ClaimResult = { ok: true; claim: HeldClaim } | { ok: false; holder: string | undefined };
+
+/**
+ * Claims `run:<runId>` for `leaseMs`, renewing it every `leaseMs / 3` on `clock` while the work runs
+ * (and while `holdWhile`, when given, returns true).
+ * Without a claim store (a custom `Stores` bundle that has none) the claim is granted at once and
+ * holds nothing: runs are then only protected by the queue's lease and the idempotency ledger.
+ */
+export async function claimRun(
+  claims: ClaimStore | undefined,
+  runId: string,
+  options: { holder: string; leaseMs: number; clock: Clock; onLost?: () => void; holdWhile?: (() => boolean) | undefined },
+): Promise<ClaimResult> {
+  const { holder, leaseMs, clock } = options;
+  if (!claims) return { ok: true, claim: { holder, lost: false, release: async () => undefined } };
+  const key = runClaimKey(runId);
+  if (!(await claims.acquire(key, holder, leaseMs))) {
+    const current = await claims.get(key).catch(() => undefined);
+    return { ok: false, holder: current?.holder };
+  }
+  const controller = new AbortController();
+  let lost = false;
+  const renewing = (async () => {
+    for (;;) {
+      try {
+        await clock.sleep(leaseMs / 3, controller.signal);
+      } catch {
+        return;
+      }
+      if (controller.signal.aborted) return;
+      // the consumer is going away (its queue lease is given up): let the claim lapse with it
+      if (options.holdWhile && !options.holdWhile()) return;
+      try {
+        if (!(await claims.renew(key, holder, leaseMs))) {
+          lost = true;
+          options.onLost?.();
+          return;
+        }
+      } catch {
+        // tried again at the next interval: two more tries fit in the lease
+      }
+    }
+  })();
+  return {
+    ok: true,
+    claim: {
+      holder,
+      get lost() {
+        return lost;
+      },
+      release: async () => {
+        controller.abort();
+        await renewing;
+        if (!lost) await claims.release(key, holder).catch(() => undefined);
+      },
+    },
+  };
+}
