@@ -2,7 +2,7 @@
  * Rate-limit reset headers: when a rate-limited server says its limit resets, as a wait in
  * milliseconds, so a 429 is retried after the reset instead of spending every attempt before it.
  */
-import { readHeaderValue } from './header-source.ts';
+import { MAX_HEADER_VALUE_LENGTH, readHeaderValue } from './header-source.ts';
 import { MAX_RETRY_AFTER_MS, parseHttpDate } from './retry-after.ts';
 
 /** A decimal number: digits, optionally a fraction. No sign, no exponent. */
@@ -121,7 +121,7 @@ export function isRateLimitExhausted(source: unknown): boolean {
  */
 export function parseGoDuration(value: string): number | undefined {
   const text = value.trim();
-  if (text === '' || text.length > 64) return undefined;
+  if (text === '' || text.length > MAX_HEADER_VALUE_LENGTH) return undefined;
   let totalMs = 0;
   let position = 0;
   while (position < text.length) {

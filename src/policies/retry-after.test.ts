@@ -156,3 +156,22 @@ describe('parseRetryAfter: headers', () => {
     expect(parseRetryAfter({ 'retry-after': 'later' }, NOW)).toBeUndefined();
   });
 });
+
+describe('parseRetryAfter: more header sources', () => {
+  it('reads a Map with names in any case', () => {
+    expect(parseRetryAfter(new Map([['Retry-After', '3']]), NOW)).toBe(3000);
+    expect(parseRetryAfter(new Map([['RETRY-AFTER-MS', '1500']]), NOW)).toBe(1500);
+  });
+
+  it('reads a number value of a plain record', () => {
+    expect(parseRetryAfter({ 'retry-after': 3 } as unknown as Record<string, string>, NOW)).toBe(3000);
+  });
+
+  it('never throws on a hostile source: a revoked proxy, throwing getters, a throwing get()', () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    expect(parseRetryAfter(proxy as Record<string, string>, NOW)).toBeUndefined();
+    expect(parseRetryAfter(Object.defineProperty({}, 'retry-after', { get: () => { throw new Error('x'); }, enumerable: true }), NOW)).toBeUndefined();
+    expect(parseRetryAfter({ get: () => { throw new Error('x'); } }, NOW)).toBeUndefined();
+  });
+});
