@@ -14,6 +14,7 @@
 const MARK = '\u0001';
 
 /** `\u0000`, a high surrogate not followed by a low one, a low surrogate not preceded by a high one. */
+// eslint-disable-next-line no-control-regex -- finding \u0000 is the point
 const NEEDS_ESCAPE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** The form of `text` to store (see the module comment). */

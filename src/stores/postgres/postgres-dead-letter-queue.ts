@@ -37,7 +37,8 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     push: prepareStatement(`INSERT INTO ${table} (queue, entry, added_at_ms) VALUES ($1, $2, $3) RETURNING id::text AS id`),
     keyedId: prepareStatement(`SELECT entry_id::text AS id FROM ${keys} WHERE queue = $1 AND key = $2`),
     get: prepareStatement(`SELECT ${columns} FROM ${table} WHERE queue = $1 AND id = $2`),
-    list: prepareStatement(`SELECT ${columns} FROM ${table} WHERE queue = $1 ORDER BY id LIMIT $2 OFFSET $3`),
+    // ORDER BY the column, not the `id::text` output of the same name (which sorts '10' before '9')
+    list: prepareStatement(`SELECT ${columns} FROM ${table} WHERE queue = $1 ORDER BY ${table}.id LIMIT $2 OFFSET $3`),
     remove: prepareStatement(`DELETE FROM ${table} WHERE queue = $1 AND id = $2`),
     size: prepareStatement(`SELECT COUNT(*)::text AS count FROM ${table} WHERE queue = $1`),
     purge: prepareStatement(`DELETE FROM ${table} WHERE queue = $1`),

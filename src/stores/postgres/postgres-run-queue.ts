@@ -58,6 +58,7 @@ interface DeliveryRow {
 export function createPostgresRunQueue(pool: PostgresQueryable, options: { schema: string; clock: Clock }): PostgresRunQueue {
   const { clock } = options;
   const table = `${options.schema}.queue_messages`;
+  // ORDER BY names the column: a bare `seq` would be the `seq::text` output, which sorts '10' before '9'
   const statements = {
     enqueue: prepareStatement(`INSERT INTO ${table} (id, body, enqueued_at_ms) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`),
     ack: prepareStatement(`UPDATE ${table} SET acked_at_ms = $2, lease_until_ms = NULL, body = '' WHERE id = $1 AND acked_at_ms IS NULL`),
@@ -69,7 +70,7 @@ export function createPostgresRunQueue(pool: PostgresQueryable, options: { schem
          WHERE id = $1 AND deliveries = $2 AND acked_at_ms IS NULL AND NOT delayed AND lease_until_ms > $3`),
     size: prepareStatement(`SELECT COUNT(*)::text AS count FROM ${table} WHERE acked_at_ms IS NULL`),
     pending: prepareStatement(`SELECT id, body, seq::text AS seq, enqueued_at_ms::text AS enqueued_at_ms FROM ${table}
-         WHERE acked_at_ms IS NULL AND seq > $1 ORDER BY seq LIMIT $2`),
+         WHERE acked_at_ms IS NULL AND seq > $1 ORDER BY ${table}.seq LIMIT $2`),
   };
   const reserveStatement = prepareStatement(`
     UPDATE ${table} SET lease_until_ms = $2, delayed = false, deliveries = deliveries + 1

@@ -122,6 +122,14 @@ describe('PostgreSQL stores', () => {
       const pending = await stores.queue.pending();
       expect(pending.map((message) => [message.id, message.body])).toEqual([['a', 'body a'], ['c', 'body c'], ['d', 'body d']]);
       expect((await stores.queue.pending({ afterSequence: pending[0]!.sequence, limit: 1 })).map((message) => message.id)).toEqual(['c']);
+      // past nine messages, sequences still order as numbers; ids and bodies come back exactly
+      const more = Array.from({ length: 10 }, (_, index) => `e${index}`);
+      for (const id of more) await stores.queue.enqueue({ id, body: `body ${id}` });
+      await stores.queue.enqueue({ id: 'nul\u0000\ud800', body: '{"input":"\u0000"}' });
+      const all = await stores.queue.pending();
+      expect(all.map((message) => message.id)).toEqual(['a', 'c', 'd', ...more, 'nul\u0000\ud800']);
+      expect(all.at(-1)?.body).toBe('{"input":"\u0000"}');
+      expect(all.map((message) => message.sequence)).toEqual([...all.map((message) => message.sequence)].sort((left, right) => left - right));
     } finally {
       await stores.close();
       await dropSchema(admin, schema);

@@ -1,5 +1,6 @@
 import type { BreakerStateStore, JsonValue } from '../../core/ports/stores.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
+import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { connectRedis, type RedisConnection, type RedisLike } from './redis-client.ts';
 
@@ -33,7 +34,8 @@ export interface RedisBreakerStateStore extends BreakerStateStore {
 
 /**
  * Creates a {@link BreakerStateStore} in Redis, shared by every worker process and machine that uses
- * the same Redis and prefix. Each record is one string key holding JSON.
+ * the same Redis and prefix. Each record is one string key holding JSON (the breaker's key in it
+ * with `toStoredText`, so keys differing only in a lone surrogate stay apart).
  *
  * `update(key, fn)` is optimistic: it reads the record, computes `fn(current)` and writes it with a
  * Lua compare-and-set that succeeds only if the key still holds what was read; when another
@@ -50,7 +52,7 @@ export async function createRedisBreakerStateStore(options: RedisBreakerStateSto
   const { redis, owned } = await connectRedis(options, 'createRedisBreakerStateStore');
   const prefix = options.prefix ?? 'toolrun:';
   const maxConflicts = options.maxConflicts ?? 100;
-  const keyOf = (key: string) => `${prefix}breaker:{${key}}`;
+  const keyOf = (key: string) => `${prefix}breaker:{${toStoredText(key)}}`;
   const parse = (text: string | null): JsonValue | undefined => (text === null ? undefined : fromJsonText<JsonValue>(text));
   const queues = new Map<string, Promise<unknown>>();
 

@@ -2,23 +2,31 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Stores } from '../../core/ports/stores.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
-import { describeBreakerStateStoreContract, describeDeadLetterQueuesContract, type MakeStores } from '../../testing/contract/index.ts';
+import {
+  describeBreakerStateStoreContract,
+  describeClaimStoreContract,
+  describeDeadLetterQueuesContract,
+  describeExactValuesContract,
+  type MakeStores,
+} from '../../testing/contract/index.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
 import { createMemoryStores } from '../memory/index.ts';
 import { createTestRedis, deleteRedisKeys, REDIS_URL, uniqueName } from '../../../test/fixtures/distributed-services.ts';
 import { createRedisBreakerStateStore } from './redis-breaker-state-store.ts';
+import { createRedisClaimStore } from './redis-claim-store.ts';
 import { createRedisDeadLetterQueues } from './redis-dead-letter-queues.ts';
 
 const admin = createTestRedis();
 afterAll(() => admin.quit());
 
-/** Memory stores with the breakers and both DLQs in Redis under a prefix of their own. */
+/** Memory stores with the breakers, both DLQs and the claims in Redis under a prefix of their own. */
 const makeRedisStores: MakeStores = async () => {
   const clock = createFakeClock();
   const prefix = uniqueName('toolrun-test:');
   const breakers = await createRedisBreakerStateStore({ redis: admin, prefix });
   const deadLetters = await createRedisDeadLetterQueues({ url: REDIS_URL, prefix, clock });
-  const stores: Stores = { ...createMemoryStores({ clock }), breakers, messageDlq: deadLetters.messageDlq, toolDlq: deadLetters.toolDlq };
+  const claims = await createRedisClaimStore({ redis: admin, prefix });
+  const stores: Stores = { ...createMemoryStores({ clock }), breakers, messageDlq: deadLetters.messageDlq, toolDlq: deadLetters.toolDlq, claims };
   return {
     stores,
     clock,
@@ -29,9 +37,11 @@ const makeRedisStores: MakeStores = async () => {
   };
 };
 
-describe('Stores contract: redis (breakers and dead-letter queues)', () => {
+describe('Stores contract: redis (breakers, dead-letter queues and claims)', () => {
   describeBreakerStateStoreContract(makeRedisStores);
   describeDeadLetterQueuesContract(makeRedisStores);
+  describeClaimStoreContract(makeRedisStores, { clock: 'server' });
+  describeExactValuesContract(makeRedisStores);
 });
 
 describe('Redis breaker state store', () => {

@@ -22,10 +22,15 @@ function toolFailureEntry(index: number) {
   };
 }
 
+/** What `DeadLetterQueue.bytes()` counts for an entry: the UTF-8 length of its JSON text. */
+function jsonBytes(entry: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(entry)).length;
+}
+
 /**
  * Contract of `DeadLetterQueue` for one of the two queues of a `Stores` bundle, `pushOnce`
  * included: one entry per key, atomic for concurrent callers, keys kept after their entry was
- * removed or purged, keys per queue.
+ * removed or purged, keys per queue; `bytes()` as the exact UTF-8 size of the stored entries' JSON.
  */
 export function describeDeadLetterQueueContract(
   makeStores: MakeStores,
@@ -77,6 +82,18 @@ export function describeDeadLetterQueueContract(
       expect((await dlq().list({ offset: 3 })).map((record) => record.id)).toEqual(ids.slice(3));
       expect((await dlq().list({ limit: 2, offset: 1 })).map((record) => record.id)).toEqual(ids.slice(1, 3));
       expect(await dlq().list({ limit: 2, offset: 10 })).toEqual([]);
+    });
+
+    it('lists in id order past nine entries (ids compare as numbers, not text)', async () => {
+      const ids: string[] = [];
+      for (let index = 0; index < 12; index++) ids.push(await dlq().push(index));
+      for (let index = 0; index < 3; index++) await otherDlq().push(`other ${index}`);
+      for (let index = 12; index < 24; index++) ids.push((await dlq().pushOnce(`key:${index}`, index)).id);
+      expect((await dlq().list()).map((record) => record.entry)).toEqual(Array.from({ length: 24 }, (_, index) => index));
+      expect((await dlq().list()).map((record) => record.id)).toEqual(ids);
+      expect((await dlq().list({ offset: 9, limit: 3 })).map((record) => record.entry)).toEqual([9, 10, 11]);
+      for (const id of ids.slice(0, 9)) await dlq().remove(id);
+      expect((await dlq().oldest())?.entry).toBe(9);
     });
 
     it('reports the oldest entry, which moves on when it is removed', async () => {
@@ -196,6 +213,50 @@ export function describeDeadLetterQueueContract(
       const fresh = await dlq().pushOnce('tool:run_3:3', toolFailureEntry(3));
       expect(fresh.added).toBe(true);
       expect([removed.id, purged.id]).not.toContain(fresh.id);
+    });
+
+    it('counts no bytes when empty, and the UTF-8 bytes of each stored entry\'s JSON after pushes', async () => {
+      expect(await dlq().bytes()).toBe(0);
+      const entries: unknown[] = [toolFailureEntry(1), 'é', '東京 🚀', { nested: ['x', null, 1.5] }, 0];
+      for (const entry of entries) await dlq().push(entry);
+      // 'é' is 2 bytes, '東' 3, '🚀' 4: bytes, not UTF-16 code units
+      expect(jsonBytes('東京 🚀')).toBe(2 + 3 + 3 + 1 + 4);
+      expect(await dlq().bytes()).toBe(entries.reduce<number>((sum, entry) => sum + jsonBytes(entry), 0));
+    });
+
+    it('takes removed and purged entries out of bytes(), adds nothing for a duplicate pushOnce, and keeps the queues apart', async () => {
+      const kept = await dlq().push(toolFailureEntry(1));
+      const removed = await dlq().push(toolFailureEntry(2));
+      const keyed = await dlq().pushOnce('tool:run_3:3', toolFailureEntry(3));
+      expect(keyed.added).toBe(true);
+      const total = jsonBytes(toolFailureEntry(1)) + jsonBytes(toolFailureEntry(2)) + jsonBytes(toolFailureEntry(3));
+      expect(await dlq().bytes()).toBe(total);
+      expect((await dlq().pushOnce('tool:run_3:3', { much: 'x'.repeat(10_000) })).added).toBe(false);
+      expect(await dlq().bytes()).toBe(total);
+      expect(await dlq().remove(removed)).toBe(true);
+      expect(await dlq().remove(removed)).toBe(false);
+      expect(await dlq().remove('no-such-id')).toBe(false);
+      expect(await dlq().bytes()).toBe(total - jsonBytes(toolFailureEntry(2)));
+      await otherDlq().push('other queue');
+      expect(await otherDlq().bytes()).toBe(jsonBytes('other queue'));
+      expect(await dlq().purge()).toBe(2);
+      expect(await dlq().bytes()).toBe(0);
+      expect(await otherDlq().bytes()).toBe(jsonBytes('other queue'));
+      await dlq().push('after purge');
+      expect(await dlq().bytes()).toBe(jsonBytes('after purge'));
+      expect(await dlq().get(kept)).toBeUndefined();
+    });
+
+    it('counts the bytes of concurrent pushes and of a large entry exactly', async () => {
+      const entries = Array.from({ length: 30 }, (_, index) => toolFailureEntry(index));
+      await Promise.all(entries.map((entry) => dlq().push(entry)));
+      const pushed = entries.reduce((sum, entry) => sum + jsonBytes(entry), 0);
+      expect(await dlq().bytes()).toBe(pushed);
+      const large = { blob: 'é'.repeat(500_000) };
+      const id = await dlq().push(large);
+      expect(await dlq().bytes()).toBe(pushed + 1_000_000 + jsonBytes({ blob: '' }));
+      await dlq().remove(id);
+      expect(await dlq().bytes()).toBe(pushed);
     });
 
     it('keeps the pushOnce keys of the two dead-letter queues of a bundle apart', async () => {

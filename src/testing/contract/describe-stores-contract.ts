@@ -1,7 +1,9 @@
 import { describe } from 'vitest';
 import { describeBreakerStateStoreContract } from './breaker-state-store-contract.ts';
+import { describeClaimStoreContract } from './claim-store-contract.ts';
 import { describeConversationStoreContract } from './conversation-store-contract.ts';
 import { describeDeadLetterQueuesContract } from './dead-letter-queue-contract.ts';
+import { describeExactValuesContract } from './exact-values-contract.ts';
 import { describeIdempotencyLedgerContract } from './idempotency-ledger-contract.ts';
 import { describeRunQueueContract } from './run-queue-contract.ts';
 import { describeRunStoreContract } from './run-store-contract.ts';
@@ -9,12 +11,14 @@ import type { MakeStores } from './stores-contract-harness.ts';
 
 /**
  * Registers the whole contract of the `Stores` ports (conversations, runs, idempotency ledger,
- * breaker state, both dead-letter queues, run queue) as vitest suites under `Stores contract: <name>`.
+ * breaker state, both dead-letter queues, run queue, claims, and exact values: `\u0000`, lone
+ * surrogates and deep values through every store) as vitest suites under `Stores contract: <name>`.
  * Every backend runs it; a new backend is done when it passes.
  *
  * `makeStores` is called before every test and must return fresh, empty stores built with the
  * returned fake clock (and, when not 7 days, say which `conversationTtlMs`); `cleanup` runs after
- * the test. Call it at the top level of a `*.test.ts` file (it uses `describe`/`it` from vitest,
+ * the test. A bundle whose claims run on a clock of their own (Redis's) registers its parts
+ * separately, with `describeClaimStoreContract(makeStores, { clock: 'server' })`. Call it at the top level of a `*.test.ts` file (it uses `describe`/`it` from vitest,
  * a dev dependency of anyone running it).
  *
  * @example
@@ -32,5 +36,7 @@ export function describeStoresContract(name: string, makeStores: MakeStores): vo
     describeBreakerStateStoreContract(makeStores);
     describeDeadLetterQueuesContract(makeStores);
     describeRunQueueContract(makeStores);
+    describeClaimStoreContract(makeStores);
+    describeExactValuesContract(makeStores);
   });
 }

@@ -9,4 +9,6 @@ export { describeIdempotencyLedgerContract } from './idempotency-ledger-contract
 export { describeBreakerStateStoreContract } from './breaker-state-store-contract.ts';
 export { describeDeadLetterQueueContract, describeDeadLetterQueuesContract } from './dead-letter-queue-contract.ts';
 export { describeRunQueueContract } from './run-queue-contract.ts';
+export { describeClaimStoreContract, type ClaimStoreContractOptions } from './claim-store-contract.ts';
+export { describeExactValuesContract } from './exact-values-contract.ts';
 export { useStoresHarness, type FakeClockLike, type MakeStores, type StoresContractHarness } from './stores-contract-harness.ts';

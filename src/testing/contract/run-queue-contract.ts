@@ -4,8 +4,8 @@ import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts'
 const LEASE_MS = 30_000;
 
 /**
- * Contract of `RunQueue`: idempotent enqueue, FIFO, leases, lease renewal, redelivery, no double
- * reservation.
+ * Contract of `RunQueue`: idempotent enqueue, FIFO, leases, lease renewal, redelivery, release
+ * with a delay or without counting the delivery, no double reservation.
  */
 export function describeRunQueueContract(makeStores: MakeStores): void {
   describe('RunQueue', () => {
@@ -106,6 +106,124 @@ export function describeRunQueueContract(makeStores: MakeStores): void {
       const again = await queue().reserve(LEASE_MS);
       expect(again?.id).toBe('m1');
       expect(again?.deliveries).toBe(2);
+    });
+
+    it('release with delayMs keeps a message from being reserved until the delay ends, counting the delivery', async () => {
+      const { clock } = harness();
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      const first = await queue().reserve(LEASE_MS);
+      await queue().release('m1', { delayMs: 5_000 });
+      expect(await queue().size()).toBe(1);
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+      await clock.advance(4_999);
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+      await clock.advance(1);
+      expect(await queue().reserve(LEASE_MS)).toEqual({ ...first, deliveries: 2 });
+    });
+
+    it('delivers younger messages while an older one waits out its release delay, then the older one', async () => {
+      const { clock } = harness();
+      await queue().enqueue({ id: 'old', body: 'o' });
+      await queue().reserve(LEASE_MS);
+      await queue().enqueue({ id: 'young', body: 'y' });
+      await queue().release('old', { delayMs: 1_000 });
+      expect((await queue().reserve(LEASE_MS))?.id).toBe('young');
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+      await clock.advance(1_000);
+      expect(await queue().reserve(LEASE_MS)).toMatchObject({ id: 'old', deliveries: 2 });
+    });
+
+    it('release with delayMs 0 or no options redelivers at once', async () => {
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      await queue().reserve(LEASE_MS);
+      await queue().release('m1', { delayMs: 0 });
+      expect((await queue().reserve(LEASE_MS))?.deliveries).toBe(2);
+      await queue().release('m1', {});
+      expect((await queue().reserve(LEASE_MS))?.deliveries).toBe(3);
+    });
+
+    it('release with countDelivery: false gives the delivery back uncounted, also with a delay', async () => {
+      const { clock } = harness();
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      expect((await queue().reserve(LEASE_MS))?.deliveries).toBe(1);
+      await queue().release('m1', { countDelivery: false });
+      expect((await queue().reserve(LEASE_MS))?.deliveries).toBe(1);
+      await queue().release('m1', { countDelivery: false, delayMs: 2_000 });
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+      await clock.advance(2_000);
+      expect((await queue().reserve(LEASE_MS))?.deliveries).toBe(1);
+      await queue().release('m1', { countDelivery: true });
+      expect((await queue().reserve(LEASE_MS))?.deliveries).toBe(2);
+    });
+
+    it('countDelivery: false only gives back a delivery that is leased, never more than one', async () => {
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      await queue().enqueue({ id: 'waiting', body: 'w' });
+      await queue().reserve(LEASE_MS);
+      await queue().release('m1', { countDelivery: false });
+      // released already, and a message never reserved: no delivery to give back
+      await queue().release('m1', { countDelivery: false });
+      await queue().release('waiting', { countDelivery: false, delayMs: 1 });
+      expect(await queue().reserve(LEASE_MS)).toMatchObject({ id: 'm1', deliveries: 1 });
+      await queue().release('m1', { countDelivery: false, delayMs: 60_000 });
+      await queue().release('m1', { countDelivery: false });
+      const { clock } = harness();
+      await clock.advance(1);
+      expect(await queue().reserve(LEASE_MS)).toMatchObject({ id: 'm1', deliveries: 1 });
+      expect(await queue().reserve(LEASE_MS)).toMatchObject({ id: 'waiting', deliveries: 1 });
+    });
+
+    it('does not extend the lease of a delivery released with a delay, nor shorten the delay', async () => {
+      const { clock } = harness();
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      const first = await queue().reserve(LEASE_MS);
+      await queue().release('m1', { delayMs: 10_000 });
+      expect(await extendLease('m1', first!.deliveries, LEASE_MS)).toBe(false);
+      await clock.advance(10_000);
+      expect(await queue().reserve(LEASE_MS)).toMatchObject({ id: 'm1', deliveries: 2 });
+    });
+
+    it('release with deliveries changes nothing once the message was reserved again by another consumer', async () => {
+      const { clock } = harness();
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      const first = await queue().reserve(LEASE_MS);
+      await clock.advance(LEASE_MS);
+      const second = await queue().reserve(LEASE_MS);
+      expect(second?.deliveries).toBe(2);
+      // the first consumer, whose lease ended, gives back "its" delivery late
+      await queue().release('m1', { deliveries: first!.deliveries, countDelivery: false });
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+      expect(await extendLease('m1', second!.deliveries, LEASE_MS)).toBe(true);
+      // the second consumer's own release applies
+      await queue().release('m1', { deliveries: second!.deliveries, countDelivery: false });
+      expect((await queue().reserve(LEASE_MS))?.deliveries).toBe(2);
+    });
+
+    it('release of an acknowledged or unknown message does nothing, whatever the options', async () => {
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      await queue().reserve(LEASE_MS);
+      await queue().ack('m1');
+      await queue().release('m1', { delayMs: 1_000, countDelivery: false });
+      await queue().release('never-enqueued', { delayMs: 1_000, countDelivery: false });
+      expect(await queue().size()).toBe(0);
+      await queue().enqueue({ id: 'm1', body: 'after ack' });
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
+    });
+
+    it('rejects a release delay that is negative, not finite or above 2^31 − 1 with INVALID_OPTIONS, changing nothing', async () => {
+      await queue().enqueue({ id: 'm1', body: 'x' });
+      await queue().reserve(LEASE_MS);
+      for (const delayMs of [-1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
+        const error = await queue()
+          .release('m1', { delayMs })
+          .then(
+            () => undefined,
+            (caught: unknown) => caught,
+          );
+        expect(error, `delayMs ${delayMs}`).toBeInstanceOf(Error);
+        expect((error as { code?: string }).code).toBe('INVALID_OPTIONS');
+      }
+      expect(await queue().reserve(LEASE_MS)).toBeUndefined();
     });
 
     it('never hands one message to two concurrent reservations', async () => {
