@@ -140,7 +140,8 @@ const MIGRATIONS: readonly Migration[] = [
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 /**
- * Brings `schema` to {@link POSTGRES_SCHEMA_VERSION}: creates the schema and
+ * Brings `schema` to {@link POSTGRES_SCHEMA_VERSION} (or to `targetVersion`, which tests use to
+ * write schemas of an older version): creates the schema and
  * `schema_version (version, applied_at)` when missing and applies every newer migration, in one
  * transaction that first takes a transaction-scoped advisory lock on the schema's name. Several
  * processes starting at once therefore migrate one after the other: each migration is applied once,
@@ -149,7 +150,7 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.versio
  * @throws ToolrunError `STORE_UNAVAILABLE` when the schema was written by a newer toolrun;
  * the driver's error when the server cannot be reached or refuses a statement.
  */
-export async function migratePostgresSchema(pool: PostgresPoolLike, schema: string, nowMs: number): Promise<void> {
+export async function migratePostgresSchema(pool: PostgresPoolLike, schema: string, nowMs: number, targetVersion: number = POSTGRES_SCHEMA_VERSION): Promise<void> {
   const quoted = quoteSchema(schema);
   await inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`toolrun:migrate:${schema}`]);
@@ -164,7 +165,7 @@ export async function migratePostgresSchema(pool: PostgresPoolLike, schema: stri
       );
     }
     for (const migration of MIGRATIONS) {
-      if (migration.version <= current) continue;
+      if (migration.version <= current || migration.version > targetVersion) continue;
       await client.query(migration.sql.replaceAll('$schema', quoted));
       await client.query(`INSERT INTO ${quoted}.schema_version (version, applied_at) VALUES ($1, $2)`, [migration.version, new Date(nowMs).toISOString()]);
     }

@@ -3,7 +3,7 @@ import { ToolrunError } from '../../core/toolrun-error.ts';
 import { describeStoresContract } from '../../testing/contract/index.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
 import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from '../../../test/fixtures/distributed-services.ts';
-import { POSTGRES_SCHEMA_VERSION } from './postgres-migrations.ts';
+import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from './postgres-migrations.ts';
 import { createPostgresStores } from './postgres-stores.ts';
 
 const admin = createTestPool({ max: 4 });
@@ -132,6 +132,93 @@ describe('PostgreSQL stores', () => {
       expect(all.map((message) => message.sequence)).toEqual([...all.map((message) => message.sequence)].sort((left, right) => left - right));
     } finally {
       await stores.close();
+      await dropSchema(admin, schema);
+    }
+  });
+
+  it('opens a schema written by version 1: dead letters count in bytes(), leases stay leases, claims work', async () => {
+    const schema = uniqueName('toolrun_test_');
+    const clock = createFakeClock();
+    try {
+      await migratePostgresSchema(admin, schema, clock.now(), 1);
+      const entries = [{ kind: 'message', rawBody: 'Grüße 東京 🚀' }, { runId: 'run_1', stepIndex: 2 }];
+      await admin.query(`INSERT INTO "${schema}".dead_letters (queue, entry, added_at_ms) VALUES ('message', $1, $3), ('tool', $2, $3)`, [
+        JSON.stringify(entries[0]),
+        JSON.stringify(entries[1]),
+        clock.now(),
+      ]);
+      await admin.query(
+        `INSERT INTO "${schema}".queue_messages (id, body, enqueued_at_ms, deliveries, lease_until_ms) VALUES ('leased', 'a', $1, 1, $2), ('waiting', 'b', $1, 0, NULL)`,
+        [clock.now(), clock.now() + 60_000],
+      );
+      const stores = await createPostgresStores({ pool: admin, schema, clock });
+      try {
+        const versions = await admin.query(`SELECT version FROM "${schema}".schema_version ORDER BY version`);
+        expect(versions.rows).toEqual(Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, index) => ({ version: index + 1 })));
+        const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+        expect(await stores.messageDlq.bytes()).toBe(jsonBytes(entries[0]));
+        expect(await stores.toolDlq.bytes()).toBe(jsonBytes(entries[1]));
+        await stores.toolDlq.push({ more: 'é' });
+        expect(await stores.toolDlq.bytes()).toBe(jsonBytes(entries[1]) + jsonBytes({ more: 'é' }));
+        expect((await stores.messageDlq.list()).map((record) => record.entry)).toEqual([entries[0]]);
+        expect(await stores.queue.extendLease('leased', 1, 60_000)).toBe(true);
+        expect(await stores.queue.reserve(60_000)).toMatchObject({ id: 'waiting', body: 'b', deliveries: 1 });
+        await clock.advance(60_000);
+        expect(await stores.queue.reserve(60_000)).toMatchObject({ id: 'leased', body: 'a', deliveries: 2 });
+        expect(await stores.claims.acquire('run:run_1', 'drain-a', 60_000)).toBe(true);
+        expect(await stores.claims.acquire('run:run_1', 'drain-b', 60_000)).toBe(false);
+      } finally {
+        await stores.close();
+      }
+    } finally {
+      await dropSchema(admin, schema);
+    }
+  });
+
+  it('keeps dead_letter_totals right for deletes and updates by hand, and for a purge of many entries', async () => {
+    const schema = uniqueName('toolrun_test_');
+    const stores = await createPostgresStores({ pool: admin, schema });
+    try {
+      await stores.toolDlq.push('a');
+      await stores.toolDlq.push('bb');
+      await admin.query(`DELETE FROM "${schema}".dead_letters WHERE entry = '"a"'`);
+      await admin.query(`UPDATE "${schema}".dead_letters SET entry = '"cccc"'`);
+      expect(await stores.toolDlq.bytes()).toBe(6);
+      await Promise.all(Array.from({ length: 200 }, (_, index) => stores.toolDlq.push({ index, text: 'é'.repeat(index) })));
+      expect(await stores.toolDlq.bytes()).toBe(
+        6 + Array.from({ length: 200 }, (_, index) => Buffer.byteLength(JSON.stringify({ index, text: 'é'.repeat(index) }), 'utf8')).reduce((sum, bytes) => sum + bytes, 0),
+      );
+      expect(await stores.toolDlq.purge()).toBe(201);
+      expect(await stores.toolDlq.bytes()).toBe(0);
+    } finally {
+      await stores.close();
+      await dropSchema(admin, schema);
+    }
+  });
+
+  it('deletes ended claims on later acquires, and grants a claim to exactly one of many acquirers across two pools', async () => {
+    const schema = uniqueName('toolrun_test_');
+    const clock = createFakeClock();
+    const left = await createPostgresStores({ connectionString: POSTGRES_URL, schema, clock, maxConnections: 5 });
+    const right = await createPostgresStores({ connectionString: POSTGRES_URL, schema, clock, maxConnections: 5 });
+    const countRows = async () => Number((await admin.query(`SELECT COUNT(*) AS count FROM "${schema}".claims`)).rows[0].count);
+    try {
+      for (let index = 0; index < 150; index++) expect(await left.claims.acquire(`run:${index}`, 'crashed', 1_000)).toBe(true);
+      expect(await countRows()).toBe(150);
+      await clock.advance(1_000);
+      await left.claims.acquire('run:new-1', 'worker', 1_000);
+      await right.claims.acquire('run:new-2', 'worker', 1_000);
+      expect(await countRows()).toBe(2);
+
+      const results = await Promise.all(Array.from({ length: 30 }, (_, index) => (index % 2 === 0 ? left : right).claims.acquire('run:race', `holder-${index}`, 60_000)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect((await right.claims.get('run:race'))?.holder).toBe(`holder-${results.indexOf(true)}`);
+      // a fractional lease is rounded up to a whole millisecond, not refused by the bigint column
+      expect(await left.claims.acquire('run:fraction', 'worker', 1_000.5)).toBe(true);
+      expect((await left.claims.get('run:fraction'))?.leaseUntil).toBe(new Date(clock.now() + 1_001).toISOString());
+    } finally {
+      await left.close();
+      await right.close();
       await dropSchema(admin, schema);
     }
   });

@@ -95,7 +95,60 @@ describe('Redis breaker state store', () => {
   });
 });
 
+describe('Redis claim store', () => {
+  it('grants a claim to exactly one of many clients, and lets Redis expire it by its own clock', async () => {
+    const prefix = uniqueName('toolrun-test:');
+    const clients = Array.from({ length: 4 }, () => new Redis(REDIS_URL));
+    try {
+      const stores = await Promise.all(clients.map((redis) => createRedisClaimStore({ redis, prefix })));
+      const results = await Promise.all(Array.from({ length: 40 }, (_, index) => stores[index % 4]!.acquire('run:race', `holder-${index}`, 60_000)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect((await stores[3]!.get('run:race'))?.holder).toBe(`holder-${results.indexOf(true)}`);
+      // the claim is a key with an expiry: nothing is left once it ends
+      expect(await stores[0]!.acquire('run:short', 'crashed', 300)).toBe(true);
+      const pttl = await admin.pttl(`${prefix}claim:{run:short}`);
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(300);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(await admin.exists(`${prefix}claim:{run:short}`)).toBe(0);
+    } finally {
+      await deleteRedisKeys(admin, prefix);
+      await Promise.all(clients.map((redis) => redis.quit()));
+    }
+  });
+
+  it('throws STORE_UNAVAILABLE when Redis does not answer, and INVALID_OPTIONS without a connection', async () => {
+    const error = await createRedisClaimStore({ url: 'redis://127.0.0.1:1' }).catch((caught: unknown) => caught);
+    expect(ToolrunError.is(error) && error.code).toBe('STORE_UNAVAILABLE');
+    const invalid = await createRedisClaimStore({} as never).catch((caught: unknown) => caught);
+    expect(ToolrunError.is(invalid) && invalid.code).toBe('INVALID_OPTIONS');
+  });
+});
+
 describe('Redis dead-letter queues', () => {
+  it('count the bytes of entries written before the byte total existed', async () => {
+    const prefix = uniqueName('toolrun-test:');
+    const queues = await createRedisDeadLetterQueues({ redis: admin, prefix });
+    try {
+      const entries = [{ a: 'é' }, '東京 🚀', { runId: 'run_1', text: 'x'.repeat(1_000) }];
+      const ids = [];
+      for (const entry of entries) ids.push(await queues.toolDlq.push(entry));
+      // as a queue written by an earlier toolrun: no byte total yet
+      await admin.del(`${prefix}{dlq:tool}:bytes`);
+      const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+      const total = entries.reduce<number>((sum, entry) => sum + jsonBytes(entry), 0);
+      expect(await queues.toolDlq.bytes()).toBe(total);
+      await queues.toolDlq.remove(ids[0]!);
+      await queues.toolDlq.push('more');
+      expect(await queues.toolDlq.bytes()).toBe(total - jsonBytes(entries[0]) + jsonBytes('more'));
+      expect(await queues.messageDlq.bytes()).toBe(0);
+    } finally {
+      await queues.close();
+      await deleteRedisKeys(admin, prefix);
+    }
+  });
+
+
   it('push once per key across clients, keep the key after removal, and keep the queues apart', async () => {
     const prefix = uniqueName('toolrun-test:');
     const clock = createFakeClock();

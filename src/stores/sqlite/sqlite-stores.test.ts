@@ -91,6 +91,72 @@ describe('SQLite stores', () => {
     await stores.close();
   });
 
+  it('opens a file written by schema version 2: dead letters count in bytes(), queue rows stay deliverable, claims work', async () => {
+    const path = freshPath();
+    const clock = createFakeClock();
+    const old = new BetterSqlite3(path);
+    migrateSqliteSchema(old, clock.now(), 2);
+    const entries = [{ kind: 'message', rawBody: 'Grüße 東京 🚀' }, { runId: 'run_1', stepIndex: 2 }];
+    const insert = old.prepare('INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES (?, ?, ?)');
+    insert.run('message', JSON.stringify(entries[0]), clock.now());
+    insert.run('tool', JSON.stringify(entries[1]), clock.now());
+    const enqueue = old.prepare('INSERT INTO queue_messages (id, body, enqueued_at_ms, deliveries, lease_until_ms) VALUES (?, ?, ?, ?, ?)');
+    enqueue.run('leased', 'a', clock.now(), 1, clock.now() + 60_000);
+    enqueue.run('waiting', 'b', clock.now(), 0, null);
+    old.close();
+
+    const stores = createSqliteStores({ path, clock });
+    const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+    expect(await stores.messageDlq.bytes()).toBe(jsonBytes(entries[0]));
+    expect(await stores.toolDlq.bytes()).toBe(jsonBytes(entries[1]));
+    await stores.toolDlq.push({ more: 'é' });
+    expect(await stores.toolDlq.bytes()).toBe(jsonBytes(entries[1]) + jsonBytes({ more: 'é' }));
+    // the lease written by version 2 is still a lease: renewable, then redelivered when it ends
+    expect(await stores.queue.extendLease('leased', 1, 60_000)).toBe(true);
+    expect(await stores.queue.reserve(60_000)).toMatchObject({ id: 'waiting', body: 'b', deliveries: 1 });
+    await clock.advance(60_000);
+    expect(await stores.queue.reserve(60_000)).toMatchObject({ id: 'leased', body: 'a', deliveries: 2 });
+    expect(await stores.claims.acquire('run:run_1', 'drain-a', 60_000)).toBe(true);
+    expect(await stores.claims.acquire('run:run_1', 'drain-b', 60_000)).toBe(false);
+    await stores.close();
+  });
+
+  it('keeps dead_letter_totals right when rows are deleted by hand, as the sqlite3 shell would', async () => {
+    const stores = createSqliteStores({ path: freshPath() });
+    await stores.toolDlq.push('a');
+    await stores.toolDlq.push('bb');
+    stores.database.prepare("DELETE FROM dead_letters WHERE entry = '\"a\"'").run();
+    stores.database.prepare("UPDATE dead_letters SET entry = '\"cccc\"'").run();
+    expect(await stores.toolDlq.bytes()).toBe(6);
+    await stores.close();
+  });
+
+  it('deletes ended claims on later acquires, so crashed holders leave no rows behind', async () => {
+    const clock = createFakeClock();
+    const stores = createSqliteStores({ path: freshPath(), clock });
+    const countRows = () => (stores.database.prepare('SELECT COUNT(*) AS count FROM claims').get() as { count: number }).count;
+    for (let index = 0; index < 150; index++) expect(await stores.claims.acquire(`run:${index}`, 'crashed', 1_000)).toBe(true);
+    expect(countRows()).toBe(150);
+    await clock.advance(1_000);
+    await stores.claims.acquire('run:new-1', 'worker', 1_000);
+    await stores.claims.acquire('run:new-2', 'worker', 1_000);
+    expect(countRows()).toBe(2);
+    expect(await stores.claims.release('run:new-1', 'worker')).toBe(true);
+    expect(countRows()).toBe(1);
+    await stores.close();
+  });
+
+  it('grants a claim to exactly one of many acquirers through two connections to one file', async () => {
+    const path = freshPath();
+    const left = createSqliteStores({ path });
+    const right = createSqliteStores({ path });
+    const results = await Promise.all(Array.from({ length: 20 }, (_, index) => (index % 2 === 0 ? left : right).claims.acquire('run:race', `holder-${index}`, 60_000)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect((await right.claims.get('run:race'))?.holder).toBe(`holder-${results.indexOf(true)}`);
+    await left.close();
+    await right.close();
+  });
+
   it('pushes once per key through two connections to one file, and keeps the key across reopening', async () => {
     const path = freshPath();
     const left = createSqliteStores({ path });
