@@ -1,101 +1,141 @@
 /**
- * Redaction shared by every place a value leaves the runtime: the developer log, tool-DLQ
- * entries, span attributes and the model-facing `detail`. Compiled once; applying it never throws.
+ * Redaction shared by every place a value leaves the runtime: the model-facing envelope, the
+ * developer log, spans, tool-DLQ entries and failure records. Compiled once; applying it never
+ * throws; the built-in rules run in time linear in their input (see `redact-scan.ts`).
  */
+import { compileKeyMatcher, DEFAULT_SENSITIVE_KEYS } from './redact-keys.ts';
+import { scanSecrets, SECRET_FAMILIES, type SecretFamily } from './redact-scan.ts';
+
+export { DEFAULT_SENSITIVE_KEYS, normaliseKey } from './redact-keys.ts';
+export { SECRET_FAMILIES, type SecretFamily };
 
 /** Options of {@link createRedactor}. */
 export interface RedactorOptions {
   /**
-   * Sensitive property names whose values become `***`, matched case-insensitively, with `*` as a
-   * wildcard (`password`, `*_token`, `api*key`).
+   * Sensitive property names whose values become the replacement, matched in normal form:
+   * case-insensitive, with `-`, `_`, `.` and spaces ignored (`apiKey` = `api_key` = `API-KEY`),
+   * `*` a wildcard (`password`, `*_token`, `api*key`). Replaces the default list for property names;
+   * `name=value` pairs in free text are matched against these keys and the default list.
    * @defaultValue {@link DEFAULT_SENSITIVE_KEYS}
    */
   keys?: readonly string[];
-  /** Extra value patterns to mask (global regular expressions), on top of the built-in ones. */
+  /**
+   * Extra value patterns to mask (made global), applied after the built-in rules to text already
+   * cut to `maxScanBytes`. A backtracking pattern is only as fast as you write it: keep it linear.
+   */
   patterns?: readonly RegExp[];
   /** Text that replaces a redacted value. @defaultValue `'***'` */
   replacement?: string;
+  /**
+   * Longest text scanned, in UTF-8 bytes: a longer text is cut to it before scanning (a secret cut
+   * in half at the end is still masked) and marked with {@link TEXT_CUT_MARKER}. Callers that keep
+   * less should cut first (e.g. `redactBounded`). @defaultValue 65_536
+   */
+  maxScanBytes?: number;
+  /** Nesting depth `value` descends to; deeper values become {@link REDACTION_MARKERS}`.tooDeep`. @defaultValue 32 */
+  maxDepth?: number;
+  /** Items kept of one array, `Set` or `Map`; the rest become one `'[… N more items]'` item. @defaultValue 1000 */
+  maxItems?: number;
+  /** Keys kept of one object; the rest become one `'…': '[N more keys]'` entry. @defaultValue 1000 */
+  maxKeys?: number;
+  /** Values (of any kind) visited by one `value` call; the rest become {@link REDACTION_MARKERS}`.tooMany`. @defaultValue 10_000 */
+  maxNodes?: number;
+  /** Text (strings and keys) scanned by one `value` call, in UTF-8 bytes; strings beyond it are cut and marked. @defaultValue 1_048_576 */
+  maxValueBytes?: number;
+}
+
+/** Limits of one {@link Redactor.value} call, tighter than the redactor's own. */
+export interface RedactValueLimits {
+  /** Text (strings and keys) scanned by this call, in UTF-8 bytes. @defaultValue the redactor's `maxValueBytes` */
+  maxTextBytes?: number;
 }
 
 /** A compiled redactor. */
 export interface Redactor {
   /**
-   * A deep copy of `value` with sensitive keys and secret-looking strings masked. Cycles become
-   * `'[Circular]'`. `extraKeys` (e.g. a tool's `sensitive` list) are compiled once per array object.
+   * A bounded, JSON-safe deep copy of `value`: values of sensitive keys (the redactor's, plus
+   * `extraKeys`, e.g. a tool's `sensitive` list) become the replacement, and every string — keys
+   * included, so a secret used as a property name is masked too — goes through {@link Redactor.text}.
+   * Cycles become `'[Circular]'`, values deeper than `maxDepth` `'[Too deep]'`, values whose getter
+   * or Proxy trap throws `'[Unreadable]'`; BigInts become their decimal string, symbols their
+   * description, functions `'[Function]'`, `Date`s ISO strings, `Map`s arrays of `[key, value]`,
+   * `Set`s arrays, binary data `'[Uint8Array 12 bytes]'`, errors `{ name, message, … }`.
+   * Never throws (if redaction itself fails, the result is the replacement).
    */
-  value(value: unknown, extraKeys?: readonly string[]): unknown;
-  /** `text` with e-mail addresses, bearer tokens, API keys and URL credentials masked. */
+  value(value: unknown, extraKeys?: readonly string[], limits?: RedactValueLimits): unknown;
+  /**
+   * `text` with every built-in secret family masked (see {@link SECRET_FAMILIES}: e-mail addresses,
+   * `password=…`-style assignments, URL credentials and query secrets, JWTs, bearer and basic
+   * tokens, API keys, AWS secret keys, PEM private keys, card numbers) and then the extra patterns.
+   * Cut to `maxScanBytes` first. Linear in `min(text length, maxScanBytes)` for the built-in rules.
+   * Never throws (if redaction itself fails, the result is the replacement).
+   */
   text(text: string): string;
 }
 
-/** Property names redacted by default. */
-export const DEFAULT_SENSITIVE_KEYS: readonly string[] = [
-  'password',
-  'passwd',
-  'secret',
-  '*token',
-  '*_token',
-  'authorization',
-  'api*key',
-  'apikey',
-  'cookie',
-  'set-cookie',
-  'private*key',
-  'client_secret',
-  'credit_card*',
-  'card_number',
-  'cvv',
-  'ssn',
-];
+/** Appended to a text cut to `maxScanBytes` before scanning. */
+export const TEXT_CUT_MARKER = '…[cut before redaction]';
+
+/** What `value` puts in place of what it does not copy. */
+export const REDACTION_MARKERS = {
+  circular: '[Circular]',
+  tooDeep: '[Too deep]',
+  tooMany: '[Too many values]',
+  unreadable: '[Unreadable]',
+  function: '[Function]',
+} as const;
+
+/** Longest key kept by `value`, in UTF-8 bytes (longer keys are cut and marked). */
+const MAX_KEY_BYTES = 1024;
 
 /**
- * A built-in value pattern and a cheap test that holds whenever the pattern can match (a literal
- * every match contains), so text without it skips the pattern. Most text has no secret: this keeps
- * redaction of clean text to a few `includes` instead of ten regular-expression scans.
+ * The number of leading code units of `text` whose UTF-8 encoding fits in `maxBytes`, never
+ * splitting a surrogate pair; `fittedBytes` is set to their byte length. Linear in the result.
  */
-interface SecretRule {
-  pattern: RegExp;
-  mayMatch: (text: string) => boolean;
-}
-
-const SECRET_RULES: readonly SecretRule[] = [
-  { pattern: /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g, mayMatch: (text) => text.includes('@') },
-  { pattern: /\b(Bearer|Basic)\s+[A-Za-z0-9\-._~+/]+=*/gi, mayMatch: (text) => /bearer|basic/i.test(text) },
-  { pattern: /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}/g, mayMatch: (text) => text.includes('sk-') },
-  { pattern: /\b(?:ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{20,}/g, mayMatch: (text) => text.includes('gh') },
-  { pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/g, mayMatch: (text) => text.includes('xox') },
-  { pattern: /\bAKIA[0-9A-Z]{16}\b/g, mayMatch: (text) => text.includes('AKIA') },
-  { pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, mayMatch: (text) => text.includes('AIza') },
-  { pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, mayMatch: (text) => text.includes('eyJ') },
-  { pattern: /([?&](?:api[_-]?key|key|token|access_token|secret|signature|sig|password)=)[^&#\s"']+/gi, mayMatch: (text) => text.includes('=') },
-  { pattern: /(\/\/)[^/\s:@]+:[^/\s@]+@/g, mayMatch: (text) => text.includes('@') && text.includes('//') },
-];
-
-/** Built-in value patterns: e-mail addresses, bearer tokens, common API-key shapes, secrets in URL query strings. */
-export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = SECRET_RULES.map((rule) => rule.pattern);
-
-function compileKeyMatcher(keys: readonly string[]): (key: string) => boolean {
-  const exact = new Set<string>();
-  const wildcards: RegExp[] = [];
-  for (const key of keys) {
-    const lower = key.toLowerCase();
-    if (lower.includes('*')) {
-      const source = lower.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*');
-      wildcards.push(new RegExp(`^${source}$`));
-    } else {
-      exact.add(lower);
+let fittedBytes = 0;
+function fittingUnits(text: string, maxBytes: number): number {
+  const length = text.length;
+  let bytes = 0;
+  let index = 0;
+  while (index < length) {
+    const unit = text.charCodeAt(index);
+    let width = 1;
+    let units = 1;
+    if (unit >= 0x80) {
+      if (unit < 0x800) width = 2;
+      else if (unit >= 0xd800 && unit <= 0xdbff && index + 1 < length && (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00) {
+        width = 4;
+        units = 2;
+      } else width = 3;
     }
+    if (bytes + width > maxBytes) break;
+    bytes += width;
+    index += units;
   }
-  const cache = new Map<string, boolean>();
-  return (key) => {
-    const cached = cache.get(key);
-    if (cached !== undefined) return cached;
-    const lower = key.toLowerCase();
-    const result = exact.has(lower) || wildcards.some((pattern) => pattern.test(lower));
-    if (cache.size < 10_000) cache.set(key, result);
-    return result;
-  };
+  fittedBytes = bytes;
+  return index;
 }
+
+/** `text` with `ranges` (`[start, end, …]`, sorted, disjoint) replaced. */
+function applyRanges(text: string, ranges: readonly number[], replacement: string): string {
+  let out = '';
+  let position = 0;
+  for (let index = 0; index < ranges.length; index += 2) {
+    out += text.slice(position, ranges[index]) + replacement;
+    position = ranges[index + 1]!;
+  }
+  return out + text.slice(position);
+}
+
+function describeBinary(node: object): string | undefined {
+  if (ArrayBuffer.isView(node)) return `[${node.constructor?.name ?? 'ArrayBufferView'} ${node.byteLength} bytes]`;
+  if (node instanceof ArrayBuffer) return `[ArrayBuffer ${node.byteLength} bytes]`;
+  if (typeof SharedArrayBuffer !== 'undefined' && node instanceof SharedArrayBuffer) return `[SharedArrayBuffer ${node.byteLength} bytes]`;
+  return undefined;
+}
+
+const UNREAD = Symbol('unreadable');
+const ERROR_OWN_KEYS: ReadonlySet<string> = new Set(['name', 'message', 'stack']);
 
 /**
  * Compiles a redactor.
@@ -104,28 +144,46 @@ function compileKeyMatcher(keys: readonly string[]): (key: string) => boolean {
  */
 export function createRedactor(options: RedactorOptions = {}): Redactor {
   const replacement = options.replacement ?? '***';
-  const isSensitive = compileKeyMatcher(options.keys ?? DEFAULT_SENSITIVE_KEYS);
-  const rules: SecretRule[] = [
-    ...SECRET_RULES.map((rule) => ({ pattern: new RegExp(rule.pattern.source, rule.pattern.flags), mayMatch: rule.mayMatch })),
-    ...(options.patterns ?? []).map((pattern) => ({ pattern: new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`), mayMatch: () => true })),
-  ];
+  const maxScanBytes = Math.max(0, options.maxScanBytes ?? 65_536);
+  const maxDepth = Math.max(0, options.maxDepth ?? 32);
+  const maxItems = Math.max(0, options.maxItems ?? 1000);
+  const maxKeys = Math.max(0, options.maxKeys ?? 1000);
+  const maxNodes = Math.max(1, options.maxNodes ?? 10_000);
+  const maxValueBytes = Math.max(0, options.maxValueBytes ?? 1_048_576);
+  const configured = compileKeyMatcher(options.keys ?? DEFAULT_SENSITIVE_KEYS);
+  const defaults = options.keys === undefined ? configured : compileKeyMatcher(DEFAULT_SENSITIVE_KEYS);
+  const isSensitiveKey = defaults === configured ? configured.matchesNormal : (normal: string) => configured.matchesNormal(normal) || defaults.matchesNormal(normal);
+  const patterns = (options.patterns ?? []).map((pattern) => new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`));
+  const scanOptions = { isSensitiveKey, openEnd: false };
+  const cutScanOptions = { isSensitiveKey, openEnd: true };
+
+  /** Redacts `input` cut to `maxBytes`; `fittedBytes` holds the bytes scanned afterwards. */
+  const redactWithin = (input: string, maxBytes: number): string => {
+    const units = fittingUnits(input, maxBytes);
+    const cut = units < input.length;
+    const scanned = cut ? input.slice(0, units) : input;
+    const bytes = fittedBytes;
+    const { ranges } = scanSecrets(scanned, cut ? cutScanOptions : scanOptions);
+    let out = ranges.length === 0 ? scanned : applyRanges(scanned, ranges, replacement);
+    for (const pattern of patterns) {
+      pattern.lastIndex = 0;
+      out = out.replace(pattern, replacement);
+    }
+    fittedBytes = bytes;
+    return cut ? out + TEXT_CUT_MARKER : out;
+  };
 
   const text = (input: string): string => {
-    let output = input;
-    for (const { pattern, mayMatch } of rules) {
-      if (!mayMatch(output)) continue;
-      pattern.lastIndex = 0;
-      output = output.replace(pattern, (match: string, ...groups: unknown[]) => {
-        const prefix = typeof groups[0] === 'string' && /^(?:[?&]|\/\/)/.test(groups[0]) ? groups[0] : '';
-        return match === prefix ? match : `${prefix}${replacement}`;
-      });
+    try {
+      return redactWithin(typeof input === 'string' ? input : String(input), maxScanBytes);
+    } catch {
+      return replacement;
     }
-    return output;
   };
 
   // Extra keys (a tool's `sensitive` list) are compiled once per array, not once per call.
-  const extraMatchers = new WeakMap<readonly string[], (key: string) => boolean>();
-  const matcherFor = (keys: readonly string[]): ((key: string) => boolean) => {
+  const extraMatchers = new WeakMap<readonly string[], ReturnType<typeof compileKeyMatcher>>();
+  const matcherFor = (keys: readonly string[]) => {
     let matcher = extraMatchers.get(keys);
     if (matcher === undefined) {
       matcher = compileKeyMatcher(keys);
@@ -134,23 +192,167 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     return matcher;
   };
 
-  const value = (input: unknown, extraKeys?: readonly string[]): unknown => {
-    const extra = extraKeys && extraKeys.length > 0 ? matcherFor(extraKeys) : undefined;
-    const seen = new WeakSet<object>();
-    const walk = (node: unknown): unknown => {
-      if (typeof node === 'string') return text(node);
-      if (node === null || typeof node !== 'object') return node;
-      if (seen.has(node)) return '[Circular]';
-      seen.add(node);
-      if (Array.isArray(node)) return node.map(walk);
-      const output: Record<string, unknown> = {};
-      for (const [key, child] of Object.entries(node)) {
-        output[key] = isSensitive(key) || extra?.(key) ? replacement : walk(child);
-      }
-      return output;
-    };
-    return walk(input);
+  // Keys seen clean before (short ones only): most objects repeat the same few keys.
+  const cleanKeys = new Set<string>();
+
+  const value = (input: unknown, extraKeys?: readonly string[], limits?: RedactValueLimits): unknown => {
+    try {
+      const extra = extraKeys && extraKeys.length > 0 ? matcherFor(extraKeys) : undefined;
+      const isSensitive = (key: string) => configured.matches(key) || (extra !== undefined && extra.matches(key));
+      let nodes = maxNodes;
+      let bytes = Math.max(0, Math.min(maxValueBytes, limits?.maxTextBytes ?? maxValueBytes));
+      const ancestors = new Set<object>();
+
+      const string = (input: string, maxBytes = maxScanBytes): string => {
+        if (input.length === 0) return input;
+        if (bytes <= 0) return TEXT_CUT_MARKER;
+        const out = redactWithin(input, Math.min(maxBytes, bytes));
+        bytes -= fittedBytes;
+        return out;
+      };
+
+      const key = (name: string): string => {
+        if (cleanKeys.has(name)) {
+          bytes -= name.length;
+          return name;
+        }
+        const out = string(name, MAX_KEY_BYTES);
+        if (out === name && name.length <= 64 && cleanKeys.size < 10_000) cleanKeys.add(name);
+        return out;
+      };
+
+      // Two keys that redact to the same text (two secrets as names) are kept apart: `*** (2)`.
+      let suffixes: Map<string, number> | undefined;
+      const put = (out: Record<string, unknown>, name: string, child: unknown) => {
+        let unique = name;
+        if (Object.prototype.hasOwnProperty.call(out, unique)) {
+          suffixes ??= new Map();
+          let suffix = suffixes.get(name) ?? 2;
+          while (Object.prototype.hasOwnProperty.call(out, (unique = `${name} (${suffix})`))) suffix += 1;
+          suffixes.set(name, suffix + 1);
+        }
+        if (unique === '__proto__') Object.defineProperty(out, unique, { value: child, enumerable: true, writable: true, configurable: true });
+        else out[unique] = child;
+      };
+
+      const list = (items: Iterable<unknown> | ArrayLike<unknown>, size: number, depth: number, pairs?: boolean): unknown[] => {
+        const out: unknown[] = [];
+        const keep = Math.min(size, maxItems);
+        if (Symbol.iterator in Object(items) && !Array.isArray(items)) {
+          for (const item of items as Iterable<unknown>) {
+            if (out.length >= keep) break;
+            if (pairs) {
+              const [entryKey, entryValue] = item as [unknown, unknown];
+              out.push([walk(entryKey, depth + 1), typeof entryKey === 'string' && isSensitive(entryKey) ? replacement : walk(entryValue, depth + 1)]);
+            } else out.push(walk(item, depth + 1));
+          }
+        } else {
+          const array = items as ArrayLike<unknown>;
+          for (let index = 0; index < keep; index += 1) {
+            let item: unknown;
+            try {
+              item = array[index];
+            } catch {
+              item = UNREAD;
+            }
+            out.push(item === UNREAD ? REDACTION_MARKERS.unreadable : walk(item, depth + 1));
+          }
+        }
+        if (size > out.length) out.push(`[… ${size - out.length} more items]`);
+        return out;
+      };
+
+      const entries = (node: object, out: Record<string, unknown>, depth: number, skip?: ReadonlySet<string>) => {
+        const names = Object.keys(node);
+        const keep = Math.min(names.length, maxKeys);
+        for (let index = 0; index < keep; index += 1) {
+          const name = names[index]!;
+          if (skip?.has(name)) continue;
+          if (isSensitive(name)) {
+            put(out, key(name), replacement);
+            continue;
+          }
+          let child: unknown;
+          try {
+            child = (node as Record<string, unknown>)[name];
+          } catch {
+            child = UNREAD;
+          }
+          put(out, key(name), child === UNREAD ? REDACTION_MARKERS.unreadable : walk(child, depth + 1));
+        }
+        if (names.length > keep) put(out, '…', `[${names.length - keep} more keys]`);
+        return out;
+      };
+
+      const object = (node: object, depth: number): unknown => {
+        if (Array.isArray(node)) return list(node, node.length, depth);
+        const binary = describeBinary(node);
+        if (binary !== undefined) return binary;
+        if (node instanceof Date) return Number.isNaN(node.getTime()) ? 'Invalid Date' : node.toISOString();
+        if (node instanceof Map) return list(node.entries(), node.size, depth, true);
+        if (node instanceof Set) return list(node.values(), node.size, depth);
+        if (node instanceof RegExp) return string(String(node));
+        if (node instanceof String || node instanceof Number || node instanceof Boolean) return walk(node.valueOf(), depth + 1);
+        if (node instanceof Error) {
+          const out: Record<string, unknown> = {};
+          put(out, 'name', walk(node.name, depth + 1));
+          put(out, 'message', walk(node.message, depth + 1));
+          entries(node, out, depth, ERROR_OWN_KEYS);
+          if (Object.prototype.hasOwnProperty.call(node, 'cause') && !Object.prototype.propertyIsEnumerable.call(node, 'cause')) out.cause = walk(node.cause, depth + 1);
+          return out;
+        }
+        const toJSON = (node as { toJSON?: unknown }).toJSON;
+        if (typeof toJSON === 'function') {
+          const json: unknown = toJSON.call(node, '');
+          if (json !== node) return walk(json, depth + 1);
+        }
+        return entries(node, {}, depth);
+      };
+
+      const walk = (node: unknown, depth: number): unknown => {
+        nodes -= 1;
+        if (nodes < 0) return REDACTION_MARKERS.tooMany;
+        switch (typeof node) {
+          case 'string':
+            return string(node);
+          case 'number': {
+            // A card number sent as a JSON number.
+            if (Number.isSafeInteger(node) && Math.abs(node) >= 1e12) return string(String(node)) === String(node) ? node : replacement;
+            return node;
+          }
+          case 'boolean':
+          case 'undefined':
+            return node;
+          case 'bigint':
+            return string(node.toString());
+          case 'symbol':
+            return string(node.toString());
+          case 'function':
+            return REDACTION_MARKERS.function;
+          default:
+            break;
+        }
+        if (node === null) return null;
+        if (depth >= maxDepth) return REDACTION_MARKERS.tooDeep;
+        const container = node as object;
+        if (ancestors.has(container)) return REDACTION_MARKERS.circular;
+        ancestors.add(container);
+        try {
+          return object(container, depth);
+        } catch {
+          return REDACTION_MARKERS.unreadable;
+        } finally {
+          ancestors.delete(container);
+        }
+      };
+
+      return walk(input, 0);
+    } catch {
+      return replacement;
+    }
   };
 
   return { value, text };
 }
+
+export type { SecretSpan, ScanResult } from './redact-scan.ts';
