@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSessionBreakers } from './session-breaker.ts';
+import { createSessionBreakers, DEFAULT_SESSION_BREAKER_OPTIONS, MAX_SESSION_BREAKER_KEY_LENGTH } from './session-breaker.ts';
 
 const counted = { kind: 'counted' } as const;
 const invalid = (fingerprint: string) => ({ kind: 'invalid-arguments', fingerprint }) as const;
@@ -123,7 +123,45 @@ describe('createSessionBreakers', () => {
     expect(breakers.check('s1', 't').state).toBe('open');
   });
 
-  it.each([{ failureThreshold: 0 }, { failureThreshold: 1.5 }, { maxSessions: 0 }, { maxSessions: Number.NaN }])('throws INVALID_OPTIONS for %j', (options) => {
+  it('a hallucinated tool name the model keeps calling trips its own breaker after 3 failures', () => {
+    const breakers = createSessionBreakers();
+    for (let index = 0; index < 2; index += 1) expect(breakers.recordFailure('s1', 'search_web_v2', counted)).toMatchObject({ state: 'closed', opened: false });
+    expect(breakers.recordFailure('s1', 'search_web_v2', counted)).toEqual({ state: 'open', consecutiveFailures: 3, opened: true });
+    expect(breakers.check('s1', 'search_web_v2').state).toBe('open');
+    expect(breakers.check('s1', 'search_web').state).toBe('closed');
+  });
+
+  it('a 1 MB name is kept as its first 256 characters: the same name trips, memory stays bounded', () => {
+    const breakers = createSessionBreakers();
+    const huge = `${'x'.repeat(1_000_000)}`;
+    for (let index = 0; index < 3; index += 1) breakers.recordFailure('s1', huge, counted);
+    expect(breakers.check('s1', huge).state).toBe('open');
+    expect(breakers.check('s1', 'x'.repeat(MAX_SESSION_BREAKER_KEY_LENGTH)).state).toBe('open');
+    expect(breakers.check('s1', 'x'.repeat(MAX_SESSION_BREAKER_KEY_LENGTH - 1)).state).toBe('closed');
+    // a huge session id too
+    for (let index = 0; index < 3; index += 1) breakers.recordFailure(huge, 't', counted);
+    expect(breakers.check(`${huge}-other-suffix`, 't').state).toBe('open');
+    breakers.reset(huge);
+    expect(breakers.check(huge, 't').state).toBe('closed');
+  });
+
+  it('forgets the least recently failed name beyond maxToolsPerSession (default 256)', () => {
+    expect(DEFAULT_SESSION_BREAKER_OPTIONS.maxToolsPerSession).toBe(256);
+    const breakers = createSessionBreakers({ failureThreshold: 1, maxToolsPerSession: 3 });
+    for (const name of ['a', 'b', 'c']) breakers.recordFailure('s1', name, counted);
+    // a failing again makes b the least recently failed
+    breakers.recordFailure('s1', 'a', counted);
+    breakers.recordFailure('s1', 'd', counted);
+    expect(['a', 'b', 'c', 'd'].map((name) => breakers.check('s1', name).state)).toEqual(['open', 'closed', 'open', 'open']);
+    const many = createSessionBreakers({ failureThreshold: 1 });
+    for (let index = 0; index < 10_000; index += 1) many.recordFailure('s1', `hallucinated_${index}`, counted);
+    expect(many.check('s1', 'hallucinated_0').state).toBe('closed');
+    expect(many.check('s1', 'hallucinated_9999').state).toBe('open');
+    expect(many.check('s1', `hallucinated_${10_000 - 256}`).state).toBe('open');
+    expect(many.check('s1', `hallucinated_${10_000 - 257}`).state).toBe('closed');
+  });
+
+  it.each([{ failureThreshold: 0 }, { failureThreshold: 1.5 }, { maxSessions: 0 }, { maxSessions: Number.NaN }, { maxToolsPerSession: 0 }, { maxToolsPerSession: 2.5 }])('throws INVALID_OPTIONS for %j', (options) => {
     expect(() => createSessionBreakers(options)).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
   });
 });

@@ -6,10 +6,23 @@ export interface SessionBreakerOptions {
   failureThreshold: number;
   /** Sessions remembered at once; the least recently used is forgotten beyond it. @defaultValue 10_000 */
   maxSessions: number;
+  /**
+   * Tool names remembered per session; beyond it the least recently failed one is forgotten. Names
+   * come from the model (a hallucinated name is counted under the name it sent), so they are
+   * bounded like sessions. @defaultValue 256
+   */
+  maxToolsPerSession: number;
 }
 
 /** The default per-session breaker options (SPEC.md §1.6). */
-export const DEFAULT_SESSION_BREAKER_OPTIONS: SessionBreakerOptions = Object.freeze({ failureThreshold: 3, maxSessions: 10_000 });
+export const DEFAULT_SESSION_BREAKER_OPTIONS: SessionBreakerOptions = Object.freeze({ failureThreshold: 3, maxSessions: 10_000, maxToolsPerSession: 256 });
+
+/**
+ * Tool names (and session ids) longer than this many characters are cut to it to make the key, so a
+ * 1 MB hallucinated name costs 256 characters of memory; two names alike in their first 256
+ * characters share one breaker.
+ */
+export const MAX_SESSION_BREAKER_KEY_LENGTH = 256;
 
 /**
  * A failure as the per-session breaker sees it:
@@ -30,7 +43,9 @@ export interface SessionBreakerState {
 /**
  * The per-session circuit breakers of SPEC.md §1.6, one per (session, tool): a tool that failed
  * `failureThreshold` times in a row in one session is cut off for that session; a success resets
- * its count. In memory, bounded by `maxSessions` (least recently used sessions are forgotten).
+ * its count. Any name may be a key, also one that is not a registered tool (a hallucinated name the
+ * model keeps calling). In memory, bounded by `maxSessions` (least recently used sessions are
+ * forgotten), `maxToolsPerSession` and {@link MAX_SESSION_BREAKER_KEY_LENGTH}.
  * Synchronous; safe to share between concurrent calls of one process.
  */
 export interface SessionBreakers {
@@ -59,13 +74,14 @@ interface ToolEntry {
 /**
  * Creates the per-session breakers.
  *
- * @throws ToolrunError `INVALID_OPTIONS` when `failureThreshold` or `maxSessions` is not an integer ≥ 1.
+ * @throws ToolrunError `INVALID_OPTIONS` when `failureThreshold`, `maxSessions` or `maxToolsPerSession` is not an integer ≥ 1.
  * @see SPEC.md §1.6
  */
 export function createSessionBreakers(options?: Partial<SessionBreakerOptions>): SessionBreakers {
   const failureThreshold = options?.failureThreshold ?? DEFAULT_SESSION_BREAKER_OPTIONS.failureThreshold;
   const maxSessions = options?.maxSessions ?? DEFAULT_SESSION_BREAKER_OPTIONS.maxSessions;
-  for (const [name, value] of [['failureThreshold', failureThreshold], ['maxSessions', maxSessions]] as const) {
+  const maxToolsPerSession = options?.maxToolsPerSession ?? DEFAULT_SESSION_BREAKER_OPTIONS.maxToolsPerSession;
+  for (const [name, value] of [['failureThreshold', failureThreshold], ['maxSessions', maxSessions], ['maxToolsPerSession', maxToolsPerSession]] as const) {
     if (!Number.isInteger(value) || value < 1) {
       throw new ToolrunError('INVALID_OPTIONS', `session breaker: ${name} must be an integer ≥ 1, received ${String(value)}`);
     }
@@ -88,16 +104,19 @@ export function createSessionBreakers(options?: Partial<SessionBreakerOptions>):
   };
 
   return {
-    check(sessionId, toolName) {
-      return stateOf(touch(sessionId)?.get(toolName));
+    check(rawSessionId, rawToolName) {
+      return stateOf(touch(keyOf(rawSessionId))?.get(keyOf(rawToolName)));
     },
-    recordSuccess(sessionId, toolName) {
+    recordSuccess(rawSessionId, rawToolName) {
+      const sessionId = keyOf(rawSessionId);
       const tools = touch(sessionId);
       if (tools === undefined) return;
-      tools.delete(toolName);
+      tools.delete(keyOf(rawToolName));
       if (tools.size === 0) sessions.delete(sessionId);
     },
-    recordFailure(sessionId, toolName, failure) {
+    recordFailure(rawSessionId, rawToolName, failure) {
+      const sessionId = keyOf(rawSessionId);
+      const toolName = keyOf(rawToolName);
       let tools = touch(sessionId);
       if (tools === undefined) {
         tools = new Map();
@@ -110,7 +129,14 @@ export function createSessionBreakers(options?: Partial<SessionBreakerOptions>):
       let entry = tools.get(toolName);
       if (entry === undefined) {
         entry = { consecutiveFailures: 0, fingerprints: [] };
-        tools.set(toolName, entry);
+      } else {
+        tools.delete(toolName);
+      }
+      // most recently failed last; the least recently failed is forgotten beyond the bound
+      tools.set(toolName, entry);
+      if (tools.size > maxToolsPerSession) {
+        const oldest = tools.keys().next().value;
+        if (oldest !== undefined) tools.delete(oldest);
       }
       const before = stateOf(entry).state;
       let counts = true;
@@ -127,7 +153,12 @@ export function createSessionBreakers(options?: Partial<SessionBreakerOptions>):
     },
     reset(sessionId) {
       if (sessionId === undefined) sessions.clear();
-      else sessions.delete(sessionId);
+      else sessions.delete(keyOf(sessionId));
     },
   };
+}
+
+function keyOf(name: string): string {
+  const text = typeof name === 'string' ? name : String(name);
+  return text.length > MAX_SESSION_BREAKER_KEY_LENGTH ? text.slice(0, MAX_SESSION_BREAKER_KEY_LENGTH) : text;
 }
