@@ -96,9 +96,9 @@ export interface KeyedPushResult {
  *
  * Entries are JSON values and come back equal to what was pushed, on every backend: strings
  * holding `\u0000` or lone surrogates included (a store that cannot hold a character escapes it
- * and restores it). Every method rejects with the backend's
- * error when the store cannot be reached; `push` and `pushOnce` reject with a `TypeError` for an
- * entry `JSON.stringify` cannot serialise (a `BigInt`, a cycle).
+ * and restores it). Every method rejects with the backend's error when the store cannot be
+ * reached; `push` and `pushOnce` reject with a `TypeError`, storing nothing, for an entry
+ * `JSON.stringify` cannot serialise (a `BigInt`, a cycle).
  */
 export interface DeadLetterQueue<T> {
   /** Stores `entry` under a new id and returns the id. Never deduplicates. */
@@ -147,7 +147,10 @@ export interface DeadLetterQueue<T> {
 export interface QueueDelivery {
   id: string;
   body: string;
-  /** 1 on the first delivery; more after a consumer crashed and the lease expired. */
+  /**
+   * 1 on the first delivery, one more on each redelivery (a lease that ended because its consumer
+   * crashed, or a `release`); a `release` with `countDelivery: false` takes its delivery back.
+   */
   deliveries: number;
   /** ISO-8601 time it was enqueued. */
   enqueuedAt: string;
@@ -255,7 +258,8 @@ export interface ClaimInfo {
  * - Keys and holders are any strings (compared exactly, `\u0000` and lone surrogates included);
  *   use a holder id unique per piece of work (e.g. `worker-1:<uuid>`), so a late `release` from a
  *   finished attempt can never end a newer attempt's claim.
- * - Ended claims are deleted by `release` and by later `acquire` calls; they do not pile up.
+ * - Ended claims are deleted by `release` and by later `acquire` calls (Redis: by the key's expiry);
+ *   they do not pile up.
  * - Every method rejects with the backend's error when the store cannot be reached.
  */
 export interface ClaimStore {
