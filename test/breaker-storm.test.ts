@@ -12,6 +12,8 @@ import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { createRedisBreakerStateStore } from '../src/stores/redis/index.ts';
 import { enqueueRun } from '../src/queues/bullmq/index.ts';
 import type { SharedBreakerRecord, ToolFailureEntry, WorkerEvent } from '../src/index.ts';
+import type { BreakerStateStore } from '../src/core/ports/stores.ts';
+import { createSharedBreaker, type SharedBreakerEvent } from '../src/policies/shared-breaker.ts';
 import { createTestPool, createTestRedis, deleteRedisKeys, dropSchema, REDIS_URL, uniqueName } from './fixtures/distributed-services.ts';
 import { spawnFixture, type FixtureProcess } from './fixtures/distributed-processes.ts';
 import type { DistributedWorkerConfig } from './fixtures/distributed-worker.ts';
@@ -141,6 +143,66 @@ describe.each(['redis', 'postgres'] as const)('breaker storm: 2,000 runs, 4 proc
       await deleteRedisKeys(redis, redisPrefix);
       await stores.close();
       await dropSchema(pool, schema);
+    }
+  });
+});
+
+/**
+ * Probe tokens through the real stores: two breakers (two processes) over one Redis or PostgreSQL
+ * store, a model breaker key (`model:<name>`), a fake clock. In process and fast: it checks the
+ * stored record round-trips the token and the stores' atomic update keeps one probe, not load.
+ */
+describe.each(['redis', 'postgres'] as const)('probe tokens across processes, breaker state in %s', (breakers) => {
+  const pool = createTestPool();
+  const redis = createTestRedis();
+  afterAll(async () => {
+    await pool.end();
+    redis.disconnect();
+  });
+
+  it('one probe among 40 concurrent acquires; a stale release from the other process frees nothing; a released probe is grantable at once', async () => {
+    const schema = uniqueName('toolrun_probe_');
+    const redisPrefix = uniqueName('toolrun-probe:');
+    const postgres = breakers === 'postgres' ? await createPostgresStores({ pool, schema }) : undefined;
+    const store: BreakerStateStore = postgres ? postgres.breakers : await createRedisBreakerStateStore({ redis, prefix: redisPrefix });
+    try {
+      let nowMs = 1_700_000_000_000;
+      const clock = { now: () => nowMs, sleep: () => Promise.resolve() };
+      const events: SharedBreakerEvent[] = [];
+      const options = { failureThreshold: 1, halfOpenAfterMs: 1_000, probeTimeoutMs: 5_000 };
+      const first = createSharedBreaker({ store, clock, options, onEvent: (event) => events.push(event) });
+      const second = createSharedBreaker({ store, clock, options, onEvent: (event) => events.push(event) });
+      const key = 'model:gpt-4o';
+      expect(await first.recordFailure(key, { message: '401 invalid_api_key' })).toEqual({ opened: true });
+      nowMs += 1_000;
+      const acquisitions = await Promise.all(Array.from({ length: 40 }, (_, index) => (index % 2 === 0 ? first : second).acquire(key)));
+      const probes = acquisitions.filter((acquisition) => acquisition.decision === 'probe');
+      expect(probes).toHaveLength(1);
+      const probeId = probes[0]!.probeId!;
+      expect(typeof probeId).toBe('string');
+      expect((await second.state(key))?.probeId).toBe(probeId);
+      // the probe is lost (never reported); after probeTimeoutMs the other process gets a new one
+      nowMs += 5_000;
+      const next = await second.acquire(key);
+      expect(next.decision).toBe('probe');
+      expect(next.probeId).not.toBe(probeId);
+      // the lost probe's late release and late failure do not touch the new probe
+      await first.releaseProbe(key, probeId);
+      expect(await first.recordFailure(key, { message: 'late' }, probeId)).toEqual({ opened: false });
+      expect(await second.state(key)).toMatchObject({ state: 'half-open', probeId: next.probeId, probeStartedAt: nowMs });
+      expect((await first.acquire(key)).decision).toBe('reject');
+      // the current holder releases it: grantable again at once
+      await second.releaseProbe(key, next.probeId);
+      const again = await first.acquire(key);
+      expect(again.decision).toBe('probe');
+      await first.recordSuccess(key, again.probeId);
+      expect(await second.state(key)).toEqual({ state: 'closed', consecutiveFailures: 0, openedAt: null, probeStartedAt: null, openings: 1, lastError: null });
+      expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open', 'breaker-close']);
+    } finally {
+      if (postgres) {
+        await postgres.close();
+        await dropSchema(pool, schema);
+      } else await deleteRedisKeys(redis, redisPrefix);
     }
   });
 });
