@@ -8,12 +8,13 @@ import { createSqliteStores } from './sqlite-stores.ts';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const storesModule = pathToFileURL(join(projectRoot, 'src/stores/sqlite/index.ts')).href;
-const KEY_COUNT = 300;
+const KEY_COUNT = 2_000;
 const PROCESS_COUNT = 2;
 
 /**
- * A child process: opens the file, prints `ready`, waits for a line on stdin (so every child
- * starts at once), then tries to claim `run:0` … `run:<n − 1>` and prints `<key> <1|0>` per try.
+ * A child process: opens the file, prints `ready`, waits for a line `go <epoch ms>` on stdin and
+ * then for that instant (so every child starts at once), then tries to claim `run:0` …
+ * `run:<n − 1>` in order and prints `<key> <1|0>` per try.
  */
 const CHILD = `
 import { createInterface } from 'node:readline';
@@ -22,7 +23,8 @@ const [path, count] = process.argv.slice(1);
 const stores = createSqliteStores({ path });
 process.stdout.write('ready\\n');
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-await lines.next();
+const startAtMs = Number(String((await lines.next()).value).split(' ')[1]);
+await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAtMs - Date.now())));
 const out = [];
 for (let index = 0; index < Number(count); index++) {
   out.push('run:' + index + ' ' + ((await stores.claims.acquire('run:' + index, 'pid-' + process.pid, 60000)) ? 1 : 0));
@@ -65,7 +67,8 @@ describe('SQLite claims shared by several processes', () => {
     const opener = createSqliteStores({ path });
     const children = Array.from({ length: PROCESS_COUNT }, () => startChild(path));
     await Promise.all(children.map((child) => child.ready));
-    for (const { child } of children) child.stdin.end('go\n');
+    const startAtMs = Date.now() + 300;
+    for (const { child } of children) child.stdin.end(`go ${startAtMs}\n`);
     const results = await Promise.all(children.map((child) => child.finished));
 
     const grantedPerProcess = results.map((result) => {
@@ -77,6 +80,8 @@ describe('SQLite claims shared by several processes', () => {
         .filter((line) => line.startsWith('run:') && line.endsWith(' 1'))
         .map((line) => line.split(' ')[0]!);
     });
+    // both processes really competed for the keys
+    for (const keys of grantedPerProcess) expect(keys.length).toBeGreaterThan(0);
     const granted = grantedPerProcess.flat();
     expect(granted).toHaveLength(KEY_COUNT);
     expect(new Set(granted).size).toBe(KEY_COUNT);
