@@ -81,3 +81,52 @@ export function redactWithBacktrackingEmailRule(input: { length: number }): numb
   const text = fill('a', input.length, '@');
   return text.replace(/[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g, '***').length;
 }
+
+/**
+ * One canary per secret family: `carrier` is how it appears in text (what a tool, a model or a
+ * user writes), `secret` the part that must never come out of any sink. `value` is how it appears
+ * as a property of tool arguments (a sensitive key, or a string value).
+ */
+export interface SecretCanary {
+  family: string;
+  carrier: string;
+  secret: string;
+  value: Record<string, string>;
+}
+
+export const SECRET_CANARIES: readonly SecretCanary[] = [
+  { family: 'e-mail address', carrier: 'canary.q7ht2x@example.com', secret: 'canary.q7ht2x@example.com', value: { contact: 'canary.q7ht2x@example.com' } },
+  { family: 'password= in free text', carrier: 'password=Pw9canaryXz', secret: 'Pw9canaryXz', value: { password: 'Pw9canaryXz' } },
+  { family: 'pwd: in free text', carrier: 'pwd: Pwd4canaryQv', secret: 'Pwd4canaryQv', value: { pwd: 'Pwd4canaryQv' } },
+  { family: '"secret": in JSON text', carrier: '{"client_secret": "Sec8canaryJs"}', secret: 'Sec8canaryJs', value: { client_secret: 'Sec8canaryJs' } },
+  { family: 'URL credentials', carrier: 'https://deploy:Url5canaryPw@git.internal/repo.git', secret: 'Url5canaryPw', value: { remote: 'https://deploy:Url5canaryPw@git.internal/repo.git' } },
+  { family: 'URL query secret', carrier: 'https://api.example.com/v1/items?api_key=Qry7canaryTok&page=2', secret: 'Qry7canaryTok', value: { url: 'https://api.example.com/v1/items?api_key=Qry7canaryTok&page=2' } },
+  { family: 'JWT', carrier: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.SflKxwRJSMeKKF2QT4fwpCanaryJwtSig', secret: 'SflKxwRJSMeKKF2QT4fwpCanaryJwtSig', value: { session: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.SflKxwRJSMeKKF2QT4fwpCanaryJwtSig' } },
+  { family: 'Bearer token', carrier: 'Authorization: Bearer tok9canary8e7d6c5b4a3210ZYX', secret: 'tok9canary8e7d6c5b4a3210ZYX', value: { header: 'Bearer tok9canary8e7d6c5b4a3210ZYX' } },
+  { family: 'Basic credentials', carrier: 'Basic ZGVwbG95OmNhbmFyeVB3Q2FuYXJ5', secret: 'ZGVwbG95OmNhbmFyeVB3Q2FuYXJ5', value: { header: 'Basic ZGVwbG95OmNhbmFyeVB3Q2FuYXJ5' } },
+  { family: 'OpenAI key', carrier: 'sk-proj-Q7hT2xLm9Vw4Kp8Zr3Nb6Yc1Canary', secret: 'Q7hT2xLm9Vw4Kp8Zr3Nb6Yc1Canary', value: { note: 'key sk-proj-Q7hT2xLm9Vw4Kp8Zr3Nb6Yc1Canary' } },
+  { family: 'Anthropic key', carrier: 'sk-ant-api03-Canary7xYz0123456789abcdefAA', secret: 'Canary7xYz0123456789abcdefAA', value: { note: 'sk-ant-api03-Canary7xYz0123456789abcdefAA' } },
+  { family: 'GitHub token', carrier: 'ghp_Canary0123456789abcdefghijABCDEFGHIJ', secret: 'Canary0123456789abcdefghijABCDEFGHIJ', value: { note: 'ghp_Canary0123456789abcdefghijABCDEFGHIJ' } },
+  { family: 'GitHub fine-grained token', carrier: 'github_pat_11ABCDEFG0canary_0123456789abcdefghij', secret: '11ABCDEFG0canary_0123456789abcdefghij', value: { note: 'github_pat_11ABCDEFG0canary_0123456789abcdefghij' } },
+  { family: 'Slack token', carrier: 'xoxb-123456789012-Canary0abcdef', secret: '123456789012-Canary0abcdef', value: { note: 'xoxb-123456789012-Canary0abcdef' } },
+  { family: 'Google API key', carrier: 'AIzaSyCanary0123456789abcdefghijklmnopq', secret: 'SyCanary0123456789abcdefghijklmnopq', value: { note: 'AIzaSyCanary0123456789abcdefghijklmnopq' } },
+  { family: 'Stripe secret key', carrier: 'sk_live_51CanaryStripe0123456789abcdef', secret: '51CanaryStripe0123456789abcdef', value: { note: 'sk_live_51CanaryStripe0123456789abcdef' } },
+  { family: 'Stripe restricted key', carrier: 'rk_live_51CanaryRestricted0123456789ab', secret: '51CanaryRestricted0123456789ab', value: { note: 'rk_live_51CanaryRestricted0123456789ab' } },
+  { family: 'AWS access key id', carrier: 'AKIAQ7HT2XCANARY0001', secret: 'Q7HT2XCANARY0001', value: { note: 'AKIAQ7HT2XCANARY0001' } },
+  { family: 'AWS secret access key', carrier: 'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYCANARYKEY1', secret: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYCANARYKEY1', value: { aws_secret_access_key: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYCANARYKEY1' } },
+  { family: 'AWS secret in .aws/credentials', carrier: '[default]\nAWS_SECRET_ACCESS_KEY=Zk3canaryAwsSecretAccessKeyValue000000001', secret: 'Zk3canaryAwsSecretAccessKeyValue000000001', value: { SecretAccessKey: 'Zk3canaryAwsSecretAccessKeyValue000000001' } },
+  {
+    family: 'PEM private key',
+    carrier: '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjCanaryPem\n-----END PRIVATE KEY-----',
+    secret: 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjCanaryPem',
+    value: { note: '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjCanaryPem\n-----END PRIVATE KEY-----' },
+  },
+  { family: 'card number (Luhn)', carrier: '4539 1488 0343 6467', secret: '4539 1488 0343 6467', value: { note: 'card 4539 1488 0343 6467' } },
+  { family: 'sensitive header key', carrier: 'x-api-key: Hdr3canaryKey', secret: 'Hdr3canaryKey', value: { 'X-Api-Key': 'Hdr3canaryKey' } },
+  { family: 'secret as a property name', carrier: 'sk-proj-Prop4canaryName0123456789', secret: 'Prop4canaryName0123456789', value: { 'sk-proj-Prop4canaryName0123456789': 'x' } },
+];
+
+/** The canary secrets found in `text`, by family. */
+export function leakedCanaries(text: string): string[] {
+  return SECRET_CANARIES.filter((canary) => text.includes(canary.secret)).map((canary) => canary.family);
+}

@@ -251,7 +251,8 @@ function scanAssignments(text: string, isSensitiveKey: (normal: string) => boole
     }
     if (index >= 0 && (text.charCodeAt(index) === 34 || text.charCodeAt(index) === 39)) {
       index -= 1;
-      if (index >= 0 && text.charCodeAt(index) === 92) index -= 1;
+      // JSON inside a JSON string (escaped once or more): \"name\":
+      for (let slashes = 0; slashes < 8 && index >= 0 && text.charCodeAt(index) === 92; slashes += 1) index -= 1;
     }
     const keyEnd = index + 1;
     const keyFloor = Math.max(0, keyEnd - MAX_ASSIGNMENT_KEY);
@@ -279,21 +280,22 @@ function scanAssignments(text: string, isSensitiveKey: (normal: string) => boole
     const cap = Math.min(length, value + MAX_ASSIGNMENT_VALUE);
     let start: number;
     let end: number;
-    if (first === 34 || first === 39 || (first === 92 && text.charCodeAt(value + 1) === 34)) {
-      const escaped = first === 92;
+    let slashes = 0;
+    while (first === 92 && slashes < 8 && text.charCodeAt(value + slashes) === 92) slashes += 1;
+    if (first === 34 || first === 39 || (slashes > 0 && text.charCodeAt(value + slashes) === 34)) {
+      // A quoted value; in JSON escaped once or more (\"value\"), it ends at the next quote, its escaping backslashes left out.
+      const escaped = slashes > 0;
       const quote = escaped ? 34 : first;
-      start = value + (escaped ? 2 : 1);
+      start = value + slashes + 1;
       end = start;
       while (end < cap) {
         const unit = text.charCodeAt(end);
-        if (unit === 10 || unit === 13) break;
-        if (escaped) {
-          if (unit === 92 && text.charCodeAt(end + 1) === 34) break;
-        } else if (unit === quote) break;
-        else if (unit === 92 && quote === 34) end += 1;
+        if (unit === 10 || unit === 13 || unit === quote) break;
+        if (unit === 92 && quote === 34 && !escaped) end += 1;
         end += 1;
       }
       end = Math.min(end, cap);
+      if (escaped && end < cap) while (end > start && text.charCodeAt(end - 1) === 92) end -= 1;
     } else if (!query && (first === 123 || first === 91)) {
       continue; // { or [: a structure, whose own keys are scanned
     } else {

@@ -203,20 +203,22 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
       let bytes = Math.max(0, Math.min(maxValueBytes, limits?.maxTextBytes ?? maxValueBytes));
       const ancestors = new Set<object>();
 
-      const string = (input: string, maxBytes = maxScanBytes): string => {
+      const string = (input: string): string => {
         if (input.length === 0) return input;
         if (bytes <= 0) return TEXT_CUT_MARKER;
-        const out = redactWithin(input, Math.min(maxBytes, bytes));
+        const out = redactWithin(input, Math.min(maxScanBytes, bytes));
         bytes -= fittedBytes;
         return out;
       };
 
+      // Keys are always scanned (each bounded, their number bounded): a key is never replaced by the budget's marker.
       const key = (name: string): string => {
         if (cleanKeys.has(name)) {
           bytes -= name.length;
           return name;
         }
-        const out = string(name, MAX_KEY_BYTES);
+        const out = redactWithin(name, MAX_KEY_BYTES);
+        bytes -= fittedBytes;
         if (out === name && name.length <= 64 && cleanKeys.size < 10_000) cleanKeys.add(name);
         return out;
       };
