@@ -153,15 +153,16 @@ async function attemptOnce(input: CallModelInput, timeoutMs: number): Promise<{ 
       input.clock.sleep(timeoutMs, sleeper.signal).then(fire, () => undefined);
     }
   });
+  // only the caller's signal cancels; the timeout's own abort is told apart by `timedOut`
   const cancelled = new Promise<'cancelled'>((resolve) => {
-    if (controller.signal.aborted) resolve('cancelled');
-    controller.signal.addEventListener('abort', () => resolve('cancelled'), { once: true });
+    if (input.signal?.aborted) resolve('cancelled');
+    input.signal?.addEventListener('abort', () => resolve('cancelled'), { once: true });
   });
   try {
     const call = (async () => input.model({ ...input.request, signal: controller.signal }))();
     call.catch(() => undefined); // a late rejection after a timeout must not be unhandled
     const winner = await Promise.race([call.then((value) => ({ value }), (thrown: unknown) => ({ thrown })), timer, cancelled]);
-    if (winner === 'timeout' || (timedOut && typeof winner === 'object')) return { ok: false, thrown: undefined, abortReason: 'timeout' };
+    if (timedOut) return { ok: false, thrown: undefined, abortReason: 'timeout' };
     if (winner === 'cancelled' || input.signal?.aborted) return { ok: false, thrown: input.signal?.reason, abortReason: 'cancelled' };
     if ('thrown' in winner) return { ok: false, thrown: winner.thrown };
     return { ok: true, value: winner.value };
