@@ -1,4 +1,4 @@
-import { classifyError, type ClassifiedError } from '../core/classify-error.ts';
+import { classifyModelError, type ClassifiedError } from '../core/classify-error.ts';
 import type { Clock, RandomSource } from '../core/ports/clock.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
 import { decideRetry, resolveRetryPolicy, type RetryPolicy, type RetryPolicyOverride } from '../policies/retry-policy.ts';
@@ -161,8 +161,8 @@ async function attemptOnce(input: CallModelInput, timeoutMs: number): Promise<{ 
   try {
     const call = (async () => input.model({ ...input.request, signal: controller.signal }))();
     call.catch(() => undefined); // a late rejection after a timeout must not be unhandled
-    const winner = await Promise.race([call.then((value) => ({ value }), (thrown: unknown) => ({ thrown })), timer, cancelled]);
-    if (timedOut) return { ok: false, thrown: undefined, abortReason: 'timeout' };
+    const winner: { value: unknown } | { thrown: unknown } | 'timeout' | 'cancelled' = await Promise.race([call.then((value) => ({ value }), (thrown: unknown) => ({ thrown })), timer, cancelled]);
+    if (timedOut || winner === 'timeout') return { ok: false, thrown: undefined, abortReason: 'timeout' };
     if (winner === 'cancelled' || input.signal?.aborted) return { ok: false, thrown: input.signal?.reason, abortReason: 'cancelled' };
     if ('thrown' in winner) return { ok: false, thrown: winner.thrown };
     return { ok: true, value: winner.value };
@@ -174,7 +174,8 @@ async function attemptOnce(input: CallModelInput, timeoutMs: number): Promise<{ 
 
 function classify(thrown: unknown, nowMs: number, abortReason: 'timeout' | 'cancelled' | undefined): ClassifiedError {
   try {
-    const classified = classifyError(thrown, { nowMs, ...(abortReason ? { abortReason } : {}) });
+    // a model has one fixed endpoint: a rejected key, a 403, a wrong model name or an unknown host is broken for every run
+    const classified = classifyModelError(thrown, { nowMs, ...(abortReason ? { abortReason } : {}) });
     if (abortReason === 'timeout') return { ...classified, message: 'The model did not answer within its timeout' };
     return classified;
   } catch {
@@ -194,6 +195,7 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
   const stepIndex = input.request.stepIndex;
   const breakerKey = `model:${modelName}`;
   let probe = false;
+  let probeId: string | undefined;
   if (breaker) {
     try {
       const acquired = await breaker.acquire(breakerKey);
@@ -214,12 +216,13 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
         };
       }
       probe = acquired.decision === 'probe';
+      probeId = (acquired as { probeId?: string }).probeId;
     } catch {
       // a breaker store that cannot be reached must not stop the run: fail open
     }
   }
   const release = async () => {
-    if (breaker && probe) await breaker.releaseProbe(breakerKey).catch(() => undefined);
+    if (breaker && probe) await breaker.releaseProbe(breakerKey, probeId).catch(() => undefined);
   };
 
   let lastError: ModelFailureInfo['lastError'] | undefined;
@@ -242,7 +245,7 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
     if (outcome.ok) {
       const checked = checkModelResponse(outcome.value, stepIndex);
       if (checked.ok) {
-        if (breaker) await breaker.recordSuccess(breakerKey).catch(() => undefined);
+        if (breaker) await breaker.recordSuccess(breakerKey, probeId).catch(() => undefined);
         return { ok: true, response: checked.response, attempts: attempt };
       }
       lastError = { kind: INVALID_RESPONSE, code: 'INVALID_MODEL_RESPONSE', status: null, message: input.describe(checked.problem) };
@@ -263,10 +266,11 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
     const classified = classify(outcome.thrown, clock.now(), outcome.abortReason);
     lastError = { kind: classified.kind, code: classified.code, status: classified.status, message: input.describe(classified.message) };
     retryAfterMs = classified.retryAfterMs;
+    if (classified.kind === 'invalid_response') reason = 'model-invalid-response';
     if (classified.misconfiguration) {
       reason = 'model-not-retryable';
       let opened = false;
-      if (breaker) opened = (await breaker.recordFailure(breakerKey, { message: lastError.message }).catch(() => ({ opened: false }))).opened;
+      if (breaker) opened = (await breaker.recordFailure(breakerKey, { message: lastError.message }, probeId).catch(() => ({ opened: false }))).opened;
       return { ok: false, cancelled: false, attempts: attempt, failure: { stepIndex, modelName, attempts: attempt, reason, lastError, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), ...(opened ? { breakerOpened: true } : {}) } };
     }
     const decision = decideRetry({
@@ -279,7 +283,9 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
     });
     if (!decision.retry) {
       reason =
-        decision.reason === 'not-transient'
+        classified.kind === 'invalid_response' && decision.reason === 'attempts-exhausted'
+          ? 'model-invalid-response'
+          : decision.reason === 'not-transient'
           ? 'model-not-retryable'
           : decision.reason === 'budget-exhausted' || decision.reason === 'retry-after-exceeds-budget'
             ? 'model-budget-exhausted'

@@ -114,7 +114,8 @@ export function workloadHandleOptions(options: Pick<RunConversationsOptions, 'co
  * conversation).
  */
 export function nextRunMessage(scheduler: ConversationScheduler, result: HandleMessageResult): WorkloadQueueMessage | undefined {
-  if (result.status === 'rejected') return undefined;
+  // a rejected or poison message, or one whose run another consumer holds, starts no next run here
+  if (result.status === 'rejected' || result.status === 'delivery_limit_exceeded' || result.status === 'busy') return undefined;
   const step = scheduler.runEnded(result.runId, result.status);
   return step.state === 'next' ? runQueueMessage(step.run) : undefined;
 }

@@ -95,7 +95,7 @@ export function createWorkloadObserver(): WorkloadObserver {
       increment(counts.byStatus, result.status);
       const startedAt = result.messageId === undefined ? undefined : reservedAt.get(result.messageId);
       if (result.messageId !== undefined) reservedAt.delete(result.messageId);
-      if (result.status === 'rejected') return;
+      if (result.status === 'rejected' || result.status === 'delivery_limit_exceeded' || result.status === 'busy') return;
       if (startedAt !== undefined) counts.runWallTimesMs.push(atMs - startedAt);
       counts.modelCallsReported += result.modelCalls;
       if (result.status !== 'completed') {
