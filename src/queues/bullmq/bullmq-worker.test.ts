@@ -194,6 +194,38 @@ describe('the BullMQ worker', () => {
     expect((await stores.runs.get('run_flaky'))?.status).toBe('completed');
   });
 
+  it('dead-letters a poison job after maxDeliveries, resumable from its checkpoint, and goes on with the next job', async () => {
+    const events: WorkerEvent[] = [];
+    // the store rejects the poison run's conversation once its first tool result is in it, every time
+    const put = stores.conversations.put.bind(stores.conversations);
+    const poisoned = {
+      ...stores,
+      conversations: {
+        ...stores.conversations,
+        get: stores.conversations.get.bind(stores.conversations),
+        delete: stores.conversations.delete.bind(stores.conversations),
+        put: async (ref: string, messages: readonly unknown[]) => {
+          const poison = messages.some((message) => (message as { role?: string }).role === 'tool') && JSON.stringify(messages).includes('run_poison');
+          if (poison) throw Object.assign(new Error('invalid input syntax for type json'), { code: '22P02' });
+          return put(ref, messages);
+        },
+      },
+    };
+    const worker = startWorker({ stores: poisoned, concurrency: 1, maxDeliveries: 3, retryBackoff: { baseMs: 10, maxMs: 20 }, onEvent: (event) => events.push(event), onError: () => undefined });
+    await enqueueRun(queue, JSON.stringify({ input: 'effects 1', system: 'run_poison' }), 'poison');
+    await enqueueRun(queue, JSON.stringify({ input: 'effects 1' }), 'next');
+    await waitFor('both jobs handled', () => worker.stats.handled === 2);
+    expect(worker.stats.byStatus).toEqual({ completed: 1, delivery_limit_exceeded: 1 });
+    const toolEntries = (await stores.toolDlq.list()).map((record) => record.entry as { kind: string; runId: string; deliveries: number; reason: string });
+    expect(toolEntries).toEqual([expect.objectContaining({ kind: 'run', runId: 'run_poison', deliveries: 3, reason: 'delivery-limit-exceeded' })]);
+    expect(await stores.messageDlq.size()).toBe(0);
+    // step 0's effect of the poison run happened once, though it was delivered three times
+    expect((await sideEffects()).filter((row) => row.run_id === 'run_poison')).toEqual([{ run_id: 'run_poison', step_index: 0 }]);
+    expect(events.filter((event) => event.type === 'delivery-failed').map((event) => (event as { deliveries: number }).deliveries)).toEqual([1, 2]);
+    expect(events.filter((event) => event.type === 'delivery-limit-exceeded')).toHaveLength(1);
+    expect(await queue.getJobCounts('completed', 'failed')).toEqual({ completed: 2, failed: 0 });
+  });
+
   it('re-enqueues from the PostgreSQL outbox what Redis lost, and only that', async () => {
     const outbox = stores.queue;
     await enqueueRun(queue, JSON.stringify({ input: 'effects 1' }), 'before', { outbox });

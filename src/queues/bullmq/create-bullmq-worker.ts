@@ -49,6 +49,8 @@ export interface BullMqWorkerOptions extends Omit<HandleMessageOptions, 'queues'
   retryBackoff?: { baseMs: number; maxMs: number };
   /** Bound of each DLQ: at the bound the worker stops taking messages and raises `dead-letter-full`. @defaultValue 10_000 */
   maxDeadLetterEntries?: number;
+  /** Bound of each DLQ in bytes of stored JSON (`DeadLetterQueue.bytes`), enforced like `maxDeadLetterEntries`. @defaultValue 268_435_456 (256 MiB) */
+  maxDeadLetterBytes?: number;
   /** How often the DLQ sizes are read against the bound. @defaultValue 1_000 */
   deadLetterCheckIntervalMs?: number;
   /**
@@ -126,11 +128,11 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
   const maxDeliveries = options.maxDeliveries ?? 5;
   if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) throw new ToolrunError('INVALID_OPTIONS', `maxDeliveries must be an integer ≥ 1, received ${String(maxDeliveries)}`);
   const delayOf = (attempt: number) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(30, Math.max(0, attempt - 1)));
-  const bound = createDeadLetterBound({ queues, maxEntries, checkIntervalMs, clock, onEvent: options.onEvent });
+  const bound = createDeadLetterBound({ queues, maxEntries, maxBytes: options.maxDeadLetterBytes ?? 268_435_456, checkIntervalMs, clock, onEvent: options.onEvent });
   const {
     connection: _connection, queueName: _queueName, stores: _stores, deadLetterQueues: _deadLetterQueues, outbox, concurrency: _concurrency,
     lockDurationMs, stalledIntervalMs, maxStalledCount, retryBackoff: _retryBackoff, maxDeadLetterEntries: _maxDeadLetterEntries,
-    deadLetterCheckIntervalMs: _deadLetterCheckIntervalMs, workerOptions, autorun, onResult, onError, maxDeliveries: _maxDeliveries, ...handleOptions
+    deadLetterCheckIntervalMs: _deadLetterCheckIntervalMs, workerOptions, autorun, onResult, onError, maxDeliveries: _maxDeliveries, maxDeadLetterBytes: _maxDeadLetterBytes, ...handleOptions
   } = options;
   /** Delays of a job's store outages, by job id (not counted as deliveries). */
   const outages = new Map<string, number>();

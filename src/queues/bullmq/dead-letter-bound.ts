@@ -4,7 +4,7 @@ import type { WorkerEvent } from '../../worker/worker-events.ts';
 
 /** Whether either DLQ reached its bound, read at most once per `checkIntervalMs` (the count is not free). */
 export interface DeadLetterBound {
-  /** True while either queue holds `maxEntries` or more; raises `dead-letter-full` / `dead-letter-below-bound` on transitions. */
+  /** True while either queue holds `maxEntries` or more entries, or `maxBytes` or more bytes; raises `dead-letter-full` / `dead-letter-below-bound` on transitions. */
   isFull(): Promise<boolean>;
   /** Forgets the cached sizes: the next `isFull` reads them (call it after adding a dead letter). */
   invalidate(): void;
@@ -17,8 +17,10 @@ export interface DeadLetterBound {
  * as "not full" (the worker keeps going; the next check tries again).
  */
 export function createDeadLetterBound(options: {
-  queues: { messageDlq: Pick<DeadLetterQueue<unknown>, 'size'>; toolDlq: Pick<DeadLetterQueue<unknown>, 'size'> };
+  queues: { messageDlq: Pick<DeadLetterQueue<unknown>, 'size'> & Partial<Pick<DeadLetterQueue<unknown>, 'bytes'>>; toolDlq: Pick<DeadLetterQueue<unknown>, 'size'> & Partial<Pick<DeadLetterQueue<unknown>, 'bytes'>> };
   maxEntries: number;
+  /** Bound in bytes of stored JSON. @defaultValue unbounded */
+  maxBytes?: number;
   checkIntervalMs: number;
   clock: Clock;
   onEvent?: ((event: WorkerEvent) => void) | undefined;
@@ -29,17 +31,26 @@ export function createDeadLetterBound(options: {
   let pending: Promise<boolean> | undefined;
 
   const check = async (): Promise<boolean> => {
-    let sizes: [number, number];
+    let sizes: [number, number, number, number];
+    const bytesOf = async (queue: Partial<Pick<DeadLetterQueue<unknown>, 'bytes'>>) => (options.maxBytes !== undefined && typeof queue.bytes === 'function' ? await queue.bytes() : 0);
     try {
-      sizes = await Promise.all([queues.messageDlq.size(), queues.toolDlq.size()]);
+      sizes = await Promise.all([queues.messageDlq.size(), queues.toolDlq.size(), bytesOf(queues.messageDlq), bytesOf(queues.toolDlq)]);
     } catch {
       return paused;
     }
-    const [messageSize, toolSize] = sizes;
-    const full = messageSize >= maxEntries ? ('message' as const) : toolSize >= maxEntries ? ('tool' as const) : undefined;
+    const [messageSize, toolSize, messageBytes, toolBytes] = sizes;
+    const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    const full = messageSize >= maxEntries || messageBytes >= maxBytes ? ('message' as const) : toolSize >= maxEntries || toolBytes >= maxBytes ? ('tool' as const) : undefined;
     if (full && !paused) {
       paused = true;
-      options.onEvent?.({ type: 'dead-letter-full', queue: full, size: full === 'message' ? messageSize : toolSize, maxEntries, at: clock.now() });
+      options.onEvent?.({
+        type: 'dead-letter-full',
+        queue: full,
+        size: full === 'message' ? messageSize : toolSize,
+        maxEntries,
+        ...(options.maxBytes !== undefined ? { bytes: full === 'message' ? messageBytes : toolBytes, maxBytes: options.maxBytes } : {}),
+        at: clock.now(),
+      });
     } else if (!full && paused) {
       paused = false;
       options.onEvent?.({ type: 'dead-letter-below-bound', queue: messageSize >= toolSize ? 'message' : 'tool', size: Math.max(messageSize, toolSize), at: clock.now() });
