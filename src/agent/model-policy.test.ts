@@ -31,7 +31,7 @@ function scripted(clock: { now(): number }, errors: unknown[]): Model & { at: nu
     const error = errors.shift();
     if (error !== undefined) throw error;
     return { text: 'ok', usage: { input: 3, output: 1 } };
-  }) as Model & { at: number[] };
+  }) as unknown as Model & { at: number[] };
   model.at = at;
   return model;
 }

@@ -79,9 +79,16 @@ export interface Worker {
 export function createWorker(options: WorkerOptions): Worker {
   const { stores } = options;
   const clock = options.clock ?? systemClock;
-  const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
+  const concurrency = options.concurrency ?? 1;
   const leaseMs = options.leaseMs ?? 300_000;
   const pollIntervalMs = options.pollIntervalMs ?? 100;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) throw new ToolrunError('INVALID_OPTIONS', `concurrency must be an integer from 1 to 10000, received ${String(concurrency)}`);
+  // both are timer delays (a lease is renewed every third of it): Node fires longer ones at once
+  for (const [name, value] of [['leaseMs', leaseMs], ['pollIntervalMs', pollIntervalMs]] as const) {
+    if (!(typeof value === 'number' && Number.isFinite(value) && value > 0 && value * 10 <= 2_147_483_647)) {
+      throw new ToolrunError('INVALID_OPTIONS', `${name} must be a positive number of ms up to 214748364, received ${String(value)}`);
+    }
+  }
   const maxEntries = options.maxDeadLetterEntries ?? 10_000;
   const maxBytes = options.maxDeadLetterBytes ?? 268_435_456;
   const maxDeliveries = options.maxDeliveries ?? 5;
