@@ -624,8 +624,8 @@ const DIGIT_SEARCH = /[0-9]/g;
 
 /**
  * Card numbers: 13–19 digits, written whole or in groups of 3–6 digits separated by one space or
- * dash, with a known issuer prefix and a valid Luhn checksum (so most order numbers and epoch
- * timestamps are left alone). Digits are read once; for each group, only the windows of at most
+ * dash, not glued to a letter, with a known issuer prefix and a valid Luhn checksum (so most order
+ * numbers, epoch timestamps and hexadecimal ids are left alone). Digits are read once; for each group, only the windows of at most
  * 19 digits that end at it are checked.
  */
 function scanCardNumbers(text: string, openEnd: boolean, out: number[], counter: Counter): void {
@@ -642,6 +642,11 @@ function scanCardNumbers(text: string, openEnd: boolean, out: number[], counter:
       return;
     }
     counter.steps += match.index - from + 1;
+    // A digit glued to a letter (hex ids, trace ids, words) starts no card number.
+    if (match.index > 0 && isLetter(text.charCodeAt(match.index - 1))) {
+      from = runEnd(text, match.index, length, ALNUM, counter);
+      continue;
+    }
     groupStarts.length = 0;
     groupEnds.length = 0;
     let groupStart = match.index;
@@ -673,6 +678,8 @@ function scanCardNumbers(text: string, openEnd: boolean, out: number[], counter:
 
 function checkWindowsEndingAt(text: string, starts: readonly number[], ends: readonly number[], digits: number[], out: number[], counter: Counter): void {
   const last = starts.length - 1;
+  // A digit glued to a letter ends no card number either.
+  if (isLetter(text.charCodeAt(ends[last]!))) return;
   const lastLength = ends[last]! - starts[last]!;
   if (lastLength >= 13 && lastLength <= 19) {
     if (windowIsCard(text, starts, ends, last, last, lastLength, digits, counter)) addRange(out, starts[last]!, ends[last]!);

@@ -96,6 +96,8 @@ describe('free text: each family', () => {
   it('card numbers: only Luhn-valid ones with an issuer prefix, whole or in groups', () => {
     expect(text('card 4111 1111 1111 1111, 4111-1111-1111-1111, 4111111111111111; amex 3782 822463 10005; mc 5555555555554444')).toBe('card ***, ***, ***; amex ***; mc ***');
     expect(text('paid on 2024-01-15 5555 5555 5555 4444.')).toBe('paid on 2024-01-15 ***.');
+    // Glued to letters (hexadecimal trace and call ids): unchanged.
+    expect(text('trace 4539148803436467ab0cd1ef23456789, call_x4539148803436467')).toBe('trace 4539148803436467ab0cd1ef23456789, call_x4539148803436467');
     // Not Luhn-valid, no issuer prefix (epoch milliseconds, order numbers), or too long: unchanged.
     expect(text('order 4111111111111112, ts 1715785200000, id 12345678901234567890123, phone +1 415-555-2671')).toBe(
       'order 4111111111111112, ts 1715785200000, id 12345678901234567890123, phone +1 415-555-2671',
@@ -132,7 +134,7 @@ describe('sensitive keys', () => {
 
   it('a secret used as a property name is masked, and two such names stay apart', () => {
     expect(redactor.value({ 'sk-proj-Q7hT2xLm9Vw4Kp8Zr3Nb6Yc1': 1, 'a@b.co': 2, 'c@d.io': 3 })).toEqual({ '***': 1, '*** (2)': 2, '*** (3)': 3 });
-    expect(redactor.value(new Map([['mia@example.com', 1], ['password', 'x']]))).toEqual([['***', 1], ['password', '***']]);
+    expect(redactor.value(new Map<string, unknown>([['mia@example.com', 1], ['password', 'x']]))).toEqual([['***', 1], ['password', '***']]);
   });
 
   it('configured keys replace the defaults for property names; free text still knows the defaults', () => {

@@ -7,6 +7,7 @@ import { compileKeyMatcher, DEFAULT_SENSITIVE_KEYS } from './redact-keys.ts';
 import { scanSecrets, SECRET_FAMILIES, type SecretFamily } from './redact-scan.ts';
 
 export { DEFAULT_SENSITIVE_KEYS, normaliseKey } from './redact-keys.ts';
+export { isSensitivePointer, redactFieldErrors, type FieldErrorLike, type RedactFieldErrorsOptions } from './redact-fields.ts';
 export { SECRET_FAMILIES, type SecretFamily };
 
 /** Options of {@link createRedactor}. */
@@ -71,6 +72,11 @@ export interface Redactor {
    * Never throws (if redaction itself fails, the result is the replacement).
    */
   text(text: string): string;
+  /**
+   * Whether a property name is sensitive for this redactor (its keys, in normal form) or is one of
+   * `extraKeys`. Optional so that hand-written redactors stay valid; `createRedactor` has it.
+   */
+  isSensitiveKey?(key: string, extraKeys?: readonly string[]): boolean;
 }
 
 /** Appended to a text cut to `maxScanBytes` before scanning. */
@@ -354,7 +360,15 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     }
   };
 
-  return { value, text };
+  const isSensitiveKeyName = (key: string, extraKeys?: readonly string[]): boolean => {
+    try {
+      return configured.matches(key) || (extraKeys !== undefined && extraKeys.length > 0 && matcherFor(extraKeys).matches(key));
+    } catch {
+      return false;
+    }
+  };
+
+  return { value, text, isSensitiveKey: isSensitiveKeyName };
 }
 
 export type { SecretSpan, ScanResult } from './redact-scan.ts';

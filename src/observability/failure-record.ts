@@ -1,13 +1,22 @@
-import { truncateText } from '../core/build-failure.ts';
+import { redactBounded } from '../core/build-failure.ts';
 import type { FailureLogField, RecoveryLogRecord, ToolFailureLogRecord, BreakerOpenLogRecord } from '../core/ports/failure-log.ts';
-import type { Redactor } from '../core/redact.ts';
+import { redactFieldErrors, type Redactor } from '../core/redact.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { ToolrunObservation } from './observation.ts';
 
-/** Bounds of what a failure record keeps, in UTF-8 bytes / items. */
+/** Bounds of what a failure record keeps, in UTF-8 bytes / items. Each text is cut to its bound before it is redacted. */
 const MAX_MESSAGE_BYTES = 512;
 const MAX_VALUE_BYTES = 200;
 const MAX_FIELDS = 20;
+/** Bound of an identifier (run, session, call id: the caller's or the model's text), in UTF-8 bytes. */
+export const MAX_ID_BYTES = 256;
+/** Bound of a tool name shown in logs, spans and records, in UTF-8 bytes. */
+export const MAX_TOOL_NAME_BYTES = 128;
+
+/** An identifier as sinks keep it: redacted and cut to {@link MAX_ID_BYTES} (cut first). */
+export function sinkId(redactor: Redactor, id: string): string {
+  return redactBounded(redactor, id, MAX_ID_BYTES);
+}
 
 /** The metric label of an unregistered tool name (the model's invention never becomes a label). */
 export const UNKNOWN_TOOL_LABEL = 'unknown';
@@ -18,7 +27,7 @@ export const UNKNOWN_TOOL_LABEL = 'unknown';
  */
 export function displayToolName(record: ToolCallRecord, redactor: Redactor): string {
   if (record.result.status === 'failed' && record.result.error.code === 'TOOL_NOT_FOUND') {
-    return truncateText(redactor.text(record.requestedName), 128);
+    return redactBounded(redactor, record.requestedName, MAX_TOOL_NAME_BYTES);
   }
   return record.toolName;
 }
@@ -28,14 +37,21 @@ export function metricToolName(record: ToolCallRecord): string {
   return record.result.status === 'failed' && record.result.error.code === 'TOOL_NOT_FOUND' ? UNKNOWN_TOOL_LABEL : record.toolName;
 }
 
-/** Field errors as the failure log keeps them: exact paths, values redacted and bounded. */
+/**
+ * Field errors as the failure log keeps them: exact paths, texts cut then redacted, and the
+ * received value of a sensitive field (`/password`, or a key of the tool's `sensitive` list) masked.
+ */
 function failureFields(record: ToolCallRecord, redactor: Redactor): FailureLogField[] {
   if (record.result.status !== 'failed') return [];
-  return (record.result.error.fields ?? []).slice(0, MAX_FIELDS).map((field) => ({
-    path: truncateText(redactor.text(field.path), MAX_VALUE_BYTES),
+  const fields = (record.result.error.fields ?? []).slice(0, MAX_FIELDS).map((field) => ({
+    path: field.path,
     problem: field.problem,
-    ...(field.expected !== undefined ? { expected: truncateText(redactor.text(field.expected), MAX_VALUE_BYTES) } : {}),
-    ...(field.received !== undefined ? { received: truncateText(redactor.text(field.received), MAX_VALUE_BYTES) } : {}),
+    ...(field.expected !== undefined ? { expected: field.expected } : {}),
+    ...(field.received !== undefined ? { received: field.received } : {}),
+  }));
+  return redactFieldErrors(redactor, fields, { extraKeys: record.sensitiveKeys, maxBytes: MAX_VALUE_BYTES, maxFields: MAX_FIELDS }).fields.map((field) => ({
+    ...field,
+    problem: redactBounded(redactor, field.problem, MAX_VALUE_BYTES),
   }));
 }
 
@@ -50,14 +66,14 @@ export function toToolFailureLogRecord(record: ToolCallRecord, stepIndex: number
     kind: 'tool-failure',
     at: new Date(record.startedAt).toISOString(),
     toolName: displayToolName(record, redactor),
-    runId: record.runId === undefined ? null : redactor.text(record.runId),
-    sessionId: redactor.text(record.sessionId),
+    runId: record.runId === undefined ? null : sinkId(redactor, record.runId),
+    sessionId: sinkId(redactor, record.sessionId),
     traceId: record.traceId,
-    callId: redactor.text(record.callId),
+    callId: sinkId(redactor, record.callId),
     stepIndex,
     type: error.type,
     code: error.code,
-    message: truncateText(redactor.text(error.message), MAX_MESSAGE_BYTES),
+    message: redactBounded(redactor, error.message, MAX_MESSAGE_BYTES),
     fields: failureFields(record, redactor),
     attempts: record.attempts.length,
     durationMs: record.durationMs,
@@ -71,15 +87,15 @@ export function toEventLogRecord(
 ): RecoveryLogRecord | BreakerOpenLogRecord {
   const base = {
     at: new Date(observation.at).toISOString(),
-    toolName: observation.toolName,
-    runId: observation.runId === null ? null : redactor.text(observation.runId),
-    sessionId: observation.sessionId === null ? null : redactor.text(observation.sessionId),
+    toolName: redactBounded(redactor, observation.toolName, MAX_TOOL_NAME_BYTES),
+    runId: observation.runId === null ? null : sinkId(redactor, observation.runId),
+    sessionId: observation.sessionId === null ? null : sinkId(redactor, observation.sessionId),
   };
   if (observation.kind === 'breaker-open') return { kind: 'breaker-open', ...base, scope: observation.scope };
   return {
     kind: 'recovery',
     ...base,
-    recoveredWith: observation.recoveredWith,
+    recoveredWith: redactBounded(redactor, observation.recoveredWith, MAX_TOOL_NAME_BYTES),
     failedAtStep: observation.failedAtStep,
     recoveredAtStep: observation.recoveredAtStep,
     rounds: observation.rounds,

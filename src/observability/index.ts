@@ -12,7 +12,7 @@ export { startMetricsServer, type MetricsServer, type MetricsServerOptions } fro
 export type { ToolrunObservation, ToolrunObserver } from './observation.ts';
 export { toToolFailureLogRecord, UNKNOWN_TOOL_LABEL } from './failure-record.ts';
 export * from './attribute-names.ts';
-export { buildFailureReport, foldArrayIndices, REPORT_FAILURE_TYPES, type BuildFailureReportOptions, type FailureReport, type FieldFailureReport, type ToolFailureReport, type PatternGroupReport, type CountShare } from './report/build-failure-report.ts';
+export { buildFailureReport, redactFailureLogRecord, foldArrayIndices, REPORT_FAILURE_TYPES, type BuildFailureReportOptions, type FailureReport, type FieldFailureReport, type ToolFailureReport, type PatternGroupReport, type CountShare } from './report/build-failure-report.ts';
 export { formatFailureReport, type FormatFailureReportOptions } from './report/format-failure-report.ts';
 export { readFailureLogFile, failureRecordFromLogLine, type FailureLogFileContents } from './report/read-failure-log-file.ts';
 export { runReportCommand, readAllFailures, type ReportCommandOptions, type ReportCommandResult } from './report/run-report-command.ts';

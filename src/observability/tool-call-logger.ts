@@ -1,10 +1,10 @@
 import { pino, type Logger } from 'pino';
-import { truncateText } from '../core/build-failure.ts';
+import { redactBounded, truncateText, utf8ByteLength } from '../core/build-failure.ts';
 import { logLevelOf } from '../core/failure-codes.ts';
 import { createRedactor, type Redactor } from '../core/redact.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { WorkerEvent } from '../worker/worker-events.ts';
-import { displayToolName, toEventLogRecord, toToolFailureLogRecord } from './failure-record.ts';
+import { displayToolName, MAX_TOOL_NAME_BYTES, sinkId, toEventLogRecord, toToolFailureLogRecord } from './failure-record.ts';
 import type { ToolrunObservation, ToolrunObserver } from './observation.ts';
 import { createSensitiveKeyCombiner } from './sensitive-keys.ts';
 
@@ -18,7 +18,16 @@ export interface ToolCallLoggerOptions {
   sensitiveKeys?: readonly string[];
   /** Bound of the logged `params`, in bytes of their JSON; longer ones are logged as cut text. @defaultValue 8192 */
   maxParamsBytes?: number;
+  /** Bound of the developer record's error message and of each cause, in UTF-8 bytes (cut before redaction). @defaultValue 4096 */
+  maxErrorBytes?: number;
+  /** Bound of the developer record's stack, in UTF-8 bytes (cut before redaction). @defaultValue 16_384 */
+  maxStackBytes?: number;
 }
+
+/** Causes and normalisations kept per line. */
+const MAX_LIST_ITEMS = 20;
+/** Bound of a worker-event or dead-letter text field, in UTF-8 bytes. */
+const MAX_EVENT_TEXT_BYTES = 1024;
 
 /**
  * Writes one structured pino line per tool call (SPEC.md §3), and lines for recoveries, breaker
@@ -34,6 +43,10 @@ export interface ToolCallLoggerOptions {
  * redacted, never put in the envelope. Other lines: `tool_recovery` (info), `breaker_open` (warn),
  * `dead_letter_add` (warn), `worker_event` (`dead-letter-full` error, others info).
  *
+ * Every text is cut to its bound before it is redacted (ids 256 bytes, names 128, messages and
+ * causes `maxErrorBytes`, stacks `maxStackBytes`, at most 20 causes); `params` are redacted with a
+ * text budget of twice `maxParamsBytes`, then cut to `maxParamsBytes`.
+ *
  * Nothing is built for a line whose level is disabled. Never throws.
  */
 export interface ToolCallLogger extends ToolrunObserver {
@@ -47,12 +60,15 @@ export function createToolCallLogger(options: ToolCallLoggerOptions = {}): ToolC
   const logger = options.logger ?? pino({ name: 'toolrun' });
   const redactor = options.redactor ?? createRedactor();
   const maxParamsBytes = options.maxParamsBytes ?? 8192;
+  const maxErrorBytes = options.maxErrorBytes ?? 4096;
+  const maxStackBytes = options.maxStackBytes ?? 16_384;
   const keysFor = createSensitiveKeyCombiner(options.sensitiveKeys);
+  const bounded = (text: string, maxBytes: number) => redactBounded(redactor, text, maxBytes);
 
   const params = (record: ToolCallRecord): unknown => {
-    const redacted = redactor.value(record.arguments, keysFor(record.sensitiveKeys));
+    const redacted = redactor.value(record.arguments, keysFor(record.sensitiveKeys), { maxTextBytes: 2 * maxParamsBytes });
     const json = JSON.stringify(redacted) ?? 'null';
-    return json.length > maxParamsBytes ? truncateText(json, maxParamsBytes) : redacted;
+    return json.length > maxParamsBytes && utf8ByteLength(json) > maxParamsBytes ? truncateText(json, maxParamsBytes) : redacted;
   };
 
   const logCall = (record: ToolCallRecord, stepIndex: number | null) => {
@@ -63,18 +79,18 @@ export function createToolCallLogger(options: ToolCallLoggerOptions = {}): ToolC
     const line: Record<string, unknown> = {
       event: 'tool_call',
       trace_id: record.traceId,
-      call_id: redactor.text(record.callId),
-      session_id: redactor.text(record.sessionId),
-      run_id: record.runId === undefined ? null : redactor.text(record.runId),
+      call_id: sinkId(redactor, record.callId),
+      session_id: sinkId(redactor, record.sessionId),
+      run_id: record.runId === undefined ? null : sinkId(redactor, record.runId),
       ...(stepIndex !== null ? { step_index: stepIndex } : {}),
       tool_name: toolName,
-      ...(record.requestedName !== record.toolName && toolName === record.toolName ? { requested_name: truncateText(redactor.text(record.requestedName), 128) } : {}),
+      ...(record.requestedName !== record.toolName && toolName === record.toolName ? { requested_name: bounded(record.requestedName, MAX_TOOL_NAME_BYTES) } : {}),
       status: result.status,
       duration_ms: record.durationMs,
       attempts: record.attempts.length,
       retries: Math.max(0, record.attempts.length - 1),
       attempt_outcomes: record.attempts.map((attempt) => attempt.outcome),
-      normalisations: record.normalisations.map((entry) => redactor.text(entry)),
+      normalisations: record.normalisations.slice(0, MAX_LIST_ITEMS).map((entry) => bounded(entry, MAX_EVENT_TEXT_BYTES)),
       timestamp: new Date(record.startedAt).toISOString(),
       params: params(record),
     };
@@ -89,10 +105,11 @@ export function createToolCallLogger(options: ToolCallLoggerOptions = {}): ToolC
         line.developer = {
           kind: record.error.kind,
           status: record.error.status,
-          ...(record.error.name !== undefined ? { name: record.error.name } : {}),
-          message: redactor.text(record.error.message),
-          ...(record.error.stack !== undefined ? { stack: redactor.text(record.error.stack) } : {}),
-          causes: record.error.causes.map((cause) => redactor.text(cause)),
+          ...(record.error.name !== undefined ? { name: bounded(record.error.name, MAX_TOOL_NAME_BYTES) } : {}),
+          message: bounded(record.error.message, maxErrorBytes),
+          ...(record.error.stack !== undefined ? { stack: bounded(record.error.stack, maxStackBytes) } : {}),
+          causes: record.error.causes.slice(0, MAX_LIST_ITEMS).map((cause) => bounded(cause, maxErrorBytes)),
+          ...(record.error.causes.length > MAX_LIST_ITEMS ? { causes_omitted: record.error.causes.length - MAX_LIST_ITEMS } : {}),
           misconfiguration: record.misconfiguration,
         };
       }
@@ -104,7 +121,9 @@ export function createToolCallLogger(options: ToolCallLoggerOptions = {}): ToolC
     const level = event.type === 'dead-letter-full' ? 'error' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     const { type, at, ...rest } = event;
-    const fields = Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, typeof value === 'string' ? redactor.text(value) : value]));
+    const fields = Object.fromEntries(
+      Object.entries(rest).map(([key, value]) => [key, typeof value === 'string' ? bounded(value, MAX_EVENT_TEXT_BYTES) : typeof value === 'object' && value !== null ? redactor.value(value, undefined, { maxTextBytes: 4 * MAX_EVENT_TEXT_BYTES }) : value]),
+    );
     logger[level]({ event: 'worker_event', type, ...fields, timestamp: new Date(at).toISOString() }, `worker ${type}`);
   };
 
@@ -149,7 +168,13 @@ export function createToolCallLogger(options: ToolCallLoggerOptions = {}): ToolC
         case 'dead-letter-add':
           if (!logger.isLevelEnabled('warn')) return;
           logger.warn(
-            { event: 'dead_letter_add', queue: observation.queue, reason: redactor.text(observation.reason), tool_name: observation.toolName, timestamp: new Date(observation.at).toISOString() },
+            {
+              event: 'dead_letter_add',
+              queue: observation.queue,
+              reason: bounded(observation.reason, MAX_EVENT_TEXT_BYTES),
+              tool_name: observation.toolName === null ? null : bounded(observation.toolName, MAX_TOOL_NAME_BYTES),
+              timestamp: new Date(observation.at).toISOString(),
+            },
             `${observation.queue} dead-letter entry added`,
           );
           return;

@@ -1,8 +1,9 @@
 import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import type { AgentRunHooks, AgentRunResult } from '../agent/run-agent.ts';
-import { truncateText } from '../core/build-failure.ts';
-import { createRedactor, type Redactor } from '../core/redact.ts';
+import { redactBounded, truncateText } from '../core/build-failure.ts';
+import { createRedactor, redactFieldErrors, type Redactor } from '../core/redact.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
+import type { ToolFailureError } from '../core/tool-result.ts';
 import {
   ERROR_TYPE,
   GEN_AI_AGENT_NAME,
@@ -27,7 +28,7 @@ import {
   TOOLRUN_RUN_STATUS,
   TOOLRUN_RUN_STEPS,
 } from './attribute-names.ts';
-import { displayToolName } from './failure-record.ts';
+import { displayToolName, MAX_TOOL_NAME_BYTES, sinkId } from './failure-record.ts';
 import type { ToolrunObservation, ToolrunObserver } from './observation.ts';
 import { createSensitiveKeyCombiner } from './sensitive-keys.ts';
 
@@ -83,8 +84,16 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
   const keysFor = createSensitiveKeyCombiner(options.sensitiveKeys);
   const runSpans = new Map<string, Span>();
 
+  // Redacted with a text budget of twice the bound (so the scan is bounded too), then cut.
   const json = (value: unknown, keys: readonly string[]): string =>
-    truncateText(JSON.stringify(redactor.value(value, keysFor(keys))) ?? 'null', maxAttributeBytes);
+    truncateText(JSON.stringify(redactor.value(value, keysFor(keys), { maxTextBytes: 2 * maxAttributeBytes })) ?? 'null', maxAttributeBytes);
+  const name = (text: string) => redactBounded(redactor, text, MAX_TOOL_NAME_BYTES);
+  // A failure's field errors with the received values of sensitive fields masked (in `message` and `detail` too).
+  const withRedactedFields = (error: ToolFailureError, keys: readonly string[]): unknown => {
+    if (!error.fields || error.fields.length === 0) return error;
+    const { fields, maskText } = redactFieldErrors(redactor, error.fields, { extraKeys: keysFor(keys), maxBytes: 512 });
+    return { ...error, message: maskText(error.message), detail: maskText(error.detail), fields };
+  };
 
   const endRunSpan = (runId: string, result: AgentRunResult | undefined, at: number) => {
     const span = runSpans.get(runId);
@@ -96,7 +105,7 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
         [TOOLRUN_RUN_STEPS]: result.steps,
         [GEN_AI_USAGE_INPUT_TOKENS]: result.tokensSpent.input,
         [GEN_AI_USAGE_OUTPUT_TOKENS]: result.tokensSpent.output,
-        ...(result.failure ? { [TOOLRUN_RUN_FAILURE_TOOL]: result.failure.toolName, [TOOLRUN_RUN_FAILURE_REASON]: result.failure.reason } : {}),
+        ...(result.failure ? { [TOOLRUN_RUN_FAILURE_TOOL]: name(result.failure.toolName), [TOOLRUN_RUN_FAILURE_REASON]: name(result.failure.reason) } : {}),
       });
       if (result.status !== 'completed') {
         span.setAttribute(ERROR_TYPE, result.status);
@@ -120,8 +129,8 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
             attributes: {
               [GEN_AI_OPERATION_NAME]: 'invoke_agent',
               ...(options.agentName !== undefined ? { [GEN_AI_AGENT_NAME]: options.agentName } : {}),
-              [GEN_AI_CONVERSATION_ID]: redactor.text(info.sessionId),
-              [TOOLRUN_RUN_ID]: redactor.text(info.runId),
+              [GEN_AI_CONVERSATION_ID]: sinkId(redactor, info.sessionId),
+              [TOOLRUN_RUN_ID]: sinkId(redactor, info.runId),
               [TOOLRUN_RUN_RESUMED]: info.resumed,
             },
           },
@@ -153,7 +162,7 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
     const attributes: Attributes = {
       [GEN_AI_OPERATION_NAME]: 'execute_tool',
       [GEN_AI_TOOL_NAME]: toolName,
-      [GEN_AI_TOOL_CALL_ID]: redactor.text(record.callId),
+      [GEN_AI_TOOL_CALL_ID]: sinkId(redactor, record.callId),
       [GEN_AI_TOOL_TYPE]: 'function',
       [TOOLRUN_ATTEMPTS]: record.attempts.length,
     };
@@ -162,7 +171,7 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
       attributes[TOOLRUN_FAILURE_TYPE] = result.error.type;
     }
     if (options.captureArguments) attributes[GEN_AI_TOOL_CALL_ARGUMENTS] = json(record.arguments, record.sensitiveKeys);
-    if (options.captureResults) attributes[GEN_AI_TOOL_CALL_RESULT] = json(result.status === 'success' ? result.data : result.error, record.sensitiveKeys);
+    if (options.captureResults) attributes[GEN_AI_TOOL_CALL_RESULT] = json(result.status === 'success' ? result.data : withRedactedFields(result.error, record.sensitiveKeys), record.sensitiveKeys);
 
     const runSpan = record.runId === undefined ? undefined : runSpans.get(record.runId);
     const parent = runSpan ? trace.setSpan(context.active(), runSpan) : context.active();
@@ -175,8 +184,8 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
           'retry',
           {
             [TOOLRUN_ATTEMPT]: attempt.attempt,
-            [ERROR_TYPE]: previous.outcome,
-            ...(previous.retryReason !== undefined ? { [TOOLRUN_RETRY_REASON]: previous.retryReason } : {}),
+            [ERROR_TYPE]: name(previous.outcome),
+            ...(previous.retryReason !== undefined ? { [TOOLRUN_RETRY_REASON]: name(previous.retryReason) } : {}),
             [TOOLRUN_RETRY_DELAY_MS]: previous.delayAfterMs ?? 0,
           },
           new Date(attemptStartsAt),
@@ -184,7 +193,7 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
       }
       attemptStartsAt += attempt.durationMs + (attempt.delayAfterMs ?? 0);
     });
-    if (result.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: truncateText(redactor.text(result.error.message), 256) });
+    if (result.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: redactBounded(redactor, result.error.message, 256) });
     span.end(new Date(record.startedAt + record.durationMs));
   };
 

@@ -1,5 +1,6 @@
 import { metrics, ValueType, type Attributes, type Meter } from '@opentelemetry/api';
 import { systemClock, type Clock } from '../core/ports/clock.ts';
+import { createRedactor, type Redactor } from '../core/redact.ts';
 import type { DeadLetterQueue } from '../core/ports/stores.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import { readDeadLetterMetrics } from '../worker/dead-letter-metrics.ts';
@@ -16,7 +17,7 @@ import {
   TOOLRUN_RUN_STATUS,
   TOOLRUN_STATUS,
 } from './attribute-names.ts';
-import { metricToolName } from './failure-record.ts';
+import { metricToolName, UNKNOWN_TOOL_LABEL } from './failure-record.ts';
 import type { ToolrunObservation, ToolrunObserver } from './observation.ts';
 
 /** The two dead-letter queues, read for the depth and oldest-age gauges (a `Stores` bundle fits). */
@@ -33,6 +34,8 @@ export interface ToolrunMetricsOptions {
   stores?: DeadLetterQueuesToObserve;
   /** Clock of the oldest-entry age. @defaultValue the system clock */
   clock?: Clock;
+  /** Checks that a label value is not secret-looking. Pass the runtime's. @defaultValue `createRedactor()` */
+  redactor?: Redactor;
 }
 
 /**
@@ -51,8 +54,10 @@ export interface ToolrunMetricsOptions {
  *   fails to answer reports nothing that time.
  *
  * Labels are low-cardinality and never carry a secret: registered tool names (`unknown` for a name
- * the model invented), statuses, failure types and codes, retry reasons, scopes, queue names and
- * the fixed dead-letter reasons. Never throws.
+ * the model invented, also in breaker and recovery series), statuses, failure types and codes,
+ * retry reasons, scopes, queue names and the fixed dead-letter reasons. A label value that is not
+ * short identifier text (at most 64 of `A-Z a-z 0-9 _ . : -`) or that the redactor would change is
+ * reported as `other` (`unknown` for a tool name). Never throws.
  */
 export interface ToolrunMetrics extends ToolrunObserver {
   /** Pass as the runtime's `onCallEnd` when used alone. */
@@ -63,11 +68,31 @@ const DURATION_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2
 const ROUND_BUCKETS = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20];
 /** Dead-letter reasons that may become labels (others are reported as `other`). */
 const DLQ_REASON = /^[A-Za-z0-9_.-]{1,64}$/;
+/** What any label value must look like. */
+const LABEL_TEXT = /^[A-Za-z0-9_.:-]{1,64}$/;
+/** Names remembered as registered or as invented (each set bounded). */
+const MAX_REMEMBERED_NAMES = 10_000;
 
 /** Creates the {@link ToolrunMetrics} instruments on `options.meter`. */
 export function createToolrunMetrics(options: ToolrunMetricsOptions = {}): ToolrunMetrics {
   const meter = options.meter ?? metrics.getMeter('toolrun');
   const clock = options.clock ?? systemClock;
+  const redactor = options.redactor ?? createRedactor();
+  const plainLabels = new Map<string, boolean>();
+  const isPlainLabel = (value: string): boolean => {
+    if (value.length > 64) return false;
+    let plain = plainLabels.get(value);
+    if (plain === undefined) {
+      plain = LABEL_TEXT.test(value) && redactor.text(value) === value;
+      if (plainLabels.size < MAX_REMEMBERED_NAMES) plainLabels.set(value, plain);
+    }
+    return plain;
+  };
+  const label = (value: string, fallback = 'other') => (isPlainLabel(value) ? value : fallback);
+  // Tool names seen on calls: registered ones, and names the model invented (TOOL_NOT_FOUND).
+  const registered = new Set<string>();
+  const invented = new Set<string>();
+  const toolLabel = (name: string) => (registered.has(name) ? name : invented.has(name) ? UNKNOWN_TOOL_LABEL : label(name, UNKNOWN_TOOL_LABEL));
   const duration = meter.createHistogram(METRIC_NAMES.toolDuration, {
     description: 'Duration of tool calls, retries and waits included',
     unit: 's',
@@ -127,11 +152,14 @@ export function createToolrunMetrics(options: ToolrunMetricsOptions = {}): Toolr
 
   const recordCall = (record: ToolCallRecord) => {
     const toolName = metricToolName(record);
+    if (toolName !== record.toolName) {
+      if (record.toolName.length <= 64 && invented.size < MAX_REMEMBERED_NAMES) invented.add(record.toolName);
+    } else if (registered.size < MAX_REMEMBERED_NAMES) registered.add(toolName);
     const labels = labelsOf(toolName, record);
     duration.record(Math.max(0, record.durationMs) / 1000, labels.duration);
     calls.add(1, labels.calls);
     for (const attempt of record.attempts.slice(0, -1)) {
-      retries.add(1, { [GEN_AI_TOOL_NAME]: toolName, [TOOLRUN_RETRY_REASON]: attempt.retryReason ?? 'unknown', [ERROR_TYPE]: attempt.outcome });
+      retries.add(1, { [GEN_AI_TOOL_NAME]: toolName, [TOOLRUN_RETRY_REASON]: label(attempt.retryReason ?? 'unknown'), [ERROR_TYPE]: label(attempt.outcome) });
     }
   };
 
@@ -142,16 +170,16 @@ export function createToolrunMetrics(options: ToolrunMetricsOptions = {}): Toolr
           recordCall(observation.record);
           return;
         case 'recovery':
-          recoveryRounds.record(observation.rounds, { [GEN_AI_TOOL_NAME]: observation.toolName });
+          recoveryRounds.record(observation.rounds, { [GEN_AI_TOOL_NAME]: toolLabel(observation.toolName) });
           return;
         case 'breaker-open':
-          breakerOpenings.add(1, { [GEN_AI_TOOL_NAME]: observation.toolName, [TOOLRUN_BREAKER_SCOPE]: observation.scope });
+          breakerOpenings.add(1, { [GEN_AI_TOOL_NAME]: toolLabel(observation.toolName), [TOOLRUN_BREAKER_SCOPE]: observation.scope });
           return;
         case 'dead-letter-add':
           deadLetterAdded.add(1, { [TOOLRUN_DLQ_QUEUE]: observation.queue, [TOOLRUN_DLQ_REASON]: DLQ_REASON.test(observation.reason) ? observation.reason : 'other' });
           return;
         case 'run-end':
-          runs.add(1, { [TOOLRUN_RUN_STATUS]: observation.result.status });
+          runs.add(1, { [TOOLRUN_RUN_STATUS]: label(observation.result.status) });
           return;
         case 'worker-event':
           return;

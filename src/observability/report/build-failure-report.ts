@@ -1,6 +1,8 @@
+import { redactBounded } from '../../core/build-failure.ts';
 import type { FailureType } from '../../core/failure-codes.ts';
 import { createFailurePatternLibrary, type FailurePatternLibrary, type FailureStrategy } from '../../core/failure-patterns.ts';
 import type { FailureLogRecord, ToolFailureLogRecord } from '../../core/ports/failure-log.ts';
+import { createRedactor, redactFieldErrors, type Redactor } from '../../core/redact.ts';
 import { describeFieldHint } from './field-hints.ts';
 
 /** The failure types in report order. */
@@ -81,6 +83,49 @@ export interface BuildFailureReportOptions {
   source?: string;
   /** Groups failures. @defaultValue the default patterns */
   patterns?: FailurePatternLibrary;
+  /**
+   * Redacts every text of every record again before it is counted or shown (records from a log
+   * file or a store may predate redaction, or come from elsewhere). @defaultValue `createRedactor()`
+   */
+  redactor?: Redactor;
+}
+
+/** Bounds of the texts of a record the report reads, in UTF-8 bytes (each cut before redaction). */
+const REPORT_BOUNDS = { name: 128, id: 256, code: 64, message: 512, value: 200 } as const;
+/** Field errors read per record. */
+const REPORT_MAX_FIELDS = 20;
+
+/**
+ * A failure-log record as the report reads it: every text cut to its bound, then redacted
+ * (tool names 128 bytes, ids 256, codes 64, messages 512, field texts 200; at most 20 fields).
+ */
+export function redactFailureLogRecord(record: FailureLogRecord, redactor: Redactor): FailureLogRecord {
+  const bounded = (text: string, maxBytes: number) => redactBounded(redactor, String(text), maxBytes);
+  const base = {
+    at: bounded(record.at, REPORT_BOUNDS.code),
+    toolName: bounded(record.toolName, REPORT_BOUNDS.name),
+    runId: record.runId === null ? null : bounded(record.runId, REPORT_BOUNDS.id),
+    sessionId: record.sessionId === null ? null : bounded(record.sessionId, REPORT_BOUNDS.id),
+  };
+  switch (record.kind) {
+    case 'tool-failure':
+      return {
+        ...record,
+        ...base,
+        traceId: bounded(record.traceId, REPORT_BOUNDS.id),
+        callId: bounded(record.callId, REPORT_BOUNDS.id),
+        code: bounded(record.code, REPORT_BOUNDS.code),
+        message: bounded(record.message, REPORT_BOUNDS.message),
+        fields: redactFieldErrors(redactor, Array.isArray(record.fields) ? record.fields : [], { maxBytes: REPORT_BOUNDS.value, maxFields: REPORT_MAX_FIELDS }).fields.map((field) => ({
+          ...field,
+          problem: bounded(field.problem, REPORT_BOUNDS.code),
+        })),
+      };
+    case 'recovery':
+      return { ...record, ...base, recoveredWith: bounded(record.recoveredWith, REPORT_BOUNDS.name) };
+    default:
+      return { ...record, ...base };
+  }
 }
 
 /** Code-unit order: the same on every machine, unlike `localeCompare`. */
@@ -125,19 +170,21 @@ interface FieldAccumulator {
 }
 
 /**
- * Builds the failure report from failure-log records. Pure and deterministic: the same records
- * give the same report. A failed call counts once per field it has errors on, whatever the
+ * Builds the failure report from failure-log records, each redacted again first (see
+ * {@link redactFailureLogRecord}). Pure and deterministic: the same records give the same report. A failed call counts once per field it has errors on, whatever the
  * number of errors on that field.
  */
 export function buildFailureReport(records: Iterable<FailureLogRecord>, options: BuildFailureReportOptions = {}): FailureReport {
   const library = options.patterns ?? createFailurePatternLibrary();
+  const redactor = options.redactor ?? createRedactor();
   const failures: ToolFailureLogRecord[] = [];
   const recoveries: Array<Extract<FailureLogRecord, { kind: 'recovery' }>> = [];
   const trips: Array<Extract<FailureLogRecord, { kind: 'breaker-open' }>> = [];
   let count = 0;
   let from: string | null = null;
   let to: string | null = null;
-  for (const record of records) {
+  for (const original of records) {
+    const record = redactFailureLogRecord(original, redactor);
     count += 1;
     if (from === null || record.at < from) from = record.at;
     if (to === null || record.at > to) to = record.at;

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { FailurePatternLibrary } from '../../core/failure-patterns.ts';
 import type { FailureLog, FailureLogRecord } from '../../core/ports/failure-log.ts';
+import type { Redactor } from '../../core/redact.ts';
 import { buildFailureReport, type FailureReport } from './build-failure-report.ts';
 import { formatFailureReport } from './format-failure-report.ts';
 import { readFailureLogFile } from './read-failure-log-file.ts';
@@ -17,6 +18,8 @@ export interface ReportCommandOptions {
   top?: number;
   /** Groups failures. @defaultValue the default patterns */
   patterns?: FailurePatternLibrary;
+  /** Redacts every record again before it is shown (the config's). @defaultValue `createRedactor()` */
+  redactor?: Redactor;
   /** @defaultValue writes to `process.stdout` */
   write?: (text: string) => void;
   /** @defaultValue writes to `process.stderr` */
@@ -80,7 +83,7 @@ export async function runReportCommand(options: ReportCommandOptions): Promise<R
     writeError(`toolrun report: cannot read ${options.fromLog ?? options.db}: ${error instanceof Error ? error.message : String(error)}\n`);
     return { exitCode: 1 };
   }
-  const report = buildFailureReport(records, { source, ...(options.patterns ? { patterns: options.patterns } : {}) });
+  const report = buildFailureReport(records, { source, ...(options.patterns ? { patterns: options.patterns } : {}), ...(options.redactor ? { redactor: options.redactor } : {}) });
   write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatFailureReport(report, options.top !== undefined ? { topFields: options.top } : {}));
   return { exitCode: 0, report };
 }
