@@ -3,9 +3,11 @@ import { Ajv } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormatsModule from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, ValidateOptions, ValidationResult } from '../core/ports/schema-validator.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
 import { describeAjvErrors } from './describe-ajv-errors.ts';
+import { linearRegExpEngine } from './linear-regexp.ts';
 import { normaliseArguments } from './normalise-arguments.ts';
 import { truncateText } from './preview.ts';
 import { compileStandardSchema, isStandardSchema, type StandardSchemaToJsonSchema } from './standard-schema.ts';
@@ -50,6 +52,10 @@ const OLD_DRAFT_URI = /json-schema\.org\/draft-0[346]\/schema/;
  *   schemas without `$schema` (see `defaultDialect`), `Ajv2019` for 2019-09, `Ajv` for draft-07
  *   (draft-04/06 schemas run as draft-07 with their `$schema` removed). All with `allErrors: true`,
  *   `strict: false`, `verbose: true`, `ownProperties: true` and ajv-formats (date, date-time, time, email, uri, uuid, ...).
+ * - `pattern`, `patternProperties` and `propertyNames` patterns run in time linear in the string
+ *   (see `compileLinearRegExp`): a pattern with lookaround or a backreference is refused at compile
+ *   time (`INVALID_SCHEMA`). The `url` format checks at most {@link MAX_URL_FORMAT_LENGTH}
+ *   characters (a longer string is not a valid `url`); the other formats are linear.
  * - Compiled schemas are cached by schema object identity and `coerce` mode (WeakMap).
  * - `compile` throws `ToolrunError` `INVALID_SCHEMA` for a schema that does not compile (or is
  *   neither an object, a boolean nor a Standard Schema).
@@ -101,6 +107,7 @@ export function createAjvSchemaValidator(options: AjvSchemaValidatorOptions = {}
     try {
       validateFunction = compileWithIsolation(dialect, prepared);
     } catch (error) {
+      if (ToolrunError.is(error)) throw error;
       throw new ToolrunError('INVALID_SCHEMA', `the JSON Schema does not compile (${dialect}): ${truncateText(error instanceof Error ? error.message : String(error), 300)}`, { cause: error });
     }
     const normalise = { nullAsAbsent, coerce: validateOptions.coerce };
@@ -147,10 +154,23 @@ export function createAjvSchemaValidator(options: AjvSchemaValidatorOptions = {}
   };
 }
 
+/**
+ * The longest string checked against the `url` format, in UTF-16 code units; a longer one is not a
+ * valid `url`. ajv-formats' `url` expression takes time quadratic in the length of a string such as
+ * `http://a` followed by `::` repeated (about 0.1 s for 10,000 characters); 2,083 characters (the
+ * longest URL common browsers accept) keep it under a few milliseconds. Every other format of
+ * ajv-formats was measured linear on adversarial strings of 100,000 characters.
+ */
+export const MAX_URL_FORMAT_LENGTH = 2083;
+
+const urlFormat = fullFormats.url as RegExp;
+
 function createAjv(dialect: JsonSchemaDialect): AjvInstance {
-  const ajvOptions = { allErrors: true, strict: false, verbose: true, ownProperties: true, logger: false } as const;
+  // Schema patterns run in linear time (see compileLinearRegExp): a model controls the strings.
+  const ajvOptions = { allErrors: true, strict: false, verbose: true, ownProperties: true, logger: false, code: { regExp: linearRegExpEngine } } as const;
   const instance = dialect === 'draft-2020-12' ? new Ajv2020(ajvOptions) : dialect === 'draft-2019-09' ? new Ajv2019(ajvOptions) : new Ajv(ajvOptions);
   addFormats(instance);
+  instance.addFormat('url', { type: 'string', validate: (text: string) => text.length <= MAX_URL_FORMAT_LENGTH && urlFormat.test(text) });
   return instance;
 }
 
