@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported as ratios against a baseline
  * measured in the same run. Speed is measured here, never asserted in unit tests.
- * `npm run bench -- runtime|worker|observability|distributed|airline` runs one.
+ * `npm run bench -- runtime|worker|observability|redaction|distributed|airline` runs one.
  */
 import { printTable } from './measure.ts';
 import { runRuntimeBench } from './runtime.bench.ts';
 import { runWorkerBench } from './worker.bench.ts';
 import { runObservabilityBench } from './observability.bench.ts';
+import { runRedactionBench } from './redaction.bench.ts';
 import { runDistributedBench } from './distributed.bench.ts';
 import { runAirlineBackendsBench } from './airline-backends.bench.ts';
 
@@ -15,5 +16,6 @@ const only = process.argv[2];
 if (!only || only === 'runtime') printTable('Tool runtime: success and failure path (issue 2)', await runRuntimeBench());
 if (!only || only === 'worker') printTable('SQLite worker and tool-DLQ entry size (issue 3)', await runWorkerBench());
 if (!only || only === 'observability') printTable('Observability: success-path cost (issue 5)', await runObservabilityBench());
+if (!only || only === 'redaction') printTable('Redaction: 1 MB of adversarial text per family vs 1 KB × 1,000 (issue 9)', await runRedactionBench());
 if (!only || only === 'distributed') printTable('BullMQ worker vs bare BullMQ worker (issue 6)', await runDistributedBench());
 if (!only || only === 'airline') printTable('Airline workload: SQLite vs BullMQ + PostgreSQL (issue 6)', await runAirlineBackendsBench());

@@ -488,8 +488,8 @@ function keyShape(prefix: string): KeyShape {
 function scanApiKeys(text: string, openEnd: boolean, out: number[], counter: Counter): void {
   const length = text.length;
   const search = API_KEY_ANCHOR; // module-level: scans are synchronous and never nested
-  const measuredFrom = new Map<number, number>();
-  const measuredTo = new Map<number, number>();
+  let measuredFrom: Map<number, number> | undefined;
+  let measuredTo: Map<number, number> | undefined;
   for (let from = 0; from < length; ) {
     search.lastIndex = from;
     const match = search.exec(text);
@@ -497,6 +497,8 @@ function scanApiKeys(text: string, openEnd: boolean, out: number[], counter: Cou
       counter.steps += length - from;
       return;
     }
+    measuredFrom ??= new Map();
+    measuredTo ??= new Map();
     counter.steps += match.index - from + match[0].length;
     const prefix = match[0];
     const shape = keyShape(prefix);
@@ -621,6 +623,9 @@ function isCardNumber(digits: readonly number[], count: number): boolean {
 }
 
 const DIGIT_SEARCH = /[0-9]/g;
+const GROUP_STARTS: number[] = [];
+const GROUP_ENDS: number[] = [];
+const DIGITS: number[] = new Array<number>(19).fill(0);
 
 /**
  * Card numbers: 13–19 digits, written whole or in groups of 3–6 digits separated by one space or
@@ -631,9 +636,9 @@ const DIGIT_SEARCH = /[0-9]/g;
 function scanCardNumbers(text: string, openEnd: boolean, out: number[], counter: Counter): void {
   const length = text.length;
   const search = DIGIT_SEARCH; // module-level: scans are synchronous and never nested
-  const groupStarts: number[] = [];
-  const groupEnds: number[] = [];
-  const digits: number[] = new Array<number>(19).fill(0);
+  const groupStarts = GROUP_STARTS;
+  const groupEnds = GROUP_ENDS;
+  const digits = DIGITS;
   for (let from = 0; from < length; ) {
     search.lastIndex = from;
     const match = search.exec(text);
@@ -733,6 +738,7 @@ function maskCutCardTail(text: string, starts: readonly number[], ends: readonly
  * most a small constant times the length (plus a constant).
  */
 export function scanSecrets(text: string, options: ScanOptions): ScanResult {
+  if (text.length <= QUICK_CHECK_UNITS && options.openEnd !== true && cannotHoldSecret(text)) return { ranges: [], steps: text.length + 1 };
   const counter: Counter = { steps: 0 };
   const lists = scanFamilies(text, options, counter);
   return { ranges: mergeRanges(lists, counter), steps: counter.steps };
@@ -749,9 +755,29 @@ export function scanSecretSpans(text: string, options: ScanOptions): SecretSpan[
   return spans.sort((a, b) => a.start - b.start || a.end - b.end);
 }
 
+/** Texts up to this length are first checked for the characters every family needs. */
+const QUICK_CHECK_UNITS = 256;
+
+/**
+ * True when `text` has none of the characters some family needs — `@ = : / . - _`, a digit, a
+ * space or control character, anything outside ASCII (Unicode spaces) — and none of the letter-only anchors (`AIza`, `AKIA`, `ASIA`, `…access…`): no family can
+ * match, so the passes are skipped (most short values: names, codes, words).
+ */
+function cannotHoldSecret(text: string): boolean {
+  for (let index = 0; index < text.length; index += 1) {
+    const unit = text.charCodeAt(index);
+    if (unit <= 32 || unit >= 127 || unit === 64 || unit === 61 || unit === 58 || unit === 47 || unit === 46 || unit === 45 || unit === 95 || isDigit(unit)) return false;
+  }
+  return !(text.includes('AIza') || text.includes('AKIA') || text.includes('ASIA') || /ccess/i.test(text));
+}
+
+/** Per-family lists, reused by every scan (scans are synchronous and never nested); results are copied out. */
+const SCRATCH: number[][] = SECRET_FAMILIES.map(() => []);
+
 function scanFamilies(text: string, options: ScanOptions, counter: Counter): number[][] {
   const openEnd = options.openEnd ?? false;
-  const lists: number[][] = SECRET_FAMILIES.map(() => []);
+  const lists = SCRATCH;
+  for (const list of lists) list.length = 0;
   scanPrivateKeys(text, lists[0]!, counter);
   scanAssignments(text, options.isSensitiveKey, lists[1]!, counter);
   scanUrlCredentials(text, openEnd, lists[2]!, counter);
@@ -768,7 +794,7 @@ function scanFamilies(text: string, options: ScanOptions, counter: Counter): num
 function mergeRanges(lists: readonly number[][], counter: Counter): number[] {
   const nonEmpty = lists.filter((list) => list.length > 0);
   if (nonEmpty.length === 0) return [];
-  if (nonEmpty.length === 1) return nonEmpty[0]!;
+  if (nonEmpty.length === 1) return nonEmpty[0]!.slice();
   const heads = nonEmpty.map(() => 0);
   const merged: number[] = [];
   for (;;) {

@@ -143,6 +143,207 @@ function describeBinary(node: object): string | undefined {
 const UNREAD = Symbol('unreadable');
 const ERROR_OWN_KEYS: ReadonlySet<string> = new Set(['name', 'message', 'stack']);
 
+/** What a {@link ValueWalker} needs from its redactor. */
+interface WalkSettings {
+  replacement: string;
+  maxScanBytes: number;
+  maxDepth: number;
+  maxItems: number;
+  maxKeys: number;
+  maxNodes: number;
+  maxValueBytes: number;
+  isSensitive(key: string): boolean;
+  /** Redacts a text cut to `maxBytes`; `fittedBytes` holds the bytes scanned afterwards. */
+  redactWithin(input: string, maxBytes: number): string;
+  /** Keys seen clean before (short ones only): most objects repeat the same few keys. */
+  cleanKeys: Set<string>;
+}
+
+/** One `value` call's walk: a bounded, JSON-safe, redacted deep copy (see {@link Redactor.value}). */
+class ValueWalker {
+  private nodes = 0;
+  private bytes = 0;
+  private extra: { matches(key: string): boolean } | undefined;
+  private readonly ancestors = new Set<object>();
+  /** Next suffix per key that two names redacted to (`*** (2)`), per object being built. */
+  private suffixes: Map<string, number> | undefined;
+
+  constructor(private readonly settings: WalkSettings) {}
+
+  run(input: unknown, extra: { matches(key: string): boolean } | undefined, maxTextBytes: number | undefined): unknown {
+    this.nodes = this.settings.maxNodes;
+    this.bytes = Math.max(0, Math.min(this.settings.maxValueBytes, maxTextBytes ?? this.settings.maxValueBytes));
+    this.extra = extra;
+    return this.walk(input, 0);
+  }
+
+  reset(): void {
+    this.ancestors.clear();
+    this.extra = undefined;
+    this.suffixes = undefined;
+  }
+
+  private sensitive(key: string): boolean {
+    return this.settings.isSensitive(key) || (this.extra !== undefined && this.extra.matches(key));
+  }
+
+  private string(input: string): string {
+    if (input.length === 0) return input;
+    if (this.bytes <= 0) return TEXT_CUT_MARKER;
+    const out = this.settings.redactWithin(input, Math.min(this.settings.maxScanBytes, this.bytes));
+    this.bytes -= fittedBytes;
+    return out;
+  }
+
+  // Keys are always scanned (each bounded, their number bounded): a key is never replaced by the budget's marker.
+  private key(name: string): string {
+    const { cleanKeys } = this.settings;
+    if (cleanKeys.has(name)) {
+      this.bytes -= name.length;
+      return name;
+    }
+    const out = this.settings.redactWithin(name, MAX_KEY_BYTES);
+    this.bytes -= fittedBytes;
+    if (out === name && name.length <= 64 && cleanKeys.size < 10_000) cleanKeys.add(name);
+    return out;
+  }
+
+  // Two keys that redact to the same text (two secrets as names) are kept apart: `*** (2)`.
+  private put(out: Record<string, unknown>, name: string, child: unknown): void {
+    let unique = name;
+    if (Object.prototype.hasOwnProperty.call(out, unique)) {
+      this.suffixes ??= new Map();
+      let suffix = this.suffixes.get(name) ?? 2;
+      while (Object.prototype.hasOwnProperty.call(out, (unique = `${name} (${suffix})`))) suffix += 1;
+      this.suffixes.set(name, suffix + 1);
+    }
+    if (unique === '__proto__') Object.defineProperty(out, unique, { value: child, enumerable: true, writable: true, configurable: true });
+    else out[unique] = child;
+  }
+
+  private array(items: ArrayLike<unknown>, depth: number): unknown[] {
+    const size = items.length;
+    const keep = Math.min(size, this.settings.maxItems);
+    const out: unknown[] = [];
+    for (let index = 0; index < keep; index += 1) {
+      let item: unknown;
+      try {
+        item = items[index];
+      } catch {
+        item = UNREAD;
+      }
+      out.push(item === UNREAD ? REDACTION_MARKERS.unreadable : this.walk(item, depth + 1));
+    }
+    if (size > keep) out.push(`[… ${size - keep} more items]`);
+    return out;
+  }
+
+  private iterable(items: Iterable<unknown>, size: number, depth: number, pairs: boolean): unknown[] {
+    const keep = Math.min(size, this.settings.maxItems);
+    const out: unknown[] = [];
+    for (const item of items) {
+      if (out.length >= keep) break;
+      if (pairs) {
+        const [entryKey, entryValue] = item as [unknown, unknown];
+        out.push([this.walk(entryKey, depth + 1), typeof entryKey === 'string' && this.sensitive(entryKey) ? this.settings.replacement : this.walk(entryValue, depth + 1)]);
+      } else out.push(this.walk(item, depth + 1));
+    }
+    if (size > out.length) out.push(`[… ${size - out.length} more items]`);
+    return out;
+  }
+
+  private entries(node: object, out: Record<string, unknown>, depth: number, skip?: ReadonlySet<string>): Record<string, unknown> {
+    const names = Object.keys(node);
+    const keep = Math.min(names.length, this.settings.maxKeys);
+    for (let index = 0; index < keep; index += 1) {
+      const name = names[index]!;
+      if (skip?.has(name)) continue;
+      if (this.sensitive(name)) {
+        this.put(out, this.key(name), this.settings.replacement);
+        continue;
+      }
+      let child: unknown;
+      try {
+        child = (node as Record<string, unknown>)[name];
+      } catch {
+        child = UNREAD;
+      }
+      this.put(out, this.key(name), child === UNREAD ? REDACTION_MARKERS.unreadable : this.walk(child, depth + 1));
+    }
+    if (names.length > keep) this.put(out, '…', `[${names.length - keep} more keys]`);
+    return out;
+  }
+
+  private object(node: object, depth: number): unknown {
+    if (Array.isArray(node)) return this.array(node, depth);
+    const prototype: unknown = Object.getPrototypeOf(node);
+    if ((prototype === Object.prototype || prototype === null) && typeof (node as { toJSON?: unknown }).toJSON !== 'function') return this.entries(node, {}, depth);
+    const binary = describeBinary(node);
+    if (binary !== undefined) return binary;
+    if (node instanceof Date) return Number.isNaN(node.getTime()) ? 'Invalid Date' : node.toISOString();
+    if (node instanceof Map) return this.iterable(node.entries(), node.size, depth, true);
+    if (node instanceof Set) return this.iterable(node.values(), node.size, depth, false);
+    if (node instanceof RegExp) return this.string(String(node));
+    if (node instanceof String || node instanceof Number || node instanceof Boolean) return this.walk(node.valueOf(), depth + 1);
+    if (node instanceof Error) {
+      const out: Record<string, unknown> = {};
+      this.put(out, 'name', this.walk(node.name, depth + 1));
+      this.put(out, 'message', this.walk(node.message, depth + 1));
+      this.entries(node, out, depth, ERROR_OWN_KEYS);
+      if (Object.prototype.hasOwnProperty.call(node, 'cause') && !Object.prototype.propertyIsEnumerable.call(node, 'cause')) out.cause = this.walk(node.cause, depth + 1);
+      return out;
+    }
+    const toJSON = (node as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') {
+      const json: unknown = toJSON.call(node, '');
+      if (json !== node) return this.walk(json, depth + 1);
+    }
+    return this.entries(node, {}, depth);
+  }
+
+  walk(node: unknown, depth: number): unknown {
+    this.nodes -= 1;
+    if (this.nodes < 0) return REDACTION_MARKERS.tooMany;
+    switch (typeof node) {
+      case 'string':
+        return this.string(node);
+      case 'number': {
+        // A card number sent as a JSON number.
+        if (Number.isSafeInteger(node) && Math.abs(node) >= 1e12) {
+          const digits = String(node);
+          return this.string(digits) === digits ? node : this.settings.replacement;
+        }
+        return node;
+      }
+      case 'boolean':
+      case 'undefined':
+        return node;
+      case 'bigint':
+      case 'symbol':
+        return this.string(node.toString());
+      case 'function':
+        return REDACTION_MARKERS.function;
+      default:
+        break;
+    }
+    if (node === null) return null;
+    if (depth >= this.settings.maxDepth) return REDACTION_MARKERS.tooDeep;
+    const container = node as object;
+    if (this.ancestors.has(container)) return REDACTION_MARKERS.circular;
+    this.ancestors.add(container);
+    const suffixes = this.suffixes;
+    this.suffixes = undefined;
+    try {
+      return this.object(container, depth);
+    } catch {
+      return REDACTION_MARKERS.unreadable;
+    } finally {
+      this.ancestors.delete(container);
+      this.suffixes = suffixes;
+    }
+  }
+}
+
 /**
  * Compiles a redactor.
  *
@@ -198,165 +399,31 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     return matcher;
   };
 
-  // Keys seen clean before (short ones only): most objects repeat the same few keys.
-  const cleanKeys = new Set<string>();
+  const settings: WalkSettings = {
+    replacement,
+    maxScanBytes,
+    maxDepth,
+    maxItems,
+    maxKeys,
+    maxNodes,
+    maxValueBytes,
+    isSensitive: (key) => configured.matches(key),
+    redactWithin,
+    cleanKeys: new Set<string>(),
+  };
+  // One walker, reused; a second one only when `value` is re-entered (a getter or toJSON calling it).
+  const idle: ValueWalker[] = [];
 
   const value = (input: unknown, extraKeys?: readonly string[], limits?: RedactValueLimits): unknown => {
+    const walker = idle.pop() ?? new ValueWalker(settings);
     try {
       const extra = extraKeys && extraKeys.length > 0 ? matcherFor(extraKeys) : undefined;
-      const isSensitive = (key: string) => configured.matches(key) || (extra !== undefined && extra.matches(key));
-      let nodes = maxNodes;
-      let bytes = Math.max(0, Math.min(maxValueBytes, limits?.maxTextBytes ?? maxValueBytes));
-      const ancestors = new Set<object>();
-
-      const string = (input: string): string => {
-        if (input.length === 0) return input;
-        if (bytes <= 0) return TEXT_CUT_MARKER;
-        const out = redactWithin(input, Math.min(maxScanBytes, bytes));
-        bytes -= fittedBytes;
-        return out;
-      };
-
-      // Keys are always scanned (each bounded, their number bounded): a key is never replaced by the budget's marker.
-      const key = (name: string): string => {
-        if (cleanKeys.has(name)) {
-          bytes -= name.length;
-          return name;
-        }
-        const out = redactWithin(name, MAX_KEY_BYTES);
-        bytes -= fittedBytes;
-        if (out === name && name.length <= 64 && cleanKeys.size < 10_000) cleanKeys.add(name);
-        return out;
-      };
-
-      // Two keys that redact to the same text (two secrets as names) are kept apart: `*** (2)`.
-      let suffixes: Map<string, number> | undefined;
-      const put = (out: Record<string, unknown>, name: string, child: unknown) => {
-        let unique = name;
-        if (Object.prototype.hasOwnProperty.call(out, unique)) {
-          suffixes ??= new Map();
-          let suffix = suffixes.get(name) ?? 2;
-          while (Object.prototype.hasOwnProperty.call(out, (unique = `${name} (${suffix})`))) suffix += 1;
-          suffixes.set(name, suffix + 1);
-        }
-        if (unique === '__proto__') Object.defineProperty(out, unique, { value: child, enumerable: true, writable: true, configurable: true });
-        else out[unique] = child;
-      };
-
-      const list = (items: Iterable<unknown> | ArrayLike<unknown>, size: number, depth: number, pairs?: boolean): unknown[] => {
-        const out: unknown[] = [];
-        const keep = Math.min(size, maxItems);
-        if (Symbol.iterator in Object(items) && !Array.isArray(items)) {
-          for (const item of items as Iterable<unknown>) {
-            if (out.length >= keep) break;
-            if (pairs) {
-              const [entryKey, entryValue] = item as [unknown, unknown];
-              out.push([walk(entryKey, depth + 1), typeof entryKey === 'string' && isSensitive(entryKey) ? replacement : walk(entryValue, depth + 1)]);
-            } else out.push(walk(item, depth + 1));
-          }
-        } else {
-          const array = items as ArrayLike<unknown>;
-          for (let index = 0; index < keep; index += 1) {
-            let item: unknown;
-            try {
-              item = array[index];
-            } catch {
-              item = UNREAD;
-            }
-            out.push(item === UNREAD ? REDACTION_MARKERS.unreadable : walk(item, depth + 1));
-          }
-        }
-        if (size > out.length) out.push(`[… ${size - out.length} more items]`);
-        return out;
-      };
-
-      const entries = (node: object, out: Record<string, unknown>, depth: number, skip?: ReadonlySet<string>) => {
-        const names = Object.keys(node);
-        const keep = Math.min(names.length, maxKeys);
-        for (let index = 0; index < keep; index += 1) {
-          const name = names[index]!;
-          if (skip?.has(name)) continue;
-          if (isSensitive(name)) {
-            put(out, key(name), replacement);
-            continue;
-          }
-          let child: unknown;
-          try {
-            child = (node as Record<string, unknown>)[name];
-          } catch {
-            child = UNREAD;
-          }
-          put(out, key(name), child === UNREAD ? REDACTION_MARKERS.unreadable : walk(child, depth + 1));
-        }
-        if (names.length > keep) put(out, '…', `[${names.length - keep} more keys]`);
-        return out;
-      };
-
-      const object = (node: object, depth: number): unknown => {
-        if (Array.isArray(node)) return list(node, node.length, depth);
-        const binary = describeBinary(node);
-        if (binary !== undefined) return binary;
-        if (node instanceof Date) return Number.isNaN(node.getTime()) ? 'Invalid Date' : node.toISOString();
-        if (node instanceof Map) return list(node.entries(), node.size, depth, true);
-        if (node instanceof Set) return list(node.values(), node.size, depth);
-        if (node instanceof RegExp) return string(String(node));
-        if (node instanceof String || node instanceof Number || node instanceof Boolean) return walk(node.valueOf(), depth + 1);
-        if (node instanceof Error) {
-          const out: Record<string, unknown> = {};
-          put(out, 'name', walk(node.name, depth + 1));
-          put(out, 'message', walk(node.message, depth + 1));
-          entries(node, out, depth, ERROR_OWN_KEYS);
-          if (Object.prototype.hasOwnProperty.call(node, 'cause') && !Object.prototype.propertyIsEnumerable.call(node, 'cause')) out.cause = walk(node.cause, depth + 1);
-          return out;
-        }
-        const toJSON = (node as { toJSON?: unknown }).toJSON;
-        if (typeof toJSON === 'function') {
-          const json: unknown = toJSON.call(node, '');
-          if (json !== node) return walk(json, depth + 1);
-        }
-        return entries(node, {}, depth);
-      };
-
-      const walk = (node: unknown, depth: number): unknown => {
-        nodes -= 1;
-        if (nodes < 0) return REDACTION_MARKERS.tooMany;
-        switch (typeof node) {
-          case 'string':
-            return string(node);
-          case 'number': {
-            // A card number sent as a JSON number.
-            if (Number.isSafeInteger(node) && Math.abs(node) >= 1e12) return string(String(node)) === String(node) ? node : replacement;
-            return node;
-          }
-          case 'boolean':
-          case 'undefined':
-            return node;
-          case 'bigint':
-            return string(node.toString());
-          case 'symbol':
-            return string(node.toString());
-          case 'function':
-            return REDACTION_MARKERS.function;
-          default:
-            break;
-        }
-        if (node === null) return null;
-        if (depth >= maxDepth) return REDACTION_MARKERS.tooDeep;
-        const container = node as object;
-        if (ancestors.has(container)) return REDACTION_MARKERS.circular;
-        ancestors.add(container);
-        try {
-          return object(container, depth);
-        } catch {
-          return REDACTION_MARKERS.unreadable;
-        } finally {
-          ancestors.delete(container);
-        }
-      };
-
-      return walk(input, 0);
+      return walker.run(input, extra, limits?.maxTextBytes);
     } catch {
       return replacement;
+    } finally {
+      walker.reset();
+      if (idle.length < 4) idle.push(walker);
     }
   };
 
