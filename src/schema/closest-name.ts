@@ -18,18 +18,25 @@ export function editDistance(a: string, b: string): number {
   return previous[b.length] ?? 0;
 }
 
+/** Names longer than this many characters get no suggestion (no schema property name is that long). */
+const MAX_COMPARED_NAME_CHARS = 512;
+
 /**
  * The candidate closest to `name` by edit distance (case-insensitive), or `undefined` when none is
  * close enough: the distance must be at most `max(2, 40 %` of the longer name's length`)`.
- * Ties go to the first candidate.
+ * Ties go to the first candidate. A name longer than 512 characters gets none.
  */
 export function findClosestName(name: string, candidates: Iterable<string>): string | undefined {
+  // The distance is at least the difference in length: a name far longer than every candidate (a
+  // 1 MB hallucinated key) is compared with none, so the cost stays that of the candidates.
+  if (name.length > MAX_COMPARED_NAME_CHARS) return undefined;
   const wanted = name.toLowerCase();
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {
-    const distance = editDistance(wanted, candidate.toLowerCase());
     const limit = Math.max(2, Math.floor(0.4 * Math.max(wanted.length, candidate.length)));
+    if (Math.abs(wanted.length - candidate.length) > limit) continue;
+    const distance = editDistance(wanted, candidate.toLowerCase());
     if (distance <= limit && distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

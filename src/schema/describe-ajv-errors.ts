@@ -5,7 +5,7 @@ import { describeListOfValues, describeMissing, describeReceivedType } from './d
 import { describeSchemaBriefly, listValues } from './describe-schema.ts';
 import { describeDatePattern, describeFormat } from './format-expectations.ts';
 import { describeJsonPointer, escapeJsonPointerToken, parseJsonPointer } from './json-pointer.ts';
-import { jsonTypeOf, previewJson } from './preview.ts';
+import { jsonTypeOf, previewJson, truncateText } from './preview.ts';
 import { summariseFieldErrors, type DescribedFieldError, type ValidationFailure } from './summarise-field-errors.ts';
 
 /**
@@ -30,19 +30,40 @@ import { summariseFieldErrors, type DescribedFieldError, type ValidationFailure 
  * @see JSON Schema 2020-12 Core §10.2 (applicators), RFC 6901
  */
 export function describeAjvErrors(errors: readonly ErrorObject[], rootSchema: JsonSchema): ValidationFailure {
-  return summariseFieldErrors(describeAjvFieldErrors(errors, rootSchema));
+  const { fields, notDescribed } = describeBounded(errors, rootSchema);
+  return summariseFieldErrors(fields, notDescribed > 0 ? { totalProblems: fields.length + notDescribed } : {});
 }
 
-/** The field-level part of {@link describeAjvErrors}, before deduplication and summary. */
+/**
+ * At most this many Ajv errors are described (5,000 wrong array items give 5,000 errors): the
+ * summary still counts them all, and no envelope shows more than a few fields anyway.
+ */
+export const MAX_DESCRIBED_ERRORS = 1000;
+
+/** Names a model chose (property names, paths) are cut to this many characters where a message quotes them. */
+const MAX_NAME_CHARS = 128;
+
+/** The field-level part of {@link describeAjvErrors}, before deduplication and summary; at most {@link MAX_DESCRIBED_ERRORS} fields. */
 export function describeAjvFieldErrors(errors: readonly ErrorObject[], rootSchema: JsonSchema): DescribedFieldError[] {
+  return describeBounded(errors, rootSchema).fields;
+}
+
+function describeBounded(errors: readonly ErrorObject[], rootSchema: JsonSchema): { fields: DescribedFieldError[]; notDescribed: number } {
   const collapsed = collapseAlternatives([...errors], rootSchema);
   const meaningful = collapsed.filter((item) => !('keyword' in item) || !isNoiseKeyword(item, collapsed.length));
-  const result: DescribedFieldError[] = [];
-  for (const item of meaningful) {
-    if ('keyword' in item) result.push(...describeOne(item));
-    else result.push(item);
+  const fields: DescribedFieldError[] = [];
+  let index = 0;
+  for (; index < meaningful.length && fields.length < MAX_DESCRIBED_ERRORS; index++) {
+    const item = meaningful[index]!;
+    if ('keyword' in item) fields.push(...describeOne(item));
+    else fields.push(item);
   }
-  return result;
+  return { fields, notDescribed: meaningful.length - index };
+}
+
+/** A model-chosen name as a message quotes it: at most {@link MAX_NAME_CHARS} characters. */
+function shown(name: string): string {
+  return truncateText(name, MAX_NAME_CHARS);
 }
 
 /** `if` says "must match then": its sub-errors say why; `propertyNames` sub-errors are restated by it. */
@@ -136,7 +157,7 @@ function describeAlternatives(error: ErrorObject, rootSchema: JsonSchema): Descr
   const branches = Array.isArray(error.schema) ? (error.schema as unknown[]) : [];
   const options = branches.slice(0, 5).map((branch) => describeSchemaBriefly(resolveLocal(branch, rootSchema)));
   const expected = `one of: ${options.join(' | ')}${branches.length > 5 ? ' | …' : ''}`;
-  const name = describeJsonPointer(error.instancePath);
+  const name = shown(describeJsonPointer(error.instancePath));
   const received = previewJson(error.data);
   const passing = (error.params as { passingSchemas?: unknown }).passingSchemas;
   const many = Array.isArray(passing);
@@ -158,8 +179,10 @@ function describeAlternatives(error: ErrorObject, rootSchema: JsonSchema): Descr
 function describeOne(error: ErrorObject): DescribedFieldError[] {
   const params = error.params as Record<string, unknown>;
   const path = error.instancePath;
-  const name = describeJsonPointer(path);
-  const received = previewJson(error.data);
+  const name = shown(describeJsonPointer(path));
+  // Computed only where it is shown: `error.data` may be the whole (large) argument object, once per error.
+  let receivedText: string | undefined;
+  const received = (): string => (receivedText ??= previewJson(error.data));
   const parent = isObject(error.parentSchema) ? error.parentSchema : {};
   switch (error.keyword) {
     case 'required':
@@ -181,8 +204,8 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
           path,
           problem: 'type',
           expected,
-          received,
-          message: `${name}: expected ${expected}, received ${describeReceivedType(error.data)} ${received}${hint ? ` — ${hint}` : ''}`,
+          received: received(),
+          message: `${name}: expected ${expected}, received ${describeReceivedType(error.data)} ${received()}${hint ? ` — ${hint}` : ''}`,
           code: 'INVALID_TYPE',
           headline: `${name} has the wrong type`,
           fix: hint ? `for ${name}, ${hint}` : `send ${name} as ${expected}`,
@@ -200,8 +223,8 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
           path,
           problem: error.keyword,
           expected,
-          received,
-          message: `${name}: ${received} is not allowed; ${allowed.length === 1 ? 'the only allowed value is' : 'allowed values are'} ${describeListOfValues(allowed)}${didYouMean}`,
+          received: received(),
+          message: `${name}: ${received()} is not allowed; ${allowed.length === 1 ? 'the only allowed value is' : 'allowed values are'} ${describeListOfValues(allowed)}${didYouMean}`,
           code: 'INVALID_ENUM',
           headline: `${name} is not one of the allowed values`,
           fix: closest === undefined ? `use ${expected} for ${name}` : `use ${JSON.stringify(closest)} for ${name}`,
@@ -218,8 +241,8 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
             path,
             problem: 'pattern',
             expected: `a string matching ${pattern}`,
-            received,
-            message: `${name}: ${received} does not match the pattern ${pattern}`,
+            received: received(),
+            message: `${name}: ${received()} does not match the pattern ${pattern}`,
             code: 'INVALID_FORMAT',
             headline: `${name} has the wrong format`,
             fix: `make ${name} match the pattern ${pattern}`,
@@ -232,8 +255,8 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
           path,
           problem: error.keyword,
           expected,
-          received,
-          message: `${name}: expected ${expected}, received ${received}`,
+          received: received(),
+          message: `${name}: expected ${expected}, received ${received()}`,
           code: expectation.isDate ? 'DATE_FORMAT_ERROR' : 'INVALID_FORMAT',
           headline: `${name} has the wrong format`,
           fix: `convert ${name} to ${expected}`,
@@ -245,11 +268,11 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
     case 'exclusiveMinimum':
     case 'exclusiveMaximum': {
       const expected = `${String(params.comparison)} ${String(params.limit)}`;
-      return [rangeField(path, name, 'range', expected, received, `${name}: must be ${expected}, received ${received}`, `send a value ${expected} for ${name}`)];
+      return [rangeField(path, name, 'range', expected, received(), `${name}: must be ${expected}, received ${received()}`, `send a value ${expected} for ${name}`)];
     }
     case 'multipleOf': {
       const expected = `a multiple of ${String(params.multipleOf)}`;
-      return [rangeField(path, name, 'range', expected, received, `${name}: must be ${expected}, received ${received}`, `send ${expected} for ${name}`)];
+      return [rangeField(path, name, 'range', expected, received(), `${name}: must be ${expected}, received ${received()}`, `send ${expected} for ${name}`)];
     }
     case 'minLength':
     case 'maxLength':
@@ -260,7 +283,7 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
     case 'additionalItems':
     case 'unevaluatedItems': {
       const expected = describeLength(error.keyword, Number(params.limit));
-      return [rangeField(path, name, 'length', expected, received, `${name}: must have ${expected}, received ${received}`, `send ${name} with ${expected}`)];
+      return [rangeField(path, name, 'length', expected, received(), `${name}: must have ${expected}, received ${received()}`, `send ${name} with ${expected}`)];
     }
     case 'additionalProperties':
     case 'unevaluatedProperties': {
@@ -268,7 +291,7 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
       return [describeUnknown(path, property, allowedPropertyNames(parent), error.data)];
     }
     case 'propertyNames': {
-      const property = String(params.propertyName ?? '');
+      const property = shown(String(params.propertyName ?? ''));
       const rule = describeSchemaBriefly(error.schema);
       return [
         {
@@ -286,32 +309,33 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
     case 'uniqueItems': {
       const expected = 'items that are all different';
       const message = `${name}: items ${String(params.j)} and ${String(params.i)} are identical; items must be unique`;
-      return [otherField(path, name, 'unique', expected, received, message, `remove the duplicate items from ${name}`)];
+      return [otherField(path, name, 'unique', expected, received(), message, `remove the duplicate items from ${name}`)];
     }
     case 'contains': {
       const min = typeof params.minContains === 'number' ? params.minContains : 1;
       const max = typeof params.maxContains === 'number' ? ` and at most ${params.maxContains}` : '';
       const expected = `at least ${min}${max} item(s) that are ${describeSchemaBriefly(error.schema)}`;
-      return [otherField(path, name, 'contains', expected, received, `${name}: must contain ${expected}`, `make ${name} contain ${expected}`)];
+      return [otherField(path, name, 'contains', expected, received(), `${name}: must contain ${expected}`, `make ${name} contain ${expected}`)];
     }
     case 'false schema': {
       const message = `${name}: no value is allowed here`;
-      return [otherField(path, name, 'other', 'no value', received, message, `remove ${name}`)];
+      return [otherField(path, name, 'other', 'no value', received(), message, `remove ${name}`)];
     }
     case 'not': {
       const expected = `not ${describeSchemaBriefly(error.schema)}`;
-      return [otherField(path, name, 'other', expected, received, `${name}: ${received} must not be ${describeSchemaBriefly(error.schema)}`, `send ${name} as a value that is ${expected}`)];
+      return [otherField(path, name, 'other', expected, received(), `${name}: ${received()} must not be ${describeSchemaBriefly(error.schema)}`, `send ${name} as a value that is ${expected}`)];
     }
     default:
       break;
   }
   const message = `${name}: ${error.message ?? `fails ${error.keyword}`}`;
-  return [otherField(path, name, 'other', describeSchemaBriefly(parent), received, message, `fix ${name} (${error.keyword})`)];
+  return [otherField(path, name, 'other', describeSchemaBriefly(parent), received(), message, `fix ${name} (${error.keyword})`)];
 }
 
-function describeUnknown(path: string, property: string, allowed: string[], data: unknown): DescribedFieldError {
-  const closest = findClosestName(property, allowed);
-  const value = isObject(data) ? data[property] : undefined;
+function describeUnknown(path: string, fullProperty: string, allowed: string[], data: unknown): DescribedFieldError {
+  const closest = findClosestName(fullProperty, allowed);
+  const value = isObject(data) ? data[fullProperty] : undefined;
+  const property = shown(fullProperty);
   const allowedText = allowed.length > 0 ? `allowed: ${allowed.slice(0, 20).join(', ')}${allowed.length > 20 ? ', …' : ''}` : 'no other properties are allowed';
   const fieldPath = `${path}/${escapeJsonPointerToken(property)}`;
   return {

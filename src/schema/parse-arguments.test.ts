@@ -90,3 +90,38 @@ describe('parseArguments', () => {
     expect(parseArguments(5).ok).toBe(false);
   });
 });
+
+describe('parseArguments: integers beyond 2^53 in the JSON text', () => {
+  it('fails {"id": 12345678901234567890} with INVALID_TYPE at /id, asking for a string, instead of rounding it', () => {
+    const result = parseArguments('{"id": 12345678901234567890}');
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.failure.code).toBe('INVALID_TYPE');
+    expect(result.failure.fields).toEqual([
+      expect.objectContaining({ path: '/id', problem: 'type', received: '12345678901234567890' }),
+    ]);
+    expect(result.failure.fields[0]?.message).toContain('send it as a string: "12345678901234567890"');
+    expect(result.failure.suggestion).toContain('as a string');
+  });
+
+  it('finds them at any depth, negative too, and leaves safe integers, fractions and digit strings alone', () => {
+    const result = parseArguments('{"a": [1, {"b/c": -9007199254740993}], "ok": 9007199254740991, "f": 12345678901234567890.5, "e": 1e30, "s": "12345678901234567890"}');
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.failure.fields.map((field) => field.path)).toEqual(['/a/1/b~1c']);
+    expect(parseArguments('{"ok": 9007199254740991, "neg": -9007199254740991, "s": "12345678901234567890"}')).toMatchObject({ ok: true });
+  });
+
+  it('checks the inner text of a JSON string holding JSON', () => {
+    const result = parseArguments(JSON.stringify('{"id": 12345678901234567890}'));
+    expect(result).toMatchObject({ ok: false, failure: { code: 'INVALID_TYPE', fields: [{ path: '/id' }] } });
+  });
+
+  it('bounds what it quotes: a 100,000-digit integer is shown as at most 40 characters', () => {
+    const result = parseArguments(`{"n": ${'9'.repeat(100_000)}}`);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.failure.fields[0]?.received?.length).toBeLessThanOrEqual(40);
+    expect(JSON.stringify(result.failure).length).toBeLessThan(2_000);
+  });
+});

@@ -1,12 +1,17 @@
 import type { FieldError } from '../core/tool-result.ts';
+import { describeJsonPointer, toJsonPointer } from './json-pointer.ts';
 import { jsonTypeOf, previewJson, truncateText } from './preview.ts';
 
 /** Bound of the raw-text preview in a malformed-arguments failure, in characters. */
 export const ARGUMENTS_PREVIEW_MAX_CHARS = 200;
 
-/** A `MALFORMED_ARGUMENTS` failure: the arguments are not one JSON object. */
+/**
+ * A failure to read the arguments: `MALFORMED_ARGUMENTS` when they are not one JSON object;
+ * `INVALID_TYPE` when the JSON text holds an integer beyond ±2^53 − 1 (it cannot be a JSON number
+ * without being rounded: the model is asked to send it as a string).
+ */
 export interface MalformedArgumentsFailure {
-  code: 'MALFORMED_ARGUMENTS';
+  code: 'MALFORMED_ARGUMENTS' | 'INVALID_TYPE';
   /** One line: what is wrong (`arguments are truncated JSON`, ...). */
   message: string;
   /** Bounded detail: where parsing stopped and a preview of at most 200 characters of the text. */
@@ -39,7 +44,11 @@ const SUGGESTION_SINGLE_OBJECT = 'Send the arguments as one JSON object, e.g. {"
  * - two JSON values glued together (`{"a":1}{"b":2}`) → `MALFORMED_ARGUMENTS`, "two JSON values concatenated";
  * - JSON cut off mid-way (an unterminated string, object or array: a token limit) → `MALFORMED_ARGUMENTS`, "truncated";
  * - any other syntax error → `MALFORMED_ARGUMENTS` with the position and a bounded preview;
- * - a value that is not an object (array, number, boolean) → `MALFORMED_ARGUMENTS`, expected object.
+ * - a value that is not an object (array, number, boolean) → `MALFORMED_ARGUMENTS`, expected object;
+ * - an integer literal beyond ±2^53 − 1 in the JSON text (`{"id": 12345678901234567890}`, which
+ *   `JSON.parse` would round to 12345678901234567000) → `INVALID_TYPE` at that field (JSON Pointer),
+ *   asking for the value as a string. Object arguments hold numbers already parsed, so this is
+ *   checked only for argument text.
  *
  * Never returns `{}` for bad input. Pure and safe to call concurrently; never throws.
  *
@@ -75,11 +84,122 @@ function parseArgumentsText(text: string): ParseResult {
 type JsonTextResult = { ok: true; value: unknown } | { ok: false; failure: MalformedArgumentsFailure };
 
 function parseJsonText(text: string): JsonTextResult {
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     return { ok: false, failure: describeSyntaxError(text, error) };
   }
+  // Cheap test first: an unsafe integer has at least 16 digits in a row.
+  if (SIXTEEN_DIGITS.test(text)) {
+    const unsafe = findUnsafeIntegers(text);
+    if (unsafe.length > 0) return { ok: false, failure: unsafeIntegerFailure(unsafe) };
+  }
+  return { ok: true, value };
+}
+
+const SIXTEEN_DIGITS = /\d{16}/;
+/** Number.MAX_SAFE_INTEGER's digits: an integer literal of 16 digits is unsafe when greater. */
+const MAX_SAFE_DIGITS = String(Number.MAX_SAFE_INTEGER);
+/** How many unsafe integers one failure names. */
+const MAX_UNSAFE_REPORTED = 20;
+/** Characters of an unsafe integer quoted in a failure. */
+const MAX_LITERAL_CHARS = 40;
+
+interface UnsafeInteger {
+  path: string;
+  literal: string;
+}
+
+type Frame = { kind: 'object'; key: string | undefined; expectingKey: boolean } | { kind: 'array'; index: number };
+
+/**
+ * The integer literals of valid JSON `text` beyond ±2^53 − 1, with their JSON Pointers (at most
+ * 20). One pass over the text, no recursion (nesting depth costs nothing).
+ */
+function findUnsafeIntegers(text: string): UnsafeInteger[] {
+  const found: UnsafeInteger[] = [];
+  const frames: Frame[] = [];
+  const length = text.length;
+  let index = 0;
+  while (index < length && found.length < MAX_UNSAFE_REPORTED) {
+    const char = text.charCodeAt(index);
+    if (char === 0x22 /* " */) {
+      const end = endOfString(text, index);
+      const top = frames[frames.length - 1];
+      if (top?.kind === 'object' && top.expectingKey) {
+        top.key = JSON.parse(text.slice(index, end)) as string;
+        top.expectingKey = false;
+      }
+      index = end;
+      continue;
+    }
+    if (char === 0x7b /* { */) frames.push({ kind: 'object', key: undefined, expectingKey: true });
+    else if (char === 0x5b /* [ */) frames.push({ kind: 'array', index: 0 });
+    else if (char === 0x7d /* } */ || char === 0x5d /* ] */) frames.pop();
+    else if (char === 0x2c /* , */) {
+      const top = frames[frames.length - 1];
+      if (top?.kind === 'object') top.expectingKey = true;
+      else if (top?.kind === 'array') top.index += 1;
+    } else if (char === 0x2d /* - */ || (char >= 0x30 && char <= 0x39)) {
+      let end = index + 1;
+      let integer = true;
+      while (end < length) {
+        const inner = text.charCodeAt(end);
+        if (inner >= 0x30 && inner <= 0x39) end += 1;
+        else if (inner === 0x2e /* . */ || inner === 0x65 /* e */ || inner === 0x45 /* E */ || inner === 0x2b /* + */ || inner === 0x2d /* - */) {
+          integer = false;
+          end += 1;
+        } else break;
+      }
+      if (integer) {
+        const digits = text.charCodeAt(index) === 0x2d ? end - index - 1 : end - index;
+        const unsigned = text.slice(end - digits, end);
+        if (digits > MAX_SAFE_DIGITS.length || (digits === MAX_SAFE_DIGITS.length && unsigned > MAX_SAFE_DIGITS)) {
+          found.push({ path: toJsonPointer(frames.map((frame) => (frame.kind === 'array' ? frame.index : (frame.key ?? '')))), literal: text.slice(index, Math.min(end, index + MAX_LITERAL_CHARS + 1)) });
+        }
+      }
+      index = end;
+      continue;
+    }
+    index += 1;
+  }
+  return found;
+}
+
+/** The index just past the string literal starting at `start` (a `"`). */
+function endOfString(text: string, start: number): number {
+  let index = start + 1;
+  while (index < text.length) {
+    const char = text.charCodeAt(index);
+    if (char === 0x5c /* \ */) index += 2;
+    else if (char === 0x22) return index + 1;
+    else index += 1;
+  }
+  return index;
+}
+
+function unsafeIntegerFailure(unsafe: readonly UnsafeInteger[]): MalformedArgumentsFailure {
+  const fields: FieldError[] = unsafe.map(({ path, literal }) => {
+    const shown = truncateText(literal, MAX_LITERAL_CHARS);
+    const name = truncateText(describeJsonPointer(path), 128);
+    return {
+      path,
+      problem: 'type',
+      expected: `a string (an integer beyond ±${MAX_SAFE_DIGITS} cannot be sent as a JSON number), e.g. "${shown}"`,
+      received: shown,
+      message: `${name}: the integer ${shown} is too large to be exact as a JSON number (it would be rounded); send it as a string: "${shown}"`,
+    };
+  });
+  const first = fields[0]!;
+  const name = truncateText(describeJsonPointer(first.path), 128);
+  return {
+    code: 'INVALID_TYPE',
+    message: fields.length === 1 ? `${name} is an integer too large to be exact as a JSON number` : `${fields.length} integers are too large to be exact as JSON numbers`,
+    detail: truncateText(fields.map((field) => field.message).join('; '), 1024),
+    suggestion: `Send ${fields.length === 1 ? `${name} as a string (e.g. "${first.received}")` : 'each of these integers as a string'}, unchanged, and call again`,
+    fields,
+  };
 }
 
 function describeSyntaxError(text: string, error: unknown): MalformedArgumentsFailure {

@@ -35,8 +35,12 @@ export interface ValidationFailure {
  *
  * An empty list still yields a failure, with one root field (`path: ""`), so every invalid
  * instance names at least one field.
+ *
+ * `totalProblems` (when more problems were found than `described` holds) is the count the message
+ * states. The texts are joined only up to their bounds, so thousands of fields cost no more text
+ * than a few.
  */
-export function summariseFieldErrors(described: readonly DescribedFieldError[]): ValidationFailure {
+export function summariseFieldErrors(described: readonly DescribedFieldError[], options: { totalProblems?: number } = {}): ValidationFailure {
   const unique = deduplicate(described);
   if (unique.length === 0) {
     unique.push({
@@ -50,13 +54,14 @@ export function summariseFieldErrors(described: readonly DescribedFieldError[]):
   }
   const code = commonCode(unique.map((field) => field.code));
   const first = unique[0];
+  const total = Math.max(unique.length, options.totalProblems ?? 0);
   const message =
-    unique.length === 1 && first !== undefined
+    total === 1 && first !== undefined
       ? first.headline
-      : `${unique.length} problems with the arguments: ${truncateText(distinct(unique.map((field) => field.headline)).join('; '), 200)}`;
-  const detail = truncateText(unique.map((field) => field.message ?? field.headline).join('; '), DETAIL_MAX_CHARS);
+      : `${total} problems with the arguments: ${joinBounded(distinct(unique.map((field) => field.headline)), '; ', 200)}`;
+  const detail = joinBounded(unique.map((field) => field.message ?? field.headline), '; ', DETAIL_MAX_CHARS);
   const fixes = distinct(unique.map((field) => field.fix));
-  const suggestion = `${capitalise(truncateText(fixes.join('; '), SUGGESTION_MAX_CHARS - 20))}, and call again`;
+  const suggestion = `${capitalise(joinBounded(fixes, '; ', SUGGESTION_MAX_CHARS - 20))}, and call again`;
   return {
     ok: false,
     code,
@@ -84,6 +89,16 @@ function commonCode(codes: FailureCode[]): FailureCode {
   if (set.size === 1) return codes[0] ?? 'SCHEMA_VALIDATION_FAILED';
   if (set.size === 2 && set.has('DATE_FORMAT_ERROR') && set.has('INVALID_FORMAT')) return 'INVALID_FORMAT';
   return 'SCHEMA_VALIDATION_FAILED';
+}
+
+/** `parts.join(separator)` cut to `maxChars` (see `truncateText`), without building the whole join. */
+function joinBounded(parts: readonly string[], separator: string, maxChars: number): string {
+  let text = '';
+  for (let index = 0; index < parts.length; index++) {
+    text += (index > 0 ? separator : '') + parts[index];
+    if (text.length > maxChars) break;
+  }
+  return truncateText(text, maxChars);
 }
 
 function distinct(values: string[]): string[] {
