@@ -25,6 +25,8 @@ export interface CliObservability {
    * the default failure patterns when the config has none.
    */
   readonly runtimeOptions: NonNullable<ToolrunConfig['runtimeOptions']>;
+  /** The redactor of the runtime and the observers (the config's `redact`): what the CLI prints of errors goes through it. */
+  readonly redactor: Redactor;
   /** Whether failed calls are recorded in a failure log (for `toolrun report --db`). */
   readonly recordsFailures: boolean;
   /** Waits for the failure-log appends in flight. Call before the stores close. */
@@ -71,6 +73,7 @@ export async function createCliObservability(options: CliObservabilityOptions): 
   const configuredOnCallEnd = configured?.onCallEnd;
   return {
     observability,
+    redactor,
     recordsFailures: failureLog !== undefined,
     runtimeOptions: {
       ...configured,

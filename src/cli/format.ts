@@ -31,6 +31,19 @@ export function formatCounts(counts: Readonly<Record<string, number | undefined>
   return parts.length > 0 ? parts.join(', ') : 'none';
 }
 
+/** A size in bytes for people: `812 B`, `1.2 KiB`, `3.4 MiB`, `1.0 GiB`. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 1024) return `${Math.max(0, Math.round(bytes))} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
 /** Pads columns so that a small table lines up. */
 export function formatTable(rows: readonly (readonly string[])[]): string[] {
   const widths: number[] = [];
@@ -49,6 +62,41 @@ export const ALERT_EVENTS: ReadonlySet<WorkerEvent['type']> = new Set(['breaker-
 
 /** Worker events that are warnings (something failed and was handled). */
 const WARNING_EVENTS: ReadonlySet<WorkerEvent['type']> = new Set(['delivery-failed', 'lease-lost', 'dead-letter-add']);
+
+/** What the worker knows about a dead letter besides its `dead-letter-add` event (from the handled message's result). */
+export interface DeadLetterDetails {
+  /** `message`, or the tool-DLQ entry's kind: `tool`, `model`, `run`. @defaultValue inferred from the event */
+  kind?: string;
+  /** The last error, ALREADY REDACTED (it is printed as given, cut to one line of 160 characters). */
+  error?: string;
+  /** For a poison message: the deliveries that failed. */
+  deliveries?: number;
+}
+
+/** The kind of the entry of a `dead-letter-add` event, as far as the event tells: `message`, `tool`, `model` or `run`. */
+export function deadLetterKindOf(event: Extract<WorkerEvent, { type: 'dead-letter-add' }>): string {
+  if (event.queue === 'message') return 'message';
+  if (event.modelName !== undefined) return 'model';
+  if (event.toolName !== undefined) return 'tool';
+  return event.reason === 'delivery-limit-exceeded' ? 'run' : 'tool';
+}
+
+/**
+ * One line for a dead letter: `… warn dead-letter-add queue=tool kind=model reason=model-not-retryable
+ * run=run_m-1 model=gpt-4o message=m-1: auth 401: Incorrect API key provided: [REDACTED]`.
+ */
+export function formatDeadLetterAdd(event: Extract<WorkerEvent, { type: 'dead-letter-add' }>, details: DeadLetterDetails = {}): string {
+  const at = new Date(event.at).toISOString();
+  const parts = [
+    `${at} warn dead-letter-add queue=${event.queue} kind=${details.kind ?? deadLetterKindOf(event)} reason=${event.reason}`,
+    ...(event.runId !== undefined ? [`run=${event.runId}`] : []),
+    ...(event.toolName !== undefined ? [`tool=${event.toolName}`] : []),
+    ...(event.modelName !== undefined ? [`model=${event.modelName}`] : []),
+    ...(details.deliveries !== undefined ? [`deliveries=${details.deliveries}`] : []),
+    ...(event.messageId !== undefined ? [`message=${event.messageId}`] : []),
+  ];
+  return `${parts.join(' ')}${details.error !== undefined && details.error !== '' ? `: ${preview(details.error, 160)}` : ''}`;
+}
 
 /** One line for a worker event: `2026-01-01T00:00:00.000Z ALERT breaker-open tool=book_flight …`. */
 export function formatWorkerEvent(event: WorkerEvent): string {
@@ -77,6 +125,6 @@ export function formatWorkerEvent(event: WorkerEvent): string {
     case 'dead-letter-below-bound':
       return `${at} ${level} dead-letter-below-bound queue=${event.queue} size=${event.size}: taking messages again`;
     case 'dead-letter-add':
-      return `${at} ${level} dead-letter-add queue=${event.queue} reason=${event.reason}${event.toolName !== undefined ? ` tool=${event.toolName}` : ''}${event.modelName !== undefined ? ` model=${event.modelName}` : ''}${event.runId !== undefined ? ` run=${event.runId}` : ''}`;
+      return formatDeadLetterAdd(event);
   }
 }

@@ -1,10 +1,16 @@
 import { systemClock, type Clock } from '../core/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../core/ports/stores.ts';
 
-/** Depth and age of one dead-letter queue. */
+/** Depth, size and age of one dead-letter queue. */
 export interface DeadLetterQueueMetrics {
   /** Entries in the queue (`size()`). */
   depth: number;
+  /**
+   * The stored size of the queue in bytes: the UTF-8 length of every entry's JSON
+   * (`DeadLetterQueue.bytes()`), what the worker's `maxDeadLetterBytes` bound is checked against.
+   * `null` for a queue without `bytes()` (a custom sink).
+   */
+  bytes: number | null;
   /**
    * Age of the oldest entry in ms at `measuredAt`, from the entry's own time (`firstSeenAt` of a
    * tool entry, `receivedAt` of a message entry), or the queue's `addedAt` when the entry has none
@@ -17,14 +23,25 @@ export interface DeadLetterQueueMetrics {
 
 /** Metrics of the message DLQ. */
 export interface MessageDeadLetterMetrics extends DeadLetterQueueMetrics {
-  /** Entries per rejection code (`MALFORMED_JSON`, `INVALID_MESSAGE`...; `unknown` when absent). */
+  /** Entries per rejection code (`MALFORMED_JSON`, `INVALID_MESSAGE`, `DELIVERY_LIMIT_EXCEEDED`...; `unknown` when absent). */
   entriesByReason: Record<string, number>;
 }
 
+/** The kind of a tool-DLQ entry (see {@link toolDeadLetterKind}). */
+export type ToolDeadLetterKind = 'tool' | 'model' | 'run' | 'unknown';
+
 /** Metrics of the tool DLQ. */
 export interface ToolDeadLetterMetrics extends DeadLetterQueueMetrics {
-  /** Entries per `toolName` (`unknown` when absent). */
+  /**
+   * Entries per kind: `tool` (a tool failed past in-band recovery), `model` (the model could not be
+   * reached), `run` (a poison run: every delivery of its message failed). Always has the three
+   * keys (0 when none); `unknown` only when some entry is none of them.
+   */
+  entriesByKind: Record<'tool' | 'model' | 'run', number> & { unknown?: number };
+  /** Tool-failure entries (kind `tool`) per `toolName` (`unknown` when absent). Model and run entries are not counted here. */
   entriesByTool: Record<string, number>;
+  /** Model-failure entries (kind `model`) per `modelName` (`unknown` when absent). */
+  entriesByModel: Record<string, number>;
 }
 
 /** What {@link readDeadLetterMetrics} returns. */
@@ -43,9 +60,25 @@ export interface ReadDeadLetterMetricsOptions {
   pageSize?: number;
 }
 
+/**
+ * The kind of a tool-DLQ entry: its `kind` field when it is `tool`, `model` or `run`; for an entry
+ * written without one (an older toolrun), `tool` when it has a `toolName` and `model` when it has a
+ * `modelName`; else `unknown`. Never throws.
+ */
+export function toolDeadLetterKind(entry: unknown): ToolDeadLetterKind {
+  if (typeof entry !== 'object' || entry === null) return 'unknown';
+  const { kind, toolName, modelName } = entry as Record<string, unknown>;
+  if (kind === 'tool' || kind === 'model' || kind === 'run') return kind;
+  if (kind !== undefined) return 'unknown';
+  if (typeof toolName === 'string') return 'tool';
+  if (typeof modelName === 'string') return 'model';
+  return 'unknown';
+}
+
+type Tally = Record<string, number>;
+
 interface Scan {
   oldestMs: number | undefined;
-  counts: Record<string, number>;
 }
 
 function entryTimeMs(record: DeadLetterRecord<unknown>, field: 'firstSeenAt' | 'receivedAt'): number {
@@ -55,36 +88,47 @@ function entryTimeMs(record: DeadLetterRecord<unknown>, field: 'firstSeenAt' | '
   return Number.isFinite(ownMs) ? ownMs : Date.parse(record.addedAt);
 }
 
-async function scan(queue: DeadLetterQueue<unknown>, field: 'firstSeenAt' | 'receivedAt', groupBy: (entry: Record<string, unknown>) => unknown, pageSize: number): Promise<Scan> {
-  const result: Scan = { oldestMs: undefined, counts: {} };
+function count(tally: Tally, key: unknown): void {
+  const name = typeof key === 'string' && key.length > 0 ? key : 'unknown';
+  tally[name] = (tally[name] ?? 0) + 1;
+}
+
+async function scan(queue: DeadLetterQueue<unknown>, field: 'firstSeenAt' | 'receivedAt', visit: (entry: unknown) => void, pageSize: number): Promise<Scan> {
+  const result: Scan = { oldestMs: undefined };
   for (let offset = 0; ; offset += pageSize) {
     const page = await queue.list({ limit: pageSize, offset });
     for (const record of page) {
       const timeMs = entryTimeMs(record, field);
       if (Number.isFinite(timeMs) && (result.oldestMs === undefined || timeMs < result.oldestMs)) result.oldestMs = timeMs;
-      const entry = typeof record.entry === 'object' && record.entry !== null ? (record.entry as Record<string, unknown>) : {};
-      const group = groupBy(entry);
-      const key = typeof group === 'string' && group.length > 0 ? group : 'unknown';
-      result.counts[key] = (result.counts[key] ?? 0) + 1;
+      visit(record.entry);
     }
     if (page.length < pageSize) return result;
   }
 }
 
-function queueMetrics(depth: number, oldestMs: number | undefined, nowMs: number): DeadLetterQueueMetrics {
-  if (depth === 0 || oldestMs === undefined) return { depth, oldestAgeMs: null, oldestAt: null };
-  return { depth, oldestAgeMs: Math.max(0, nowMs - oldestMs), oldestAt: new Date(oldestMs).toISOString() };
+function queueMetrics(depth: number, bytes: number | null, oldestMs: number | undefined, nowMs: number): DeadLetterQueueMetrics {
+  if (depth === 0 || oldestMs === undefined) return { depth, bytes, oldestAgeMs: null, oldestAt: null };
+  return { depth, bytes, oldestAgeMs: Math.max(0, nowMs - oldestMs), oldestAt: new Date(oldestMs).toISOString() };
+}
+
+async function bytesOf(queue: DeadLetterQueue<unknown>): Promise<number | null> {
+  return typeof queue.bytes === 'function' ? await queue.bytes() : null;
+}
+
+function field(entry: unknown, key: string): unknown {
+  return typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>)[key] : undefined;
 }
 
 /**
- * Reads the observable state of the two dead-letter queues (SPEC.md §2, §3): depth, age of the
- * oldest entry (alertable), entries per tool (tool DLQ) and per rejection code (message DLQ). Used
- * by `toolrun stats` and by metric exporters.
+ * Reads the observable state of the two dead-letter queues: depth, stored bytes, age of the oldest
+ * entry (alertable), and the tool DLQ's entries per kind (`tool` / `model` / `run`), per tool and
+ * per model; the message DLQ's entries per rejection code. Used by `toolrun stats` and by metric
+ * exporters.
  *
  * Scans every entry in pages of `pageSize` (O(depth); DLQs are bounded by the worker's
- * `maxDeadLetterEntries`). Read-only and safe to call concurrently with a worker; entries added or
- * removed during the scan may or may not be counted in the per-tool/per-reason tallies, while
- * `depth` is the queue's own `size()`.
+ * `maxDeadLetterEntries` and `maxDeadLetterBytes`). Read-only and safe to call concurrently with a
+ * worker; entries added or removed during the scan may or may not be counted in the tallies, while
+ * `depth` and `bytes` are the queue's own `size()` and `bytes()`.
  *
  * Rejects when a store call fails (the store's error, unchanged).
  */
@@ -94,16 +138,28 @@ export async function readDeadLetterMetrics(
 ): Promise<DeadLetterMetrics> {
   const clock = options.clock ?? systemClock;
   const pageSize = Math.max(1, Math.floor(options.pageSize ?? 500));
-  const [messageDepth, toolDepth, messageScan, toolScan] = await Promise.all([
+  const entriesByReason: Tally = {};
+  const entriesByKind: ToolDeadLetterMetrics['entriesByKind'] = { tool: 0, model: 0, run: 0 };
+  const entriesByTool: Tally = {};
+  const entriesByModel: Tally = {};
+  const visitTool = (entry: unknown) => {
+    const kind = toolDeadLetterKind(entry);
+    entriesByKind[kind] = (entriesByKind[kind] ?? 0) + 1;
+    if (kind === 'tool') count(entriesByTool, field(entry, 'toolName'));
+    else if (kind === 'model') count(entriesByModel, field(entry, 'modelName'));
+  };
+  const [messageDepth, toolDepth, messageBytes, toolBytes, messageScan, toolScan] = await Promise.all([
     stores.messageDlq.size(),
     stores.toolDlq.size(),
-    scan(stores.messageDlq, 'receivedAt', (entry) => (entry.reason as { code?: unknown } | undefined)?.code, pageSize),
-    scan(stores.toolDlq, 'firstSeenAt', (entry) => entry.toolName, pageSize),
+    bytesOf(stores.messageDlq),
+    bytesOf(stores.toolDlq),
+    scan(stores.messageDlq, 'receivedAt', (entry) => count(entriesByReason, (field(entry, 'reason') as { code?: unknown } | undefined)?.code), pageSize),
+    scan(stores.toolDlq, 'firstSeenAt', visitTool, pageSize),
   ]);
   const nowMs = clock.now();
   return {
-    message: { ...queueMetrics(messageDepth, messageScan.oldestMs, nowMs), entriesByReason: messageScan.counts },
-    tool: { ...queueMetrics(toolDepth, toolScan.oldestMs, nowMs), entriesByTool: toolScan.counts },
+    message: { ...queueMetrics(messageDepth, messageBytes, messageScan.oldestMs, nowMs), entriesByReason },
+    tool: { ...queueMetrics(toolDepth, toolBytes, toolScan.oldestMs, nowMs), entriesByKind, entriesByTool, entriesByModel },
     measuredAt: new Date(nowMs).toISOString(),
   };
 }

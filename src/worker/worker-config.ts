@@ -1,4 +1,5 @@
 import type { Model } from '../agent/messages.ts';
+import { resolveModelPolicy, type ModelPolicyOptions } from '../agent/model-policy.ts';
 import type { ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
@@ -25,8 +26,37 @@ export interface ToolrunConfig {
   runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
   /** Cross-run breaker options (state in the stores), or `false`. @defaultValue threshold 2, half-open after 30 s */
   sharedBreaker?: Partial<SharedBreakerOptions> | false;
-  /** Bound of each DLQ; at the bound the worker stops taking messages. @defaultValue 10_000 */
+  /** Bound of each DLQ in entries; at the bound the worker stops taking messages (it never drops an entry). @defaultValue 10_000 */
   maxDeadLetterEntries?: number;
+  /**
+   * Bound of each DLQ in bytes of stored JSON (`DeadLetterQueue.bytes()`), enforced like
+   * `maxDeadLetterEntries`. A positive integer. @defaultValue 268_435_456 (256 MiB)
+   */
+  maxDeadLetterBytes?: number;
+  /**
+   * Deliveries of one message before it is dead-lettered as a poison message (like SQS
+   * `maxReceiveCount`): resumable from its checkpoint in the tool DLQ (`kind: 'run'`) when its run
+   * had started, else in the message DLQ (`DELIVERY_LIMIT_EXCEEDED`). An integer ≥ 1. @defaultValue 5
+   */
+  maxDeliveries?: number;
+  /**
+   * Wait before a failed delivery is delivered again, in ms: `baseMs · 2^(deliveries − 1)`, at most
+   * `maxMs`, with `0 ≤ baseMs ≤ maxMs ≤ 2^31 − 1`. @defaultValue `{ baseMs: 1_000, maxMs: 60_000 }`
+   */
+  redeliveryBackoff?: { baseMs: number; maxMs: number };
+  /**
+   * Retries, backoff, Retry-After handling and per-call timeout of the model calls (the worker's and
+   * the replays'). Checked when the config is loaded. @defaultValue 3 attempts, base 500 ms ×2 with up to 100 ms jitter, 120 s per call
+   */
+  modelPolicy?: ModelPolicyOptions;
+  /** The model's name in dead-letter entries, logs and the shared model breaker key (`model:<name>`). A non-empty string. @defaultValue `model.modelName`, the function's name, or `'model'` */
+  modelName?: string;
+  /**
+   * How long the claim on a run (`run:<runId>` in `stores.claims`) lasts without renewal, in ms; it
+   * is renewed every third of it while the run goes on, and a crashed holder frees it when it
+   * expires. An integer in [1, 2^31 − 1]. @defaultValue the worker's lease (`--lease-ms`); 300_000 for a replay or drain
+   */
+  claimLeaseMs?: number;
   /** Alerts and dead-letter events (called besides the CLI's own printing). */
   onEvent?: (event: WorkerEvent) => void;
 }
@@ -43,7 +73,23 @@ export type ToolrunConfigFactory = (context: ToolrunConfigContext) => ToolrunCon
 /** What a config module default-exports: a config object or a factory of one. */
 export type ToolrunConfigInput = ToolrunConfig | ToolrunConfigFactory;
 
-const OPTIONAL_KEYS = ['toolRetryBudget', 'maxSteps', 'deadlineMs', 'runtimeOptions', 'sharedBreaker', 'maxDeadLetterEntries', 'onEvent'] as const;
+const OPTIONAL_KEYS = [
+  'toolRetryBudget',
+  'maxSteps',
+  'deadlineMs',
+  'runtimeOptions',
+  'sharedBreaker',
+  'maxDeadLetterEntries',
+  'maxDeadLetterBytes',
+  'maxDeliveries',
+  'redeliveryBackoff',
+  'modelPolicy',
+  'modelName',
+  'claimLeaseMs',
+  'onEvent',
+] as const;
+/** The largest delay a Node timer takes (2^31 − 1 ms); a larger one fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
 const KNOWN_KEYS: ReadonlySet<string> = new Set(['model', 'tools', ...OPTIONAL_KEYS]);
 
 /**
@@ -98,9 +144,14 @@ export async function resolveToolrunConfig(value: unknown, context: ToolrunConfi
 
 /**
  * Throws unless `value` is a {@link ToolrunConfig}: `model` a function, `tools` an array or a record,
- * the numeric options positive (a non-negative integer for `toolRetryBudget`), `onEvent` a function,
- * `sharedBreaker` an object or `false`, `runtimeOptions` an object, and no unknown key (a misspelt
- * option would otherwise be ignored silently). Every problem is listed in one message.
+ * the numeric options positive (a non-negative integer for `toolRetryBudget`; integers ≥ 1 for
+ * `maxSteps`, `maxDeadLetterEntries`, `maxDeliveries`, `maxDeadLetterBytes`; durations in ms at most
+ * 2^31 − 1 for `deadlineMs` and `claimLeaseMs`), `redeliveryBackoff` `{ baseMs, maxMs }` with
+ * `0 ≤ baseMs ≤ maxMs ≤ 2^31 − 1`, `modelPolicy` an object the model policy accepts, `modelName` a
+ * non-empty string, `onEvent` a function, `sharedBreaker` an object or `false`, `runtimeOptions` an
+ * object, and no unknown key (a misspelt option would otherwise be ignored silently). Every problem
+ * is listed in one message. The tools themselves (schemas, definitions) are not compiled here:
+ * `createToolRuntime` checks them (the CLI does so at start-up).
  *
  * @throws ToolrunError `INVALID_CONFIG`
  */
@@ -119,8 +170,26 @@ export function assertToolrunConfig(value: unknown, source = 'config'): asserts 
   else if (typeof config.tools !== 'object' || config.tools === null) problems.push(`\`tools\` must be an array or an object, received ${describe(config.tools)}`);
   checkNumber(config, 'toolRetryBudget', { integer: true, minimum: 0 }, problems);
   checkNumber(config, 'maxSteps', { integer: true, minimum: 1 }, problems);
-  checkNumber(config, 'deadlineMs', { integer: false, minimum: Number.MIN_VALUE }, problems);
+  checkNumber(config, 'deadlineMs', { integer: false, minimum: Number.MIN_VALUE, maximum: MAX_TIMER_MS }, problems);
   checkNumber(config, 'maxDeadLetterEntries', { integer: true, minimum: 1 }, problems);
+  checkNumber(config, 'maxDeadLetterBytes', { integer: true, minimum: 1 }, problems);
+  checkNumber(config, 'maxDeliveries', { integer: true, minimum: 1 }, problems);
+  checkNumber(config, 'claimLeaseMs', { integer: true, minimum: 1, maximum: MAX_TIMER_MS }, problems);
+  checkRedeliveryBackoff(config.redeliveryBackoff, problems);
+  if (config.modelPolicy !== undefined) {
+    if (typeof config.modelPolicy !== 'object' || config.modelPolicy === null || Array.isArray(config.modelPolicy)) {
+      problems.push(`\`modelPolicy\` must be an object ({ maxAttempts, backoff, timeoutMs, ... }), received ${describe(config.modelPolicy)}`);
+    } else {
+      try {
+        resolveModelPolicy(config.modelPolicy as ModelPolicyOptions);
+      } catch (error) {
+        problems.push(`\`modelPolicy\` is invalid: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+  if (config.modelName !== undefined && (typeof config.modelName !== 'string' || config.modelName.trim() === '')) {
+    problems.push(`\`modelName\` must be a non-empty string, received ${describe(config.modelName)}`);
+  }
   if (config.onEvent !== undefined && typeof config.onEvent !== 'function') problems.push(`\`onEvent\` must be a function, received ${describe(config.onEvent)}`);
   if (config.runtimeOptions !== undefined && (typeof config.runtimeOptions !== 'object' || config.runtimeOptions === null || Array.isArray(config.runtimeOptions))) {
     problems.push(`\`runtimeOptions\` must be an object, received ${describe(config.runtimeOptions)}`);
@@ -133,13 +202,31 @@ export function assertToolrunConfig(value: unknown, source = 'config'): asserts 
   if (problems.length > 0) throw new ToolrunError('INVALID_CONFIG', `${source}: ${problems.join('; ')}`);
 }
 
-function checkNumber(config: Record<string, unknown>, key: string, rule: { integer: boolean; minimum: number }, problems: string[]): void {
+function checkNumber(config: Record<string, unknown>, key: string, rule: { integer: boolean; minimum: number; maximum?: number }, problems: string[]): void {
   const value = config[key];
   if (value === undefined) return;
-  const valid = typeof value === 'number' && Number.isFinite(value) && value >= rule.minimum && (!rule.integer || Number.isInteger(value));
+  const maximum = rule.maximum ?? Number.MAX_SAFE_INTEGER;
+  const valid = typeof value === 'number' && Number.isFinite(value) && value >= rule.minimum && value <= maximum && (!rule.integer || Number.isInteger(value));
   if (!valid) {
-    const expected = rule.integer ? (rule.minimum === 0 ? 'an integer ≥ 0' : `an integer ≥ ${rule.minimum}`) : 'a positive number';
-    problems.push(`\`${key}\` must be ${expected}, received ${describe(value)}`);
+    const expected = rule.integer ? `an integer ≥ ${rule.minimum}` : 'a positive number';
+    const bound = rule.maximum !== undefined ? ` (of ms, at most ${rule.maximum})` : '';
+    problems.push(`\`${key}\` must be ${expected}${bound}, received ${describe(value)}`);
+  }
+}
+
+function checkRedeliveryBackoff(value: unknown, problems: string[]): void {
+  if (value === undefined) return;
+  const expected = `\`redeliveryBackoff\` must be { baseMs, maxMs } with 0 ≤ baseMs ≤ maxMs ≤ ${MAX_TIMER_MS} (ms)`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    problems.push(`${expected}, received ${describe(value)}`);
+    return;
+  }
+  const { baseMs, maxMs, ...rest } = value as Record<string, unknown>;
+  const isMs = (ms: unknown): ms is number => typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIMER_MS;
+  const extra = Object.keys(rest);
+  if (!isMs(baseMs) || !isMs(maxMs) || maxMs === 0 || baseMs > maxMs || extra.length > 0) {
+    const received = `{ baseMs: ${describe(baseMs)}, maxMs: ${describe(maxMs)}${extra.length > 0 ? `, unknown ${extra.map((key) => `\`${key}\``).join(', ')}` : ''} }`;
+    problems.push(`${expected} and maxMs > 0, received ${received}`);
   }
 }
 

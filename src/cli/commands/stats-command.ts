@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { readDeadLetterMetrics } from '../../index.ts';
-import { formatCounts, formatDurationMs, printJson, printLine } from '../format.ts';
+import { formatBytes, formatCounts, formatDurationMs, printJson, printLine } from '../format.ts';
 import { addStoreOptions, type StoreOptions } from '../parse-options.ts';
 import { resolveStores } from '../resolve-stores.ts';
 
@@ -8,11 +8,15 @@ interface StatsOptions extends StoreOptions {
   json?: boolean;
 }
 
-/** `toolrun stats`: queue size, each DLQ's depth and oldest-entry age, runs by status. */
+/**
+ * `toolrun stats`: queue size; each DLQ's depth, stored bytes and oldest-entry age, the message
+ * DLQ's entries per reason and the tool DLQ's per kind (tool / model / run), per tool and per
+ * model (`readDeadLetterMetrics`); runs by status. `--json` prints the same numbers.
+ */
 export function addStatsCommand(program: Command): void {
   const command = program
     .command('stats')
-    .description('queue size, dead-letter depth and oldest-entry age, runs by status')
+    .description('queue size, dead-letter depth, bytes, oldest-entry age and entries by kind, runs by status')
     .option('--json', 'print the numbers as JSON');
   addStoreOptions(command, { queueUrl: true });
   command.action(async (options: StatsOptions) => {
@@ -26,8 +30,12 @@ export function addStatsCommand(program: Command): void {
       const age = (ms: number | null) => (ms === null ? '-' : formatDurationMs(ms));
       printLine(`store: ${label}`);
       printLine(`queue: ${queueSize} message${queueSize === 1 ? '' : 's'} waiting or in flight`);
-      printLine(`message DLQ: ${deadLetters.message.depth} (oldest ${age(deadLetters.message.oldestAgeMs)}) — ${formatCounts(deadLetters.message.entriesByReason)}`);
-      printLine(`tool DLQ: ${deadLetters.tool.depth} (oldest ${age(deadLetters.tool.oldestAgeMs)}) — ${formatCounts(deadLetters.tool.entriesByTool)}`);
+      const bytes = (value: number | null) => (value === null ? 'size unknown' : formatBytes(value));
+      const { message, tool } = deadLetters;
+      printLine(`message DLQ: ${message.depth} (oldest ${age(message.oldestAgeMs)}) — ${formatCounts(message.entriesByReason)} · ${bytes(message.bytes)}`);
+      const kinds = `kinds: tool ${tool.entriesByKind.tool}, model ${tool.entriesByKind.model}, run ${tool.entriesByKind.run}${tool.entriesByKind.unknown ? `, unknown ${tool.entriesByKind.unknown}` : ''}`;
+      const models = Object.keys(tool.entriesByModel).length > 0 ? ` · models: ${formatCounts(tool.entriesByModel)}` : '';
+      printLine(`tool DLQ: ${tool.depth} (oldest ${age(tool.oldestAgeMs)}) — ${formatCounts(tool.entriesByTool)} · ${kinds}${models} · ${bytes(tool.bytes)}`);
       printLine(`runs: ${runsByStatus === undefined ? 'not countable on this backend' : formatCounts(runsByStatus)}`);
     } finally {
       await stores.close();

@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
-import { createWorker, ToolrunError, type HandleMessageResult, type WorkerEvent } from '../../index.ts';
+import { createWorker } from '../../index.ts';
 import type { MetricsServer } from '../../observability/index.ts';
+import { assertConfigToolsBuild } from '../check-config-tools.ts';
 import { createCliObservability } from '../cli-observability.ts';
-import { describeError, EXIT_CODES } from '../cli-error.ts';
-import { formatCounts, formatWorkerEvent, printJson, printLine } from '../format.ts';
+import { EXIT_CODES } from '../cli-error.ts';
+import { printJson, printLine } from '../format.ts';
 import { findConfigFile, loadConfig } from '../load-config.ts';
 import { addLogOptions, addStoreOptions, integerOption, type LogOptions, type StoreOptions } from '../parse-options.ts';
 import { resolveStores } from '../resolve-stores.ts';
 import { serveMetrics } from '../serve-metrics.ts';
+import { createWorkerOutput, guardConfigOnEvent } from '../worker-output.ts';
 
 interface WorkerCommandOptions extends StoreOptions, LogOptions {
   config?: string;
@@ -18,16 +20,46 @@ interface WorkerCommandOptions extends StoreOptions, LogOptions {
   metricsPort?: number;
 }
 
+/** The exit codes of `toolrun worker`, as its help prints them. */
+export const WORKER_EXIT_CODES_HELP = `
+Exit codes:
+  0    every message taken was handled: its run completed, or it was dead-lettered (a dead letter
+       is a handled outcome, printed as a dead-letter-add line and counted in the summary; see
+       toolrun dlq list), or the worker was stopped by SIGINT/SIGTERM
+  1    a dead-letter queue is at its bound (entries or bytes) and --until-empty stopped the worker;
+       or a store or the metrics port cannot be opened
+  2    a usage error or an invalid config, including a tool whose definition or schema cannot be
+       built (checked at start-up, before any message is taken)
+  130  a second SIGINT/SIGTERM: exited at once (leased messages are redelivered)
+
+Output: one line per event on stdout; for each dead letter its queue, kind (message, tool, model,
+run), reason, run, tool or model, and the last error (redacted); failed deliveries, poison messages
+(delivery-limit-exceeded) and lost leases are warnings on stderr. The summary counts where the
+messages went: completed, tool DLQ (tool / model / run), message DLQ.`;
+
 /**
- * `toolrun worker`: consumes the run queue with the model and tools of a config module. SIGINT or
- * SIGTERM stops it gracefully (no new message, in-flight runs finish, the stores close, exit 0); a
- * second signal exits at once (exit 130; the leased messages are redelivered when their lease ends
- * and their runs resume from their checkpoints).
+ * `toolrun worker`: consumes the run queue with the model and tools of a config module. The config's
+ * tools are built once at start-up: a tool that cannot be built (a malformed definition, a schema
+ * that does not compile) ends the command with exit code 2 and one line naming the tool, before
+ * any store is opened or message taken. SIGINT or SIGTERM stops it gracefully (no new message,
+ * in-flight runs finish, the stores close, exit 0); a second signal exits at once (exit 130; the
+ * leased messages are redelivered when their lease ends and their runs resume from their
+ * checkpoints).
  *
  * Observability (toolrun/otel): failed calls, recoveries and breaker openings are recorded in the
  * SQLite file's failure log (for `toolrun report --db`); `--log-level` / `--log-file` log one line
  * per tool call; `--metrics-port N` serves this worker's tool, run and DLQ metrics in Prometheus
  * text format on `http://127.0.0.1:N/metrics` while it runs.
+ *
+ * Output: a line per worker event; a line per dead letter (queue, kind, reason, run, tool or model,
+ * the last error — redacted); `delivery-failed`, `delivery-limit-exceeded` and `lease-lost` as
+ * warnings on stderr; a summary of where the messages went (completed, tool DLQ by kind, message
+ * DLQ). `--json`: every event, result (with its `deadLetter` place) and the summary as JSON lines.
+ *
+ * Exit codes: 0 when every message taken was handled — a dead-lettered message is a handled
+ * outcome, so a worker whose runs all ended in a DLQ exits 0 (the summary and the dead-letter
+ * lines say so); 1 when `--until-empty` stopped at a DLQ bound or a store cannot be opened; 2 for a
+ * usage error or an invalid config (tools included); 130 after a second signal.
  */
 export function addWorkerCommand(program: Command): void {
   const command = program
@@ -38,11 +70,15 @@ export function addWorkerCommand(program: Command): void {
     .option('--lease-ms <ms>', 'how long a taken message stays invisible to other workers; make it longer than a run', integerOption(1), 300_000)
     .option('--until-empty', 'exit once the queue is empty instead of waiting for messages')
     .option('--metrics-port <n>', 'serve this worker\'s metrics (tool calls, runs, retries, breakers, DLQ) for Prometheus on 127.0.0.1:N/metrics (0: a free port)', integerOption(0))
-    .option('--json', 'print events and the summary as JSON lines');
+    .option('--json', 'print events, results and the summary as JSON lines')
+    .addHelpText('after', WORKER_EXIT_CODES_HELP);
   addLogOptions(command);
   addStoreOptions(command, { queueUrl: true });
   command.action(async (options: WorkerCommandOptions) => {
-    const config = await loadConfig(findConfigFile(options.config, process.env, process.cwd()), process.env);
+    const configPath = findConfigFile(options.config, process.env, process.cwd());
+    const config = await loadConfig(configPath, process.env);
+    // before any store is opened or message taken: a tool that cannot be built fails once, here
+    assertConfigToolsBuild(config, configPath);
     const { stores, label, openFailureLog } = await resolveStores({ ...options, env: process.env }, { mustExist: false });
     let server: MetricsServer | undefined;
     let observed: Awaited<ReturnType<typeof createCliObservability>>;
@@ -55,7 +91,9 @@ export function addWorkerCommand(program: Command): void {
       throw error;
     }
     const { observability } = observed;
-    const print = (event: WorkerEvent) => (options.json ? printJson({ type: 'event', event }) : printLine(formatWorkerEvent(event)));
+    const maxDeliveries = config.maxDeliveries ?? 5;
+    const output = createWorkerOutput({ json: options.json === true, redactor: observed.redactor, maxDeliveries, debug: process.env.TOOLRUN_DEBUG === '1' });
+    const configOnEvent = guardConfigOnEvent(config.onEvent, observed.redactor);
     const worker = createWorker({
       ...config,
       stores,
@@ -63,20 +101,14 @@ export function addWorkerCommand(program: Command): void {
       runHooks: observability.runHooks,
       concurrency: options.concurrency,
       leaseMs: options.leaseMs,
+      maxDeliveries,
       onEvent: (event) => {
         observability.onEvent(event);
-        if (event.type !== 'dead-letter-add' || options.json) print(event);
-        config.onEvent?.(event);
+        output.onEvent(event);
+        configOnEvent(event);
       },
-      onResult: (result: HandleMessageResult) => {
-        if (options.json) printJson({ type: 'result', status: result.status, runId: result.runId, messageId: result.messageId });
-      },
-      onError: (error) =>
-        process.stderr.write(
-          ToolrunError.is(error) && error.code === 'LEASE_LOST'
-            ? `toolrun worker: lease lost, another worker may run the same message (recorded tool calls are not repeated): ${describeError(error)}\n`
-            : `toolrun worker: store error, the message will be redelivered: ${describeError(error)}\n`,
-        ),
+      onResult: (result) => output.onResult(result),
+      onError: (error) => output.onError(error),
     });
 
     let signals = 0;
@@ -104,13 +136,14 @@ export function addWorkerCommand(program: Command): void {
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      output.flush();
       await observed.flush();
       await server?.close();
       await stores.close();
     }
-    const summary = { type: 'summary', handled: worker.stats.handled, byStatus: worker.stats.byStatus, paused: worker.stats.paused };
-    if (options.json) printJson(summary);
-    else printLine(`toolrun worker: handled ${worker.stats.handled} message${worker.stats.handled === 1 ? '' : 's'} (${formatCounts(worker.stats.byStatus)})`);
+    const { handled, byStatus, paused, failedDeliveries } = worker.stats;
+    if (options.json) printJson({ type: 'summary', handled, byStatus, paused, failedDeliveries, placed: output.placements });
+    else for (const line of output.summaryLines(handled, byStatus, failedDeliveries)) printLine(line);
     if (worker.stats.paused && signals === 0) {
       process.stderr.write('toolrun worker: stopped with a dead-letter queue at its bound; drain or purge it (toolrun dlq drain / purge)\n');
       process.exitCode = EXIT_CODES.failure;
