@@ -771,6 +771,38 @@ function cannotHoldSecret(text: string): boolean {
   return !(text.includes('AIza') || text.includes('AKIA') || text.includes('ASIA') || /ccess/i.test(text));
 }
 
+const HAS_AT = 1;
+const HAS_EQUALS = 2;
+const HAS_COLON = 4;
+const HAS_SLASH = 8;
+const HAS_DASH = 16;
+const HAS_UNDERSCORE = 32;
+const HAS_DOT = 64;
+const HAS_SPACE = 128;
+const HAS_DIGIT = 256;
+const HAS_UPPER_A = 512;
+const ALL_PRESENT = 1023;
+
+/** Which of the characters the families need `text` holds (any non-ASCII unit counts as a space: `\s` is Unicode). */
+function charactersPresent(text: string, counter: Counter): number {
+  let present = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const unit = text.charCodeAt(index);
+    if (unit >= 48 && unit <= 57) present |= HAS_DIGIT;
+    else if (unit <= 32 || unit >= 127) present |= HAS_SPACE;
+    else if (unit === 64) present |= HAS_AT;
+    else if (unit === 61) present |= HAS_EQUALS;
+    else if (unit === 58) present |= HAS_COLON;
+    else if (unit === 47) present |= HAS_SLASH;
+    else if (unit === 45) present |= HAS_DASH;
+    else if (unit === 95) present |= HAS_UNDERSCORE;
+    else if (unit === 46) present |= HAS_DOT;
+    else if (unit === 65) present |= HAS_UPPER_A;
+  }
+  counter.steps += text.length;
+  return present;
+}
+
 /** Per-family lists, reused by every scan (scans are synchronous and never nested); results are copied out. */
 const SCRATCH: number[][] = SECRET_FAMILIES.map(() => []);
 
@@ -778,23 +810,32 @@ function scanFamilies(text: string, options: ScanOptions, counter: Counter): num
   const openEnd = options.openEnd ?? false;
   const lists = SCRATCH;
   for (const list of lists) list.length = 0;
-  scanPrivateKeys(text, lists[0]!, counter);
-  scanAssignments(text, options.isSensitiveKey, lists[1]!, counter);
-  scanUrlCredentials(text, openEnd, lists[2]!, counter);
-  scanEmails(text, openEnd, lists[3]!, counter);
-  scanJwts(text, openEnd, lists[4]!, counter);
-  scanAuthSchemes(text, openEnd, lists[5]!, counter);
-  scanApiKeys(text, openEnd, lists[6]!, counter);
+  // A short text is read once for the characters each family needs; families that cannot match are skipped.
+  const present = text.length <= QUICK_CHECK_UNITS ? charactersPresent(text, counter) : ALL_PRESENT;
+  if (present & HAS_DASH) scanPrivateKeys(text, lists[0]!, counter);
+  if (present & (HAS_EQUALS | HAS_COLON)) scanAssignments(text, options.isSensitiveKey, lists[1]!, counter);
+  if (present & HAS_SLASH) scanUrlCredentials(text, openEnd, lists[2]!, counter);
+  if (present & HAS_AT) scanEmails(text, openEnd, lists[3]!, counter);
+  if (present & (HAS_DOT | (openEnd ? ALL_PRESENT : 0))) scanJwts(text, openEnd, lists[4]!, counter);
+  if (present & HAS_SPACE) scanAuthSchemes(text, openEnd, lists[5]!, counter);
+  if (present & (HAS_DASH | HAS_UNDERSCORE | HAS_UPPER_A)) scanApiKeys(text, openEnd, lists[6]!, counter);
   scanAwsSecrets(text, openEnd, lists[7]!, counter);
-  scanCardNumbers(text, openEnd, lists[8]!, counter);
+  if (present & HAS_DIGIT) scanCardNumbers(text, openEnd, lists[8]!, counter);
   return lists;
 }
 
 /** K-way merge of sorted, disjoint range lists into one (overlapping and touching ranges joined). */
 function mergeRanges(lists: readonly number[][], counter: Counter): number[] {
+  let only: number[] | undefined;
+  let count = 0;
+  for (const list of lists) {
+    if (list.length === 0) continue;
+    count += 1;
+    only = list;
+  }
+  if (only === undefined) return [];
+  if (count === 1) return only.slice();
   const nonEmpty = lists.filter((list) => list.length > 0);
-  if (nonEmpty.length === 0) return [];
-  if (nonEmpty.length === 1) return nonEmpty[0]!.slice();
   const heads = nonEmpty.map(() => 0);
   const merged: number[] = [];
   for (;;) {
