@@ -63,6 +63,8 @@ export function defaultSuggestion(code: FailureCode, fallbacks?: readonly string
       return 'The result was too large to return. Ask for less: narrow the query, filter or paginate.';
     case 'CANCELLED':
       return 'The call was cancelled before it finished.';
+    case 'CALL_LIMIT_EXCEEDED':
+      return withFallbacks('Too many tool calls are running at once, as when a tool calls tools recursively. Do not call this tool again now: answer with what you have.', fallbacks);
     case 'TOO_MANY_FAILURES':
       return withFallbacks('This tool failed too many times in a row in this session. Stop calling it: use another tool or answer the user with what you have.', fallbacks);
     case 'CIRCUIT_OPEN':
@@ -199,15 +201,100 @@ export function redactBounded(redactor: Pick<Redactor, 'text'>, text: string, ma
   }
 }
 
-/** Removes host file paths and stack frames from a tool's error text. */
+/** First segments of an absolute POSIX path that are host paths (replaced whatever follows). */
+const HOST_ROOTS = new Set([
+  'home', 'root', 'usr', 'var', 'tmp', 'opt', 'etc', 'srv', 'mnt', 'app', 'apps', 'work', 'workspace', 'workspaces', 'Users', 'private', 'proc',
+  'node_modules', 'src', 'lib', 'lib64', 'bin', 'sbin', 'data', 'run', 'nix', 'snap', 'Library', 'System', 'Volumes', 'build', 'builds', 'code',
+  'go', 'workdir', 'runner', 'github', 'dev', 'sys', 'media', 'boot', 'cygdrive',
+]);
+/** Extensions of source and binary files: an absolute path ending in one is a host path whatever its root. */
+const SOURCE_EXTENSION = /\.(?:[cm]?js|[cm]?ts|jsx|tsx|py|pyc|go|java|kt|kts|scala|groovy|rb|rs|php|cs|fs|vb|swift|c|cc|cpp|cxx|h|hpp|m|mm|so|dylib|dll|exe|jar|war|class|wasm|lua|pl|pm|ex|exs|erl|dart|json|ya?ml|toml|ini|env|log|sh)(?::\d+)*$/i;
+
+// Each expression below starts with a literal or a one-character lookbehind and has no nested
+// ambiguous quantifier, so a scan costs time linear in the text (checked on 1 MB adversarial input).
+const JS_OR_JAVA_FRAME = /^\s*at\s/;
+const JAVA_MORE = /^\s*\.\.\. \d+ (?:more|common frames omitted)\s*$/;
+const JAVA_CAUSE = /^\s*(?:Caused by|Suppressed):\s/;
+const PYTHON_TRACEBACK = /^\s*Traceback \(most recent call last\):\s*$/;
+const PYTHON_FRAME = /^\s*File "[^"]*", line \d+/;
+const PYTHON_CHAIN = /^\s*(?:During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):\s*$/;
+const GO_GOROUTINE = /^goroutine \d+ \[[^\]]*\]:\s*$/;
+const GO_FUNCTION = /^[\w./*()[\]{}-]+\([^()]*\)$/;
+const GO_FRAME_FILE = /^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?\s*$/;
+const FILE_URL = /file:\/\/\S+/g;
+const WINDOWS_PATH = /(?<![\w\\])[A-Za-z]:\\(?:[\w.@ ()$~-]+\\)*[\w.@()$~-]*/g;
+const UNC_PATH = /(?<![\w\\])\\\\[\w.$-]+\\[\w.$ -]+(?:\\[\w.$ -]+)*/g;
+const POSIX_PATH = /(?<![\w.:/~-])~?(?:\/[\w.@+-]+){2,}(?::\d+)*/g;
+const PATH_WITH_POSITION = /\(?<path>(?::\d+)+\)?/g;
+const GO_OFFSET = /<path> \+0x[0-9a-f]+/g;
+const AT_PATH = / at <path>/g;
+
+/**
+ * Removes stack traces and host file paths from a tool's error text, so `detail` says what failed,
+ * not where in the host's code:
+ * - stack frames of JavaScript and Java (`at …`), Java's `Caused by:`, `Suppressed:` and
+ *   `... 5 more`, Python tracebacks (`Traceback (most recent call last):`, `File "…", line N, in f`
+ *   and the source line after it; the final `ValueError: …` line stays), Go goroutine dumps
+ *   (`goroutine 1 [running]:` and the frames after it: `main.main()`, `\t/src/x.go:12 +0x1d`,
+ *   `created by …`);
+ * - paths, replaced by `<path>`: `file://` URLs, Windows (`C:\…`) and UNC (`\\server\share\…`)
+ *   paths, absolute POSIX paths under a host root (`/home`, `/usr`, `/app`, `/src`, `/var`, …) or
+ *   ending in a source or binary file name (`/x/y.go:12`); other absolute paths (an API route such
+ *   as `/v1/users/42`) stay.
+ *
+ * Linear in the length of `text` (cut it to its bound first: see {@link redactBounded}).
+ */
 export function sanitiseErrorText(text: string): string {
-  return text
-    .split('\n')
-    .filter((line) => !/^\s*at\s/.test(line))
+  const kept: string[] = [];
+  let mode: 'text' | 'python' | 'python-source' | 'go' = 'text';
+  for (const line of text.split('\n')) {
+    if (mode === 'go') {
+      if (line.trim() === '' || /^\s/.test(line) || GO_GOROUTINE.test(line) || GO_FUNCTION.test(line) || line.startsWith('created by ')) continue;
+      mode = 'text';
+    }
+    if (mode === 'python-source') {
+      mode = 'python';
+      if (/^\s{2,}\S/.test(line) && !PYTHON_FRAME.test(line)) continue;
+    }
+    if (mode === 'python') {
+      if (PYTHON_FRAME.test(line)) {
+        mode = 'python-source';
+        continue;
+      }
+      if (line.trim() === '' || /^\s/.test(line)) continue;
+      mode = 'text';
+    }
+    if (PYTHON_TRACEBACK.test(line)) {
+      mode = 'python';
+      continue;
+    }
+    if (GO_GOROUTINE.test(line)) {
+      mode = 'go';
+      continue;
+    }
+    if (PYTHON_FRAME.test(line)) {
+      mode = 'python-source';
+      continue;
+    }
+    if (JS_OR_JAVA_FRAME.test(line) || JAVA_MORE.test(line) || JAVA_CAUSE.test(line) || PYTHON_CHAIN.test(line) || GO_FRAME_FILE.test(line)) continue;
+    kept.push(line);
+  }
+  return kept
     .join('\n')
-    .replace(/file:\/\/\S+/g, '<path>')
-    .replace(/(?:[A-Za-z]:\\(?:[\w.@ -]+\\)*[\w.@-]+|\/(?:home|root|usr|var|tmp|opt|etc|srv|mnt|app|work|workspace|Users|private|proc|node_modules)(?:\/[\w.@-]+)+)/g, '<path>')
-    .replace(/\(?<path>(?::\d+)+\)?/g, '<path>')
-    .replace(/\s+at\s+<path>/g, '')
+    .replace(FILE_URL, '<path>')
+    .replace(WINDOWS_PATH, '<path>')
+    .replace(UNC_PATH, '<path>')
+    .replace(POSIX_PATH, (path) => (isHostPath(path) ? '<path>' : path))
+    .replace(PATH_WITH_POSITION, '<path>')
+    .replace(GO_OFFSET, '<path>')
+    .replace(AT_PATH, '')
     .trim();
+}
+
+function isHostPath(path: string): boolean {
+  if (path.startsWith('~')) return true;
+  const end = path.indexOf('/', 1);
+  const root = path.slice(1, end === -1 ? undefined : end);
+  if (HOST_ROOTS.has(root)) return true;
+  return SOURCE_EXTENSION.test(path);
 }

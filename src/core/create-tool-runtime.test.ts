@@ -262,7 +262,7 @@ describe('createToolRuntime: retries, timeouts, Retry-After', () => {
     expect(await pending).toMatchObject({ status: 'success', attempts: 2 });
   });
 
-  it('classifies Node network errors: ECONNREFUSED is retried; ENOTFOUND is a misconfiguration, not retried', async () => {
+  it('classifies Node network errors: ECONNREFUSED is retried; ENOTFOUND is not retried and, as the host may come from the arguments, does not feed the shared breaker', async () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     const unknownHost = new TypeError('fetch failed', { cause: Object.assign(new Error('getaddrinfo ENOTFOUND api.invalid'), { code: 'ENOTFOUND' }) });
     let refusedCalls = 0;
@@ -277,7 +277,7 @@ describe('createToolRuntime: retries, timeouts, Retry-After', () => {
     expect(refusedCalls).toBe(3);
     const gone = await runtime.execute({ name: 'gone', args: {} });
     expect(gone.result).toMatchObject({ attempts: 1, error: { code: 'UNAVAILABLE', retryable: false } });
-    expect(gone.misconfiguration).toBe(true);
+    expect(gone.misconfiguration).toBe(false);
   });
 
   it('permission failures are not retried; onAuthError may refresh once', async () => {

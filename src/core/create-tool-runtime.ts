@@ -5,18 +5,27 @@ import { decideRetry, DEFAULT_RETRY_POLICY, resolveRetryPolicy, type RetryDecisi
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import { parseArguments } from '../schema/parse-arguments.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
-import { buildFailure, sanitiseErrorText, truncateText, type FailureParts } from './build-failure.ts';
+import { boundFailureEnvelope, boundIdentifier, boundToolName, DEFAULT_MAX_ENVELOPE_BYTES, DEFAULT_MAX_FIELD_ERRORS, MIN_MAX_ENVELOPE_BYTES, type EnvelopeBounds } from './bound-envelope.ts';
+import { buildFailure, redactBounded, sanitiseErrorText, truncateText, utf8ByteLength, type FailureParts } from './build-failure.ts';
 import { classifyError, type ClassifiedError } from './classify-error.ts';
 import type { FailurePatternLibrary } from './failure-patterns.ts';
-import type { RetryOverrides } from './define-tool.ts';
+import { MAX_TIMER_MS, type RetryOverrides } from './define-tool.ts';
+import { describeThrown, messageOf, safeString } from './describe-thrown.ts';
 import { systemClock, systemRandom, type Clock, type RandomSource } from './ports/clock.ts';
 import type { SchemaValidator } from './ports/schema-validator.ts';
 import { createRedactor, type Redactor, type RedactorOptions } from './redact.ts';
 import { runAttempt } from './run-attempt.ts';
 import type { AttemptRecord, ToolCallRecord } from './tool-call-record.ts';
-import { createToolRegistry, type RegisteredTool, type ToolSpec, type ToolsInput } from './tool-registry.ts';
-import type { FieldError, ToolFailureError, ToolResult } from './tool-result.ts';
+import { assertRetryDelaysFitTimers, createToolRegistry, type RegisteredTool, type ToolSpec, type ToolsInput } from './tool-registry.ts';
+import type { ToolFailure, ToolFailureError, ToolResult } from './tool-result.ts';
 import { ToolrunError } from './toolrun-error.ts';
+import { beforeExecution } from './turn-guard.ts';
+
+export { DEFAULT_MAX_ENVELOPE_BYTES, DEFAULT_MAX_FIELD_ERRORS, MIN_MAX_ENVELOPE_BYTES } from './bound-envelope.ts';
+export { MAX_EXECUTIONS_PER_TURN } from './turn-guard.ts';
+
+/** Default of {@link ToolRuntimeOptions.maxInFlightCalls}. */
+export const DEFAULT_MAX_IN_FLIGHT_CALLS = 1000;
 
 /** Options of {@link createToolRuntime}. Every duration is in milliseconds. */
 export interface ToolRuntimeOptions {
@@ -30,9 +39,9 @@ export interface ToolRuntimeOptions {
   validator?: SchemaValidator;
   /** Default retry policy for every tool (per-tool `retry` overrides it). @defaultValue 3 attempts, base 500 ms, factor 2, jitter 100 ms */
   retry?: RetryOverrides;
-  /** Per-attempt timeout of tools that set none. @defaultValue 30_000 */
+  /** Per-attempt timeout of tools that set none, at most 2_147_483_647 (the longest timer). @defaultValue 30_000 */
   defaultTimeoutMs?: number;
-  /** Total time budget of one call, attempts and waits included. @defaultValue 120_000 */
+  /** Total time budget of one call, attempts and waits included, at most 2_147_483_647. @defaultValue 120_000 */
   callBudgetMs?: number;
   /** Scalar coercion for tools that set none. @defaultValue `'none'` */
   coerce?: 'none' | 'scalars';
@@ -40,9 +49,33 @@ export interface ToolRuntimeOptions {
   sessionBreaker?: Partial<SessionBreakerOptions> | false;
   /** Cross-run breaker (state in a shared store) fed by misconfiguration failures. @defaultValue none */
   sharedBreaker?: SharedBreaker;
-  /** Bound of a tool's error text shown to the model, in UTF-8 bytes. @defaultValue 2048 */
+  /** Bound of a tool's error text shown to the model (the envelope's `detail`), in UTF-8 bytes. @defaultValue 2048 */
   maxErrorTextBytes?: number;
-  /** Bound of a success payload, in bytes of its JSON. @defaultValue 262_144 */
+  /**
+   * Bound of a whole failure envelope, in UTF-8 bytes of its JSON (at least 2048). Every text a
+   * model or a tool controls in it is bounded on its own (tool name and identifiers 256, message
+   * 512, suggestion 1024, each field's texts 256, `available_tools` 50 names); when the envelope is
+   * still larger, fields are dropped (counted in `omitted_fields`), then lists and texts shortened.
+   * @defaultValue 16_384
+   */
+  maxEnvelopeBytes?: number;
+  /** Field errors a failure envelope lists; the others are counted in `omitted_fields` ("and N more" in `detail`). @defaultValue 20 */
+  maxFieldErrors?: number;
+  /**
+   * Calls of this runtime in flight at once. A call beyond it fails at once with
+   * `CALL_LIMIT_EXCEEDED` (`logic`, not retryable) without running the tool; a tool that returns
+   * such an envelope from a nested call fails with it too, so a tool that calls the runtime
+   * recursively ends with a failure envelope instead of exhausting memory. Independently of it, after
+   * 256 tool executions without the event loop turning, the next execution waits for a macrotask,
+   * so timeouts fire and other work runs even when tools never wait for I/O. @defaultValue 1000
+   */
+  maxInFlightCalls?: number;
+  /**
+   * Bound of a success payload, in UTF-8 bytes of its JSON. The payload is serialised once when the
+   * tool returns and the envelope keeps a copy (`data` is parsed back from that JSON), so mutating
+   * the returned object afterwards changes nothing. A result that is not JSON (a BigInt, a cycle, a
+   * function, a symbol, a getter that throws) is a `TOOL_EXCEPTION` failure. @defaultValue 262_144
+   */
   maxOutputBytes?: number;
   /** Over `maxOutputBytes`: `'fail'` returns `OUTPUT_TOO_LARGE`; `'truncate'` returns a cut JSON text preview with `truncated: true`. @defaultValue `'fail'` */
   outputOverflow?: 'fail' | 'truncate';
@@ -112,18 +145,27 @@ function isRedactor(value: RedactorOptions | Redactor | undefined): value is Red
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new ToolrunError('INVALID_OPTIONS', `${name} must be a positive number, received ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new ToolrunError('INVALID_OPTIONS', `${name} must be a positive number, received ${safeString(value)}`);
   return value;
 }
 
-function causeChain(thrown: unknown): string[] {
-  const causes: string[] = [];
-  let current = typeof thrown === 'object' && thrown !== null ? (thrown as { cause?: unknown }).cause : undefined;
-  while (current !== undefined && causes.length < 5) {
-    causes.push(current instanceof Error ? `${current.name}: ${current.message}` : String(current));
-    current = typeof current === 'object' && current !== null ? (current as { cause?: unknown }).cause : undefined;
-  }
-  return causes;
+/** A duration a timer will wait: positive and at most {@link MAX_TIMER_MS} (longer timers fire at once). */
+function duration(name: string, value: number | undefined, fallback: number): number {
+  const ms = positive(name, value, fallback);
+  if (ms > MAX_TIMER_MS) throw new ToolrunError('INVALID_OPTIONS', `${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer JavaScript runtimes hold; longer ones fire at once), received ${ms}`);
+  return ms;
+}
+
+function integerAtLeast(name: string, value: number | undefined, fallback: number, minimum: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < minimum) throw new ToolrunError('INVALID_OPTIONS', `${name} must be an integer ≥ ${minimum}, received ${safeString(value)}`);
+  return value;
+}
+
+/** How much of a tool's error text is scanned (stack lines are removed, then it is cut to `maxErrorTextBytes`). */
+function scanPrefix(text: string, maxBytes: number): string {
+  const limit = 4 * maxBytes + 4096;
+  return text.length > limit ? text.slice(0, limit) : text;
 }
 
 const ENVIRONMENT_MESSAGES: Partial<Record<string, (tool: string, classified: ClassifiedError) => string>> = {
@@ -140,57 +182,75 @@ const ENVIRONMENT_MESSAGES: Partial<Record<string, (tool: string, classified: Cl
 /**
  * Creates a tool runtime.
  *
- * @throws ToolrunError `INVALID_DEFINITION`, `INVALID_SCHEMA` or `INVALID_OPTIONS` for programmer errors, at creation.
- * @see SPEC.md §1
+ * @throws ToolrunError `INVALID_DEFINITION`, `INVALID_SCHEMA` or `INVALID_OPTIONS` for programmer errors, at creation
+ *   (among them a timeout, budget or retry wait above 2_147_483_647 ms, which timers cannot hold).
  */
 export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
-  const defaultTimeoutMs = positive('defaultTimeoutMs', options.defaultTimeoutMs, 30_000);
-  const callBudgetMs = positive('callBudgetMs', options.callBudgetMs, 120_000);
+  const defaultTimeoutMs = duration('defaultTimeoutMs', options.defaultTimeoutMs, 30_000);
+  const callBudgetMs = duration('callBudgetMs', options.callBudgetMs, 120_000);
   const maxErrorTextBytes = positive('maxErrorTextBytes', options.maxErrorTextBytes, 2048);
   const maxOutputBytes = positive('maxOutputBytes', options.maxOutputBytes, 262_144);
+  const bounds: EnvelopeBounds = {
+    maxEnvelopeBytes: integerAtLeast('maxEnvelopeBytes', options.maxEnvelopeBytes, DEFAULT_MAX_ENVELOPE_BYTES, MIN_MAX_ENVELOPE_BYTES),
+    maxFieldErrors: integerAtLeast('maxFieldErrors', options.maxFieldErrors, DEFAULT_MAX_FIELD_ERRORS, 1),
+    maxErrorTextBytes,
+  };
+  const maxInFlightCalls = integerAtLeast('maxInFlightCalls', options.maxInFlightCalls, DEFAULT_MAX_IN_FLIGHT_CALLS, 1);
   const outputOverflow = options.outputOverflow ?? 'fail';
   const redactor = isRedactor(options.redact) ? options.redact : createRedactor(options.redact);
+  const retry = resolveRetryPolicy(DEFAULT_RETRY_POLICY, options.retry);
+  assertRetryDelaysFitTimers(retry, 'INVALID_OPTIONS', 'createToolRuntime');
   const registry = createToolRegistry(options.tools, {
     validator: options.validator ?? createAjvSchemaValidator(),
-    retry: resolveRetryPolicy(DEFAULT_RETRY_POLICY, options.retry),
+    retry,
     coerce: options.coerce ?? 'none',
   });
   const sessionBreakers = options.sessionBreaker === false ? undefined : createSessionBreakers(options.sessionBreaker ?? {});
   const sharedBreaker = options.sharedBreaker;
   const resolveNames = options.resolveToolNames ?? true;
 
-  const modelText = (text: string) => truncateText(redactor.text(sanitiseErrorText(text)), maxErrorTextBytes);
-  const redactField = (field: FieldError): FieldError => ({
-    ...field,
-    ...(field.received !== undefined ? { received: redactor.text(field.received) } : {}),
-    ...(field.message !== undefined ? { message: redactor.text(field.message) } : {}),
-  });
+  /** Calls started and not finished. */
+  let inFlight = 0;
+  /** `CALL_LIMIT_EXCEEDED` envelopes this runtime returned: a tool returning one fails with it too. */
+  const limitEnvelopes = new WeakSet<object>();
+  /** How many there were (the success path checks the set only when there were some). */
+  let limitTrips = 0;
+
+  /** A tool's own error text for the model: scanned prefix, stack lines and host paths removed, redacted, bounded. */
+  const modelText = (text: string) => redactBounded(redactor, sanitiseErrorText(scanPrefix(text, maxErrorTextBytes)), maxErrorTextBytes);
 
   async function execute(input: ToolRunInput): Promise<ToolCallRecord> {
     const startedAt = clock.now();
+    const source: Partial<ToolRunInput> = typeof input === 'object' && input !== null ? input : {};
     // One random draw serves both ids: a W3C-style 32-hex trace id, and a call id derived from it.
-    const randomHex = input.traceId === undefined || input.callId === undefined ? randomUUID().replaceAll('-', '') : '';
-    const traceId = input.traceId ?? randomHex;
-    const callId = input.callId ?? `call_${randomHex}`;
-    const sessionId = input.sessionId ?? 'default';
-    const requestedName = typeof input.name === 'string' ? input.name : String(input.name);
+    const randomHex = source.traceId === undefined || source.callId === undefined ? randomUUID().replaceAll('-', '') : '';
+    const traceId = source.traceId === undefined ? randomHex : boundIdentifier(source.traceId);
+    const callId = source.callId === undefined ? `call_${randomHex}` : boundIdentifier(source.callId);
+    const sessionId = typeof source.sessionId === 'string' ? source.sessionId : source.sessionId === undefined ? 'default' : safeString(source.sessionId);
+    const requestedName = typeof source.name === 'string' ? source.name : safeString(source.name);
     const normalisations: string[] = [];
     const attempts: AttemptRecord[] = [];
     let toolName = requestedName;
     let tool: RegisteredTool | undefined;
-    let parsedArguments: unknown = input.args;
+    let parsedArguments: unknown = source.args;
     let errorRecord: ToolCallRecord['error'];
     let misconfiguration = false;
+    /** A shared-breaker probe this call holds and has not reported: released when the call ends. */
+    let heldProbe: { id: string | undefined } | undefined;
 
     const finish = (result: ToolResult): ToolCallRecord => {
+      if (result.status === 'failed' && result.error.code === 'CALL_LIMIT_EXCEEDED') {
+        limitEnvelopes.add(result);
+        limitTrips += 1;
+      }
       const record: ToolCallRecord = {
         result,
         traceId,
         callId,
         sessionId,
-        runId: input.runId,
+        runId: source.runId,
         requestedName,
         toolName,
         arguments: parsedArguments,
@@ -215,35 +275,37 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     const fail = (parts: FailureParts, toolSuggested = false): ToolCallRecord => {
       const error: ToolFailureError = buildFailure({ ...parts, ...(tool?.definition.fallbacks ? { fallbacks: tool.definition.fallbacks } : {}) });
       if (options.failurePatterns && !toolSuggested) {
-        const phrased = options.failurePatterns.suggest({ toolName, code: error.code, message: error.message, detail: error.detail, suggestion: error.suggestion, ...(error.fields ? { fields: error.fields } : {}) });
-        if (phrased !== undefined) error.suggestion = truncateText(redactor.text(phrased), 600);
+        try {
+          const phrased = options.failurePatterns.suggest({ toolName, code: error.code, message: error.message, detail: error.detail, suggestion: error.suggestion, ...(error.fields ? { fields: error.fields } : {}) });
+          if (phrased !== undefined) error.suggestion = truncateText(phrased, 600);
+        } catch {
+          // a pattern library that throws keeps the built-in suggestion
+        }
       }
-      return finish({ status: 'failed', ...envelopeBase(), error });
+      return finish(boundFailureEnvelope({ status: 'failed', ...envelopeBase(), error }, redactor, bounds, tool?.definition.sensitive));
     };
 
+    inFlight += 1;
     try {
+      if (inFlight > maxInFlightCalls) {
+        errorRecord = { kind: 'call_limit', status: null, message: `${inFlight - 1} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`, causes: [] };
+        return fail({
+          code: 'CALL_LIMIT_EXCEEDED',
+          message: `${boundToolName(redactor, requestedName)} was not run: ${maxInFlightCalls} tool calls are already running`,
+          detail: `The runtime runs at most ${maxInFlightCalls} calls at once; a tool that calls tools recursively reaches this limit.`,
+        });
+      }
+
       // 1. resolve the tool
       tool = registry.get(requestedName);
       if (!tool) {
         const resolution = registry.resolve(requestedName);
         if (resolveNames && resolution.match !== undefined) {
           tool = registry.get(resolution.match);
-          normalisations.push(`tool-name-resolved:${requestedName}->${resolution.match}`);
+          normalisations.push(`tool-name-resolved:${truncateText(requestedName, 256)}->${resolution.match}`);
           toolName = resolution.match;
         }
-        if (!tool) {
-          errorRecord = { kind: 'not_found', status: null, message: `Unknown tool ${requestedName}`, causes: [] };
-          return fail({
-            code: 'TOOL_NOT_FOUND',
-            message: `There is no tool named "${redactor.text(truncateText(requestedName, 128))}"`,
-            detail: `Available tools: ${registry.names.join(', ')}.${resolution.closest ? ` Did you mean "${resolution.closest}"?` : ''}`,
-            suggestion: resolution.closest
-              ? `Call "${resolution.closest}" instead if it does what you need, or another of the available tools.`
-              : 'Call one of the available tools instead, or answer without a tool.',
-            availableTools: [...registry.names],
-            ...(resolution.closest !== undefined ? { closestTool: resolution.closest } : {}),
-          });
-        }
+        if (!tool) return unknownTool(resolution.closest);
       }
       const definition = tool.definition;
 
@@ -253,14 +315,10 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       }
 
       // 3. normalise and validate the arguments
-      const parsed = parseArguments(input.args);
+      const parsed = parseArguments(source.args);
       if (!parsed.ok) {
-        sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(input.args) });
-        return fail({
-          ...parsed.failure,
-          detail: truncateText(redactor.text(parsed.failure.detail), maxErrorTextBytes),
-          fields: parsed.failure.fields.map(redactField),
-        });
+        sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(source.args) });
+        return fail(parsed.failure);
       }
       normalisations.push(...parsed.normalisations);
       parsedArguments = parsed.value;
@@ -268,20 +326,17 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         const validation = await tool.validator.validate(parsed.value);
         if (!validation.ok) {
           sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(parsed.value) });
-          return fail({
-            code: validation.code,
-            message: redactor.text(validation.message),
-            detail: truncateText(redactor.text(validation.detail), maxErrorTextBytes),
-            suggestion: redactor.text(validation.suggestion),
-            fields: validation.fields.map(redactField),
-          });
+          return fail({ code: validation.code, message: validation.message, detail: validation.detail, suggestion: validation.suggestion, fields: validation.fields });
         }
         normalisations.push(...validation.normalisations);
         parsedArguments = validation.value;
+      } else {
+        // A tool never starts in the same synchronous run as its caller: a tool that calls the
+        // runtime on itself recurses through the microtask queue, not the stack.
+        await undefined;
       }
 
       // 4. shared breaker
-      let probe = false;
       if (sharedBreaker) {
         try {
           const acquired = await sharedBreaker.acquire(toolName);
@@ -296,23 +351,28 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
               ...(acquired.retryInMs !== undefined ? { detail: `The breaker is ${acquired.state}; it will be probed again in about ${Math.ceil(acquired.retryInMs / 1000)} s.` } : {}),
             });
           }
-          probe = acquired.decision === 'probe';
+          if (acquired.decision === 'probe') heldProbe = { id: acquired.probeId };
         } catch {
           // a breaker store that cannot be reached must not stop tool calls: fail open
         }
       }
 
       // 5. execute with timeout, retries, Retry-After and the call budget
-      const deadlineAt = Math.min(startedAt + callBudgetMs, input.deadlineAt ?? Number.POSITIVE_INFINITY);
-      const maxAttempts = Math.max(1, Math.min(tool.retry.maxAttempts, input.maxAttempts ?? Number.POSITIVE_INFINITY));
+      const callerDeadline = typeof source.deadlineAt === 'number' && !Number.isNaN(source.deadlineAt) ? source.deadlineAt : Number.POSITIVE_INFINITY;
+      const deadlineAt = Math.min(startedAt + callBudgetMs, callerDeadline);
+      const callerMaxAttempts = typeof source.maxAttempts === 'number' && !Number.isNaN(source.maxAttempts) ? Math.floor(source.maxAttempts) : Number.POSITIVE_INFINITY;
+      const maxAttempts = Math.max(1, Math.min(tool.retry.maxAttempts, callerMaxAttempts));
       const policy = maxAttempts === tool.retry.maxAttempts ? tool.retry : { ...tool.retry, maxAttempts };
-      const idempotencyKey = input.idempotencyKey ?? `${sessionId}:${callId}`;
+      const idempotencyKey = source.idempotencyKey ?? `${sessionId}:${callId}`;
       let authRefreshed = false;
       let classified: ClassifiedError | undefined;
       let thrown: unknown;
       let decision: RetryDecision | undefined;
       let attemptsAllowed = maxAttempts;
       for (let attempt = 1; ; attempt++) {
+        // Yield to the event loop when tools have run back to back without it turning.
+        const turn = beforeExecution();
+        if (turn !== undefined) await turn;
         const remainingMs = deadlineAt - clock.now();
         if (remainingMs <= 0) {
           if (attempt === 1) {
@@ -321,27 +381,22 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           break;
         }
         const attemptStartedAt = clock.now();
-        const outcome = await runAttempt(definition.execute as (args: unknown, context: unknown) => unknown, parsedArguments, { callId, sessionId, runId: input.runId, idempotencyKey, attempt }, {
+        const outcome = await runAttempt(definition.execute as (args: unknown, context: unknown) => unknown, parsedArguments, { callId, sessionId, runId: source.runId, idempotencyKey, attempt }, {
           timeoutMs: Math.min(definition.timeoutMs ?? defaultTimeoutMs, remainingMs),
           clock,
-          callerSignal: input.signal,
+          callerSignal: source.signal,
         });
         const attemptRecord: AttemptRecord = { attempt, durationMs: clock.now() - attemptStartedAt, outcome: 'success' };
         attempts.push(attemptRecord);
-        if (outcome.ok) {
-          classified = undefined;
-          if (sessionBreakers) sessionBreakers.recordSuccess(sessionId, toolName);
-          if (sharedBreaker) await sharedBreaker.recordSuccess(toolName).catch(() => undefined);
-          return finish(buildSuccess(outcome.value, envelopeBase()));
-        }
+        if (outcome.ok) return await succeed(outcome.value, attemptRecord);
         thrown = outcome.thrown;
-        classified = classifyError(outcome.thrown, { nowMs: clock.now(), ...(outcome.abortReason ? { abortReason: outcome.abortReason } : {}) });
+        classified = classify(outcome.thrown, outcome.abortReason);
         attemptRecord.outcome = classified.code;
         if (classified.code === 'AUTH_EXPIRED' && options.onAuthError && !authRefreshed) {
           authRefreshed = true;
           let refreshed = false;
           try {
-            refreshed = await options.onAuthError({ toolName, sessionId, runId: input.runId, message: classified.message });
+            refreshed = await options.onAuthError({ toolName, sessionId, runId: source.runId, message: classified.message });
           } catch {
             refreshed = false;
           }
@@ -364,60 +419,157 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         if (!decision.retry) break;
         attemptRecord.delayAfterMs = decision.delayMs;
         try {
-          await clock.sleep(decision.delayMs, input.signal);
+          await clock.sleep(decision.delayMs, source.signal);
         } catch {
-          classified = classifyError(undefined, { nowMs: clock.now(), abortReason: 'cancelled' });
+          classified = classify(undefined, 'cancelled');
           break;
         }
       }
 
       // 6. the failure envelope
-      const failure = classified ?? classifyError(undefined, { nowMs: clock.now(), abortReason: 'timeout' });
+      const failure = classified ?? classify(undefined, 'timeout');
       misconfiguration = failure.misconfiguration;
-      errorRecord = {
-        kind: failure.kind,
-        status: failure.status,
-        message: failure.message,
-        causes: causeChain(thrown),
-        ...(thrown instanceof Error ? { name: thrown.name, ...(thrown.stack !== undefined ? { stack: thrown.stack } : {}) } : {}),
-      };
+      errorRecord = { kind: failure.kind, status: failure.status, message: failure.message, ...describeThrown(thrown) };
       if (sessionBreakers && failure.kind !== 'cancelled') sessionBreakers.recordFailure(sessionId, toolName, { kind: 'counted' });
-      if (sharedBreaker) {
-        if (failure.misconfiguration) await sharedBreaker.recordFailure(toolName, { message: modelText(failure.message) }).catch(() => undefined);
-        else if (probe) await sharedBreaker.releaseProbe(toolName).catch(() => undefined);
+      if (sharedBreaker && failure.misconfiguration) {
+        const probe = heldProbe;
+        heldProbe = undefined;
+        await sharedBreaker.recordFailure(toolName, { message: modelText(failure.message) }, probe?.id).catch(() => undefined);
       }
       return fail(describeFailure(toolName, failure, decision, attempts.length, modelText), failure.suggestion !== undefined);
     } catch (internal) {
       // A bug inside the pipeline or a port: still an envelope, never a rejection.
-      errorRecord = { kind: 'exception', status: null, message: internal instanceof Error ? internal.message : String(internal), causes: causeChain(internal), ...(internal instanceof Error && internal.stack ? { stack: internal.stack } : {}) };
-      return fail({ code: 'TOOL_EXCEPTION', message: `${toolName} could not be run`, detail: 'toolrun failed internally while running this call; the developer log has the details.' });
+      try {
+        errorRecord = { kind: 'exception', status: null, message: messageOf(internal), ...describeThrown(internal) };
+        return fail({ code: 'TOOL_EXCEPTION', message: `${boundToolName(redactor, toolName)} could not be run`, detail: 'toolrun failed internally while running this call; the developer log has the details.' });
+      } catch {
+        return finish(lastResort(envelopeBase()));
+      }
+    } finally {
+      inFlight -= 1;
+      if (heldProbe !== undefined && sharedBreaker) {
+        // The probe never got an outcome (no time left, cancelled, the result was not JSON, an
+        // internal error): free it so the next call may probe, instead of CIRCUIT_OPEN for everyone.
+        const probe = heldProbe;
+        heldProbe = undefined;
+        await sharedBreaker.releaseProbe(toolName, probe.id).catch(() => undefined);
+      }
+    }
+
+    /** `TOOL_NOT_FOUND`, counted by the session breaker under the name the model sent. */
+    function unknownTool(closest: string | undefined): ToolCallRecord {
+      const shownName = boundToolName(redactor, requestedName);
+      const names = registry.names;
+      const listed = names.slice(0, 50);
+      const available = `${listed.join(', ')}${names.length > listed.length ? `, … (${names.length - listed.length} more)` : ''}`;
+      const closestFields = closest !== undefined ? { closestTool: closest } : {};
+      if (sessionBreakers && sessionBreakers.check(sessionId, requestedName).state === 'open') {
+        errorRecord = { kind: 'not_found', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}, called too many times in this session`, causes: [] };
+        return fail({
+          code: 'TOO_MANY_FAILURES',
+          message: `There is no tool named "${shownName}", and it was called too many times in this session`,
+          detail: `Available tools: ${available}.`,
+          suggestion: `Stop calling "${shownName}": it does not exist. ${closest ? `Call "${closest}" if it does what you need, or another of the available tools` : 'Call one of the available tools'}, or answer the user with what you have.`,
+          availableTools: [...listed],
+          ...closestFields,
+        });
+      }
+      sessionBreakers?.recordFailure(sessionId, requestedName, { kind: 'counted' });
+      errorRecord = { kind: 'not_found', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}`, causes: [] };
+      return fail({
+        code: 'TOOL_NOT_FOUND',
+        message: `There is no tool named "${shownName}"`,
+        detail: `Available tools: ${available}.${closest ? ` Did you mean "${closest}"?` : ''}`,
+        suggestion: closest ? `Call "${closest}" instead if it does what you need, or another of the available tools.` : 'Call one of the available tools instead, or answer without a tool.',
+        availableTools: [...listed],
+        ...closestFields,
+      });
+    }
+
+    /** The tool returned: a success envelope holding a copy of its JSON, or a failure when it is not JSON. */
+    async function succeed(value: unknown, attemptRecord: AttemptRecord): Promise<ToolCallRecord> {
+      if (limitTrips > 0 && typeof value === 'object' && value !== null && limitEnvelopes.has(value)) {
+        // The tool returned the envelope of a nested call that hit the call limit: it recursed.
+        attemptRecord.outcome = 'CALL_LIMIT_EXCEEDED';
+        errorRecord = { kind: 'call_limit', status: null, message: 'the tool returned a CALL_LIMIT_EXCEEDED envelope of a nested call (it calls the runtime recursively)', causes: [] };
+        return fail({
+          code: 'CALL_LIMIT_EXCEEDED',
+          message: `${toolName} called tools recursively until the runtime's limit of ${maxInFlightCalls} calls in flight`,
+          detail: 'A nested call of this tool was refused because too many calls were running; the tool returned that refusal.',
+        });
+      }
+      const base = envelopeBase();
+      const success = buildSuccess(value, base);
+      if (success.status === 'failed') {
+        attemptRecord.outcome = success.error.code;
+        if (success.error.code === 'TOOL_EXCEPTION') {
+          errorRecord = { kind: 'exception', status: null, message: `the tool returned a value that is not JSON: ${success.error.detail}`, causes: [] };
+          sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'counted' });
+          return fail({ code: 'TOOL_EXCEPTION', message: success.error.message, detail: success.error.detail });
+        }
+        // OUTPUT_TOO_LARGE: the tool worked; the model must ask for less.
+        if (sessionBreakers) sessionBreakers.recordSuccess(sessionId, toolName);
+        if (sharedBreaker) await reportSuccess();
+        return finish(boundFailureEnvelope(success, redactor, bounds));
+      }
+      if (sessionBreakers) sessionBreakers.recordSuccess(sessionId, toolName);
+      if (sharedBreaker) await reportSuccess();
+      return finish(success);
+    }
+
+    async function reportSuccess(): Promise<void> {
+      const probe = heldProbe;
+      heldProbe = undefined;
+      await sharedBreaker?.recordSuccess(toolName, probe?.id).catch(() => undefined);
     }
   }
 
-  function buildSuccess(value: unknown, base: ReturnType<() => { tool_name: string; call_id: string; duration_ms: number; attempts: number; trace_id: string }>): ToolResult {
-    const data = value === undefined ? null : value;
-    if (data !== null && typeof data === 'object' || typeof data === 'string') {
-      let json: string | undefined;
-      try {
-        json = JSON.stringify(data);
-      } catch {
-        json = undefined;
-      }
-      if (json === undefined) {
-        return { status: 'failed', ...base, error: buildFailure({ code: 'TOOL_EXCEPTION', message: `${base.tool_name} returned a value that is not JSON`, detail: 'The result could not be serialised (a cycle or a BigInt).' }) };
-      }
-      if (json.length > maxOutputBytes && Buffer.byteLength(json) > maxOutputBytes) {
-        if (outputOverflow === 'truncate') {
-          return { status: 'success', ...base, data: truncateText(json, maxOutputBytes), truncated: true };
-        }
-        return {
-          status: 'failed',
-          ...base,
-          error: buildFailure({ code: 'OUTPUT_TOO_LARGE', message: `${base.tool_name} returned ${Buffer.byteLength(json)} bytes, over the ${maxOutputBytes}-byte bound` }),
-        };
+  /** classifyError, guarded: an unreadable thrown value is a `TOOL_EXCEPTION`, never a rejection. */
+  function classify(thrown: unknown, abortReason: 'timeout' | 'cancelled' | undefined): ClassifiedError {
+    try {
+      return classifyError(thrown, { nowMs: clock.now(), ...(abortReason ? { abortReason } : {}) });
+    } catch {
+      return { code: 'TOOL_EXCEPTION', kind: 'exception', status: null, transient: false, ambiguous: false, misconfiguration: false, message: 'The tool threw a value that could not be read' };
+    }
+  }
+
+  function buildSuccess(value: unknown, base: { tool_name: string; call_id: string; duration_ms: number; attempts: number; trace_id: string }): ToolResult {
+    if (value === undefined || value === null) return { status: 'success', ...base, data: null };
+    switch (typeof value) {
+      case 'boolean':
+        return { status: 'success', ...base, data: value };
+      case 'number':
+        return { status: 'success', ...base, data: Number.isFinite(value) ? value : null };
+      case 'string':
+      case 'object':
+        break;
+      default:
+        return notJson(base, `a ${typeof value}`);
+    }
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value);
+    } catch (error) {
+      return notJson(base, notJsonReason(error));
+    }
+    if (json === undefined) return notJson(base, 'a value whose JSON is empty');
+    if (json.length * 3 > maxOutputBytes) {
+      const bytes = utf8ByteLength(json);
+      if (bytes > maxOutputBytes) {
+        if (outputOverflow === 'truncate') return { status: 'success', ...base, data: truncateText(json, maxOutputBytes), truncated: true };
+        return { status: 'failed', ...base, error: buildFailure({ code: 'OUTPUT_TOO_LARGE', message: `${base.tool_name} returned ${bytes} bytes, over the ${maxOutputBytes}-byte bound` }) };
       }
     }
-    return { status: 'success', ...base, data };
+    // The envelope keeps what was serialised: a copy, not the tool's live object.
+    return { status: 'success', ...base, data: typeof value === 'string' ? value : (JSON.parse(json) as unknown) };
+  }
+
+  function notJson(base: { tool_name: string; call_id: string; duration_ms: number; attempts: number; trace_id: string }, what: string): ToolFailure {
+    return {
+      status: 'failed',
+      ...base,
+      error: buildFailure({ code: 'TOOL_EXCEPTION', message: `${base.tool_name} returned a value that is not JSON`, detail: `The result could not be serialised as JSON (${what}).` }),
+    };
   }
 
   return {
@@ -429,6 +581,27 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     redactor,
     sessionBreakers,
     clock,
+  };
+}
+
+/** Why `JSON.stringify` threw, in words for the model (a BigInt, a cycle, a getter that throws). */
+function notJsonReason(error: unknown): string {
+  const message = messageOf(error);
+  if (/bigint/i.test(message)) return 'it holds a BigInt';
+  if (/circular|cyclic/i.test(message)) return 'it holds a cycle';
+  return 'reading it threw';
+}
+
+/** The envelope when even building the failure failed: fixed texts only. */
+function lastResort(base: { tool_name: string; call_id: string; duration_ms: number; attempts: number; trace_id: string }): ToolFailure {
+  return {
+    status: 'failed',
+    tool_name: truncateText(safeString(base.tool_name), 64),
+    call_id: truncateText(safeString(base.call_id), 64),
+    duration_ms: base.duration_ms,
+    attempts: base.attempts,
+    trace_id: truncateText(safeString(base.trace_id), 64),
+    error: buildFailure({ code: 'TOOL_EXCEPTION', message: 'The call could not be run', detail: 'toolrun failed internally while running this call; the developer log has the details.' }),
   };
 }
 

@@ -52,7 +52,7 @@ export interface ToolDefinition<Args = any, Result = unknown> {
    * @defaultValue false
    */
   idempotent?: boolean;
-  /** Per-attempt timeout in milliseconds. @defaultValue the runtime's `defaultTimeoutMs` */
+  /** Per-attempt timeout in milliseconds, at most 2_147_483_647 (the longest timer). @defaultValue the runtime's `defaultTimeoutMs` */
   timeoutMs?: number;
   /** Tools to use instead when this one fails for good; named in the failure's suggestion. */
   fallbacks?: string[];
@@ -65,10 +65,17 @@ export interface ToolDefinition<Args = any, Result = unknown> {
 const NAME_PATTERN = /^[A-Za-z0-9_.:/-]{1,128}$/;
 
 /**
+ * The longest wait a JavaScript timer holds, in milliseconds (2^31 − 1, about 24.8 days): Node
+ * fires a longer `setTimeout` at once (with a `TimeoutOverflowWarning`), browsers likewise. Every
+ * timeout, budget and retry wait toolrun accepts is at most this.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
  * Declares a tool. Checks the definition and returns it unchanged (typed).
  *
  * @throws ToolrunError `INVALID_DEFINITION` when the name, description, schema or `execute` is missing or malformed,
- *   or a numeric option is not a positive finite number.
+ *   or a numeric option is not a positive finite number (`timeoutMs` at most {@link MAX_TIMER_MS}).
  */
 export function defineTool<S extends ToolSchemaInput, Result = unknown>(
   definition: ToolDefinition<InferArgs<S>, Result> & { inputSchema: S },
@@ -94,8 +101,11 @@ export function assertToolDefinition(value: unknown): asserts value is ToolDefin
   const schema = definition.inputSchema as unknown;
   if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null)) fail('inputSchema must be a JSON Schema or a Standard Schema');
   if (typeof definition.execute !== 'function') fail('execute must be a function');
-  if (definition.timeoutMs !== undefined && !(Number.isFinite(definition.timeoutMs) && definition.timeoutMs > 0)) {
+  if (definition.timeoutMs !== undefined && !(typeof definition.timeoutMs === 'number' && Number.isFinite(definition.timeoutMs) && definition.timeoutMs > 0)) {
     fail('timeoutMs must be a positive number of milliseconds');
+  }
+  if (definition.timeoutMs !== undefined && definition.timeoutMs > MAX_TIMER_MS) {
+    fail(`timeoutMs must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer JavaScript runtimes hold; longer ones fire at once), received ${definition.timeoutMs}`);
   }
   if (definition.fallbacks !== undefined && !(Array.isArray(definition.fallbacks) && definition.fallbacks.every((name) => typeof name === 'string'))) {
     fail('fallbacks must be an array of tool names');

@@ -32,6 +32,7 @@ export const FAILURE_CODES = {
   TOOL_EXCEPTION: { type: 'logic', retryable: false },
   OUTPUT_TOO_LARGE: { type: 'logic', retryable: false },
   CANCELLED: { type: 'logic', retryable: false },
+  CALL_LIMIT_EXCEEDED: { type: 'logic', retryable: false },
   TOO_MANY_FAILURES: { type: 'circuit_breaker', retryable: false },
   CIRCUIT_OPEN: { type: 'circuit_breaker', retryable: false },
 } as const satisfies Record<string, { type: FailureType; retryable: boolean }>;

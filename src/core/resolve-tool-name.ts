@@ -37,6 +37,12 @@ const MAX_SUGGESTION_COST = 0.34;
 const NAMESPACE_PENALTY = 0.12;
 /** How many candidates a resolution lists. */
 const MAX_CANDIDATES = 3;
+/**
+ * Requests longer than this many characters resolve to nothing (no match, no suggestion): a
+ * registered name has at most 128 characters, and a 1 MB hallucinated name must cost no more than a
+ * short one (stripping prefixes and quotes is otherwise quadratic in its length).
+ */
+export const MAX_RESOLVED_NAME_LENGTH = 512;
 
 interface PreparedName {
   name: string;
@@ -71,6 +77,8 @@ interface PreparedName {
  *    `math.factorial`), or a name the request starts or ends with (`search_web_v2` → `search_web`),
  *    accepted up to about one edit in three characters.
  *
+ * A request longer than {@link MAX_RESOLVED_NAME_LENGTH} characters gets neither a match nor a suggestion.
+ *
  * @see SPEC.md §1.5
  */
 export function createToolNameResolver(available: readonly string[]): (requested: string) => ToolNameResolution {
@@ -92,6 +100,7 @@ export function createToolNameResolver(available: readonly string[]): (requested
 
   return (requested: string): ToolNameResolution => {
     if (exact.has(requested)) return resolved(requested);
+    if (typeof requested !== 'string' || requested.length > MAX_RESOLVED_NAME_LENGTH) return { candidates: [] };
     const variants = requestVariants(requested);
 
     // 1. equivalent spellings

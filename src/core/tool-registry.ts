@@ -1,6 +1,7 @@
 import { resolveRetryPolicy, type RetryPolicy } from '../policies/retry-policy.ts';
 import { assertToolDefinition, type ToolContext, type ToolDefinition } from './define-tool.ts';
 import type { CompiledToolSchema, JsonSchema, SchemaValidator } from './ports/schema-validator.ts';
+import { MAX_TIMER_MS } from './define-tool.ts';
 import { createToolNameResolver, type ToolNameResolution } from './resolve-tool-name.ts';
 import { ToolrunError } from './toolrun-error.ts';
 
@@ -53,9 +54,27 @@ function normaliseTools(tools: ToolsInput): Array<{ definition: ToolDefinition; 
 }
 
 /**
+ * Throws `ToolrunError(code)` unless every wait of a retry policy (`minDelayMs`, and the backoff's
+ * `baseDelayMs`, `maxDelayMs`, `jitterMs`) is at most `MAX_TIMER_MS`: a longer timer fires at once.
+ * `owner` starts the message.
+ */
+export function assertRetryDelaysFitTimers(policy: RetryPolicy, code: 'INVALID_OPTIONS' | 'INVALID_DEFINITION', owner: string): void {
+  const delays: Array<[string, number]> = [
+    ['minDelayMs', policy.minDelayMs],
+    ['backoff.baseDelayMs', policy.backoff.baseDelayMs],
+    ['backoff.maxDelayMs', policy.backoff.maxDelayMs],
+    ['backoff.jitterMs', policy.backoff.jitterMs],
+  ];
+  for (const [name, ms] of delays) {
+    if (ms > MAX_TIMER_MS) throw new ToolrunError(code, `${owner}: retry.${name} must be at most ${MAX_TIMER_MS} ms (the longest timer JavaScript runtimes hold), received ${ms}`);
+  }
+}
+
+/**
  * Builds the registry: checks every definition, compiles its schema once, resolves its retry policy.
  *
- * @throws ToolrunError `INVALID_DEFINITION` for a malformed or duplicate tool; `INVALID_SCHEMA` for a schema that does not compile.
+ * @throws ToolrunError `INVALID_DEFINITION` for a malformed or duplicate tool, or a retry wait above `MAX_TIMER_MS`;
+ *   `INVALID_SCHEMA` for a schema that does not compile.
  */
 export function createToolRegistry(
   tools: ToolsInput,
@@ -68,11 +87,13 @@ export function createToolRegistry(
     const coerce = definition.coerce ?? options.coerce;
     const advertised = plain ? undefined : options.validator.compile(definition.inputSchema, { coerce });
     const validator = plain ? undefined : definition.strictSchema !== undefined ? options.validator.compile(definition.strictSchema, { coerce }) : advertised;
+    const retry = resolveRetryPolicy(options.retry, definition.retry);
+    assertRetryDelaysFitTimers(retry, 'INVALID_DEFINITION', `Invalid tool definition "${definition.name}"`);
     byName.set(definition.name, {
       definition,
       validator,
       spec: { name: definition.name, description: definition.description, inputSchema: advertised?.jsonSchema ?? PASS_THROUGH_SCHEMA },
-      retry: resolveRetryPolicy(options.retry, definition.retry),
+      retry,
       idempotent: definition.idempotent ?? false,
     });
   }

@@ -30,10 +30,13 @@ export interface ToolFailureError {
   retryable: boolean;
   /** Natural-language advice for the model. */
   suggestion: string;
+  /** Field-level problems, at most the runtime's `maxFieldErrors` (default 20). */
   fields?: FieldError[];
+  /** How many more field-level problems there were than `fields` lists (absent when none were left out). */
+  omitted_fields?: number;
   /** Server-requested wait that did not fit the remaining budget, in milliseconds. */
   retry_after_ms?: number;
-  /** For `TOOL_NOT_FOUND`: the registered tool names. */
+  /** For `TOOL_NOT_FOUND`: the registered tool names (at most 50). */
   available_tools?: string[];
   /** For `TOOL_NOT_FOUND`: the closest registered name, when one is close enough. */
   closest_tool?: string;

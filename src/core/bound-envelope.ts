@@ -1,0 +1,175 @@
+/**
+ * Size bounds of the failure envelope: everything in it that a model or a tool controls (names,
+ * keys, received values, error text) is cut before it is redacted, then the whole envelope is
+ * measured as JSON and shrunk until it fits.
+ */
+import { redactBounded, truncateText, utf8ByteLength } from './build-failure.ts';
+import type { Redactor } from './redact.ts';
+import { redactFieldErrors } from './redact-fields.ts';
+import type { FieldError, ToolFailure, ToolFailureError } from './tool-result.ts';
+
+/** Bounds of a failure envelope, in UTF-8 bytes unless named otherwise. */
+export interface EnvelopeBounds {
+  /** The whole envelope as JSON. */
+  maxEnvelopeBytes: number;
+  /** Field errors listed; the rest are counted in `omitted_fields`. */
+  maxFieldErrors: number;
+  /** `detail`. */
+  maxErrorTextBytes: number;
+}
+
+/** Default total bound of a failure envelope's JSON, in UTF-8 bytes. */
+export const DEFAULT_MAX_ENVELOPE_BYTES = 16_384;
+/** The smallest `maxEnvelopeBytes` accepted: the last-resort envelope always fits in it. */
+export const MIN_MAX_ENVELOPE_BYTES = 2048;
+/** Default number of field errors an envelope lists. */
+export const DEFAULT_MAX_FIELD_ERRORS = 20;
+
+/** Bounds of the envelope's identifiers and texts, in UTF-8 bytes. */
+const LIMITS = {
+  toolName: 256,
+  id: 256,
+  message: 512,
+  suggestion: 1024,
+  field: 256,
+  problem: 64,
+  registeredName: 128,
+  availableTools: 50,
+  fallbacks: 20,
+} as const;
+
+/** An identifier the caller chose (`call_id`, `trace_id`), bounded but not redacted. */
+export function boundIdentifier(value: unknown): string {
+  const text = typeof value === 'string' ? value : safeString(value);
+  return text.length <= LIMITS.id / 3 ? text : truncateText(text, LIMITS.id);
+}
+
+/** A tool name the model sent, bounded and redacted (an unknown name is echoed back). */
+export function boundToolName(redactor: Pick<Redactor, 'text'>, name: string): string {
+  // Registered names are short and clean: skip the redactor for them.
+  return name.length <= LIMITS.registeredName && /^[A-Za-z0-9_.:/-]*$/.test(name) ? name : safeRedact(redactor, name, LIMITS.toolName);
+}
+
+function safeString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return typeof value;
+  }
+}
+
+function safeRedact(redactor: Pick<Redactor, 'text'>, text: unknown, maxBytes: number): string {
+  try {
+    return redactBounded(redactor, typeof text === 'string' ? text : safeString(text), maxBytes);
+  } catch {
+    return '***';
+  }
+}
+
+function jsonBytes(value: unknown): number {
+  return utf8ByteLength(JSON.stringify(value));
+}
+
+/**
+ * Bounds a failure envelope (see the module comment). Texts are redacted with `redactor` after
+ * being cut; field errors go through `redactFieldErrors` (a field whose name is sensitive has its
+ * received value masked). `sensitiveKeys` are the tool's own. When fields are dropped, the model is
+ * told how many: `omitted_fields` and "(and N more …)" at the end of `detail`. Never throws; the
+ * result's JSON is at most `bounds.maxEnvelopeBytes` bytes (at least {@link MIN_MAX_ENVELOPE_BYTES}).
+ */
+export function boundFailureEnvelope(envelope: ToolFailure, redactor: Redactor, bounds: EnvelopeBounds, sensitiveKeys?: readonly string[]): ToolFailure {
+  const source = envelope.error;
+  const fields = source.fields ?? [];
+  const redacted = redactFields(redactor, fields, bounds.maxFieldErrors, sensitiveKeys);
+  const mask = redacted.maskText;
+  const error: ToolFailureError = {
+    type: source.type,
+    code: source.code,
+    message: mask(safeRedact(redactor, source.message, LIMITS.message)),
+    detail: mask(safeRedact(redactor, source.detail, bounds.maxErrorTextBytes)),
+    retryable: source.retryable,
+    suggestion: mask(safeRedact(redactor, source.suggestion, LIMITS.suggestion)),
+  };
+  const previouslyOmitted = source.omitted_fields ?? 0;
+  let kept = redacted.fields;
+  if (kept.length > 0) error.fields = kept;
+  if (source.retry_after_ms !== undefined) error.retry_after_ms = source.retry_after_ms;
+  if (source.available_tools) error.available_tools = source.available_tools.slice(0, LIMITS.availableTools).map((name) => truncateText(name, LIMITS.registeredName));
+  if (source.closest_tool !== undefined) error.closest_tool = truncateText(source.closest_tool, LIMITS.registeredName);
+  if (source.fallbacks) error.fallbacks = source.fallbacks.slice(0, LIMITS.fallbacks).map((name) => truncateText(name, LIMITS.registeredName));
+  const detail = error.detail;
+  const result: ToolFailure = {
+    status: 'failed',
+    tool_name: boundToolName(redactor, envelope.tool_name),
+    call_id: boundIdentifier(envelope.call_id),
+    duration_ms: envelope.duration_ms,
+    attempts: envelope.attempts,
+    trace_id: boundIdentifier(envelope.trace_id),
+    error,
+  };
+  const setOmitted = () => {
+    const omitted = previouslyOmitted + fields.length - kept.length;
+    if (omitted > 0) {
+      error.omitted_fields = omitted;
+      error.detail = `${detail} (and ${omitted} more problem${omitted === 1 ? '' : 's'} not listed in fields)`;
+    }
+    if (kept.length > 0) error.fields = kept;
+    else delete error.fields;
+  };
+  setOmitted();
+  if (jsonBytes(result) <= bounds.maxEnvelopeBytes) return result;
+
+  // Over the bound: drop fields from the end, then shorten the lists, then the texts.
+  while (kept.length > 1 && jsonBytes(result) > bounds.maxEnvelopeBytes) {
+    kept = kept.slice(0, Math.max(1, Math.floor(kept.length / 2)));
+    setOmitted();
+  }
+  const steps: Array<() => void> = [
+    () => {
+      if (error.available_tools) error.available_tools = error.available_tools.slice(0, 10);
+    },
+    () => {
+      kept = [];
+      setOmitted();
+    },
+    () => {
+      delete error.available_tools;
+      delete error.fallbacks;
+    },
+    () => {
+      error.detail = truncateText(error.detail, 512);
+      error.suggestion = truncateText(error.suggestion, 512);
+      error.message = truncateText(error.message, 256);
+    },
+  ];
+  for (const step of steps) {
+    if (jsonBytes(result) <= bounds.maxEnvelopeBytes) return result;
+    step();
+  }
+  if (jsonBytes(result) <= bounds.maxEnvelopeBytes) return result;
+  // The last resort (JSON escapes can make short texts long): fixed texts, short identifiers.
+  result.tool_name = truncateText(result.tool_name, 64);
+  result.call_id = truncateText(result.call_id, 64);
+  result.trace_id = truncateText(result.trace_id, 64);
+  error.message = 'The failure could not be described within the envelope size bound.';
+  error.detail = error.omitted_fields !== undefined ? `${error.omitted_fields} problems are not listed.` : '';
+  error.suggestion = truncateText(error.suggestion, 256);
+  delete error.closest_tool;
+  return result;
+}
+
+function redactFields(redactor: Redactor, fields: readonly FieldError[], maxFields: number, sensitiveKeys: readonly string[] | undefined): { fields: FieldError[]; maskText: (text: string) => string } {
+  if (fields.length === 0) return { fields: [], maskText: (text) => text };
+  try {
+    const bounded = redactFieldErrors(redactor, fields, { maxFields, maxBytes: LIMITS.field, ...(sensitiveKeys ? { extraKeys: sensitiveKeys } : {}) });
+    return {
+      fields: bounded.fields.map((field) => ({
+        ...field,
+        problem: truncateText(safeString(field.problem), LIMITS.problem),
+      })),
+      maskText: bounded.maskText,
+    };
+  } catch {
+    return { fields: [], maskText: (text) => text };
+  }
+}
