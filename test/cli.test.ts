@@ -101,6 +101,10 @@ describe('toolrun enqueue → worker → stats → dlq', () => {
     expect(worker.stderr).toBe('');
     expect(worker.code).toBe(0);
     expect(worker.stdout).toMatch(/handled 6 messages \(completed 3, rejected 1, tool_failed 2\)/);
+    expect(worker.stdout).toContain('toolrun worker: where they went: 3 completed; 2 to the tool DLQ (tool 2, model 0, run 0); 1 to the message DLQ\n');
+    expect(worker.stdout.match(/ warn dead-letter-add queue=tool kind=tool reason=retry-budget-exhausted run=run_(book-1|batch-1) tool=book_flight message=(book-1|batch-1): server 503: booking service unavailable\n/g)).toHaveLength(2);
+    expect(worker.stdout).toMatch(/ warn dead-letter-add queue=message kind=message reason=INVALID_MESSAGE message=bad-1: /);
+    expect(worker.stdout).not.toContain('mia.li3818@example.com');
 
     const stats = await cli(['stats', '--json', '--db', db]);
     expect(stats.code).toBe(0);
@@ -108,7 +112,8 @@ describe('toolrun enqueue → worker → stats → dlq', () => {
     expect(numbers.queue.size).toBe(0);
     expect(numbers.runs).toEqual({ completed: 3, tool_failed: 2 });
     expect(numbers.deadLetters.message).toMatchObject({ depth: 1, entriesByReason: { INVALID_MESSAGE: 1 } });
-    expect(numbers.deadLetters.tool).toMatchObject({ depth: 2, entriesByTool: { book_flight: 2 } });
+    expect(numbers.deadLetters.tool).toMatchObject({ depth: 2, entriesByTool: { book_flight: 2 }, entriesByKind: { tool: 2, model: 0, run: 0 }, entriesByModel: {} });
+    expect(numbers.deadLetters.tool.bytes).toBeGreaterThan(0);
     expect(numbers.deadLetters.tool.oldestAgeMs).toBeGreaterThanOrEqual(0);
 
     const human = await cli(['stats', '--db', db]);
@@ -267,21 +272,52 @@ describe('the config module format and the dead-letter metrics behind toolrun st
     await expect(resolveToolrunConfig(() => ({ model }), { env: {} }, 'my.config.ts')).rejects.toThrow('my.config.ts: `tools` is missing');
   });
 
-  it('reads depth, oldest-entry age (from firstSeenAt / receivedAt) and entries per tool, across pages', async () => {
+  it('reads depth, bytes, oldest-entry age (from firstSeenAt / receivedAt), entries per kind, tool and model, across pages', async () => {
     const clock = createFakeClock(Date.UTC(2026, 0, 1));
     const stores = createMemoryStores({ clock });
     const entry = (toolName: string, firstSeenAt: string) => ({ kind: 'tool', toolName, firstSeenAt, runId: 'r', stepIndex: 1 });
-    await stores.toolDlq.push(entry('book_flight', '2025-12-31T23:00:00.000Z'));
-    await stores.toolDlq.push(entry('book_flight', '2025-12-31T22:00:00.000Z')); // added later, seen earlier
-    await stores.toolDlq.push(entry('get_user', 'not a date')); // falls back to addedAt
-    await stores.toolDlq.push({ kind: 'tool' });
-    await stores.messageDlq.push({ kind: 'message', rawBody: '{', reason: { code: 'MALFORMED_JSON', detail: '' }, receivedAt: '2025-12-31T23:30:00.000Z' });
+    const toolEntries: unknown[] = [
+      entry('book_flight', '2025-12-31T23:00:00.000Z'),
+      entry('book_flight', '2025-12-31T22:00:00.000Z'), // added later, seen earlier
+      entry('get_user', 'not a date'), // falls back to addedAt
+      { kind: 'tool' },
+      { kind: 'model', modelName: 'gpt-4o-mini', runId: 'r2', stepIndex: 0, firstSeenAt: '2025-12-31T23:10:00.000Z' },
+      { kind: 'model', modelName: 'gpt-4o-mini', runId: 'r3', stepIndex: 2, firstSeenAt: '2025-12-31T23:20:00.000Z' },
+      { kind: 'run', runId: 'r4', stepIndex: 1, deliveries: 5, firstSeenAt: '2025-12-31T23:40:00.000Z' },
+      { runId: 'old', toolName: 'get_user', stepIndex: 0 }, // written without a kind: a tool failure
+    ];
+    for (const toolEntry of toolEntries) await stores.toolDlq.push(toolEntry);
+    const messageEntry = { kind: 'message', rawBody: '{', reason: { code: 'MALFORMED_JSON', detail: '' }, receivedAt: '2025-12-31T23:30:00.000Z' };
+    await stores.messageDlq.push(messageEntry);
     await clock.advance(60_000);
     const metrics = await readDeadLetterMetrics(stores, { clock, pageSize: 3 });
-    expect(metrics.tool).toEqual({ depth: 4, oldestAgeMs: 2 * 3_600_000 + 60_000, oldestAt: '2025-12-31T22:00:00.000Z', entriesByTool: { book_flight: 2, get_user: 1, unknown: 1 } });
-    expect(metrics.message).toEqual({ depth: 1, oldestAgeMs: 30 * 60_000 + 60_000, oldestAt: '2025-12-31T23:30:00.000Z', entriesByReason: { MALFORMED_JSON: 1 } });
+    const bytesOf = (values: unknown[]) => values.reduce<number>((sum, value) => sum + new TextEncoder().encode(JSON.stringify(value)).length, 0);
+    expect(metrics.tool).toEqual({
+      depth: 8,
+      bytes: bytesOf(toolEntries),
+      oldestAgeMs: 2 * 3_600_000 + 60_000,
+      oldestAt: '2025-12-31T22:00:00.000Z',
+      entriesByKind: { tool: 5, model: 2, run: 1 },
+      entriesByTool: { book_flight: 2, get_user: 2, unknown: 1 },
+      entriesByModel: { 'gpt-4o-mini': 2 },
+    });
+    expect(metrics.message).toEqual({ depth: 1, bytes: bytesOf([messageEntry]), oldestAgeMs: 30 * 60_000 + 60_000, oldestAt: '2025-12-31T23:30:00.000Z', entriesByReason: { MALFORMED_JSON: 1 } });
     expect(metrics.measuredAt).toBe('2026-01-01T00:01:00.000Z');
+    await stores.toolDlq.push({ kind: 'something-else', runId: 'r5' });
+    expect((await readDeadLetterMetrics(stores, { clock })).tool.entriesByKind).toEqual({ tool: 5, model: 2, run: 1, unknown: 1 });
     await stores.toolDlq.purge();
-    expect((await readDeadLetterMetrics(stores, { clock })).tool).toEqual({ depth: 0, oldestAgeMs: null, oldestAt: null, entriesByTool: {} });
+    expect((await readDeadLetterMetrics(stores, { clock })).tool).toEqual({
+      depth: 0,
+      bytes: 0,
+      oldestAgeMs: null,
+      oldestAt: null,
+      entriesByKind: { tool: 0, model: 0, run: 0 },
+      entriesByTool: {},
+      entriesByModel: {},
+    });
+    // A custom DLQ without bytes(): the size is unknown, not 0.
+    const withoutBytes = { size: () => stores.messageDlq.size(), list: (options?: { limit?: number; offset?: number }) => stores.messageDlq.list(options) };
+    const custom = await readDeadLetterMetrics({ messageDlq: withoutBytes as unknown as typeof stores.messageDlq, toolDlq: stores.toolDlq }, { clock });
+    expect(custom.message).toMatchObject({ depth: 1, bytes: null, entriesByReason: { MALFORMED_JSON: 1 } });
   });
 });

@@ -66,6 +66,15 @@ export interface WorkerOutput {
 /** Events printed on stderr as warnings (text output); every other event goes to stdout. */
 const STDERR_EVENTS: ReadonlySet<WorkerEvent['type']> = new Set(['delivery-failed', 'delivery-limit-exceeded', 'lease-lost']);
 
+/** An error's message on one line (a `ToolrunError`'s as the CLI prints it); never throws. */
+function errorText(error: unknown): string {
+  try {
+    return ToolrunError.is(error) ? describeError(error) : error instanceof Error ? error.message.replaceAll('\n', ' ') : String(error);
+  } catch {
+    return 'an unreadable error';
+  }
+}
+
 function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }
@@ -156,7 +165,7 @@ export function createWorkerOutput(options: WorkerOutputOptions): WorkerOutput {
     onError(error) {
       if (ToolrunError.is(error) && error.code === 'LEASE_LOST') return; // the lease-lost event says it
       // every other error reaches the operator through an event line (delivery-failed, delivery-limit-exceeded)
-      lastError = redact(describeError(error)).slice(0, 300);
+      lastError = redact(errorText(error)).slice(0, 300);
       if (options.debug) {
         writeError(`toolrun worker: debug: ${lastError}`);
         if (error instanceof Error && error.stack) writeError(redact(error.stack));
@@ -202,7 +211,7 @@ export function guardConfigOnEvent(onEvent: ((event: WorkerEvent) => void) | und
       onEvent(event);
     } catch (error) {
       failures += 1;
-      if (failures === 1) writeError(`toolrun: the config's onEvent threw on a ${event.type} event (ignored; later ones not shown): ${redactor.text(describeError(error).slice(0, 4096)).slice(0, 300)}`);
+      if (failures === 1) writeError(`toolrun: the config's onEvent threw on a ${event.type} event (ignored; later ones not shown): ${redactor.text(errorText(error).slice(0, 4096)).slice(0, 300)}`);
     }
   };
 }
