@@ -7,7 +7,7 @@ import type { ToolResult } from '../core/tool-result.ts';
 import type { ChatMessage, Model, ModelToolCall, TokenUsage } from './messages.ts';
 import { readBudgets, type ToolBudgetState, type ToolFailureInfo } from './run-state.ts';
 import { callModel, resolveModelPolicy, type ModelFailureInfo, type ModelPolicyOptions } from './model-policy.ts';
-import { truncateText } from '../core/build-failure.ts';
+import { redactBounded } from '../core/build-failure.ts';
 import { systemRandom, type RandomSource } from '../core/ports/clock.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 
@@ -166,7 +166,20 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
   const hooks = options.hooks;
   const modelPolicy = resolveModelPolicy(options.modelPolicy);
   const modelName = modelNameOf(options.model, options.modelName);
-  const describeModelError = (text: string) => truncateText(runtime.redactor.text(truncateText(text, 8192)), 1024);
+  const describeModelError = (text: string) => redactBounded(runtime.redactor, text, 1024);
+  // budgets are kept per tool in the checkpoint: an invented name is model text, bounded and redacted like any
+  const checkpointArgs = (failure: ToolFailureInfo): unknown => {
+    let args = failure.toolArgs;
+    if (typeof args === 'string') {
+      try {
+        args = args.length <= 1_048_576 ? (JSON.parse(args) as unknown) : redactBounded(runtime.redactor, args, 8192);
+      } catch {
+        args = redactBounded(runtime.redactor, args as string, 8192);
+      }
+    }
+    return runtime.redactor.value(args, runtime.getTool(failure.toolName)?.definition.sensitive ?? [], { maxTextBytes: 8192 });
+  };
+  const budgetKey = (name: string) => (runtime.getTool(name) ? name : redactBounded(runtime.redactor, String(name), 128));
   const startedAt = clock.now();
   const deadlineAt = options.deadlineMs !== undefined ? startedAt + options.deadlineMs : undefined;
 
@@ -210,7 +223,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
     const text = extra.text ?? null;
     await save(status, {
       ...(text !== null ? { text } : {}),
-      ...(extra.failure ? { failure: extra.failure as unknown as JsonValue } : {}),
+      // the checkpoint keeps the failed call's arguments redacted and bounded (a replay reads the real ones from the conversation)
+      ...(extra.failure ? { failure: { ...extra.failure, toolArgs: checkpointArgs(extra.failure) } as unknown as JsonValue } : {}),
       ...(extra.modelError ? { modelError: extra.modelError } : {}),
       ...(extra.modelFailure ? { modelFailure: extra.modelFailure as unknown as JsonValue } : {}),
     });
@@ -272,7 +286,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
         const key = ledgerKey(runId, stepIndex, callIndex);
         const recorded = persistence ? await persistence.ledger.get(key) : undefined;
         if (recorded !== undefined) return { kind: 'result' as const, call, result: recorded as unknown as ToolResult, record: undefined };
-        const resolvedName = call.name;
+        const resolvedName = budgetKey(call.name);
         const budget = budgets[resolvedName] ?? { attempts: 0, retries: 0, lastFailedTransient: false, lastError: null };
         const breakerOpen = runtime.sessionBreakers?.check(sessionId, resolvedName).state === 'open';
         if ((budget.retries >= retryBudget && budget.lastFailedTransient) || (breakerOpen && budget.attempts > 0)) {
@@ -316,12 +330,12 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
       }
       const { call, result, record } = outcome;
       if (record) {
-        const name = record.toolName;
+        const name = budgetKey(record.toolName);
         const budget = (budgets[name] ??= { attempts: 0, retries: 0, lastFailedTransient: false, lastError: null });
         budget.attempts += result.attempts;
         budget.retries += Math.max(0, result.attempts - 1);
         budget.lastFailedTransient = result.status === 'failed' && result.error.type === 'environment';
-        if (record.error) budget.lastError = { kind: record.error.kind, status: record.error.status, message: runtime.redactor.text(record.error.message).slice(0, 2048) };
+        if (record.error) budget.lastError = { kind: record.error.kind, status: record.error.status, message: redactBounded(runtime.redactor, record.error.message, 2048) };
         const fallbacks = runtime.getTool(name)?.definition.fallbacks ?? [];
         const brokenForEveryone = result.status === 'failed' && (record.misconfiguration || result.error.code === 'CIRCUIT_OPEN');
         if (brokenForEveryone && fallbacks.length === 0) {

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { systemClock, type Clock } from '../core/ports/clock.ts';
 import type { QueueDelivery, Stores } from '../core/ports/stores.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
+import { redactBounded } from '../core/build-failure.ts';
 import { deadLetterPoisonMessage, handleMessage, recordDeliveryError, type HandleMessageOptions, type HandleMessageResult } from './handle-message.ts';
 import { keepLease, type LeaseKeeper } from './keep-lease.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
@@ -181,7 +182,7 @@ export function createWorker(options: WorkerOptions): Worker {
         return undefined;
       }
     })();
-    const shown = redactor ? redactor.text(errorText.slice(0, 4096)).slice(0, 1024) : '(not shown: no redactor)';
+    const shown = redactor ? redactBounded(redactor, errorText, 1024) : '(not shown: no redactor)';
     if (!transient && delivery.deliveries >= maxDeliveries) {
       try {
         const result = await deadLetterPoisonMessage(

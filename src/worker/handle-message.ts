@@ -7,7 +7,8 @@ import type { ToolFailureInfo } from '../agent/run-state.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
 import type { CompiledToolSchema } from '../core/ports/schema-validator.ts';
-import { truncateText } from '../core/build-failure.ts';
+import { redactBounded, truncateText } from '../core/build-failure.ts';
+import { redactFieldErrors } from '../core/redact-fields.ts';
 import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
@@ -168,11 +169,13 @@ function reject(
 ): MessageFailureEntry {
   const body = typeof message?.body === 'string' ? message.body : describeNonStringBody(message?.body);
   const cut = body.length > MAX_REJECTED_BODY_BYTES && utf8Length(body) > MAX_REJECTED_BODY_BYTES;
-  const kept = (fields ?? []).slice(0, MAX_REJECTED_FIELDS).map((field) => ({
-    path: truncateText(redactor.text(truncateText(field.path, 4096)), 256),
+  // each text cut, then redacted, then cut; a field at a sensitive key (`/password`) has its `received` masked whole
+  const redacted = redactFieldErrors(redactor, (fields ?? []).slice(0, MAX_REJECTED_FIELDS), { maxBytes: 256 });
+  const kept = redacted.fields.map((field) => ({
+    path: redactBounded(redactor, field.path, 256),
     problem: field.problem,
-    ...(field.expected !== undefined ? { expected: truncateText(field.expected, 256) } : {}),
-    ...(field.received !== undefined ? { received: truncateText(redactor.text(truncateText(field.received, 4096)), 256) } : {}),
+    ...(field.expected !== undefined ? { expected: redactBounded(redactor, field.expected, 256) } : {}),
+    ...(field.received !== undefined ? { received: redactBounded(redactor, field.received, 256) } : {}),
   }));
   return {
     kind: 'message',
@@ -181,7 +184,7 @@ function reject(
     ...(cut ? { rawBodyTruncated: true } : {}),
     reason: {
       code,
-      detail: truncateText(redactor.text(truncateText(detail, 8192)), 1024),
+      detail: redacted.maskText(redactBounded(redactor, detail, 1024)),
       ...(kept.length > 0 ? { fields: kept } : {}),
       ...(extra.deliveries !== undefined ? { deliveries: extra.deliveries } : {}),
     },
@@ -422,7 +425,7 @@ function describeThrown(error: unknown, redactor: Redactor): string {
   } catch {
     text = Object.prototype.toString.call(error);
   }
-  return truncateText(redactor.text(truncateText(text, 8192)), 1024);
+  return redactBounded(redactor, text, 1024);
 }
 
 /**
@@ -493,7 +496,7 @@ export async function deadLetterPoisonMessage(message: RunMessage, options: Pois
       runId: checkpoint.runId,
       stepIndex: checkpoint.stepIndex,
       deliveries: options.deliveries,
-      lastError: { kind: options.lastError === undefined ? 'crash' : 'exception', status: null, message: truncateText(runtime.redactor.text(error), 1024) },
+      lastError: { kind: options.lastError === undefined ? 'crash' : 'exception', status: null, message: redactBounded(runtime.redactor, error, 1024) },
       conversationRef: checkpoint.conversationRef,
       tokensSpent: { ...checkpoint.tokensSpent },
       firstSeenAt: new Date(clock.now()).toISOString(),

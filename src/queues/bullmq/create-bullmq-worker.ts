@@ -2,6 +2,16 @@ import { DelayedError, Worker, type ConnectionOptions, type Job, type WorkerOpti
 import { systemClock } from '../../core/ports/clock.ts';
 import type { DeadLetterQueue, Stores } from '../../core/ports/stores.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
+import { redactBounded } from '../../core/build-failure.ts';
+
+/** A thrown value's text; never throws. */
+function describeError(error: unknown): string {
+  try {
+    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  } catch {
+    return 'an unreadable error';
+  }
+}
 import { deadLetterPoisonMessage, handleMessage, recordDeliveryError, type HandleMessageOptions, type HandleMessageResult } from '../../worker/handle-message.ts';
 import { resolveRuntime } from '../../worker/resolve-runtime.ts';
 import { isTransientStoreError } from '../../worker/store-errors.ts';
@@ -187,7 +197,7 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
         stats.failedDeliveries += 1;
         const transient = isTransientStoreError(error);
         const redactor = resolveRuntime(handleOptions, stores).runtime.redactor;
-        const shown = redactor.text(String((error as Error)?.message ?? error).slice(0, 4096)).slice(0, 1024);
+        const shown = redactBounded(redactor, describeError(error), 1024);
         if (!transient && deliveries >= maxDeliveries) {
           onError?.(error);
           const poisoned = await deadLetterPoisonMessage(message, { ...handleOptions, stores, queues, lastError: error, deliveries });
