@@ -339,13 +339,13 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
       firstSeenAt: now(),
     });
     if (await pushResumable(entry, stores, options)) {
-      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, toolName: entry.toolName, runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', kind: 'tool', reason: entry.reason, lastError: entry.lastError.message, toolName: entry.toolName, runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
       result.toolFailure = entry;
     }
   } else if (run.status === 'model_failed' && run.modelFailure) {
     const entry = buildModelFailureEntry(run.runId, run.conversationRef, run.tokensSpent, run.modelFailure, messageId ?? '', now());
     if (await pushResumable(entry, stores, options)) {
-      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, modelName: entry.modelName, runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', kind: 'model', reason: entry.reason, lastError: entry.lastError.message, modelName: entry.modelName, runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
       result.modelFailure = entry;
     }
   }
@@ -354,7 +354,7 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
 
 async function rejectMessage(entry: MessageFailureEntry, messageId: string | undefined, options: HandleMessageOptions, clock: Clock): Promise<HandleMessageResult> {
   const added = await pushDeadLetter(options.queues.messageDlq, messageId === undefined ? undefined : messageDeadLetterKey(messageId), entry);
-  if (added) options.onEvent?.({ type: 'dead-letter-add', queue: 'message', reason: entry.reason.code, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+  if (added) options.onEvent?.({ type: 'dead-letter-add', queue: 'message', kind: 'message', reason: entry.reason.code, lastError: entry.reason.detail, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
   return { status: 'rejected', runId: null, messageId, reason: entry.reason, alreadyFinished: !added };
 }
 
@@ -506,7 +506,7 @@ export async function deadLetterPoisonMessage(message: RunMessage, options: Pois
     const added = await pushResumable(entry, stores, options);
     if (added) {
       options.onEvent?.({ type: 'delivery-limit-exceeded', messageId: messageId ?? '', runId: checkpoint.runId, deliveries: options.deliveries, queue: 'tool', error: entry.lastError.message, at: clock.now() });
-      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', reason: entry.reason, runId: checkpoint.runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', kind: 'run', reason: entry.reason, lastError: entry.lastError.message, runId: checkpoint.runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
     }
     return { status: 'delivery_limit_exceeded', runId: checkpoint.runId, messageId, queue: 'tool', deliveries: options.deliveries, alreadyFinished: !added };
   }
@@ -514,7 +514,7 @@ export async function deadLetterPoisonMessage(message: RunMessage, options: Pois
   const added = await pushDeadLetter(options.queues.messageDlq, messageId === undefined ? undefined : messageDeadLetterKey(messageId), entry);
   if (added) {
     options.onEvent?.({ type: 'delivery-limit-exceeded', messageId: messageId ?? '', runId: null, deliveries: options.deliveries, queue: 'message', error: entry.reason.detail, at: clock.now() });
-    options.onEvent?.({ type: 'dead-letter-add', queue: 'message', reason: entry.reason.code, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+    options.onEvent?.({ type: 'dead-letter-add', queue: 'message', kind: 'message', reason: entry.reason.code, lastError: entry.reason.detail, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
   }
   return { status: 'delivery_limit_exceeded', runId: null, messageId, queue: 'message', deliveries: options.deliveries, alreadyFinished: !added };
 }
@@ -553,9 +553,12 @@ async function ensureDeadLettered(
   options.onEvent?.({
     type: 'dead-letter-add',
     queue: 'tool',
+    kind: entry.kind,
     reason: entry.reason,
+    lastError: entry.lastError.message,
     ...(entry.kind === 'tool' ? { toolName: entry.toolName } : { modelName: entry.modelName }),
     runId: entry.runId,
+    ...(checkpoint.messageId !== '' ? { messageId: checkpoint.messageId } : {}),
     at: clock.now(),
   });
   return entry;
