@@ -11,6 +11,8 @@ export interface FailureParts {
   /** Overrides the code's default retryability (e.g. an environment failure after retries is not retryable). */
   retryable?: boolean;
   fields?: FieldError[];
+  /** Field-level problems found but not in `fields` (the envelope's `omitted_fields`). */
+  omittedFields?: number;
   retryAfterMs?: number;
   availableTools?: string[];
   closestTool?: string;
@@ -88,6 +90,7 @@ export function buildFailure(parts: FailureParts): ToolFailureError {
     suggestion: parts.suggestion ?? defaultSuggestion(parts.code, parts.fallbacks),
   };
   if (parts.fields && parts.fields.length > 0) error.fields = parts.fields;
+  if (parts.omittedFields !== undefined && parts.omittedFields > 0) error.omitted_fields = parts.omittedFields;
   if (parts.retryAfterMs !== undefined) error.retry_after_ms = parts.retryAfterMs;
   if (parts.availableTools) error.available_tools = parts.availableTools;
   if (parts.closestTool !== undefined) error.closest_tool = parts.closestTool;

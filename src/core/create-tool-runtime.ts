@@ -326,7 +326,9 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         const validation = await tool.validator.validate(parsed.value);
         if (!validation.ok) {
           sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(parsed.value) });
-          return fail({ code: validation.code, message: validation.message, detail: validation.detail, suggestion: validation.suggestion, fields: validation.fields });
+          // A validator may report problems it did not describe (the Ajv one describes at most 1,000).
+          const omittedFields = 'omittedFields' in validation && typeof validation.omittedFields === 'number' ? validation.omittedFields : 0;
+          return fail({ code: validation.code, message: validation.message, detail: validation.detail, suggestion: validation.suggestion, fields: validation.fields, omittedFields });
         }
         normalisations.push(...validation.normalisations);
         parsedArguments = validation.value;

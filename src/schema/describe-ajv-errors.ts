@@ -31,7 +31,7 @@ import { summariseFieldErrors, type DescribedFieldError, type ValidationFailure 
  */
 export function describeAjvErrors(errors: readonly ErrorObject[], rootSchema: JsonSchema): ValidationFailure {
   const { fields, notDescribed } = describeBounded(errors, rootSchema);
-  return summariseFieldErrors(fields, notDescribed > 0 ? { totalProblems: fields.length + notDescribed } : {});
+  return summariseFieldErrors(fields, { notDescribed });
 }
 
 /**

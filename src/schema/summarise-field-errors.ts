@@ -25,6 +25,8 @@ export interface ValidationFailure {
   detail: string;
   suggestion: string;
   fields: FieldError[];
+  /** Problems found but not described in `fields` (beyond the describer's cap); absent when none. */
+  omittedFields?: number;
 }
 
 /**
@@ -36,11 +38,11 @@ export interface ValidationFailure {
  * An empty list still yields a failure, with one root field (`path: ""`), so every invalid
  * instance names at least one field.
  *
- * `totalProblems` (when more problems were found than `described` holds) is the count the message
- * states. The texts are joined only up to their bounds, so thousands of fields cost no more text
- * than a few.
+ * `notDescribed` (problems found but left out of `described`) is added to the count the message
+ * states and returned as `omittedFields`. The texts are joined only up to their bounds, so
+ * thousands of fields cost no more text than a few.
  */
-export function summariseFieldErrors(described: readonly DescribedFieldError[], options: { totalProblems?: number } = {}): ValidationFailure {
+export function summariseFieldErrors(described: readonly DescribedFieldError[], options: { notDescribed?: number } = {}): ValidationFailure {
   const unique = deduplicate(described);
   if (unique.length === 0) {
     unique.push({
@@ -54,7 +56,8 @@ export function summariseFieldErrors(described: readonly DescribedFieldError[], 
   }
   const code = commonCode(unique.map((field) => field.code));
   const first = unique[0];
-  const total = Math.max(unique.length, options.totalProblems ?? 0);
+  const notDescribed = Math.max(0, options.notDescribed ?? 0);
+  const total = unique.length + notDescribed;
   const message =
     total === 1 && first !== undefined
       ? first.headline
@@ -69,6 +72,7 @@ export function summariseFieldErrors(described: readonly DescribedFieldError[], 
     detail,
     suggestion,
     fields: unique.map(({ code: _code, headline: _headline, fix: _fix, ...field }) => field),
+    ...(notDescribed > 0 ? { omittedFields: notDescribed } : {}),
   };
 }
 
