@@ -26,7 +26,8 @@ const TRANSIENT_CODES: ReadonlySet<string> = new Set([
   'STORE_UNAVAILABLE',
 ]);
 
-const TRANSIENT_MESSAGES = /\b(?:Connection is closed|Connection terminated|connect ECONNREFUSED|Stream isn't writeable|Reached the max retries per request|the database system is (?:starting up|shutting down)|terminating connection)\b/i;
+const TRANSIENT_MESSAGES =
+  /\b(?:Connection is closed|Connection terminated|Connection ended unexpectedly|connect ECONNREFUSED|Stream isn't writeable|Reached the max retries per request|the database system is (?:starting up|shutting down|in recovery mode|not yet accepting connections)|terminating connection|Client has encountered a connection error|timeout exceeded when trying to connect|Cannot use a pool after calling end|database is locked|Redis is loading|LOADING Redis|READONLY You can't write against a read only replica)\b/i;
 
 /**
  * Whether a failure of `handleMessage` was a store outage (unreachable, restarting, busy, a
