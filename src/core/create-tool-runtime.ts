@@ -305,7 +305,36 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           normalisations.push(`tool-name-resolved:${truncateText(requestedName, 256)}->${resolution.match}`);
           toolName = resolution.match;
         }
-        if (!tool) return unknownTool(resolution.closest);
+        if (!tool) {
+          // `TOOL_NOT_FOUND`, counted by the session breaker under the name the model sent.
+          const closest = resolution.closest;
+          const shownName = boundToolName(redactor, requestedName);
+          const names = registry.names;
+          const listed = names.slice(0, 50);
+          const available = `${listed.join(', ')}${names.length > listed.length ? `, … (${names.length - listed.length} more)` : ''}`;
+          const closestFields = closest !== undefined ? { closestTool: closest } : {};
+          if (sessionBreakers && sessionBreakers.check(sessionId, requestedName).state === 'open') {
+            errorRecord = { kind: 'not_found', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}, called too many times in this session`, causes: [] };
+            return fail({
+              code: 'TOO_MANY_FAILURES',
+              message: `There is no tool named "${shownName}", and it was called too many times in this session`,
+              detail: `Available tools: ${available}.`,
+              suggestion: `Stop calling "${shownName}": it does not exist. ${closest ? `Call "${closest}" if it does what you need, or another of the available tools` : 'Call one of the available tools'}, or answer the user with what you have.`,
+              availableTools: [...listed],
+              ...closestFields,
+            });
+          }
+          sessionBreakers?.recordFailure(sessionId, requestedName, { kind: 'counted' });
+          errorRecord = { kind: 'not_found', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}`, causes: [] };
+          return fail({
+            code: 'TOOL_NOT_FOUND',
+            message: `There is no tool named "${shownName}"`,
+            detail: `Available tools: ${available}.${closest ? ` Did you mean "${closest}"?` : ''}`,
+            suggestion: closest ? `Call "${closest}" instead if it does what you need, or another of the available tools.` : 'Call one of the available tools instead, or answer without a tool.',
+            availableTools: [...listed],
+            ...closestFields,
+          });
+        }
       }
       const definition = tool.definition;
 
@@ -390,7 +419,39 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         });
         const attemptRecord: AttemptRecord = { attempt, durationMs: clock.now() - attemptStartedAt, outcome: 'success' };
         attempts.push(attemptRecord);
-        if (outcome.ok) return await succeed(outcome.value, attemptRecord);
+        if (outcome.ok) {
+          const value = outcome.value;
+          if (limitTrips > 0 && typeof value === 'object' && value !== null && limitEnvelopes.has(value)) {
+            // The tool returned the envelope of a nested call that hit the call limit: it recursed.
+            attemptRecord.outcome = 'CALL_LIMIT_EXCEEDED';
+            errorRecord = { kind: 'call_limit', status: null, message: 'the tool returned a CALL_LIMIT_EXCEEDED envelope of a nested call (it calls the runtime recursively)', causes: [] };
+            return fail({
+              code: 'CALL_LIMIT_EXCEEDED',
+              message: `${toolName} called tools recursively until the runtime's limit of ${maxInFlightCalls} calls in flight`,
+              detail: 'A nested call of this tool was refused because too many calls were running; the tool returned that refusal.',
+            });
+          }
+          // A success envelope holding a copy of the result's JSON, or a failure when it is not JSON.
+          const built = buildSuccess(value, envelopeBase());
+          if (built.status === 'failed' && built.error.code === 'TOOL_EXCEPTION') {
+            attemptRecord.outcome = 'TOOL_EXCEPTION';
+            errorRecord = { kind: 'exception', status: null, message: `the tool returned a value that is not JSON: ${built.error.detail}`, causes: [] };
+            sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'counted' });
+            return fail({ code: 'TOOL_EXCEPTION', message: built.error.message, detail: built.error.detail });
+          }
+          // A success, or OUTPUT_TOO_LARGE: the tool worked; the model must ask for less.
+          if (sessionBreakers) sessionBreakers.recordSuccess(sessionId, toolName);
+          if (sharedBreaker) {
+            const probe = heldProbe;
+            heldProbe = undefined;
+            await sharedBreaker.recordSuccess(toolName, probe?.id).catch(() => undefined);
+          }
+          if (built.status === 'failed') {
+            attemptRecord.outcome = built.error.code;
+            return finish(boundFailureEnvelope(built, redactor, bounds));
+          }
+          return finish(built);
+        }
         thrown = outcome.thrown;
         classified = classify(outcome.thrown, outcome.abortReason);
         attemptRecord.outcome = classified.code;
@@ -456,73 +517,6 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         heldProbe = undefined;
         await sharedBreaker.releaseProbe(toolName, probe.id).catch(() => undefined);
       }
-    }
-
-    /** `TOOL_NOT_FOUND`, counted by the session breaker under the name the model sent. */
-    function unknownTool(closest: string | undefined): ToolCallRecord {
-      const shownName = boundToolName(redactor, requestedName);
-      const names = registry.names;
-      const listed = names.slice(0, 50);
-      const available = `${listed.join(', ')}${names.length > listed.length ? `, … (${names.length - listed.length} more)` : ''}`;
-      const closestFields = closest !== undefined ? { closestTool: closest } : {};
-      if (sessionBreakers && sessionBreakers.check(sessionId, requestedName).state === 'open') {
-        errorRecord = { kind: 'not_found', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}, called too many times in this session`, causes: [] };
-        return fail({
-          code: 'TOO_MANY_FAILURES',
-          message: `There is no tool named "${shownName}", and it was called too many times in this session`,
-          detail: `Available tools: ${available}.`,
-          suggestion: `Stop calling "${shownName}": it does not exist. ${closest ? `Call "${closest}" if it does what you need, or another of the available tools` : 'Call one of the available tools'}, or answer the user with what you have.`,
-          availableTools: [...listed],
-          ...closestFields,
-        });
-      }
-      sessionBreakers?.recordFailure(sessionId, requestedName, { kind: 'counted' });
-      errorRecord = { kind: 'not_found', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}`, causes: [] };
-      return fail({
-        code: 'TOOL_NOT_FOUND',
-        message: `There is no tool named "${shownName}"`,
-        detail: `Available tools: ${available}.${closest ? ` Did you mean "${closest}"?` : ''}`,
-        suggestion: closest ? `Call "${closest}" instead if it does what you need, or another of the available tools.` : 'Call one of the available tools instead, or answer without a tool.',
-        availableTools: [...listed],
-        ...closestFields,
-      });
-    }
-
-    /** The tool returned: a success envelope holding a copy of its JSON, or a failure when it is not JSON. */
-    async function succeed(value: unknown, attemptRecord: AttemptRecord): Promise<ToolCallRecord> {
-      if (limitTrips > 0 && typeof value === 'object' && value !== null && limitEnvelopes.has(value)) {
-        // The tool returned the envelope of a nested call that hit the call limit: it recursed.
-        attemptRecord.outcome = 'CALL_LIMIT_EXCEEDED';
-        errorRecord = { kind: 'call_limit', status: null, message: 'the tool returned a CALL_LIMIT_EXCEEDED envelope of a nested call (it calls the runtime recursively)', causes: [] };
-        return fail({
-          code: 'CALL_LIMIT_EXCEEDED',
-          message: `${toolName} called tools recursively until the runtime's limit of ${maxInFlightCalls} calls in flight`,
-          detail: 'A nested call of this tool was refused because too many calls were running; the tool returned that refusal.',
-        });
-      }
-      const base = envelopeBase();
-      const success = buildSuccess(value, base);
-      if (success.status === 'failed') {
-        attemptRecord.outcome = success.error.code;
-        if (success.error.code === 'TOOL_EXCEPTION') {
-          errorRecord = { kind: 'exception', status: null, message: `the tool returned a value that is not JSON: ${success.error.detail}`, causes: [] };
-          sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'counted' });
-          return fail({ code: 'TOOL_EXCEPTION', message: success.error.message, detail: success.error.detail });
-        }
-        // OUTPUT_TOO_LARGE: the tool worked; the model must ask for less.
-        if (sessionBreakers) sessionBreakers.recordSuccess(sessionId, toolName);
-        if (sharedBreaker) await reportSuccess();
-        return finish(boundFailureEnvelope(success, redactor, bounds));
-      }
-      if (sessionBreakers) sessionBreakers.recordSuccess(sessionId, toolName);
-      if (sharedBreaker) await reportSuccess();
-      return finish(success);
-    }
-
-    async function reportSuccess(): Promise<void> {
-      const probe = heldProbe;
-      heldProbe = undefined;
-      await sharedBreaker?.recordSuccess(toolName, probe?.id).catch(() => undefined);
     }
   }
 

@@ -45,7 +45,8 @@ function startTimer(clock: Clock, ms: number, callback: () => void): () => void 
 /**
  * Executes a tool once, bounded by `timeoutMs` on the injected clock. On timeout or caller abort the
  * tool's `context.signal` is aborted (the work is cancelled, not just no longer awaited) and the
- * attempt settles at once; a late result or rejection of the tool is ignored. The signal's
+ * attempt settles at once; a late result or rejection of the tool is ignored. The timer is started a
+ * microtask after the tool was called, and not at all when the tool has settled by then. The signal's
  * AbortController is created only when the tool reads `context.signal`, so tools that do not
  * listen for cancellation pay nothing for it.
  */
@@ -85,13 +86,16 @@ export function runAttempt(
       return;
     }
     callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-    cancelTimer = startTimer(options.clock, options.timeoutMs, () => {
+    const startTimeout = () => {
       if (settled) return;
-      abortReason ??= 'timeout';
-      const reason = new DOMException(`The tool did not answer within ${options.timeoutMs} ms`, 'TimeoutError');
-      abortWork(reason);
-      finish({ ok: false, thrown: reason, abortReason: 'timeout' });
-    });
+      cancelTimer = startTimer(options.clock, options.timeoutMs, () => {
+        if (settled) return;
+        abortReason ??= 'timeout';
+        const reason = new DOMException(`The tool did not answer within ${options.timeoutMs} ms`, 'TimeoutError');
+        abortWork(reason);
+        finish({ ok: false, thrown: reason, abortReason: 'timeout' });
+      });
+    };
 
     const toolContext = new AttemptContext(context, () => {
       if (!controller) {
@@ -111,5 +115,8 @@ export function runAttempt(
       (value) => finish({ ok: true, value }),
       (thrown: unknown) => finish({ ok: false, thrown, abortReason }),
     );
+    // The timer starts one microtask later, after the settlement of a tool that answered at once
+    // (most do): such a call never creates a timer. A tool still running then gets its timeout.
+    queueMicrotask(startTimeout);
   });
 }

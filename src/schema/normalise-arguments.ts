@@ -1,5 +1,5 @@
 import type { JsonSchema } from '../core/ports/schema-validator.ts';
-import { escapeJsonPointerToken, parseJsonPointer } from './json-pointer.ts';
+import { parseJsonPointer, toJsonPointer } from './json-pointer.ts';
 
 /** Which schema-driven normalisations {@link normaliseArguments} applies. */
 export interface NormaliseOptions {
@@ -37,42 +37,74 @@ export function normaliseArguments(value: unknown, schema: JsonSchema, options: 
   const normalisations: string[] = [];
   if (!options.nullAsAbsent && options.coerce === 'none') return { value, normalisations };
   const walker = new Walker(schema, options, normalisations);
-  return { value: walker.visit(value, schema, '', 0), normalisations };
+  return { value: walker.visit(value, schema, 0), normalisations };
 }
 
+/** The properties and required names a schema object declares (with its `allOf` parts), per schema object. */
+interface DeclaredProperties {
+  properties: Map<string, unknown>;
+  required: Set<string>;
+}
+
+/**
+ * Compiled schemas are not changed after compilation, so what they declare is computed once per
+ * schema object (and root, which `$ref`s resolve against).
+ */
+const declaredCache = new WeakMap<object, WeakMap<object, DeclaredProperties>>();
+
 class Walker {
+  /** The JSON Pointer of the value being visited, as segments: built into a string only for a normalisation. */
+  private readonly segments: Array<string | number> = [];
+  private readonly declared: WeakMap<object, DeclaredProperties>;
+
   constructor(
     private readonly root: JsonSchema,
     private readonly options: NormaliseOptions,
     private readonly normalisations: string[],
-  ) {}
+  ) {
+    const rootKey = typeof root === 'object' && root !== null ? root : Walker;
+    let declared = declaredCache.get(rootKey);
+    if (declared === undefined) {
+      declared = new WeakMap();
+      declaredCache.set(rootKey, declared);
+    }
+    this.declared = declared;
+  }
 
-  visit(value: unknown, rawSchema: unknown, path: string, depth: number): unknown {
+  visit(value: unknown, rawSchema: unknown, depth: number): unknown {
     const schema = this.resolve(rawSchema);
     if (schema === undefined || depth > 64) return value;
-    if (typeof value === 'string') return this.coerce(value, schema, path);
-    if (Array.isArray(value)) return this.visitArray(value, schema, path, depth);
-    if (typeof value === 'object' && value !== null) return this.visitObject(value as Record<string, unknown>, schema, path, depth);
+    if (typeof value === 'string') return this.coerce(value, schema);
+    if (Array.isArray(value)) return this.visitArray(value, schema, depth);
+    if (typeof value === 'object' && value !== null) return this.visitObject(value as Record<string, unknown>, schema, depth);
     return value;
   }
 
-  private visitObject(value: Record<string, unknown>, schema: Record<string, unknown>, path: string, depth: number): unknown {
+  private path(): string {
+    return toJsonPointer(this.segments);
+  }
+
+  private visitObject(value: Record<string, unknown>, schema: Record<string, unknown>, depth: number): unknown {
     const { properties, required } = this.collectProperties(schema);
     if (properties.size === 0) return value;
     let copy: Record<string, unknown> | undefined;
-    for (const [key, inner] of Object.entries(value)) {
+    for (const key of Object.keys(value)) {
       const propertySchema = properties.get(key);
       if (propertySchema === undefined) continue;
-      const innerPath = `${path}/${escapeJsonPointerToken(key)}`;
+      const inner = value[key];
       if (inner === null) {
         if (this.options.nullAsAbsent && !required.has(key) && this.rejectsNull(propertySchema, 0)) {
           copy ??= { ...value };
           delete copy[key];
-          this.normalisations.push(`null-as-absent:${innerPath}`);
+          this.segments.push(key);
+          this.normalisations.push(`null-as-absent:${this.path()}`);
+          this.segments.pop();
         }
         continue;
       }
-      const next = this.visit(inner, propertySchema, innerPath, depth + 1);
+      this.segments.push(key);
+      const next = this.visit(inner, propertySchema, depth + 1);
+      this.segments.pop();
       if (next !== inner) {
         copy ??= { ...value };
         copy[key] = next;
@@ -81,23 +113,26 @@ class Walker {
     return copy ?? value;
   }
 
-  private visitArray(value: unknown[], schema: Record<string, unknown>, path: string, depth: number): unknown {
+  private visitArray(value: unknown[], schema: Record<string, unknown>, depth: number): unknown {
     const prefixItems = Array.isArray(schema.prefixItems) ? (schema.prefixItems as unknown[]) : Array.isArray(schema.items) ? (schema.items as unknown[]) : [];
     const items = isSchemaObject(schema.items) ? schema.items : undefined;
     let copy: unknown[] | undefined;
-    value.forEach((inner, index) => {
+    for (let index = 0; index < value.length; index++) {
       const itemSchema = index < prefixItems.length ? prefixItems[index] : items;
-      if (itemSchema === undefined) return;
-      const next = this.visit(inner, itemSchema, `${path}/${index}`, depth + 1);
+      if (itemSchema === undefined) continue;
+      const inner = value[index];
+      this.segments.push(index);
+      const next = this.visit(inner, itemSchema, depth + 1);
+      this.segments.pop();
       if (next !== inner) {
         copy ??= [...value];
         copy[index] = next;
       }
-    });
+    }
     return copy ?? value;
   }
 
-  private coerce(value: string, schema: Record<string, unknown>, path: string): unknown {
+  private coerce(value: string, schema: Record<string, unknown>): unknown {
     if (this.options.coerce !== 'scalars') return value;
     const types = typesOf(schema);
     if (types.length === 0 || types.includes('string')) return value;
@@ -108,11 +143,19 @@ class Walker {
     } else if (types.includes('boolean') && (value === 'true' || value === 'false')) {
       converted = value === 'true';
     }
-    if (converted !== value) this.normalisations.push(`coerced:${path}`);
+    if (converted !== value) this.normalisations.push(`coerced:${this.path()}`);
     return converted;
   }
 
-  private collectProperties(schema: Record<string, unknown>): { properties: Map<string, unknown>; required: Set<string> } {
+  private collectProperties(schema: Record<string, unknown>): DeclaredProperties {
+    const cached = this.declared.get(schema);
+    if (cached !== undefined) return cached;
+    const declared = this.declareProperties(schema);
+    this.declared.set(schema, declared);
+    return declared;
+  }
+
+  private declareProperties(schema: Record<string, unknown>): DeclaredProperties {
     const properties = new Map<string, unknown>();
     const required = new Set<string>();
     const add = (part: Record<string, unknown>): void => {
