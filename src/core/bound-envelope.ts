@@ -66,6 +66,63 @@ function safeRedact(redactor: Pick<Redactor, 'text'>, text: unknown, maxBytes: n
   }
 }
 
+/** Texts up to this many characters that a redactor left unchanged are remembered as clean. */
+const MAX_REMEMBERED_CHARS = 512;
+/** How many clean texts are remembered per redactor (the set is emptied when full). */
+const MAX_REMEMBERED_TEXTS = 2048;
+
+/**
+ * A redactor that remembers which short texts it found clean: most envelope texts repeat (the
+ * suggestion of a code, `expected` of a format, a field's path), and a text that held nothing to
+ * mask the first time holds nothing the next. Only unchanged texts are remembered, so no secret is
+ * kept. One per redactor.
+ */
+const rememberingRedactors = new WeakMap<Redactor, Redactor>();
+
+function remembering(redactor: Redactor): Redactor {
+  let wrapped = rememberingRedactors.get(redactor);
+  if (wrapped !== undefined) return wrapped;
+  const clean = new Set<string>();
+  wrapped = {
+    value: (value, extraKeys, limits) => redactor.value(value, extraKeys, limits),
+    text: (text) => {
+      if (text.length > MAX_REMEMBERED_CHARS) return redactor.text(text);
+      if (clean.has(text)) return text;
+      const redacted = redactor.text(text);
+      if (redacted === text) {
+        if (clean.size >= MAX_REMEMBERED_TEXTS) clean.clear();
+        clean.add(text);
+      }
+      return redacted;
+    },
+    ...(typeof redactor.isSensitiveKey === 'function' ? { isSensitiveKey: (key: string, extraKeys?: readonly string[]) => redactor.isSensitiveKey!(key, extraKeys) } : {}),
+  };
+  rememberingRedactors.set(redactor, wrapped);
+  return wrapped;
+}
+
+/** Structure of an envelope besides its strings (keys, punctuation, numbers), in bytes: a generous upper bound. */
+const STRUCTURE_BYTES = 512;
+const FIELD_STRUCTURE_BYTES = 96;
+
+/**
+ * An upper bound of the envelope's JSON size, without serialising it: each string costs at most 6
+ * bytes per UTF-16 code unit as JSON (`\u0001`), plus its quotes.
+ */
+function jsonBytesAtMost(envelope: ToolFailure): number {
+  const error = envelope.error;
+  let units = envelope.tool_name.length + envelope.call_id.length + envelope.trace_id.length + error.message.length + error.detail.length + error.suggestion.length + (error.closest_tool?.length ?? 0);
+  let strings = 7;
+  for (const field of error.fields ?? []) {
+    units += field.path.length + field.problem.length + (field.expected?.length ?? 0) + (field.received?.length ?? 0) + (field.message?.length ?? 0);
+    strings += 5;
+  }
+  for (const name of error.available_tools ?? []) units += name.length;
+  for (const name of error.fallbacks ?? []) units += name.length;
+  strings += (error.available_tools?.length ?? 0) + (error.fallbacks?.length ?? 0);
+  return 6 * units + 3 * strings + STRUCTURE_BYTES + FIELD_STRUCTURE_BYTES * (error.fields?.length ?? 0);
+}
+
 function jsonBytes(value: unknown): number {
   return utf8ByteLength(JSON.stringify(value));
 }
@@ -77,7 +134,8 @@ function jsonBytes(value: unknown): number {
  * told how many: `omitted_fields` and "(and N more …)" at the end of `detail`. Never throws; the
  * result's JSON is at most `bounds.maxEnvelopeBytes` bytes (at least {@link MIN_MAX_ENVELOPE_BYTES}).
  */
-export function boundFailureEnvelope(envelope: ToolFailure, redactor: Redactor, bounds: EnvelopeBounds, sensitiveKeys?: readonly string[]): ToolFailure {
+export function boundFailureEnvelope(envelope: ToolFailure, givenRedactor: Redactor, bounds: EnvelopeBounds, sensitiveKeys?: readonly string[]): ToolFailure {
+  const redactor = remembering(givenRedactor);
   const source = envelope.error;
   const fields = source.fields ?? [];
   const redacted = redactFields(redactor, fields, bounds.maxFieldErrors, sensitiveKeys);
@@ -117,7 +175,8 @@ export function boundFailureEnvelope(envelope: ToolFailure, redactor: Redactor, 
     else delete error.fields;
   };
   setOmitted();
-  if (jsonBytes(result) <= bounds.maxEnvelopeBytes) return result;
+  // Most envelopes are far below the bound: an upper bound of their size settles it without serialising.
+  if (jsonBytesAtMost(result) <= bounds.maxEnvelopeBytes || jsonBytes(result) <= bounds.maxEnvelopeBytes) return result;
 
   // Over the bound: drop fields from the end, then shorten the lists, then the texts.
   while (kept.length > 1 && jsonBytes(result) > bounds.maxEnvelopeBytes) {
