@@ -226,7 +226,7 @@ const GO_FUNCTION = /^[\w./*()[\]{}-]+\([^()]*\)$/;
 const GO_FRAME_FILE = /^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?\s*$/;
 const FILE_URL = /file:\/\/\S+/g;
 const WINDOWS_PATH = /(?<![\w\\])[A-Za-z]:\\(?:[\w.@ ()$~-]+\\)*[\w.@()$~-]*/g;
-const UNC_PATH = /(?<![\w\\])\\\\[\w.$-]+\\[\w.$ -]+(?:\\[\w.$ -]+)*/g;
+const UNC_PATH = /(?<![\w\\])\\\\[\w.$-]+(?:\\[\w.@ ()$~-]+(?=\\))*\\[\w.@()$~-]*/g;
 const POSIX_PATH = /(?<![\w.:/~-])~?(?:\/[\w.@+-]+){2,}(?::\d+)*/g;
 const PATH_WITH_POSITION = /\(?<path>(?::\d+)+\)?/g;
 const GO_OFFSET = /<path> \+0x[0-9a-f]+/g;
