@@ -33,6 +33,7 @@ const booking = defineTool({
     if (user_id === 'blocked') throw new ToolError({ kind: 'precondition', status: 409, message: 'Error: the reservation cannot be changed within 24 hours of departure' });
     if (user_id === 'denied') throw new ToolError({ kind: 'auth', status: 401, message: 'invalid API key sk-live-0123456789abcdefghijkl' });
     if (user_id === 'huge') return { rows: 'r'.repeat(300_000) };
+    if (user_id === 'bigint') return { total: 10n };
     return { reservation_id: 'HATHAT', user_id };
   },
 });
@@ -64,6 +65,20 @@ async function scenarios(): Promise<Record<string, ToolResult>> {
   results.outputTooLarge = await run('book_reservation', { ...valid, user_id: 'huge' });
   results.authRejected = await run('book_reservation', { ...valid, user_id: 'denied' });
   results.circuitOpen = await run('book_reservation', valid);
+  // Bounds and guards (a runtime of its own where the tool must run: the breaker above is open).
+  results.unsafeInteger = await run('book_reservation', '{"user_id": "mia_li_3668", "cabin": "economy", "date": "2024-05-20", "passengers": 12345678901234567890}');
+  results.manyFieldErrors = await run('book_reservation', { ...valid, ...Object.fromEntries(Array.from({ length: 30 }, (_, n) => [`extra_${n}`, n])) });
+  const fresh = createToolRuntime({ tools: [booking], clock, random: () => 0, maxInFlightCalls: 1 });
+  const runFresh = (name: string, args: unknown, sessionId = 'fresh') => {
+    index += 1;
+    return fresh.run({ name, args, callId: `call_${index}`, traceId: `trace_${index}`, sessionId });
+  };
+  results.notJson = await runFresh('book_reservation', { ...valid, user_id: 'bigint' });
+  for (let call = 0; call < 3; call++) await runFresh('cancel_reservation', valid);
+  results.hallucinatedNameRepeated = await runFresh('cancel_reservation', valid);
+  const blocked = runFresh('book_reservation', { ...valid, user_id: 'slow' });
+  results.callLimitExceeded = await runFresh('book_reservation', valid);
+  await blocked;
   return results;
 }
 
@@ -82,6 +97,7 @@ describe('the envelope is a wire format (golden JSON)', () => {
       expect(text).not.toMatch(/sk-live-[a-z0-9]+/);
       expect(text).not.toMatch(/\bat .*:\d+:\d+/);
       if (result.status === 'failed') expect(result.error.suggestion.length).toBeGreaterThan(10);
+      if (result.status === 'failed') expect(new TextEncoder().encode(text).length).toBeLessThanOrEqual(16_384);
     }
   });
 });

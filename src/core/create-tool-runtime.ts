@@ -291,8 +291,8 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         errorRecord = { kind: 'call_limit', status: null, message: `${inFlight - 1} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`, causes: [] };
         return fail({
           code: 'CALL_LIMIT_EXCEEDED',
-          message: `${boundToolName(redactor, requestedName)} was not run: ${maxInFlightCalls} tool calls are already running`,
-          detail: `The runtime runs at most ${maxInFlightCalls} calls at once; a tool that calls tools recursively reaches this limit.`,
+          message: `${boundToolName(redactor, requestedName)} was not run: ${maxInFlightCalls} tool call${maxInFlightCalls === 1 ? ' is' : 's are'} already running`,
+          detail: `The runtime runs at most ${maxInFlightCalls} call${maxInFlightCalls === 1 ? '' : 's'} at once; a tool that calls tools recursively reaches this limit.`,
         });
       }
 
