@@ -1,7 +1,10 @@
 /**
  * Issue 2's benchmark: the success-path cost of `runtime.run` against a raw precompiled Ajv
  * validate plus a direct call, and against cockatiel's wrap(retry, circuitBreaker, timeout) around
- * the same call; and the failure path (invalid arguments → envelope).
+ * the same call; and the failure path (invalid arguments → envelope: (d) with the session breaker,
+ * which cuts the repeated invalid call off; (e) without it, so every call is validated and its
+ * bounded, redacted envelope built); and (f) the success path of a schema whose pattern needs the
+ * linear-time RE2 engine (an unbounded quantifier) instead of the native one.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -36,6 +39,16 @@ export async function runRuntimeBench(): Promise<BenchRow[]> {
   const viaRuntime = () => runtime.run({ name: 'search_direct_flight', args });
   const invalid = { origin: 'JFK', destination: 'SEA', date: '2024/5/20' };
   const failurePath = () => runtime.run({ name: 'search_direct_flight', args: invalid });
+  const unguarded = createToolRuntime({
+    tools: [defineTool({ name: 'search_direct_flight', description: 'Search direct flights', inputSchema: schema, idempotent: true, execute: search })],
+    sessionBreaker: false,
+  });
+  const validationFailure = () => unguarded.run({ name: 'search_direct_flight', args: invalid });
+  const slugSchema = { ...schema, properties: { ...schema.properties, origin: { type: 'string', pattern: '^[A-Z]+(-[A-Z]+)*$' } } };
+  const re2Runtime = createToolRuntime({
+    tools: [defineTool({ name: 'search_direct_flight', description: 'Search direct flights', inputSchema: slugSchema, idempotent: true, execute: search })],
+  });
+  const re2Path = () => re2Runtime.run({ name: 'search_direct_flight', args });
 
   const policy = wrap(
     retry(handleAll, { maxAttempts: 2, backoff: new ExponentialBackoff({ initialDelay: 500 }) }),
@@ -48,11 +61,15 @@ export async function runRuntimeBench(): Promise<BenchRow[]> {
   const runtimeNs = await measure(viaRuntime);
   const cockatielNs = await measure(viaCockatiel);
   const failureNs = await measure(failurePath);
+  const validationFailureNs = await measure(validationFailure);
+  const re2Ns = await measure(re2Path);
   return [
     { name: '(a) raw precompiled Ajv validate + direct call', medianNs: rawNs },
     { name: '(b) runtime.run, success path', medianNs: runtimeNs, baseline: '(a)', ratio: runtimeNs / rawNs },
     { name: '(c) cockatiel wrap(retry, circuitBreaker, timeout) around (a)', medianNs: cockatielNs, baseline: '(a)', ratio: cockatielNs / rawNs },
     { name: '(b) vs (c)', medianNs: runtimeNs, baseline: '(c)', ratio: runtimeNs / cockatielNs },
-    { name: '(d) runtime.run, invalid date → envelope', medianNs: failureNs, baseline: '(a)', ratio: failureNs / rawNs },
+    { name: '(d) runtime.run, invalid date → envelope (session breaker open after 3)', medianNs: failureNs, baseline: '(a)', ratio: failureNs / rawNs },
+    { name: '(e) runtime.run, invalid date → bounded, redacted field-level envelope (no breaker)', medianNs: validationFailureNs, baseline: '(a)', ratio: validationFailureNs / rawNs },
+    { name: '(f) runtime.run, success, a pattern on the RE2 engine', medianNs: re2Ns, baseline: '(b)', ratio: re2Ns / runtimeNs },
   ];
 }
