@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { fingerprintArguments } from '../policies/fingerprint-arguments.ts';
 import { createSessionBreakers, type SessionBreakerOptions, type SessionBreakers } from '../policies/session-breaker.ts';
 import { decideRetry, DEFAULT_RETRY_POLICY, resolveRetryPolicy, type RetryDecision } from '../policies/retry-policy.ts';
@@ -23,6 +22,9 @@ import { beforeExecution } from './turn-guard.ts';
 
 export { DEFAULT_MAX_ENVELOPE_BYTES, DEFAULT_MAX_FIELD_ERRORS, MIN_MAX_ENVELOPE_BYTES } from './bound-envelope.ts';
 export { MAX_EXECUTIONS_PER_TURN } from './turn-guard.ts';
+
+/** Web Crypto's UUID (Node ≥ 20, Bun, Deno, Workers): no `node:` import in the core. */
+const randomUUID: () => string = globalThis.crypto.randomUUID.bind(globalThis.crypto);
 
 /** Default of {@link ToolRuntimeOptions.maxInFlightCalls}. */
 export const DEFAULT_MAX_IN_FLIGHT_CALLS = 1000;
