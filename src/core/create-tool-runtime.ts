@@ -220,6 +220,9 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   /** How many there were (the success path checks the set only when there were some). */
   let limitTrips = 0;
 
+  /** Excerpts of malformed argument text are cut from redacted text (a cut must not split a secret). */
+  const parseOptions = { redactText: (text: string) => redactor.text(text) };
+
   /** A tool's own error text for the model: scanned prefix, stack lines and host paths removed, redacted, bounded. */
   const modelText = (text: string) => redactBounded(redactor, sanitiseErrorText(scanPrefix(text, maxErrorTextBytes)), maxErrorTextBytes);
 
@@ -346,7 +349,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       }
 
       // 3. normalise and validate the arguments
-      const parsed = parseArguments(source.args);
+      const parsed = parseArguments(source.args, parseOptions);
       if (!parsed.ok) {
         sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(source.args) });
         return fail(parsed.failure);

@@ -12,7 +12,7 @@ export { describeDatePattern, describeFormat, type FormatExpectation } from './f
 export { describeJsonPointer, escapeJsonPointerToken, parseJsonPointer, toJsonPointer, unescapeJsonPointerToken } from './json-pointer.ts';
 export { compileLinearRegExp, linearRegExpEngine, MAX_NATIVE_PATHS, type LinearRegExp } from './linear-regexp.ts';
 export { normaliseArguments, type NormaliseOptions, type NormaliseResult } from './normalise-arguments.ts';
-export { ARGUMENTS_PREVIEW_MAX_CHARS, parseArguments, type MalformedArgumentsFailure, type ParseResult } from './parse-arguments.ts';
+export { ARGUMENTS_PREVIEW_MAX_CHARS, parseArguments, type MalformedArgumentsFailure, type ParseArgumentsOptions, type ParseResult } from './parse-arguments.ts';
 export { DEFAULT_PREVIEW_MAX_CHARS, jsonTypeOf, previewJson, truncateText } from './preview.ts';
 export {
   compileStandardSchema,

@@ -125,3 +125,35 @@ describe('parseArguments: integers beyond 2^53 in the JSON text', () => {
     expect(JSON.stringify(result.failure).length).toBeLessThan(2_000);
   });
 });
+
+describe('parseArguments: excerpts of the text are cut from redacted text', () => {
+  // A cut 80 characters before the end falls inside "x-api-key: Hdr3canaryKey": the excerpt would
+  // start "y: Hdr3canaryKey", which no redactor can recognise afterwards.
+  const truncated = `{"note": "${'a'.repeat(200)} | x-api-key: Hdr3canaryKey | ${'b'.repeat(61)}`;
+  const redactText = (text: string) => text.replace(/x-api-key: \S+/g, 'x-api-key: ***');
+
+  it('without redactText the tail excerpt splits the secret (what the runtime must avoid)', () => {
+    const result = parseArguments(truncated);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.failure.detail).toContain('Hdr3canaryKey');
+    expect(result.failure.detail).not.toContain('x-api-key');
+  });
+
+  it('with redactText the excerpt and a margin around it are redacted first: the secret is masked whole', () => {
+    const result = parseArguments(truncated, { redactText });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.failure.message).toBe('arguments are truncated JSON');
+    expect(JSON.stringify(result.failure)).not.toContain('Hdr3canaryKey');
+  });
+
+  it('also for an excerpt centred on a syntax error, and for the received head', () => {
+    const text = `{"a": "${'c'.repeat(150)} x-api-key: Hdr3canaryKey" , , "b": 1, "pad": "${'d'.repeat(300)}"}`;
+    const raw = parseArguments(text);
+    const redacted = parseArguments(text, { redactText });
+    expect(raw.ok || redacted.ok).toBe(false);
+    if (redacted.ok) return;
+    expect(JSON.stringify(redacted.failure)).not.toContain('Hdr3canaryKey');
+  });
+});

@@ -32,6 +32,51 @@ export type ParseResult =
   | { ok: true; value: unknown; normalisations: string[] }
   | { ok: false; failure: MalformedArgumentsFailure };
 
+/** Options of {@link parseArguments}. */
+export interface ParseArgumentsOptions {
+  /**
+   * Redacts text (e.g. `redactor.text`). Given, every excerpt of the argument text in a failure is
+   * cut from redacted text: the excerpt and 4,096 code units on each side are redacted first, so a
+   * secret that the excerpt's edges would split (`…y: Hdr3canaryKey` of `x-api-key: Hdr3canaryKey`)
+   * is masked whole. @defaultValue none (excerpts of the raw text)
+   */
+  redactText?: (text: string) => string;
+}
+
+const identity = (text: string): string => text;
+
+/** Code units redacted on each side of an excerpt before it is cut. */
+const EXCERPT_MARGIN = 4096;
+/** Code units kept clear of a redacted region's cut edges (where a split secret may remain). */
+const EDGE_GUARD = 256;
+
+/**
+ * `text.slice(start, end)` as it reads after redaction: the excerpt plus a margin on each side is
+ * redacted, and the excerpt is then taken at the same relative place (scaled when redaction changed
+ * the length), never within {@link EDGE_GUARD} of a cut edge.
+ */
+function redactedSlice(text: string, start: number, end: number, redact: (text: string) => string): string {
+  if (redact === identity) return text.slice(start, end);
+  const from = Math.max(0, start - EXCERPT_MARGIN);
+  const to = Math.min(text.length, end + EXCERPT_MARGIN);
+  const region = text.slice(from, to);
+  const redacted = redact(region);
+  if (redacted === region) return text.slice(start, end);
+  const scale = region.length === 0 ? 1 : redacted.length / region.length;
+  let first = Math.round((start - from) * scale);
+  let last = Math.round((end - from) * scale);
+  if (from > 0) first = Math.max(first, Math.min(EDGE_GUARD, redacted.length));
+  if (to < text.length) last = Math.min(last, Math.max(first, redacted.length - EDGE_GUARD));
+  return redacted.slice(first, Math.max(first, last));
+}
+
+/** A JSON.parse message without the excerpt of the text some engines quote (`"…abc…" is not valid JSON`): it may cut a secret. */
+function parseErrorMessage(error: unknown): string {
+  const message = errorMessageOf(error);
+  const quote = message.indexOf('"');
+  return quote === -1 ? message : `${message.slice(0, quote).replace(/[\s,]+$/, '')} (excerpt omitted)`;
+}
+
 const SUGGESTION_SINGLE_OBJECT = 'Send the arguments as one JSON object, e.g. {"name": "value"}, and call again';
 
 /**
@@ -54,23 +99,23 @@ const SUGGESTION_SINGLE_OBJECT = 'Send the arguments as one JSON object, e.g. {"
  *
  * @see RFC 8259 (JSON)
  */
-export function parseArguments(raw: unknown): ParseResult {
+export function parseArguments(raw: unknown, options: ParseArgumentsOptions = {}): ParseResult {
   if (raw === undefined || raw === null) return { ok: true, value: {}, normalisations: ['empty-arguments'] };
-  if (typeof raw === 'string') return parseArgumentsText(raw);
+  if (typeof raw === 'string') return parseArgumentsText(raw, options.redactText ?? identity);
   if (isPlainObjectLike(raw)) return { ok: true, value: raw, normalisations: [] };
   return notAnObject(raw);
 }
 
-function parseArgumentsText(text: string): ParseResult {
+function parseArgumentsText(text: string, redact: (text: string) => string): ParseResult {
   if (text.trim() === '') return { ok: true, value: {}, normalisations: ['empty-arguments'] };
-  const parsed = parseJsonText(text);
+  const parsed = parseJsonText(text, redact);
   if (!parsed.ok) return parsed;
   const value = parsed.value;
   if (value === null) return { ok: true, value: {}, normalisations: ['empty-arguments'] };
   if (typeof value === 'string') {
     // A JSON string holding JSON: unwrap once, never twice.
     if (value.trim() === '') return { ok: true, value: {}, normalisations: ['unwrapped-json-string', 'empty-arguments'] };
-    const inner = parseJsonText(value);
+    const inner = parseJsonText(value, redact);
     if (inner.ok && isPlainObjectLike(inner.value)) {
       return { ok: true, value: inner.value, normalisations: ['unwrapped-json-string'] };
     }
@@ -83,12 +128,12 @@ function parseArgumentsText(text: string): ParseResult {
 
 type JsonTextResult = { ok: true; value: unknown } | { ok: false; failure: MalformedArgumentsFailure };
 
-function parseJsonText(text: string): JsonTextResult {
+function parseJsonText(text: string, redact: (text: string) => string): JsonTextResult {
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
   } catch (error) {
-    return { ok: false, failure: describeSyntaxError(text, error) };
+    return { ok: false, failure: describeSyntaxError(text, error, redact) };
   }
   // Cheap test first: an unsafe integer has at least 16 digits in a row.
   if (SIXTEEN_DIGITS.test(text)) {
@@ -202,7 +247,7 @@ function unsafeIntegerFailure(unsafe: readonly UnsafeInteger[]): MalformedArgume
   };
 }
 
-function describeSyntaxError(text: string, error: unknown): MalformedArgumentsFailure {
+function describeSyntaxError(text: string, error: unknown, redact: (text: string) => string): MalformedArgumentsFailure {
   const trimmed = text.trim();
   const scan = scanStructure(trimmed);
   const reportedPosition = positionFromErrorMessage(error);
@@ -213,9 +258,10 @@ function describeSyntaxError(text: string, error: unknown): MalformedArgumentsFa
     if (rest !== '' && canParse(first) && (rest.startsWith('{') || rest.startsWith('['))) {
       return malformed(
         'arguments are two JSON values concatenated',
-        `two JSON values concatenated: a complete value ends at position ${scan.firstValueEnd} and another starts after it; text: ${previewText(trimmed, scan.firstValueEnd)}`,
+        `two JSON values concatenated: a complete value ends at position ${scan.firstValueEnd} and another starts after it; text: ${previewText(trimmed, scan.firstValueEnd, redact)}`,
         'Send exactly one JSON object: merge the values into one object, or make one call per value, and call again',
         trimmed,
+        redact,
       );
     }
   }
@@ -226,9 +272,10 @@ function describeSyntaxError(text: string, error: unknown): MalformedArgumentsFa
     const what = scan.inString ? 'an unterminated string' : `${scan.openBrackets} unclosed bracket${scan.openBrackets === 1 ? '' : 's'}`;
     return malformed(
       'arguments are truncated JSON',
-      `truncated JSON: the text (${trimmed.length} characters) ends inside ${what}, as when output hits a token limit; text ends with: ${previewTail(trimmed)}`,
+      `truncated JSON: the text (${trimmed.length} characters) ends inside ${what}, as when output hits a token limit; text ends with: ${previewTail(trimmed, redact)}`,
       'The arguments were cut off: send the complete JSON object (shorten long values if needed) and call again',
       trimmed,
+      redact,
     );
   }
 
@@ -236,9 +283,10 @@ function describeSyntaxError(text: string, error: unknown): MalformedArgumentsFa
   const where = position === undefined ? '' : ` at position ${position}`;
   return malformed(
     'arguments are not valid JSON',
-    `invalid JSON${where}: ${truncateText(errorMessageOf(error), 120)}; text: ${previewText(trimmed, position ?? 0)}`,
+    `invalid JSON${where}: ${truncateText(parseErrorMessage(error), 120)}; text: ${previewText(trimmed, position ?? 0, redact)}`,
     `${SUGGESTION_SINGLE_OBJECT} (double-quoted names and strings, no trailing commas)`,
     trimmed,
+    redact,
   );
 }
 
@@ -265,13 +313,13 @@ function notAnObject(value: unknown): ParseResult {
   };
 }
 
-function malformed(message: string, detail: string, suggestion: string, text: string): MalformedArgumentsFailure {
+function malformed(message: string, detail: string, suggestion: string, text: string, redact: (text: string) => string): MalformedArgumentsFailure {
   return {
     code: 'MALFORMED_ARGUMENTS',
     message,
     detail,
     suggestion,
-    fields: [{ path: '', problem: 'syntax', expected: 'a single, complete JSON object', received: truncateText(text, 120), message }],
+    fields: [{ path: '', problem: 'syntax', expected: 'a single, complete JSON object', received: truncateText(redactedSlice(text, 0, 121, redact), 120), message }],
   };
 }
 
@@ -333,19 +381,19 @@ function positionFromErrorMessage(error: unknown): number | undefined {
   return match?.[1] === undefined ? undefined : Number(match[1]);
 }
 
-/** At most 200 characters of the text, centred on `position`, with `…` where cut. */
-function previewText(text: string, position: number): string {
+/** At most 200 characters of the text, centred on `position`, with `…` where cut (cut from redacted text, see {@link redactedSlice}). */
+function previewText(text: string, position: number, redact: (text: string) => string): string {
   const quoted = (slice: string): string => JSON.stringify(slice);
-  if (text.length <= ARGUMENTS_PREVIEW_MAX_CHARS - 2) return quoted(text);
+  if (text.length <= ARGUMENTS_PREVIEW_MAX_CHARS - 2) return truncateText(quoted(redact(text)), ARGUMENTS_PREVIEW_MAX_CHARS);
   const window = ARGUMENTS_PREVIEW_MAX_CHARS - 8;
   const start = Math.max(0, Math.min(position - Math.floor(window / 2), text.length - window));
-  const slice = text.slice(start, start + window);
+  const slice = redactedSlice(text, start, start + window, redact);
   return truncateText(`${start > 0 ? '…' : ''}${quoted(slice)}${start + window < text.length ? '…' : ''}`, ARGUMENTS_PREVIEW_MAX_CHARS);
 }
 
-function previewTail(text: string): string {
+function previewTail(text: string, redact: (text: string) => string): string {
   const window = 80;
-  return truncateText(text.length <= window ? JSON.stringify(text) : `…${JSON.stringify(text.slice(-window))}`, ARGUMENTS_PREVIEW_MAX_CHARS);
+  return truncateText(text.length <= window ? JSON.stringify(redact(text)) : `…${JSON.stringify(redactedSlice(text, text.length - window, text.length, redact))}`, ARGUMENTS_PREVIEW_MAX_CHARS);
 }
 
 function isPlainObjectLike(value: unknown): value is Record<string, unknown> {

@@ -13,14 +13,39 @@ export function truncateText(text: string, maxChars: number): string {
 /**
  * A bounded JSON preview of any value, for `received` and `detail`: JSON text (strings quoted),
  * `undefined` for undefined, a placeholder for values JSON cannot hold (bigint as `5n`, functions,
- * symbols; a cycle as `"[Circular]"`). Only what fits is serialised: the cost is bounded by
+ * symbols; a cycle as `"[Circular]"`). A cut that would split a short token drops it whole (see
+ * `truncateAtToken`). Only what fits is serialised: the cost is bounded by
  * `maxChars` (plus the key list of each object it enters), not by the size of the value, so a
  * 1 MB argument previewed once per field error costs no more than a small one. Never throws.
  *
  * @param maxChars - bound on the result length, in characters. @defaultValue 120
  */
 export function previewJson(value: unknown, maxChars: number = DEFAULT_PREVIEW_MAX_CHARS): string {
-  return truncateText(stringifyForPreview(value, Math.max(0, maxChars) + 1), maxChars);
+  return truncateAtToken(stringifyForPreview(value, Math.max(0, maxChars) + 1), maxChars);
+}
+
+/** Characters a token (an identifier, a key, a base64 or hex secret) is made of. */
+const TOKEN_CHAR = /[\p{L}\p{N}_\-+/=~]/u;
+/** How far back a cut looks for the start of the token it would split, in characters. */
+const TOKEN_LOOKBACK = 32;
+
+/**
+ * {@link truncateText}, but a cut that would split a token shorter than 32 characters drops the
+ * token whole: a preview is redacted after it is made, and the head of a split secret (`sk-proj-Q7`)
+ * may no longer look like one.
+ */
+function truncateAtToken(text: string, maxChars: number): string {
+  if (text.length <= maxChars || maxChars <= 1) return truncateText(text, maxChars);
+  let cut = maxChars - 1;
+  if (TOKEN_CHAR.test(text.charAt(cut - 1)) && TOKEN_CHAR.test(text.charAt(cut))) {
+    for (let index = cut - 1; index > cut - TOKEN_LOOKBACK && index > 0; index--) {
+      if (!TOKEN_CHAR.test(text.charAt(index - 1))) {
+        cut = index;
+        break;
+      }
+    }
+  }
+  return `${text.slice(0, cut)}…`;
 }
 
 function stringifyForPreview(value: unknown, budget: number): string {
