@@ -511,7 +511,8 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         errorRecord = { kind: 'exception', status: null, message: messageOf(internal), ...describeThrown(internal) };
         return fail({ code: 'TOOL_EXCEPTION', message: `${boundToolName(redactor, toolName)} could not be run`, detail: 'toolrun failed internally while running this call; the developer log has the details.' });
       } catch {
-        return finish(lastResort(envelopeBase()));
+        // Not even the clock is trusted here.
+        return finish(lastResort({ tool_name: toolName, call_id: callId, duration_ms: 0, attempts: attempts.length, trace_id: traceId }));
       }
     } finally {
       inFlight -= 1;

@@ -480,6 +480,23 @@ describe('breakers, runtime side', () => {
     expect(await runtime.run({ name: 'crm', args: {} })).toMatchObject({ status: 'success' });
   });
 
+  it('a probe held when the pipeline itself fails (here: the clock throws) is released, and the call still resolves to a failure', async () => {
+    const calls: string[] = [];
+    const sharedBreaker = {
+      acquire: async () => (calls.push('acquire'), { decision: 'probe' as const, state: 'half-open' as const, probeId: 'p1' }),
+      recordSuccess: async () => void calls.push('success'),
+      recordFailure: async () => (calls.push('failure'), { opened: false }),
+      releaseProbe: async (key: string, probeId?: string) => void calls.push(`release ${key} ${probeId}`),
+      state: async () => undefined,
+    };
+    let reads = 0;
+    const clock = { now: () => { reads += 1; if (reads > 1) throw new Error('clock broke'); return 0; }, sleep: async () => undefined };
+    const runtime = createToolRuntime({ tools: { crm: async () => 'ok' }, clock, sharedBreaker: sharedBreaker as never, sessionBreaker: false });
+    const result = failed(await runtime.run({ name: 'crm', args: {}, callId: 'c', traceId: 't' }));
+    expect(result.error.code).toBe('TOOL_EXCEPTION');
+    expect(calls).toEqual(['acquire', 'release crm p1']);
+  });
+
   it('the same hallucinated name three times trips the session breaker: the fourth call is circuit_breaker / TOO_MANY_FAILURES', async () => {
     const runtime = createToolRuntime({ tools: [search], clock: createFakeClock(0) });
     const codes: string[] = [];
