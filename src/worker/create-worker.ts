@@ -102,6 +102,9 @@ export function createWorker(options: WorkerOptions): Worker {
     throw new ToolrunError('INVALID_OPTIONS', `redeliveryBackoff must have 0 ≤ baseMs ≤ maxMs ≤ 2147483647, received ${JSON.stringify(backoff)}`);
   }
   const redeliveryDelayMs = (deliveries: number) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(30, Math.max(0, deliveries - 1)));
+  // the runtime (schemas compiled once) and the shared breaker, built once for every message of this worker
+  const resolved = resolveRuntime({ ...options, clock }, stores);
+  const messageOptions = { ...options, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
   const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false, failedDeliveries: 0 };
   /** Messages this worker released with a delay, by id → when they are due (epoch ms): `runUntilEmpty` waits for them. */
   const delayed = new Map<string, number>();
@@ -175,19 +178,13 @@ export function createWorker(options: WorkerOptions): Worker {
     } catch {
       errorText = 'an unreadable error';
     }
-    const redactor = (() => {
-      try {
-        return resolveRuntime(options, stores).runtime.redactor;
-      } catch {
-        return undefined;
-      }
-    })();
-    const shown = redactor ? redactBounded(redactor, errorText, 1024) : '(not shown: no redactor)';
+    const redactor = resolved.runtime.redactor;
+    const shown = redactBounded(redactor, errorText, 1024);
     if (!transient && delivery.deliveries >= maxDeliveries) {
       try {
         const result = await deadLetterPoisonMessage(
           { body: delivery.body, id: delivery.id },
-          { ...options, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq }, lastError: error, deliveries: delivery.deliveries },
+          { ...messageOptions, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq }, lastError: error, deliveries: delivery.deliveries },
         );
         await stores.queue.ack(delivery.id);
         delayed.delete(delivery.id);
@@ -199,7 +196,7 @@ export function createWorker(options: WorkerOptions): Worker {
       }
     }
     emit({ type: 'delivery-failed', messageId: delivery.id, deliveries: delivery.deliveries, maxDeliveries, counted: !transient, retryInMs: delayMs, error: shown, at: clock.now() });
-    if (!transient && redactor) await recordDeliveryError(stores, delivery.id, error, redactor);
+    if (!transient) await recordDeliveryError(stores, delivery.id, error, redactor);
     await release(delivery, delayMs, !transient);
   }
 
@@ -230,7 +227,7 @@ export function createWorker(options: WorkerOptions): Worker {
         try {
           result = await handleMessage(
             { body: delivery.body, id: delivery.id, deliveries: delivery.deliveries },
-            { ...options, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq }, maxDeliveries, claimLeaseMs: options.claimLeaseMs ?? leaseMs },
+            { ...messageOptions, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq }, maxDeliveries, claimLeaseMs: options.claimLeaseMs ?? leaseMs },
           );
         } finally {
           await lease.stop();

@@ -2,6 +2,7 @@ import type { DeadLetterQueue } from '../core/ports/stores.ts';
 import type { ResumableEntry } from './dead-letter-entries.ts';
 import { resumableDeadLetterKey } from './handle-message.ts';
 import { pushDeadLetter } from './push-dead-letter.ts';
+import { resolveRuntime } from './resolve-runtime.ts';
 import { replayToolFailure, type ReplayOptions, type ReplayStatus } from './replay-tool-failure.ts';
 
 /** Options of {@link drainToolDlq}. */
@@ -41,6 +42,9 @@ export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> 
   const dlq = options.dlq ?? options.stores?.toolDlq;
   if (!dlq) throw new TypeError('drainToolDlq needs `dlq` or `stores`');
   const records = await dlq.list({ ...(options.limit !== undefined ? { limit: options.limit } : {}) });
+  // one runtime and one breaker for the whole drain (schemas compiled once), unless the caller gave them
+  const resolved = options.stores ? resolveRuntime(options, options.stores) : undefined;
+  const replayOptions: ReplayOptions = resolved ? { ...options, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) } : options;
   const report: DrainReport = { total: records.length, removed: 0, outcomes: {}, entries: [] };
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
   let next = 0;
@@ -53,7 +57,7 @@ export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> 
       let error: string | undefined;
       try {
         const old = record.entry as ResumableEntry;
-        const result = await replayToolFailure(old, options);
+        const result = await replayToolFailure(old, replayOptions);
         status = result.status;
         runId = result.runId;
         if (status === 'completed' || status === 'already_completed' || (status === 'expired' && options.removeExpired)) {

@@ -18,7 +18,8 @@ import { claimRun, newClaimHolder } from './run-claim.ts';
 import { RUN_REQUEST_SCHEMA, type RunRequest } from './message-schema.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
-import { getDefaultStores } from './default-stores.ts';
+import { createMemoryStores } from '../stores/memory/index.ts';
+import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import { isKeyedSink, messageDeadLetterKey, modelDeadLetterKey, pushDeadLetter, runDeadLetterKey, toolDeadLetterKey } from './push-dead-letter.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
@@ -39,7 +40,7 @@ export interface RunMessage {
 /** Options of {@link handleMessage}. Durations in milliseconds. */
 export interface HandleMessageOptions {
   model: Model;
-  /** Tools to build the runtime from (cached per tools object and stores). */
+  /** Tools to build the runtime from, for this call (a worker or `createToolrun` builds it once). */
   tools?: ToolsInput;
   /** A ready runtime (then the shared breaker is whatever it was built with). */
   runtime?: ToolRuntime;
@@ -51,8 +52,16 @@ export interface HandleMessageOptions {
    * and `tool:<runId>:<stepIndex>` — so handling a message again adds no second entry.
    */
   queues: { messageDlq: DeadLetterSink<MessageFailureEntry>; toolDlq: DeadLetterSink<ToolFailureEntry> };
-  /** Conversations, checkpoints, ledger, breaker state. @defaultValue a process-wide in-memory set */
+  /**
+   * Conversations, checkpoints, ledger, claims, breaker state. @defaultValue fresh in-memory stores
+   * for this call only (nothing is shared between calls unless the caller passes the same `stores`)
+   */
   stores?: Stores;
+  /**
+   * The shared breaker the model consults (`model:<name>`). @defaultValue the breaker built on
+   * `stores.breakers` with the tools' runtime (or a new one on it when `runtime` is given)
+   */
+  modelBreaker?: SharedBreaker;
   /** Retries per tool per run. @defaultValue 2 */
   toolRetryBudget?: number;
   /** @defaultValue 20 */
@@ -252,7 +261,8 @@ function initialMessages(request: RunRequest): ChatMessage[] {
  * surfaces (the worker then redelivers the message, up to `maxDeliveries`).
  */
 export async function handleMessage(message: RunMessage, options: HandleMessageOptions): Promise<HandleMessageResult> {
-  const stores = options.stores ?? getDefaultStores();
+  const fallbackClock = options.clock ?? options.runtimeOptions?.clock ?? options.runtime?.clock;
+  const stores = options.stores ?? createMemoryStores(fallbackClock ? { clock: fallbackClock } : {});
   const { runtime, breaker } = resolveRuntime(options, stores);
   const clock = options.clock ?? runtime.clock;
   const now = () => new Date(clock.now()).toISOString();

@@ -6,6 +6,6 @@ export * from './drain-tool-dlq.ts';
 export * from './create-worker.ts';
 export * from './worker-events.ts';
 export * from './build-tool-failure-entry.ts';
-export { getDefaultStores } from './default-stores.ts';
 export * from './worker-config.ts';
 export * from './dead-letter-metrics.ts';
+export * from './create-toolrun.ts';

@@ -12,7 +12,7 @@ import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { buildModelFailureEntry } from './handle-message.ts';
 import type { ModelPolicyOptions } from '../agent/model-policy.ts';
 import { claimRun, newClaimHolder } from './run-claim.ts';
-import { getDefaultStores } from './default-stores.ts';
+import { createMemoryStores } from '../stores/memory/index.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
 /** Options of {@link replayToolFailure}: the same model, tools and stores the run had. */
@@ -21,8 +21,10 @@ export interface ReplayOptions {
   tools?: ToolsInput;
   runtime?: ToolRuntime;
   runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
-  /** The stores the run was checkpointed in. @defaultValue the process-wide in-memory set */
+  /** The stores the run was checkpointed in. @defaultValue fresh in-memory stores (which hold no run: the replay ends `expired`) */
   stores?: Stores;
+  /** The shared breaker the model consults. @defaultValue one on `stores.breakers` */
+  modelBreaker?: SharedBreaker;
   /** A fresh in-band budget for the resumed run. @defaultValue 2 */
   toolRetryBudget?: number;
   maxSteps?: number;
@@ -94,7 +96,7 @@ function isReplayable(entry: unknown): entry is ResumableEntry {
  */
 export async function replayToolFailure(entry: ResumableEntry, options: ReplayOptions): Promise<ReplayResult> {
   if (!isReplayable(entry)) return { status: 'invalid_entry', runId: null, modelCalls: 0, text: null };
-  const stores = options.stores ?? getDefaultStores();
+  const stores = options.stores ?? createMemoryStores();
   const { runtime, breaker } = resolveRuntime(options, stores);
   const claimed = await claimRun(stores.claims, entry.runId, { holder: newClaimHolder('replay'), leaseMs: options.claimLeaseMs ?? 300_000, clock: runtime.clock });
   if (!claimed.ok) return { status: 'in_progress', runId: entry.runId, modelCalls: 0, text: null, ...(claimed.holder !== undefined ? { holder: claimed.holder } : {}) };

@@ -1,25 +1,31 @@
-import { createToolRuntime, type ToolRuntime } from '../core/create-tool-runtime.ts';
-import { systemClock } from '../core/ports/clock.ts';
+import { createToolRuntime, type ToolRuntime, type ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
+import { systemClock, type Clock } from '../core/ports/clock.ts';
 import type { Stores } from '../core/ports/stores.ts';
+import type { ToolsInput } from '../core/tool-registry.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
 import { createSharedBreaker, type SharedBreaker, type SharedBreakerEvent, type SharedBreakerOptions } from '../policies/shared-breaker.ts';
-import type { HandleMessageOptions } from './handle-message.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
-interface CacheEntry {
-  runtime: ToolRuntime;
-  /** The shared breaker on `stores.breakers` (tools by name, the model as `model:<name>`). */
-  breaker: SharedBreaker | undefined;
-  listener: ((event: WorkerEvent) => void) | undefined;
+/** Where a message, a replay or a worker gets its runtime and shared breaker from. */
+export interface RuntimeSource {
+  /** A ready runtime (its tools' shared breaker is whatever it was built with). */
+  runtime?: ToolRuntime | undefined;
+  /** Tools to build a runtime from, with a shared breaker on `stores.breakers`. */
+  tools?: ToolsInput | undefined;
+  runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'> | undefined;
+  /** Cross-run breaker options (state in `stores.breakers`), or `false`. */
+  sharedBreaker?: Partial<SharedBreakerOptions> | false | undefined;
+  /** A ready shared breaker for the model (`model:<name>`); built on `stores.breakers` when absent. */
+  modelBreaker?: SharedBreaker | undefined;
+  onEvent?: ((event: WorkerEvent) => void) | undefined;
+  clock?: Clock | undefined;
 }
 
-/** What {@link resolveRuntime} gives a message: its runtime and the shared breaker the model uses. */
+/** What {@link resolveRuntime} gives: the runtime and the shared breaker the model uses. */
 export interface ResolvedRuntime {
   runtime: ToolRuntime;
   breaker: SharedBreaker | undefined;
 }
-
-const cache = new WeakMap<object, WeakMap<Stores, CacheEntry>>();
 
 function toWorkerEvent(event: SharedBreakerEvent): WorkerEvent {
   const target = event.key.startsWith('model:') ? ('model' as const) : ('tool' as const);
@@ -36,48 +42,38 @@ function toWorkerEvent(event: SharedBreakerEvent): WorkerEvent {
 }
 
 /**
- * The runtime for a message and the shared breaker its model uses: the given runtime, or one built
- * from `tools` with a shared breaker on `stores.breakers`, cached per tools object and stores so
- * schemas are compiled once. With a given runtime, the model's breaker is built on `stores.breakers`
- * (cached per runtime and stores).
+ * Builds the runtime and the shared breaker for `stores`: the given runtime, or one built from
+ * `tools` (compiling their schemas) with a shared breaker on `stores.breakers`; the model's breaker
+ * is `modelBreaker`, or that breaker, or one built on `stores.breakers`. Nothing is cached: a
+ * worker, a drain or `createToolrun` resolves once and passes the result on (`runtime`,
+ * `modelBreaker`), so nothing is shared between callers that did not share it themselves.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` without `tools` or `runtime`; the runtime's own
+ * `INVALID_DEFINITION` / `INVALID_SCHEMA` for a bad tool.
  */
-export function resolveRuntime(
-  options: Pick<HandleMessageOptions, 'runtime' | 'tools' | 'runtimeOptions' | 'sharedBreaker' | 'onEvent' | 'clock'>,
-  stores: Stores,
-): ResolvedRuntime {
-  const key: object | undefined = options.runtime ?? options.tools;
-  if (!key) throw new ToolrunError('INVALID_OPTIONS', 'handleMessage needs `tools` or `runtime`');
-  let byStores = cache.get(key);
-  if (!byStores) {
-    byStores = new WeakMap();
-    cache.set(key, byStores);
-  }
-  let entry = byStores.get(stores);
-  if (!entry) {
-    const holder: CacheEntry = { runtime: undefined as unknown as ToolRuntime, breaker: undefined, listener: options.onEvent };
-    const clock = options.clock ?? options.runtimeOptions?.clock ?? options.runtime?.clock;
-    const breakerOptions: Partial<SharedBreakerOptions> | false = options.sharedBreaker ?? {};
-    holder.breaker =
-      breakerOptions === false
-        ? undefined
-        : createSharedBreaker({
-            store: stores.breakers,
-            // the breaker needs a clock: without one every transition threw (and was swallowed)
-            clock: clock ?? systemClock,
-            options: breakerOptions,
-            onEvent: (event) => holder.listener?.(toWorkerEvent(event)),
-          });
-    holder.runtime =
-      options.runtime ??
-      createToolRuntime({
-        ...options.runtimeOptions,
-        ...(clock ? { clock } : {}),
-        tools: options.tools!,
-        ...(holder.breaker ? { sharedBreaker: holder.breaker } : {}),
-      });
-    entry = holder;
-    byStores.set(stores, entry);
-  }
-  if (options.onEvent) entry.listener = options.onEvent;
-  return { runtime: entry.runtime, breaker: entry.breaker };
+export function resolveRuntime(options: RuntimeSource, stores: Stores): ResolvedRuntime {
+  if (!options.runtime && !options.tools) throw new ToolrunError('INVALID_OPTIONS', 'handleMessage needs `tools` or `runtime`');
+  const clock = options.clock ?? options.runtimeOptions?.clock ?? options.runtime?.clock ?? systemClock;
+  const breakerOptions: Partial<SharedBreakerOptions> | false = options.sharedBreaker ?? {};
+  const onEvent = options.onEvent;
+  const breaker =
+    options.modelBreaker ??
+    (breakerOptions === false
+      ? undefined
+      : createSharedBreaker({
+          store: stores.breakers,
+          // the breaker needs a clock: without one every transition threw (and was swallowed)
+          clock,
+          options: breakerOptions,
+          onEvent: (event) => onEvent?.(toWorkerEvent(event)),
+        }));
+  const runtime =
+    options.runtime ??
+    createToolRuntime({
+      ...options.runtimeOptions,
+      clock,
+      tools: options.tools!,
+      ...(breaker ? { sharedBreaker: breaker } : {}),
+    });
+  return { runtime, breaker };
 }

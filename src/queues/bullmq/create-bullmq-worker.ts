@@ -144,8 +144,9 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
     lockDurationMs, stalledIntervalMs, maxStalledCount, retryBackoff: _retryBackoff, maxDeadLetterEntries: _maxDeadLetterEntries,
     deadLetterCheckIntervalMs: _deadLetterCheckIntervalMs, workerOptions, autorun, onResult, onError, maxDeliveries: _maxDeliveries, maxDeadLetterBytes: _maxDeadLetterBytes, ...handleOptions
   } = options;
-  /** Delays of a job's store outages, by job id (not counted as deliveries). */
-  const outages = new Map<string, number>();
+  // the runtime (schemas compiled once) and the shared breaker, built once for every job of this worker
+  const resolved = resolveRuntime({ ...handleOptions, clock }, stores);
+  const messageOptions = { ...handleOptions, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
 
   const finish = async (message: { body: string; id: string }, result: HandleMessageResult) => {
     // a dead letter may have reached the bound: the next job reads the sizes instead of the cache
@@ -191,16 +192,16 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
         result = await handleMessage(
           { ...message, deliveries },
           // the run's claim lapses with the job's lock when this worker closes (or is closed by force mid-run)
-          { ...handleOptions, stores, queues, maxDeliveries, claimLeaseMs: handleOptions.claimLeaseMs ?? lockDurationMs ?? 30_000, holdClaimWhile: () => !worker.closing },
+          { ...messageOptions, stores, queues, maxDeliveries, claimLeaseMs: handleOptions.claimLeaseMs ?? lockDurationMs ?? 30_000, holdClaimWhile: () => !worker.closing },
         );
       } catch (error) {
         stats.failedDeliveries += 1;
         const transient = isTransientStoreError(error);
-        const redactor = resolveRuntime(handleOptions, stores).runtime.redactor;
+        const redactor = resolved.runtime.redactor;
         const shown = redactBounded(redactor, describeError(error), 1024);
         if (!transient && deliveries >= maxDeliveries) {
           onError?.(error);
-          const poisoned = await deadLetterPoisonMessage(message, { ...handleOptions, stores, queues, lastError: error, deliveries });
+          const poisoned = await deadLetterPoisonMessage(message, { ...messageOptions, stores, queues, lastError: error, deliveries });
           return finish(message, poisoned);
         }
         const retryInMs = delayOf(job.attemptsMade + 1);
@@ -216,7 +217,6 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
         await job.moveToDelayed(Date.now() + delayOf(1), token);
         throw new DelayedError();
       }
-      outages.delete(message.id);
       return finish(message, result);
     },
     {

@@ -1,0 +1,143 @@
+import type { AgentRunHooks } from '../agent/run-agent.ts';
+import type { ModelPolicyOptions } from '../agent/model-policy.ts';
+import type { Model } from '../agent/messages.ts';
+import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
+import type { Stores } from '../core/ports/stores.ts';
+import type { ToolCallRecord } from '../core/tool-call-record.ts';
+import type { ToolsInput } from '../core/tool-registry.ts';
+import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
+import { createMemoryStores } from '../stores/memory/index.ts';
+import { createWorker, type Worker, type WorkerOptions } from './create-worker.ts';
+import type { DeadLetterSink, MessageFailureEntry, ResumableEntry } from './dead-letter-entries.ts';
+import { drainToolDlq, type DrainOptions, type DrainReport } from './drain-tool-dlq.ts';
+import { handleMessage, type HandleMessageOptions, type HandleMessageResult, type RunMessage } from './handle-message.ts';
+import { replayToolFailure, type ReplayResult } from './replay-tool-failure.ts';
+import { resolveRuntime } from './resolve-runtime.ts';
+import type { WorkerEvent } from './worker-events.ts';
+
+/** The limits of every run, in one place. Durations in milliseconds. */
+export interface RunLimits {
+  /** Model turns per run. @defaultValue 20 */
+  maxSteps?: number;
+  /** Time budget of one run. @defaultValue none */
+  deadlineMs?: number;
+  /** In-band retries per tool per run. @defaultValue 2 */
+  toolRetryBudget?: number;
+  /** Deliveries of one message before it is dead-lettered as a poison message. @defaultValue 5 */
+  maxDeliveries?: number;
+  /** Larger message bodies go to the message DLQ. @defaultValue 1 MiB */
+  maxBodyBytes?: number;
+}
+
+/**
+ * Every observer of a toolrun, in one place. Called synchronously; whatever they throw is ignored.
+ * `onToolCall` gets the developer record and the step of the run it belongs to.
+ */
+export interface RunHooks extends AgentRunHooks {
+  /** After every tool call: the full developer record (stack, causes, attempts) and its step index. */
+  onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;
+  /** Alerts and operational events: dead letters, breakers, deliveries, leases. */
+  onEvent?: (event: WorkerEvent) => void;
+}
+
+/** Options of {@link createToolrun}. */
+export interface ToolrunOptions {
+  model: Model;
+  /** Tools to build the runtime from (once), or a ready `runtime`. */
+  tools?: ToolsInput;
+  runtime?: ToolRuntime;
+  /** Options of the runtime built from `tools` (its clock is the toolrun's one clock). */
+  runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
+  /** Conversations, checkpoints, ledger, claims, breakers, both DLQs, the run queue. @defaultValue new in-memory stores, owned by this toolrun */
+  stores?: Stores;
+  limits?: RunLimits;
+  hooks?: RunHooks;
+  /** Cross-run breaker options (tools, and the model as `model:<name>`), or `false`. @defaultValue threshold 2, half-open after 30 s */
+  sharedBreaker?: Partial<SharedBreakerOptions> | false;
+  /** Retries, backoff and timeout of model calls. */
+  modelPolicy?: ModelPolicyOptions;
+  /** The model's name in entries and the model breaker's key. */
+  modelName?: string;
+}
+
+/** A composed toolrun: one runtime, one shared breaker and one set of stores, used by every method. */
+export interface Toolrun {
+  readonly runtime: ToolRuntime;
+  readonly stores: Stores;
+  /**
+   * Handles one run-request message (see `handleMessage`). The DLQs are `stores.messageDlq` and
+   * `stores.toolDlq` unless `queues` says otherwise (anything with `push`).
+   */
+  handleMessage(
+    message: RunMessage,
+    options?: { queues?: { messageDlq: DeadLetterSink<MessageFailureEntry>; toolDlq: DeadLetterSink<ResumableEntry> }; signal?: AbortSignal },
+  ): Promise<HandleMessageResult>;
+  /** Replays one tool-DLQ entry (see `replayToolFailure`); never throws for the entry. */
+  replay(entry: ResumableEntry, options?: { signal?: AbortSignal }): Promise<ReplayResult>;
+  /** Drains the tool DLQ (see `drainToolDlq`). */
+  drain(options?: Pick<DrainOptions, 'concurrency' | 'limit' | 'removeExpired' | 'onProgress' | 'dlq' | 'signal'>): Promise<DrainReport>;
+  /** A worker on `stores.queue` (see `createWorker`). */
+  createWorker(options?: Pick<WorkerOptions, 'concurrency' | 'leaseMs' | 'pollIntervalMs' | 'maxDeadLetterEntries' | 'maxDeadLetterBytes' | 'redeliveryBackoff' | 'claimLeaseMs' | 'onResult' | 'onError'>): Worker;
+}
+
+/**
+ * The composition root: builds the runtime (compiling the tools' schemas once), the shared breaker
+ * on `stores.breakers` and the stores once, and returns the operations that share them. Nothing is
+ * process-wide: two toolruns share nothing unless they are given the same `stores`. One clock — the
+ * runtime's — times runs, retries, breakers and the worker.
+ *
+ * @example
+ * ```ts
+ * const toolrun = createToolrun({ model, tools, stores: createSqliteStores({ path: '.toolrun/toolrun.db' }), limits: { toolRetryBudget: 2 } });
+ * await toolrun.handleMessage({ id: 'msg-1', body: '{"input":"Cancel reservation ZFA04Y"}' });
+ * await toolrun.drain();
+ * ```
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` without `tools` or `runtime`; `INVALID_DEFINITION` /
+ * `INVALID_SCHEMA` for a bad tool — at creation, never per message.
+ */
+export function createToolrun(options: ToolrunOptions): Toolrun {
+  const clock = options.runtime?.clock ?? options.runtimeOptions?.clock;
+  const stores = options.stores ?? createMemoryStores(clock ? { clock } : {});
+  const hooks = options.hooks ?? {};
+  const { onToolCall, onEvent, ...runHooks } = hooks;
+  const resolved = resolveRuntime(
+    {
+      ...(options.runtime ? { runtime: options.runtime } : {}),
+      ...(options.tools ? { tools: options.tools } : {}),
+      ...(options.runtimeOptions ? { runtimeOptions: options.runtimeOptions } : {}),
+      ...(options.sharedBreaker !== undefined ? { sharedBreaker: options.sharedBreaker } : {}),
+      ...(onEvent ? { onEvent } : {}),
+    },
+    stores,
+  );
+  const { runtime } = resolved;
+  const limits = options.limits ?? {};
+  const shared: Omit<HandleMessageOptions, 'queues'> = {
+    model: options.model,
+    runtime,
+    stores,
+    clock: runtime.clock,
+    ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}),
+    ...(limits.maxSteps !== undefined ? { maxSteps: limits.maxSteps } : {}),
+    ...(limits.deadlineMs !== undefined ? { deadlineMs: limits.deadlineMs } : {}),
+    ...(limits.toolRetryBudget !== undefined ? { toolRetryBudget: limits.toolRetryBudget } : {}),
+    ...(limits.maxDeliveries !== undefined ? { maxDeliveries: limits.maxDeliveries } : {}),
+    ...(limits.maxBodyBytes !== undefined ? { maxBodyBytes: limits.maxBodyBytes } : {}),
+    ...(Object.keys(runHooks).length > 0 ? { runHooks } : {}),
+    ...(onToolCall ? { onToolCall } : {}),
+    ...(onEvent ? { onEvent } : {}),
+    ...(options.modelPolicy ? { modelPolicy: options.modelPolicy } : {}),
+    ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
+    ...(options.sharedBreaker !== undefined ? { sharedBreaker: options.sharedBreaker } : {}),
+  };
+  return {
+    runtime,
+    stores,
+    handleMessage: (message, call = {}) =>
+      handleMessage(message, { ...shared, queues: call.queues ?? { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq }, ...(call.signal ? { signal: call.signal } : {}) }),
+    replay: (entry, call = {}) => replayToolFailure(entry, { ...shared, ...(call.signal ? { signal: call.signal } : {}) }),
+    drain: (call = {}) => drainToolDlq({ ...shared, ...call }),
+    createWorker: (call = {}) => createWorker({ ...shared, ...call, stores }),
+  };
+}
