@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { ConversationStore, IdempotencyLedger, JsonValue, RunCheckpoint, RunStore } from '../core/ports/stores.ts';
 import { createToolRuntime, type ToolRuntime } from '../core/create-tool-runtime.ts';
@@ -158,7 +157,7 @@ export function modelNameOf(model: Model, explicit?: string): string {
 export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult> {
   const runtime = options.runtime ?? createToolRuntime({ tools: options.tools ?? [] });
   const clock = runtime.clock;
-  const runId = options.runId ?? `run_${randomUUID()}`;
+  const runId = options.runId ?? `run_${globalThis.crypto.randomUUID()}`;
   const sessionId = options.sessionId ?? runId;
   const maxSteps = options.maxSteps ?? 20;
   const retryBudget = options.toolRetryBudget ?? 2;
@@ -188,7 +187,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
   let tokens: TokenUsage = { input: 0, output: 0 };
   let budgets: Record<string, ToolBudgetState> = {};
   let pendingStep = false;
-  let conversationRef = `conv_${randomUUID().replaceAll('-', '')}`;
+  let conversationRef = `conv_${globalThis.crypto.randomUUID().replaceAll('-', '')}`;
   let modelCalls = 0;
 
   const existing = persistence ? await persistence.runs.get(runId) : undefined;

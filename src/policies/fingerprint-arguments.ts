@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 
 /**
  * A short, stable fingerprint of a tool call's arguments: equal for arguments that are equal as
@@ -12,7 +13,8 @@ import { createHash } from 'node:crypto';
  * Pure; never throws.
  */
 export function fingerprintArguments(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value, new Set())).digest('hex').slice(0, 16);
+  // A synchronous SHA-256 in plain JavaScript (Web Crypto's digest is asynchronous): runs on every runtime.
+  return bytesToHex(sha256(utf8ToBytes(canonicalJson(value, new Set())))).slice(0, 16);
 }
 
 function canonicalJson(value: unknown, ancestors: Set<object>): string {
