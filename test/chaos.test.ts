@@ -226,6 +226,14 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
       expect(
         poisonIds.filter((id) => before.toolDlqBy.get(id)?.kind === 'run' && !((rejections.get(`run_${id}`) ?? 0) >= 1 && (rejections.get(`run_${id}`) ?? 0) <= rejectionLimit)).map((id) => `${id}: ${rejections.get(`run_${id}`) ?? 0}`),
       ).toEqual([]);
+      // a healthy message in the tool DLQ as a `run` entry (a crash) is one whose job stalled past the
+      // bound: every delivery it is charged with was a stall (a worker killed holding it), none an outage
+      const stalls = countBy(workerLines.filter((line) => line.startsWith('stalled ')).map((line) => line.split(' ')[1]!));
+      const stalledPastTheBound = before.toolEntries.filter((entry) => entry.kind === 'run' && entry.lastError.kind === 'crash');
+      expect(
+        stalledPastTheBound.filter((entry) => (stalls.get(toJobId(entry.originalMessageId)) ?? 0) < (entry as { deliveries: number }).deliveries).map((entry) => `${entry.originalMessageId}: ${(entry as { deliveries: number }).deliveries} deliveries charged, ${stalls.get(toJobId(entry.originalMessageId)) ?? 0} stalls`),
+        'dead-lettered as crashes without as many stalls',
+      ).toEqual([]);
       const flakyFailures = new Set(workerLines.filter((line) => line.startsWith('model flaky ')).map((line) => line.split(' ')[2]));
       const flakyCompleted = [...expected].filter(([id, wanted]) => wanted.kind === 'effects' && wanted.twist === 'flaky' && before.runs.get(`run_${id}`) === 'completed');
       expect(flakyCompleted.filter(([id]) => !flakyFailures.has(`run_${id}`)).map(([id]) => id), 'flaky runs whose model never failed').toEqual([]);
@@ -295,7 +303,7 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
           `Redis restarted at ${((redisRestartedAt ?? 0) / 1000).toFixed(1)} s (outbox: ${requeue.pending} pending, ${requeue.requeued} re-enqueued). ` +
           `Terminal places: ${before.completed} completed, ${before.messageEntries.length} message DLQ, ${before.toolEntries.length} tool DLQ (${[...countBy(before.toolEntries.map((entry) => entry.kind))].map(([kind, count]) => `${count} ${kind}`).join(', ')}; ` +
           `${before.effectRunsDeadLettered} effect runs dead-lettered while the effect store was down, ${before.deadLetteredByCrashes} by stalls past the bound` +
-          `${before.deadLetteredByCrashes > 0 ? ` (${before.toolEntries.filter((entry) => entry.kind === 'run' && entry.lastError.kind === 'crash').map((entry) => `${entry.originalMessageId} after ${(entry as { deliveries: number }).deliveries}`).join(', ')})` : ''}). ` +
+          `${stalledPastTheBound.length > 0 ? ` (${stalledPastTheBound.map((entry) => `${entry.originalMessageId} after ${stalls.get(toJobId(entry.originalMessageId))} stalls`).join(', ')})` : ''}). ` +
           `Failed deliveries: ${failed.length}, ${counted.length} counted (all poison); poison conversations rejected ${[...rejections.values()].reduce((sum, count) => sum + count, 0)} times (at most ${Math.max(0, ...rejections.values())} per run). ` +
           `Two drains in ${(drainMs / 1000).toFixed(1)} s: ${[...outcomes].map(([status, count]) => `${count} ${status}`).join(', ')}; removed ${drained.map(({ report }) => report.removed).join(' + ')}; ${drainCalls.size} model calls, none twice. ` +
           `After: ${after.completed} completed, ${after.messageEntries.length} message DLQ, 0 tool DLQ. ` +
