@@ -4,7 +4,7 @@ import { createToolRuntime, type ToolRuntime } from '../core/create-tool-runtime
 import type { ToolsInput } from '../core/tool-registry.ts';
 import type { ToolResult } from '../core/tool-result.ts';
 import type { ChatMessage, Model, ModelToolCall, TokenUsage } from './messages.ts';
-import { readBudgets, type ToolBudgetState, type ToolFailureInfo } from './run-state.ts';
+import { decodeRunState, encodeRunState, type RunState, type ToolBudgetState, type ToolFailureInfo } from './run-state.ts';
 import { callModel, resolveModelPolicy, type ModelFailureInfo, type ModelPolicyOptions } from './model-policy.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import { systemRandom, type RandomSource } from '../core/ports/clock.ts';
@@ -197,13 +197,14 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
       messages = stored as ChatMessage[];
       stepIndex = existing.stepIndex;
       tokens = { ...existing.tokensSpent };
-      budgets = options.resetBudgets ? {} : readBudgets(existing.data);
-      pendingStep = existing.data?.pendingStep === true;
+      const state = decodeRunState(existing.data);
+      budgets = options.resetBudgets ? {} : state.budgets;
+      pendingStep = state.pendingStep;
       conversationRef = existing.conversationRef;
     }
   }
 
-  const save = async (status: RunCheckpoint['status'], extra: { [key: string]: JsonValue } = {}) => {
+  const save = async (status: RunCheckpoint['status'], extra: Pick<RunState, 'text' | 'failure' | 'modelFailure' | 'modelError'> = {}) => {
     if (!persistence) return;
     await persistence.conversations.put(conversationRef, messages);
     await persistence.runs.put({
@@ -214,7 +215,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
       conversationRef,
       tokensSpent: tokens,
       toolAttempts: Object.fromEntries(Object.entries(budgets).map(([name, state]) => [name, state.attempts])),
-      data: { budgets: budgets as unknown as JsonValue, pendingStep, ...extra },
+      data: encodeRunState({ budgets, pendingStep, ...extra }),
       updatedAt: new Date(clock.now()).toISOString(),
     });
   };
@@ -223,9 +224,9 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
     await save(status, {
       ...(text !== null ? { text } : {}),
       // the checkpoint keeps the failed call's arguments redacted and bounded (a replay reads the real ones from the conversation)
-      ...(extra.failure ? { failure: { ...extra.failure, toolArgs: checkpointArgs(extra.failure) } as unknown as JsonValue } : {}),
+      ...(extra.failure ? { failure: { ...extra.failure, toolArgs: checkpointArgs(extra.failure) } } : {}),
       ...(extra.modelError ? { modelError: extra.modelError } : {}),
-      ...(extra.modelFailure ? { modelFailure: extra.modelFailure as unknown as JsonValue } : {}),
+      ...(extra.modelFailure ? { modelFailure: extra.modelFailure } : {}),
     });
     const result: AgentRunResult = { status, runId, text, messages, modelCalls, steps: stepIndex, tokensSpent: tokens, conversationRef, ...extra };
     callHook(hooks?.onRunEnd && (() => hooks.onRunEnd?.(result, { at: clock.now() })));

@@ -319,7 +319,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           const available = `${listed.join(', ')}${names.length > listed.length ? `, … (${names.length - listed.length} more)` : ''}`;
           const closestFields = closest !== undefined ? { closestTool: closest } : {};
           if (sessionBreakers && sessionBreakers.check(sessionId, requestedName).state === 'open') {
-            errorRecord = { kind: 'not_found', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}, called too many times in this session`, causes: [] };
+            errorRecord = { kind: 'unknown_tool', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}, called too many times in this session`, causes: [] };
             return fail({
               code: 'TOO_MANY_FAILURES',
               message: `There is no tool named "${shownName}", and it was called too many times in this session`,
@@ -330,7 +330,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
             });
           }
           sessionBreakers?.recordFailure(sessionId, requestedName, { kind: 'counted' });
-          errorRecord = { kind: 'not_found', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}`, causes: [] };
+          errorRecord = { kind: 'unknown_tool', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}`, causes: [] };
           return fail({
             code: 'TOOL_NOT_FOUND',
             message: `There is no tool named "${shownName}"`,

@@ -33,6 +33,7 @@ export interface ToolCallRecord {
   attempts: AttemptRecord[];
   /** Set on failure. */
   error?: {
+    /** The classifier's kind (`server`, `timeout`, `not_found` for an upstream 404, …); `unknown_tool` when no tool has the name asked for. */
     kind: string;
     status: number | null;
     /** The full error text (not truncated; may hold secrets: redact before logging). */

@@ -1,3 +1,5 @@
+import type { FailureCause } from '../core/failure-cause.ts';
+
 /**
  * The two dead-letter entry formats (SPEC.md §2). A message failure is a defect of the work item;
  * a tool failure is a defect of the world the agent works in. They never share a queue.
@@ -57,7 +59,7 @@ export interface ToolFailureEntry {
   toolArgs: unknown;
   /** In-band tries spent on this tool in the run. */
   attempts: number;
-  lastError: { kind: string; status: number | null; message: string };
+  lastError: FailureCause;
   /** `conv_…`: the stored messages of the run. */
   conversationRef: string;
   tokensSpent: { input: number; output: number };
@@ -83,7 +85,7 @@ export interface ModelFailureEntry {
   /** Model calls attempted for the step (0: the shared model breaker was open). */
   attempts: number;
   /** `kind`: the classifier's kind (`rate_limit`, `server`, `auth`, `timeout`, `invalid_response`…); `message` redacted and bounded. */
-  lastError: { kind: string; status: number | null; message: string; code?: string };
+  lastError: FailureCause & { code?: string };
   conversationRef: string;
   tokensSpent: { input: number; output: number };
   /** ISO-8601. */
@@ -108,7 +110,7 @@ export interface RunFailureEntry {
   /** Deliveries that failed. */
   deliveries: number;
   /** The last failure seen (redacted, bounded); `kind` is `crash` when the consumer stopped without a word. */
-  lastError: { kind: string; status: number | null; message: string };
+  lastError: FailureCause;
   conversationRef: string;
   tokensSpent: { input: number; output: number };
   /** ISO-8601. */

@@ -3,7 +3,7 @@ import type { ModelFailureInfo, ModelPolicyOptions } from '../agent/model-policy
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { RunCheckpoint, Stores } from '../core/ports/stores.ts';
-import type { ToolFailureInfo } from '../agent/run-state.ts';
+import { decodeRunState } from '../agent/run-state.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
 import type { CompiledToolSchema } from '../core/ports/schema-validator.ts';
@@ -290,7 +290,7 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
       status: existing.status as AgentRunStatus,
       runId,
       messageId,
-      text: typeof existing.data?.text === 'string' ? existing.data.text : null,
+      text: decodeRunState(existing.data).text ?? null,
       steps: existing.stepIndex,
       modelCalls: 0,
       tokensSpent: existing.tokensSpent,
@@ -543,13 +543,13 @@ async function ensureDeadLettered(
   const firstSeenAt = new Date(clock.now()).toISOString();
   let entry: ToolFailureEntry | ModelFailureEntry;
   if (checkpoint.status === 'model_failed') {
-    const failure = checkpoint.data?.modelFailure as unknown as ModelFailureInfo | undefined;
-    if (!failure || typeof failure !== 'object' || typeof failure.stepIndex !== 'number') return undefined;
+    const failure = decodeRunState(checkpoint.data).modelFailure;
+    if (!failure) return undefined;
     if ((await stores.ledger.get(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex, 'model'))) !== undefined) return undefined;
     entry = buildModelFailureEntry(checkpoint.runId, checkpoint.conversationRef, checkpoint.tokensSpent, failure, checkpoint.messageId, firstSeenAt);
   } else {
-    const failure = checkpoint.data?.failure as unknown as ToolFailureInfo | undefined;
-    if (!failure || typeof failure !== 'object' || typeof failure.stepIndex !== 'number') return undefined;
+    const failure = decodeRunState(checkpoint.data).failure;
+    if (!failure) return undefined;
     if ((await stores.ledger.get(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex))) !== undefined) return undefined;
     const run = { runId: checkpoint.runId, conversationRef: checkpoint.conversationRef, tokensSpent: checkpoint.tokensSpent } as AgentRunResult;
     entry = buildToolFailureEntry(run, failure, {

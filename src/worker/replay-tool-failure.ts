@@ -12,6 +12,7 @@ import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { buildModelFailureEntry } from './handle-message.ts';
 import type { ModelPolicyOptions } from '../agent/model-policy.ts';
 import { claimRun, newClaimHolder } from './run-claim.ts';
+import { decodeRunState } from '../agent/run-state.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
@@ -110,14 +111,14 @@ export async function replayToolFailure(entry: ResumableEntry, options: ReplayOp
 async function replayClaimed(entry: ResumableEntry, options: ReplayOptions, stores: Stores, runtime: ToolRuntime, breaker: SharedBreaker | undefined): Promise<ReplayResult> {
   const checkpoint = await stores.runs.get(entry.runId);
   if (checkpoint?.status === 'completed') {
-    return { status: 'already_completed', runId: entry.runId, modelCalls: 0, text: typeof checkpoint.data?.text === 'string' ? checkpoint.data.text : null };
+    return { status: 'already_completed', runId: entry.runId, modelCalls: 0, text: decodeRunState(checkpoint.data).text ?? null };
   }
   const stored = (await stores.conversations.get(entry.conversationRef)) as ChatMessage[] | undefined;
   if (!stored || !checkpoint) return { status: 'expired', runId: entry.runId, modelCalls: 0, text: null };
 
   // Forget the failed outcomes of the failed step so those calls run again; keep the successful ones.
   let messages = stored;
-  if (checkpoint.data?.pendingStep === true) {
+  if (decodeRunState(checkpoint.data).pendingStep) {
     const lastAssistant = messages.map((message) => message.role).lastIndexOf('assistant');
     const calls = messages[lastAssistant]?.toolCalls ?? [];
     const retry = new Set<string>();
