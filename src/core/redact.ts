@@ -7,7 +7,6 @@ import { compileKeyMatcher, DEFAULT_SENSITIVE_KEYS } from './redact-keys.ts';
 import { scanSecrets, SECRET_FAMILIES, type SecretFamily } from './redact-scan.ts';
 
 export { DEFAULT_SENSITIVE_KEYS, normaliseKey } from './redact-keys.ts';
-export { isSensitivePointer, redactFieldErrors, type FieldErrorLike, type RedactFieldErrorsOptions } from './redact-fields.ts';
 export { SECRET_FAMILIES, type SecretFamily };
 
 /** Options of {@link createRedactor}. */

@@ -1,7 +1,8 @@
 import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import type { AgentRunHooks, AgentRunResult } from '../agent/run-agent.ts';
 import { redactBounded, truncateText } from '../core/build-failure.ts';
-import { createRedactor, redactFieldErrors, type Redactor } from '../core/redact.ts';
+import { createRedactor, type Redactor } from '../core/redact.ts';
+import { redactFieldErrors } from '../core/redact-fields.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { ToolFailureError } from '../core/tool-result.ts';
 import {

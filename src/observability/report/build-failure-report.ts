@@ -2,7 +2,8 @@ import { redactBounded } from '../../core/build-failure.ts';
 import type { FailureType } from '../../core/failure-codes.ts';
 import { createFailurePatternLibrary, type FailurePatternLibrary, type FailureStrategy } from '../../core/failure-patterns.ts';
 import type { FailureLogRecord, ToolFailureLogRecord } from '../../core/ports/failure-log.ts';
-import { createRedactor, redactFieldErrors, type Redactor } from '../../core/redact.ts';
+import { createRedactor, type Redactor } from '../../core/redact.ts';
+import { redactFieldErrors } from '../../core/redact-fields.ts';
 import { describeFieldHint } from './field-hints.ts';
 
 /** The failure types in report order. */
