@@ -23,7 +23,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import type { Stores } from '../src/core/ports/stores.ts';
+import type { Stores } from '../src/ground/ports/stores.ts';
 import { createBullMqWorker, enqueueRun } from '../src/queues/bullmq/index.ts';
 import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';

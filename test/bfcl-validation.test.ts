@@ -7,7 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { hasSharedData, readSharedJsonLines, sharedDataPath } from '../examples/shared-data.ts';
-import type { CompiledToolSchema, ValidationResult } from '../src/core/ports/schema-validator.ts';
+import type { CompiledToolSchema, ValidationResult } from '../src/ground/ports/schema-validator.ts';
 import { createAjvSchemaValidator, mapBfclSchema } from '../src/schema/index.ts';
 
 interface BfclFunction {

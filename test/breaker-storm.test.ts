@@ -12,7 +12,7 @@ import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { createRedisBreakerStateStore } from '../src/stores/redis/index.ts';
 import { enqueueRun } from '../src/queues/bullmq/index.ts';
 import type { SharedBreakerRecord, ToolFailureEntry, WorkerEvent } from '../src/index.ts';
-import type { BreakerStateStore } from '../src/core/ports/stores.ts';
+import type { BreakerStateStore } from '../src/ground/ports/stores.ts';
 import { createSharedBreaker, type SharedBreakerEvent } from '../src/policies/shared-breaker.ts';
 import { createTestPool, createTestRedis, deleteRedisKeys, dropSchema, REDIS_URL, uniqueName } from './fixtures/distributed-services.ts';
 import { spawnFixture, type FixtureProcess } from './fixtures/distributed-processes.ts';

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hasSharedData, sharedDataPath } from '../examples/shared-data.ts';
-import type { ValidationResult } from '../src/core/ports/schema-validator.ts';
+import type { ValidationResult } from '../src/ground/ports/schema-validator.ts';
 import { createAjvSchemaValidator, type JsonSchemaDialect } from '../src/schema/index.ts';
 
 interface SuiteCase {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { FailureLog, FailureLogRecord } from '../src/core/ports/failure-log.ts';
+import type { FailureLog, FailureLogRecord } from '../src/ground/ports/failure-log.ts';
 import { createToolRuntime, defineTool, ToolError } from '../src/index.ts';
 import { createFailureRecorder, readAllFailures } from '../src/observability/index.ts';
 import { createMemoryFailureLog } from '../src/stores/memory/memory-failure-log.ts';

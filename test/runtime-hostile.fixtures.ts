@@ -6,7 +6,7 @@
 import { createToolRuntime, type ToolRuntime } from '../src/core/create-tool-runtime.ts';
 import { defineTool } from '../src/core/define-tool.ts';
 import { sanitiseErrorText } from '../src/core/build-failure.ts';
-import type { ToolResult } from '../src/core/tool-result.ts';
+import type { ToolResult } from '../src/ground/tool-result.ts';
 
 interface Summary {
   status: string;

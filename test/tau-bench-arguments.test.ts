@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { hasSharedData, readSharedJson, readSharedJsonLines } from '../examples/shared-data.ts';
-import type { CompiledToolSchema } from '../src/core/ports/schema-validator.ts';
+import type { CompiledToolSchema } from '../src/ground/ports/schema-validator.ts';
 import { createAjvSchemaValidator, parseArguments } from '../src/schema/index.ts';
 
 interface OpenAiTool {

@@ -1,13 +1,13 @@
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
-import type { ConversationStore, IdempotencyLedger, JsonValue, RunCheckpoint, RunStore } from '../core/ports/stores.ts';
+import type { ConversationStore, IdempotencyLedger, JsonValue, RunCheckpoint, RunStore } from '../ground/ports/stores.ts';
 import { createToolRuntime, type ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
-import type { ToolResult } from '../core/tool-result.ts';
+import type { ToolResult } from '../ground/tool-result.ts';
 import type { ChatMessage, Model, ModelToolCall, TokenUsage } from './messages.ts';
 import { decodeRunState, encodeRunState, type RunState, type ToolBudgetState, type ToolFailureInfo } from './run-state.ts';
 import { callModel, resolveModelPolicy, type ModelFailureInfo, type ModelPolicyOptions } from './model-policy.ts';
 import { redactBounded } from '../core/build-failure.ts';
-import { systemRandom, type RandomSource } from '../core/ports/clock.ts';
+import { systemRandom, type RandomSource } from '../ground/ports/clock.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 
 /** How a run ended. */

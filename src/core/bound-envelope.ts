@@ -6,7 +6,7 @@
 import { redactBounded, truncateText, utf8ByteLength } from './build-failure.ts';
 import type { Redactor } from './redact.ts';
 import { redactFieldErrors } from './redact-fields.ts';
-import type { FieldError, ToolFailure, ToolFailureError } from './tool-result.ts';
+import type { FieldError, ToolFailure, ToolFailureError } from '../ground/tool-result.ts';
 
 /** Bounds of a failure envelope, in UTF-8 bytes unless named otherwise. */
 export interface EnvelopeBounds {

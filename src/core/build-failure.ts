@@ -1,5 +1,5 @@
-import { FAILURE_CODES, type FailureCode } from './failure-codes.ts';
-import type { FieldError, ToolFailureError } from './tool-result.ts';
+import { FAILURE_CODES, type FailureCode } from '../ground/failure-codes.ts';
+import type { FieldError, ToolFailureError } from '../ground/tool-result.ts';
 import type { Redactor } from './redact.ts';
 
 /** The parts of a failure a layer knows; the rest is filled in from the code. */

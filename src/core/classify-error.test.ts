@@ -8,7 +8,7 @@ import { createFakeClock } from '../testing/fake-clock.ts';
 import { createAutoAdvancingClock } from '../testing/auto-advancing-clock.ts';
 import { classifyError, classifyModelError, kindFromHttpStatus, type ClassifiedError } from './classify-error.ts';
 import { createToolRuntime } from './create-tool-runtime.ts';
-import { FAILURE_CODES } from './failure-codes.ts';
+import { FAILURE_CODES } from '../ground/failure-codes.ts';
 import { ModelResponseError, ToolError } from './tool-error.ts';
 import { ToolrunError } from './toolrun-error.ts';
 

@@ -1,7 +1,7 @@
 import { isRateLimitExhausted, parseRateLimitReset } from '../policies/rate-limit-headers.ts';
 import { readHeaderValue } from '../policies/header-source.ts';
 import { MAX_RETRY_AFTER_MS, parseRetryAfter } from '../policies/retry-after.ts';
-import type { FailureCode } from './failure-codes.ts';
+import type { FailureCode } from '../ground/failure-codes.ts';
 import { ModelResponseError, ToolError, type ToolErrorKind } from './tool-error.ts';
 
 /**

@@ -10,13 +10,13 @@ import { classifyError, type ClassifiedError } from './classify-error.ts';
 import type { FailurePatternLibrary } from './failure-patterns.ts';
 import { MAX_TIMER_MS, type RetryOverrides } from './define-tool.ts';
 import { describeThrown, messageOf, safeString } from './describe-thrown.ts';
-import { systemClock, systemRandom, type Clock, type RandomSource } from './ports/clock.ts';
-import type { SchemaValidator } from './ports/schema-validator.ts';
+import { systemClock, systemRandom, type Clock, type RandomSource } from '../ground/ports/clock.ts';
+import type { SchemaValidator } from '../ground/ports/schema-validator.ts';
 import { createRedactor, type Redactor, type RedactorOptions } from './redact.ts';
 import { runAttempt } from './run-attempt.ts';
 import type { AttemptRecord, ToolCallRecord } from './tool-call-record.ts';
 import { assertRetryDelaysFitTimers, createToolRegistry, type RegisteredTool, type ToolSpec, type ToolsInput } from './tool-registry.ts';
-import type { ToolFailure, ToolFailureError, ToolResult } from './tool-result.ts';
+import type { ToolFailure, ToolFailureError, ToolResult } from '../ground/tool-result.ts';
 import { ToolrunError } from './toolrun-error.ts';
 import { beforeExecution } from './turn-guard.ts';
 

@@ -4,7 +4,7 @@
  * (option `failurePatterns` of `createToolRuntime`), that users extend with their own, and that
  * `toolrun report` uses to group recorded failures.
  */
-import { FAILURE_CODES, type FailureCode } from './failure-codes.ts';
+import { FAILURE_CODES, type FailureCode } from '../ground/failure-codes.ts';
 import { ToolrunError } from './toolrun-error.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { safeGet, safeString } from './describe-thrown.ts';
-import type { ToolResult } from './tool-result.ts';
+import type { ToolResult } from '../ground/tool-result.ts';
 
 function escapeAttribute(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

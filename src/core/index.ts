@@ -1,5 +1,5 @@
-export * from './failure-codes.ts';
-export * from './tool-result.ts';
+export * from '../ground/failure-codes.ts';
+export * from '../ground/tool-result.ts';
 export * from './tool-error.ts';
 export * from './toolrun-error.ts';
 export * from './define-tool.ts';
@@ -11,5 +11,5 @@ export * from './tool-registry.ts';
 export * from './create-tool-runtime.ts';
 export * from './format-tool-result.ts';
 export * from './resolve-tool-name.ts';
-export * from './ports/index.ts';
+export * from '../ground/ports/index.ts';
 export * from './failure-patterns.ts';

@@ -1,5 +1,5 @@
 import type { ToolContext } from './define-tool.ts';
-import type { Clock } from './ports/clock.ts';
+import type { Clock } from '../ground/ports/clock.ts';
 
 /** Outcome of one execution of a tool. */
 export type AttemptOutcome =

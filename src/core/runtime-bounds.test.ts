@@ -12,7 +12,7 @@ import { createFakeClock } from '../testing/fake-clock.ts';
 import { createToolRuntime, DEFAULT_MAX_ENVELOPE_BYTES } from './create-tool-runtime.ts';
 import { defineTool, MAX_TIMER_MS } from './define-tool.ts';
 import { formatToolResult } from './format-tool-result.ts';
-import type { ToolResult } from './tool-result.ts';
+import type { ToolResult } from '../ground/tool-result.ts';
 import { ToolrunError } from './toolrun-error.ts';
 
 const encoder = new TextEncoder();

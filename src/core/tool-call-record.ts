@@ -1,4 +1,4 @@
-import type { ToolResult } from './tool-result.ts';
+import type { ToolResult } from '../ground/tool-result.ts';
 
 /** One execution of the tool inside a call. */
 export interface AttemptRecord {

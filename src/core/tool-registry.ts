@@ -1,6 +1,6 @@
 import { resolveRetryPolicy, type RetryPolicy } from '../policies/retry-policy.ts';
 import { assertToolDefinition, type ToolContext, type ToolDefinition } from './define-tool.ts';
-import type { CompiledToolSchema, JsonSchema, SchemaValidator } from './ports/schema-validator.ts';
+import type { CompiledToolSchema, JsonSchema, SchemaValidator } from '../ground/ports/schema-validator.ts';
 import { MAX_TIMER_MS } from './define-tool.ts';
 import { createToolNameResolver, type ToolNameResolution } from './resolve-tool-name.ts';
 import { ToolrunError } from './toolrun-error.ts';

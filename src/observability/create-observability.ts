@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Meter, Tracer } from '@opentelemetry/api';
 import type { AgentRunHooks } from '../agent/run-agent.ts';
-import type { Clock } from '../core/ports/clock.ts';
-import type { FailureLog, FailureLogRecord } from '../core/ports/failure-log.ts';
+import type { Clock } from '../ground/ports/clock.ts';
+import type { FailureLog, FailureLogRecord } from '../ground/ports/failure-log.ts';
 import { createRedactor, type Redactor } from '../core/redact.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { WorkerEvent } from '../worker/worker-events.ts';

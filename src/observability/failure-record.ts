@@ -1,5 +1,5 @@
 import { redactBounded } from '../core/build-failure.ts';
-import type { FailureLogField, RecoveryLogRecord, ToolFailureLogRecord, BreakerOpenLogRecord } from '../core/ports/failure-log.ts';
+import type { FailureLogField, RecoveryLogRecord, ToolFailureLogRecord, BreakerOpenLogRecord } from '../ground/ports/failure-log.ts';
 import type { Redactor } from '../core/redact.ts';
 import { redactFieldErrors } from '../core/redact-fields.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';

@@ -1,4 +1,4 @@
-import type { FailureLog, FailureLogRecord } from '../core/ports/failure-log.ts';
+import type { FailureLog, FailureLogRecord } from '../ground/ports/failure-log.ts';
 import { createRedactor, type Redactor } from '../core/redact.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import { toEventLogRecord, toToolFailureLogRecord } from './failure-record.ts';

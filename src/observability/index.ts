@@ -19,4 +19,4 @@ export { runReportCommand, readAllFailures, type ReportCommandOptions, type Repo
 export { describeFieldHint, type FieldHintInput } from './report/field-hints.ts';
 export { createMemoryFailureLog, type MemoryFailureLog, type MemoryFailureLogOptions } from '../stores/memory/memory-failure-log.ts';
 export { createFailurePatternLibrary, DEFAULT_FAILURE_PATTERNS, type FailurePattern, type FailurePatternLibrary, type FailureSignature, type FailureStrategy } from '../core/failure-patterns.ts';
-export type { FailureLog, FailureLogRecord, ToolFailureLogRecord, RecoveryLogRecord, BreakerOpenLogRecord, FailureLogField } from '../core/ports/failure-log.ts';
+export type { FailureLog, FailureLogRecord, ToolFailureLogRecord, RecoveryLogRecord, BreakerOpenLogRecord, FailureLogField } from '../ground/ports/failure-log.ts';

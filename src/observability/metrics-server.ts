@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Meter } from '@opentelemetry/api';
-import type { Clock } from '../core/ports/clock.ts';
+import type { Clock } from '../ground/ports/clock.ts';
 import { createToolrunMetrics, type DeadLetterQueuesToObserve, type ToolrunMetrics } from './toolrun-metrics.ts';
 
 /** Options of {@link startMetricsServer}. */

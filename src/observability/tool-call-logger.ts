@@ -1,6 +1,6 @@
 import { pino, type Logger } from 'pino';
 import { redactBounded, truncateText, utf8ByteLength } from '../core/build-failure.ts';
-import { logLevelOf } from '../core/failure-codes.ts';
+import { logLevelOf } from '../ground/failure-codes.ts';
 import { createRedactor, type Redactor } from '../core/redact.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { WorkerEvent } from '../worker/worker-events.ts';

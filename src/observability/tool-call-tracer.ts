@@ -4,7 +4,7 @@ import { redactBounded, truncateText } from '../core/build-failure.ts';
 import { createRedactor, type Redactor } from '../core/redact.ts';
 import { redactFieldErrors } from '../core/redact-fields.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
-import type { ToolFailureError } from '../core/tool-result.ts';
+import type { ToolFailureError } from '../ground/tool-result.ts';
 import {
   ERROR_TYPE,
   GEN_AI_AGENT_NAME,

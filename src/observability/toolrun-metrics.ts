@@ -1,7 +1,7 @@
 import { metrics, ValueType, type Attributes, type Meter } from '@opentelemetry/api';
-import { systemClock, type Clock } from '../core/ports/clock.ts';
+import { systemClock, type Clock } from '../ground/ports/clock.ts';
 import { createRedactor, type Redactor } from '../core/redact.ts';
-import type { DeadLetterQueue } from '../core/ports/stores.ts';
+import type { DeadLetterQueue } from '../ground/ports/stores.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import { readDeadLetterMetrics } from '../worker/dead-letter-metrics.ts';
 import {

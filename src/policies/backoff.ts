@@ -1,4 +1,4 @@
-import type { RandomSource } from '../core/ports/clock.ts';
+import type { RandomSource } from '../ground/ports/clock.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
 
 /**

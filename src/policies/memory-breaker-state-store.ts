@@ -1,4 +1,4 @@
-import type { BreakerStateStore, JsonValue } from '../core/ports/stores.ts';
+import type { BreakerStateStore, JsonValue } from '../ground/ports/stores.ts';
 
 /**
  * An in-memory {@link BreakerStateStore} for one process (tests, and the memory stores).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../core/ports/clock.ts';
-import type { BreakerStateStore, JsonValue } from '../core/ports/stores.ts';
+import type { Clock } from '../ground/ports/clock.ts';
+import type { BreakerStateStore, JsonValue } from '../ground/ports/stores.ts';
 import { createMemoryBreakerStateStore } from './memory-breaker-state-store.ts';
 import { createSharedBreaker, parseSharedBreakerRecord, type SharedBreakerEvent, type SharedBreakerOptions } from './shared-breaker.ts';
 

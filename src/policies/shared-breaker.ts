@@ -1,5 +1,5 @@
-import type { Clock } from '../core/ports/clock.ts';
-import type { BreakerStateStore, JsonValue } from '../core/ports/stores.ts';
+import type { Clock } from '../ground/ports/clock.ts';
+import type { BreakerStateStore, JsonValue } from '../ground/ports/stores.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
 
 /** Circuit breaker states: `closed` lets calls through, `open` rejects them, `half-open` lets one probe through. */

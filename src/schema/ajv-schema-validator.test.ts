@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonSchema, ValidationResult } from '../core/ports/schema-validator.ts';
+import type { JsonSchema, ValidationResult } from '../ground/ports/schema-validator.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
 import { createAjvSchemaValidator } from './ajv-schema-validator.ts';
 

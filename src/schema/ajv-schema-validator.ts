@@ -4,7 +4,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormatsModule from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
-import type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, ValidateOptions, ValidationResult } from '../core/ports/schema-validator.ts';
+import type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, ValidateOptions, ValidationResult } from '../ground/ports/schema-validator.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
 import { describeAjvErrors } from './describe-ajv-errors.ts';
 import { linearRegExpEngine } from './linear-regexp.ts';

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../core/ports/schema-validator.ts';
+import type { JsonSchema } from '../ground/ports/schema-validator.ts';
 import { escapeJsonPointerToken } from './json-pointer.ts';
 import { jsonTypeOf, previewJson } from './preview.ts';
 

@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import type { JsonSchema } from '../core/ports/schema-validator.ts';
+import type { JsonSchema } from '../ground/ports/schema-validator.ts';
 import { findClosestName } from './closest-name.ts';
 import { describeListOfValues, describeMissing, describeReceivedType } from './describe-values.ts';
 import { describeSchemaBriefly, listValues } from './describe-schema.ts';

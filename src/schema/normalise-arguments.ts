@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../core/ports/schema-validator.ts';
+import type { JsonSchema } from '../ground/ports/schema-validator.ts';
 import { parseJsonPointer, toJsonPointer } from './json-pointer.ts';
 
 /** Which schema-driven normalisations {@link normaliseArguments} applies. */

@@ -1,4 +1,4 @@
-import type { FieldError } from '../core/tool-result.ts';
+import type { FieldError } from '../ground/tool-result.ts';
 import { describeJsonPointer, toJsonPointer } from './json-pointer.ts';
 import { jsonTypeOf, previewJson, truncateText } from './preview.ts';
 

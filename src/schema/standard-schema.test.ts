@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { ValidationResult } from '../core/ports/schema-validator.ts';
+import type { ValidationResult } from '../ground/ports/schema-validator.ts';
 import { createAjvSchemaValidator } from './ajv-schema-validator.ts';
 import { FALLBACK_ADVERTISED_SCHEMA, isStandardSchema } from './standard-schema.ts';
 

@@ -1,6 +1,6 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import type { FailureCode } from '../core/failure-codes.ts';
-import type { CompiledToolSchema, JsonSchema, ValidateOptions, ValidationResult } from '../core/ports/schema-validator.ts';
+import type { FailureCode } from '../ground/failure-codes.ts';
+import type { CompiledToolSchema, JsonSchema, ValidateOptions, ValidationResult } from '../ground/ports/schema-validator.ts';
 import { findClosestName } from './closest-name.ts';
 import { describeMissing } from './describe-values.ts';
 import { describeFormat } from './format-expectations.ts';

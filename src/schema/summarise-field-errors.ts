@@ -1,5 +1,5 @@
-import type { FailureCode } from '../core/failure-codes.ts';
-import type { FieldError } from '../core/tool-result.ts';
+import type { FailureCode } from '../ground/failure-codes.ts';
+import type { FieldError } from '../ground/tool-result.ts';
 import { truncateText } from './preview.ts';
 
 /** Bound of the envelope's `detail`, in characters. */

@@ -1,5 +1,5 @@
 import { truncateText } from './preview.ts';
-import type { ValidationResult } from '../core/ports/schema-validator.ts';
+import type { ValidationResult } from '../ground/ports/schema-validator.ts';
 import { summariseFieldErrors } from './summarise-field-errors.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { Clock } from '../core/ports/clock.ts';
+import type { Clock } from '../ground/ports/clock.ts';
 
 interface PendingSleep {
   deadline: number;

@@ -1,4 +1,4 @@
-import type { Clock } from '../core/ports/clock.ts';
+import type { Clock } from '../ground/ports/clock.ts';
 
 /**
  * A {@link Clock} whose time only moves when a test moves it, so retries, backoff, breaker

@@ -1,4 +1,4 @@
-import type { RandomSource } from '../core/ports/clock.ts';
+import type { RandomSource } from '../ground/ports/clock.ts';
 
 /**
  * A seeded pseudo-random source (mulberry32): the same seed gives the same sequence in [0, 1), so

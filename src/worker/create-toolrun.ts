@@ -2,7 +2,7 @@ import type { AgentRunHooks } from '../agent/run-agent.ts';
 import type { ModelPolicyOptions } from '../agent/model-policy.ts';
 import type { Model } from '../agent/messages.ts';
 import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
-import type { Stores } from '../core/ports/stores.ts';
+import type { Stores } from '../ground/ports/stores.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';

@@ -1,4 +1,4 @@
-import type { FailureCause } from '../core/failure-cause.ts';
+import type { FailureCause } from '../ground/failure-cause.ts';
 
 /**
  * The two dead-letter entry formats (SPEC.md §2). A message failure is a defect of the work item;

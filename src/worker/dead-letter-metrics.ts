@@ -1,5 +1,5 @@
-import { systemClock, type Clock } from '../core/ports/clock.ts';
-import type { DeadLetterQueue, DeadLetterRecord } from '../core/ports/stores.ts';
+import { systemClock, type Clock } from '../ground/ports/clock.ts';
+import type { DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
 
 /** Depth, size and age of one dead-letter queue. */
 export interface DeadLetterQueueMetrics {

@@ -1,4 +1,4 @@
-import type { DeadLetterQueue } from '../core/ports/stores.ts';
+import type { DeadLetterQueue } from '../ground/ports/stores.ts';
 import type { ResumableEntry } from './dead-letter-entries.ts';
 import { resumableDeadLetterKey } from './handle-message.ts';
 import { pushDeadLetter } from './push-dead-letter.ts';

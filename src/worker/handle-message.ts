@@ -1,12 +1,12 @@
 import { runAgent, isTerminalRunStatus, type AgentRunHooks, type AgentRunResult, type AgentRunStatus } from '../agent/run-agent.ts';
 import type { ModelFailureInfo, ModelPolicyOptions } from '../agent/model-policy.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
-import type { Clock } from '../core/ports/clock.ts';
-import type { RunCheckpoint, Stores } from '../core/ports/stores.ts';
+import type { Clock } from '../ground/ports/clock.ts';
+import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
 import { decodeRunState } from '../agent/run-state.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
-import type { CompiledToolSchema } from '../core/ports/schema-validator.ts';
+import type { CompiledToolSchema } from '../ground/ports/schema-validator.ts';
 import { redactBounded, truncateText } from '../core/build-failure.ts';
 import { redactFieldErrors } from '../core/redact-fields.ts';
 import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';

@@ -1,5 +1,5 @@
-import type { Clock } from '../core/ports/clock.ts';
-import type { QueueDelivery, RunQueue } from '../core/ports/stores.ts';
+import type { Clock } from '../ground/ports/clock.ts';
+import type { QueueDelivery, RunQueue } from '../ground/ports/stores.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
 
 /** Options of {@link keepLease}. */

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../core/ports/schema-validator.ts';
+import type { JsonSchema } from '../ground/ports/schema-validator.ts';
 
 /**
  * The JSON Schema of a run-request message body. The smallest valid body is

@@ -1,6 +1,6 @@
 import { runAgent, ledgerKey, type AgentRunHooks, type AgentRunStatus } from '../agent/run-agent.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
-import type { Stores } from '../core/ports/stores.ts';
+import type { Stores } from '../ground/ports/stores.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';

@@ -1,6 +1,6 @@
 import { createToolRuntime, type ToolRuntime, type ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
-import { systemClock, type Clock } from '../core/ports/clock.ts';
-import type { Stores } from '../core/ports/stores.ts';
+import { systemClock, type Clock } from '../ground/ports/clock.ts';
+import type { Stores } from '../ground/ports/stores.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 import { ToolrunError } from '../core/toolrun-error.ts';
 import { createSharedBreaker, type SharedBreaker, type SharedBreakerEvent, type SharedBreakerOptions } from '../policies/shared-breaker.ts';

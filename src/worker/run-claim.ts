@@ -1,5 +1,5 @@
-import type { Clock } from '../core/ports/clock.ts';
-import type { ClaimStore } from '../core/ports/stores.ts';
+import type { Clock } from '../ground/ports/clock.ts';
+import type { ClaimStore } from '../ground/ports/stores.ts';
 
 /** The claim key of a run: `run:<runId>`. Whoever works on a run (a worker, a replay, a drain) holds it. */
 export function runClaimKey(runId: string): string {

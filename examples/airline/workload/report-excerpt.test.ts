@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ToolFailureLogRecord } from '../../../src/core/ports/failure-log.ts';
+import type { ToolFailureLogRecord } from '../../../src/ground/ports/failure-log.ts';
 import { buildFailureReport, formatFailureReport } from '../../../src/observability/index.ts';
 import { excerptFailureReport } from './report-excerpt.ts';
 

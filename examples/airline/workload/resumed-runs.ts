@@ -4,7 +4,7 @@
  * its failed step — no step done twice, none skipped.
  */
 import type { ChatMessage } from '../../../src/agent/messages.ts';
-import type { DeadLetterRecord, Stores } from '../../../src/core/ports/stores.ts';
+import type { DeadLetterRecord, Stores } from '../../../src/ground/ports/stores.ts';
 import type { ToolFailureEntry } from '../../../src/worker/dead-letter-entries.ts';
 import type { AirlineRun } from '../trajectories.ts';
 

@@ -16,7 +16,7 @@ import { rmSync } from 'node:fs';
 import { destination, pino } from 'pino';
 import { createRedactor } from '../../../src/core/redact.ts';
 import { createObservability } from '../../../src/observability/index.ts';
-import type { DeadLetterRecord } from '../../../src/core/ports/stores.ts';
+import type { DeadLetterRecord } from '../../../src/ground/ports/stores.ts';
 import type { SharedBreakerRecord } from '../../../src/policies/shared-breaker.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../../../src/stores/sqlite/index.ts';
 import type { MessageFailureEntry, ToolFailureEntry } from '../../../src/worker/dead-letter-entries.ts';

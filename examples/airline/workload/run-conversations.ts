@@ -4,7 +4,7 @@
  * (see `conversation-scheduler.ts`), until every conversation is finished or parked in the tool DLQ.
  */
 import type { AgentRunHooks } from '../../../src/agent/run-agent.ts';
-import type { Stores } from '../../../src/core/ports/stores.ts';
+import type { Stores } from '../../../src/ground/ports/stores.ts';
 import type { ToolCallRecord } from '../../../src/core/tool-call-record.ts';
 import type { Redactor } from '../../../src/core/redact.ts';
 import type { WorkerEvent } from '../../../src/worker/worker-events.ts';

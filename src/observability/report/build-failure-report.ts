@@ -1,7 +1,7 @@
 import { redactBounded } from '../../core/build-failure.ts';
-import type { FailureType } from '../../core/failure-codes.ts';
+import type { FailureType } from '../../ground/failure-codes.ts';
 import { createFailurePatternLibrary, type FailurePatternLibrary, type FailureStrategy } from '../../core/failure-patterns.ts';
-import type { FailureLogRecord, ToolFailureLogRecord } from '../../core/ports/failure-log.ts';
+import type { FailureLogRecord, ToolFailureLogRecord } from '../../ground/ports/failure-log.ts';
 import { createRedactor, type Redactor } from '../../core/redact.ts';
 import { redactFieldErrors } from '../../core/redact-fields.ts';
 import { describeFieldHint } from './field-hints.ts';

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { FailureType } from '../../core/failure-codes.ts';
-import type { FailureLogField, FailureLogRecord } from '../../core/ports/failure-log.ts';
+import type { FailureType } from '../../ground/failure-codes.ts';
+import type { FailureLogField, FailureLogRecord } from '../../ground/ports/failure-log.ts';
 import { REPORT_FAILURE_TYPES } from './build-failure-report.ts';
 
 /** What was read from a log file. */

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { FailurePatternLibrary } from '../../core/failure-patterns.ts';
-import type { FailureLog, FailureLogRecord } from '../../core/ports/failure-log.ts';
+import type { FailureLog, FailureLogRecord } from '../../ground/ports/failure-log.ts';
 import type { Redactor } from '../../core/redact.ts';
 import { buildFailureReport, type FailureReport } from './build-failure-report.ts';
 import { formatFailureReport } from './format-failure-report.ts';

@@ -1,6 +1,6 @@
 import { DelayedError, Worker, type ConnectionOptions, type Job, type WorkerOptions } from 'bullmq';
-import { systemClock } from '../../core/ports/clock.ts';
-import type { DeadLetterQueue, Stores } from '../../core/ports/stores.ts';
+import { systemClock } from '../../ground/ports/clock.ts';
+import type { DeadLetterQueue, Stores } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
 import { redactBounded } from '../../core/build-failure.ts';
 

@@ -1,5 +1,5 @@
-import type { Clock } from '../../core/ports/clock.ts';
-import type { DeadLetterQueue } from '../../core/ports/stores.ts';
+import type { Clock } from '../../ground/ports/clock.ts';
+import type { DeadLetterQueue } from '../../ground/ports/stores.ts';
 import type { WorkerEvent } from '../../worker/worker-events.ts';
 
 /** Whether either DLQ reached its bound, read at most once per `checkIntervalMs` (the count is not free). */

@@ -1,5 +1,5 @@
-import type { Clock } from '../../core/ports/clock.ts';
-import type { ClaimStore } from '../../core/ports/stores.ts';
+import type { Clock } from '../../ground/ports/clock.ts';
+import type { ClaimStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 
 interface Claim {

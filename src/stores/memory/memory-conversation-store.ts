@@ -1,5 +1,5 @@
-import type { Clock } from '../../core/ports/clock.ts';
-import type { ConversationStore } from '../../core/ports/stores.ts';
+import type { Clock } from '../../ground/ports/clock.ts';
+import type { ConversationStore } from '../../ground/ports/stores.ts';
 
 interface StoredConversation {
   messages: unknown[];

@@ -1,5 +1,5 @@
-import type { Clock } from '../../core/ports/clock.ts';
-import type { DeadLetterQueue, DeadLetterRecord } from '../../core/ports/stores.ts';
+import type { Clock } from '../../ground/ports/clock.ts';
+import type { DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { utf8ByteLength } from '../exact-text.ts';
 import { toJsonText } from '../json-text.ts';
 

@@ -1,4 +1,4 @@
-import type { FailureLog, FailureLogRecord } from '../../core/ports/failure-log.ts';
+import type { FailureLog, FailureLogRecord } from '../../ground/ports/failure-log.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
 
 /** Options of {@link createMemoryFailureLog}. */

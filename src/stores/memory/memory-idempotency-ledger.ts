@@ -1,4 +1,4 @@
-import type { IdempotencyLedger, JsonValue } from '../../core/ports/stores.ts';
+import type { IdempotencyLedger, JsonValue } from '../../ground/ports/stores.ts';
 
 /**
  * An in-memory {@link IdempotencyLedger}. `putIfAbsent` is atomic (it never yields between the

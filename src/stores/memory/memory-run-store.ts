@@ -1,4 +1,4 @@
-import type { RunCheckpoint, RunStore } from '../../core/ports/stores.ts';
+import type { RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
 
 /**
  * An in-memory {@link RunStore}: the last checkpoint per run id, deep-copied (`structuredClone`)

@@ -1,5 +1,5 @@
-import { systemClock, type Clock } from '../../core/ports/clock.ts';
-import type { Stores } from '../../core/ports/stores.ts';
+import { systemClock, type Clock } from '../../ground/ports/clock.ts';
+import type { Stores } from '../../ground/ports/stores.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
 import { createMemoryBreakerStateStore } from './memory-breaker-state-store.ts';
 import { createMemoryClaimStore } from './memory-claim-store.ts';

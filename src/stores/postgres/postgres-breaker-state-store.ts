@@ -1,5 +1,5 @@
-import type { Clock } from '../../core/ports/clock.ts';
-import type { BreakerStateStore, JsonValue } from '../../core/ports/stores.ts';
+import type { Clock } from '../../ground/ports/clock.ts';
+import type { BreakerStateStore, JsonValue } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { inTransaction, prepareStatement, type PostgresPoolLike } from './postgres-client.ts';

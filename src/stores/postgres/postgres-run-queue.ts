@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { QueueDelivery, RunQueue } from '../../core/ports/stores.ts';
+import type { Clock } from '../../ground/ports/clock.ts';
+import type { QueueDelivery, RunQueue } from '../../ground/ports/stores.ts';
 import { assertLeaseMs, checkReleaseOptions } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 import { epochMs, prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';

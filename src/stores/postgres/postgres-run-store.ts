@@ -1,4 +1,4 @@
-import type { RunCheckpoint, RunStore } from '../../core/ports/stores.ts';
+import type { RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';

@@ -33,8 +33,8 @@
  * The driver (`pg`, an optional peer dependency) is imported only under `src/stores/postgres/`,
  * and only when a connection string is given.
  */
-import { systemClock, type Clock } from '../../core/ports/clock.ts';
-import type { Stores } from '../../core/ports/stores.ts';
+import { systemClock, type Clock } from '../../ground/ports/clock.ts';
+import type { Stores } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
 import { createPostgresBreakerStateStore } from './postgres-breaker-state-store.ts';

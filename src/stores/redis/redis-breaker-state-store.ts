@@ -1,4 +1,4 @@
-import type { BreakerStateStore, JsonValue } from '../../core/ports/stores.ts';
+import type { BreakerStateStore, JsonValue } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';

@@ -1,4 +1,4 @@
-import type { ClaimStore } from '../../core/ports/stores.ts';
+import type { ClaimStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 import { connectRedis, type RedisConnection, type RedisLike } from './redis-client.ts';

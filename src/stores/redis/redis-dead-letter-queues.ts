@@ -1,5 +1,5 @@
-import { systemClock, type Clock } from '../../core/ports/clock.ts';
-import type { DeadLetterQueue } from '../../core/ports/stores.ts';
+import { systemClock, type Clock } from '../../ground/ports/clock.ts';
+import type { DeadLetterQueue } from '../../ground/ports/stores.ts';
 import { connectRedis, type RedisConnection, type RedisLike } from './redis-client.ts';
 import { createRedisDeadLetterQueue } from './redis-dead-letter-queue.ts';
 

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Stores } from '../../core/ports/stores.ts';
+import type { Stores } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../core/toolrun-error.ts';
 import {
   describeBreakerStateStoreContract,

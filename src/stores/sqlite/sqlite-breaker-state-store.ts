@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { BreakerStateStore, JsonValue } from '../../core/ports/stores.ts';
+import type { Clock } from '../../ground/ports/clock.ts';
+import type { BreakerStateStore, JsonValue } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { ClaimStore } from '../../core/ports/stores.ts';
+import type { Clock } from '../../ground/ports/clock.ts';
+import type { ClaimStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import { systemClock, type Clock } from '../../core/ports/clock.ts';
-import type { FailureLog, FailureLogRecord } from '../../core/ports/failure-log.ts';
+import { systemClock, type Clock } from '../../ground/ports/clock.ts';
+import type { FailureLog, FailureLogRecord } from '../../ground/ports/failure-log.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { openSqliteDatabase } from './open-sqlite-database.ts';
 

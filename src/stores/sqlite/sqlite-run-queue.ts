@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { QueueDelivery, RunQueue } from '../../core/ports/stores.ts';
+import type { Clock } from '../../ground/ports/clock.ts';
+import type { QueueDelivery, RunQueue } from '../../ground/ports/stores.ts';
 import { assertLeaseMs, checkReleaseOptions } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import type { RunCheckpoint, RunStore } from '../../core/ports/stores.ts';
+import type { RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 

@@ -36,8 +36,8 @@
  * The driver is imported only under `src/stores/sqlite/`; the core never imports it.
  */
 import type { Database } from 'better-sqlite3';
-import { systemClock, type Clock } from '../../core/ports/clock.ts';
-import type { Stores } from '../../core/ports/stores.ts';
+import { systemClock, type Clock } from '../../ground/ports/clock.ts';
+import type { Stores } from '../../ground/ports/stores.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
 import { openSqliteDatabase } from './open-sqlite-database.ts';
 import { createSqliteBreakerStateStore } from './sqlite-breaker-state-store.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ClaimStore } from '../../core/ports/stores.ts';
+import type { ClaimStore } from '../../ground/ports/stores.ts';
 import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
 
 /** Options of {@link describeClaimStoreContract}. */

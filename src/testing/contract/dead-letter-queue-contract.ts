@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Stores } from '../../core/ports/stores.ts';
+import type { Stores } from '../../ground/ports/stores.ts';
 import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
 
 const ONE_MINUTE_MS = 60_000;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach } from 'vitest';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Stores } from '../../core/ports/stores.ts';
+import type { Clock } from '../../ground/ports/clock.ts';
+import type { Stores } from '../../ground/ports/stores.ts';
 
 /** The part of a fake clock the contract suites drive: time that moves only when told. */
 export type FakeClockLike = Clock & {
