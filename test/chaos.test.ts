@@ -23,7 +23,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { enqueueRun, requeueRunRequests } from '../src/queues/bullmq/index.ts';
 import { toJobId } from '../src/queues/bullmq/job-id.ts';
-import type { DrainReport, MessageFailureEntry, ResumableEntry } from '../src/index.ts';
+import type { DrainReport, MessageFailureEntry, ResumableEntry, Stores } from '../src/index.ts';
+import { runClaimKey } from '../src/worker/run-claim.ts';
 import { createSideEffectTables } from './fixtures/distributed-agent.ts';
 import { createTestPool, uniqueName } from './fixtures/distributed-services.ts';
 import { seededRandom, spawnFixture, type FixtureProcess } from './fixtures/distributed-processes.ts';
@@ -130,7 +131,6 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
       let redisRestartedAt: number | undefined;
       let requeue = { pending: 0, requeued: 0 };
       let nextKillAt = startedAt + KILL_INTERVAL_MS[0];
-      let lastKillAt = startedAt;
       const killLog: string[] = [];
       for (;;) {
         const pending = await stores.queue.size().catch(() => undefined);
@@ -165,17 +165,19 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
           requeue = await requeueRunRequests(queue, stores.queue);
         }
         if (Date.now() >= nextKillAt) {
-          // a random process among those that got going (one still starting up has nothing to lose);
-          // when none has, the kill waits for one, so the number of kills does not depend on luck
-          const eligible = workers.flatMap((worker, slot) => (worker.readyAt !== undefined && Date.now() - worker.readyAt >= MIN_LIFETIME_MS ? [slot] : []));
+          // a random process among those that got going — handled a message and lived MIN_LIFETIME_MS
+          // (one still warming up has nothing to lose but the jobs it just took: killing it again and
+          // again would only run their stall counts up to the delivery bound); when none has, the
+          // kill waits for one, so the number of kills does not depend on luck
+          const gotGoing = (worker: FixtureProcess) => worker.readyAt !== undefined && Date.now() - worker.readyAt >= MIN_LIFETIME_MS && worker.lines.some((line) => line.startsWith('done '));
+          const eligible = workers.flatMap((worker, slot) => (gotGoing(worker) ? [slot] : []));
           if (eligible.length > 0) {
             const slot = eligible[Math.floor(random() * eligible.length)]!;
             const victim = workers[slot]!;
             victim.child.kill('SIGKILL');
             await victim.exited;
             kills += 1;
-            lastKillAt = Date.now();
-            killLog.push(`killed ${victim.child.pid} ${lastKillAt}`);
+            killLog.push(`killed ${victim.child.pid} ${Date.now()}`);
             workers[slot] = spawnWorker();
             nextKillAt = Date.now() + KILL_INTERVAL_MS[0] + random() * (KILL_INTERVAL_MS[1] - KILL_INTERVAL_MS[0]);
           }
@@ -254,8 +256,8 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
       expect(postgresRestartedAt).toBeDefined();
       expect(redisRestartedAt).toBeDefined();
 
-      // Two drains at once, the world fixed, once the claims of killed workers have lapsed.
-      await sleep(Math.max(0, lastKillAt + config.lockDurationMs + 500 - Date.now()));
+      // Two drains at once, the world fixed, once the claims killed workers held on dead-lettered runs have lapsed.
+      await claimsLapsed(stores, before.toolEntries, config.lockDurationMs + 2_000);
       const drainConfig: DistributedDrainConfig = { schema, concurrency: 4, sharedBreaker: SHARED_BREAKER };
       const drainStartedAt = Date.now();
       const drains = [0, 1].map(() => spawnFixture('test/fixtures/distributed-drain.ts', [JSON.stringify(drainConfig)], services));
@@ -412,4 +414,15 @@ function checkPlaces(snapshot: Snapshot, expected: ReadonlyMap<string, Expected>
     }
   }
   return problems;
+}
+
+/** Waits until no entry's run is claimed (a worker killed while it held the claim leaves it until its lease ends); throws after `timeoutMs`. */
+async function claimsLapsed(stores: Pick<Stores, 'claims'>, entries: readonly ResumableEntry[], timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const held = (await Promise.all(entries.map(async (entry) => ((await stores.claims?.get(runClaimKey(entry.runId))) ? entry.runId : undefined)))).filter((runId) => runId !== undefined);
+    if (held.length === 0) return;
+    if (Date.now() > until) throw new Error(`runs still claimed after ${timeoutMs} ms: ${held.join(', ')}`);
+    await sleep(200);
+  }
 }

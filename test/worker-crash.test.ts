@@ -47,6 +47,7 @@ import {
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { createAutoAdvancingClock, createScriptedModel } from '../src/testing/index.ts';
 import { createSeededRandom } from '../src/testing/seeded-random.ts';
+import { runClaimKey } from '../src/worker/run-claim.ts';
 import { crashInput, EFFECTS_BY_STEP, type CrashPlanKind } from './fixtures/crash-agent.ts';
 import { spawnFixture } from './fixtures/distributed-processes.ts';
 
@@ -198,7 +199,6 @@ describe('worker crash test (SIGKILL at random points, restart until the queue i
     const killedPids = new Set<number>();
     const exits: WorkerExit[] = [];
     let remaining = MESSAGES;
-    let lastKillAt = 0;
     let selfKillBounds = 0;
     while (remaining > 0) {
       expect(Date.now() - startedAt, 'time budget').toBeLessThan(TIME_BUDGET_MS);
@@ -211,10 +211,7 @@ describe('worker crash test (SIGKILL at random points, restart until the queue i
       if (killAfterResults > 0) selfKillBounds += 1;
       const exit = await runWorker(databasePath, effectsPath, kill, killAfterResults);
       exits.push(exit);
-      if (exit.killed) {
-        killedPids.add(exit.pid);
-        lastKillAt = Date.now();
-      }
+      if (exit.killed) killedPids.add(exit.pid);
       const probe = createSqliteStores({ path: databasePath });
       remaining = await probe.queue.size();
       await probe.close();
@@ -295,8 +292,19 @@ describe('worker crash test (SIGKILL at random points, restart until the queue i
     });
     expect(effectProblems, 'side effects before the drains').toEqual([]);
 
-    // Two drains at once, with the world fixed, once the claims of killed workers have lapsed.
-    await sleep(Math.max(0, lastKillAt + LEASE_MS + 200 - Date.now()));
+    // Two drains at once, with the world fixed, once the claims killed workers held on dead-lettered runs have lapsed.
+    const claimStores = createSqliteStores({ path: databasePath });
+    try {
+      const until = Date.now() + LEASE_MS + 2_000;
+      for (;;) {
+        const held = (await Promise.all(before.toolEntries.map((entry) => claimStores.claims?.get(runClaimKey(entry.runId))))).filter((claim) => claim !== undefined);
+        if (held.length === 0) break;
+        expect(Date.now(), `runs still claimed: ${JSON.stringify(held)}`).toBeLessThan(until);
+        await sleep(50);
+      }
+    } finally {
+      await claimStores.close();
+    }
     const drainStartedAt = Date.now();
     const drains = [spawnDrain(databasePath, effectsPath), spawnDrain(databasePath, effectsPath)];
     await Promise.all(drains.map((drain) => drain.ready));
