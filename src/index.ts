@@ -1,18 +1,117 @@
 /**
  * toolrun — make the tool calls of LLM agents fail well.
  *
- * The root entry: the tool runtime, the agent loop, the worker and its dead-letter queues, and
- * the in-memory stores. Backends and integrations are subpaths (`toolrun/sqlite`, `toolrun/openai`,
- * `toolrun/testing`).
+ * The root entry: the tool runtime, the agent loop, the worker and its dead-letter queues, the
+ * composition root and the in-memory stores. It runs on any JavaScript runtime. Backends and
+ * integrations are subpaths (`toolrun/sqlite`, `toolrun/postgres`, `toolrun/redis`,
+ * `toolrun/bullmq`, `toolrun/otel`, `toolrun/openai`, `toolrun/testing`).
+ *
+ * Named exports only: every name here is public API, recorded in `api/toolrun.api.md`.
+ *
+ * @packageDocumentation
  */
-export * from './core/index.ts';
-export * from './agent/index.ts';
-export * from './worker/index.ts';
-export { createMemoryStores } from './stores/memory/index.ts';
-export { parseArguments } from './schema/parse-arguments.ts';
-export { createAjvSchemaValidator } from './schema/ajv-schema-validator.ts';
-export { parseRetryAfter } from './policies/retry-after.ts';
-export { computeBackoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './policies/backoff.ts';
-export { decideRetry, DEFAULT_RETRY_POLICY, resolveRetryPolicy, type RetryPolicy, type RetryDecision } from './policies/retry-policy.ts';
-export { createSessionBreakers, type SessionBreakers, type SessionBreakerOptions } from './policies/session-breaker.ts';
-export { createSharedBreaker, type SharedBreaker, type SharedBreakerOptions, type SharedBreakerRecord, type BreakerState } from './policies/shared-breaker.ts';
+
+// The composition root.
+export { createToolrun, type RunHooks, type RunLimits, type Toolrun, type ToolrunOptions } from './worker/create-toolrun.ts';
+
+// Tools and the tool runtime.
+export { defineTool, type InferArgs, type RetryOverrides, type ToolContext, type ToolDefinition } from './core/define-tool.ts';
+export { createToolRuntime, type ToolRunInput, type ToolRuntime, type ToolRuntimeOptions } from './core/create-tool-runtime.ts';
+export type { PlainToolFunction, RegisteredTool, ToolSpec, ToolsInput } from './core/tool-registry.ts';
+export type { AttemptRecord, ToolCallRecord } from './core/tool-call-record.ts';
+export { formatToolResult } from './core/format-tool-result.ts';
+
+// The envelope and the failure taxonomy.
+export type { EnvelopeBase, FieldError, ToolFailure, ToolFailureError, ToolResult, ToolSuccess } from './ground/tool-result.ts';
+export type { FailureCause } from './ground/failure-cause.ts';
+export { FAILURE_CODES, type FailureCode, type FailureType } from './ground/failure-codes.ts';
+
+// Errors: what a tool or a model throws, and what toolrun throws for programmer errors.
+export { ModelResponseError, ToolError, type ToolErrorKind, type ToolErrorOptions } from './core/tool-error.ts';
+export { ToolrunError, type ToolrunErrorCode } from './core/toolrun-error.ts';
+
+// Redaction and failure patterns.
+export { createRedactor, type Redactor, type RedactorOptions, type RedactValueLimits, type SecretFamily } from './core/redact.ts';
+export {
+  createFailurePatternLibrary,
+  DEFAULT_FAILURE_PATTERNS,
+  type FailurePattern,
+  type FailurePatternLibrary,
+  type FailureSignature,
+  type FailureSignatureInput,
+  type FailureStrategy,
+} from './core/failure-patterns.ts';
+
+// Schema validation.
+export { createAjvSchemaValidator, type AjvInstance, type AjvSchemaValidatorOptions, type JsonSchemaDialect } from './schema/ajv-schema-validator.ts';
+export type { StandardSchemaToJsonSchema } from './schema/standard-schema.ts';
+
+// Policies: retries and circuit breakers.
+export type { BackoffOptions } from './policies/backoff.ts';
+export type { RetryPolicy, RetryPolicyOverride } from './policies/retry-policy.ts';
+export type { SessionBreakerOptions, SessionBreakers, SessionBreakerState, SessionFailure } from './policies/session-breaker.ts';
+export {
+  createSharedBreaker,
+  type BreakerState,
+  type SharedBreaker,
+  type SharedBreakerAcquisition,
+  type SharedBreakerEvent,
+  type SharedBreakerOptions,
+  type SharedBreakerRecord,
+} from './policies/shared-breaker.ts';
+
+// The agent loop and the model.
+export { runAgent, type AgentPersistence, type AgentRunHooks, type AgentRunResult, type AgentRunStatus, type RunAgentOptions } from './agent/run-agent.ts';
+export type { ChatMessage, Model, ModelRequest, ModelResponse, ModelToolCall, TokenUsage } from './agent/messages.ts';
+export type { ModelFailureInfo, ModelFailureReason, ModelPolicyOptions } from './agent/model-policy.ts';
+export type { ToolFailureInfo } from './agent/run-state.ts';
+
+// The worker: messages, the two dead-letter queues, replay and drain.
+export { handleMessage, type HandleMessageOptions, type HandleMessageResult, type RunMessage } from './worker/handle-message.ts';
+export { RUN_REQUEST_SCHEMA, type RunRequest } from './worker/message-schema.ts';
+export { replayToolFailure, type ReplayOptions, type ReplayResult, type ReplayStatus } from './worker/replay-tool-failure.ts';
+export { drainToolDlq, type DrainOptions, type DrainReport } from './worker/drain-tool-dlq.ts';
+export { createWorker, type Worker, type WorkerOptions } from './worker/create-worker.ts';
+export type { WorkerEvent } from './worker/worker-events.ts';
+export type {
+  DeadLetterSink,
+  MessageFailureCode,
+  MessageFailureEntry,
+  ModelFailureEntry,
+  ResumableEntry,
+  RunFailureEntry,
+  ToolFailureEntry,
+} from './worker/dead-letter-entries.ts';
+export type { ToolArgsPreview } from './worker/build-tool-failure-entry.ts';
+export {
+  readDeadLetterMetrics,
+  type DeadLetterMetrics,
+  type DeadLetterQueueMetrics,
+  type MessageDeadLetterMetrics,
+  type ReadDeadLetterMetricsOptions,
+  type ToolDeadLetterKind,
+  type ToolDeadLetterMetrics,
+} from './worker/dead-letter-metrics.ts';
+export { defineConfig, type ToolrunConfig, type ToolrunConfigContext, type ToolrunConfigFactory, type ToolrunConfigInput } from './worker/worker-config.ts';
+
+// Ports: what the core depends on, and the in-memory stores.
+export type { Clock, RandomSource } from './ground/ports/clock.ts';
+export type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, ValidateOptions, ValidationResult } from './ground/ports/schema-validator.ts';
+export type {
+  BreakerStateStore,
+  ClaimInfo,
+  ClaimStore,
+  ConversationStore,
+  DeadLetterQueue,
+  DeadLetterRecord,
+  IdempotencyLedger,
+  JsonValue,
+  KeyedPushResult,
+  QueueDelivery,
+  ReleaseOptions,
+  RunCheckpoint,
+  RunQueue,
+  RunStore,
+  Stores,
+} from './ground/ports/stores.ts';
+export { createMemoryStores, type MemoryStoresOptions } from './stores/memory/memory-stores.ts';

@@ -20,10 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  assertToolrunConfig,
   createRedactor,
   handleMessage,
-  resolveToolrunConfig,
   ToolrunError,
   type DeadLetterMetrics,
   type DeadLetterRecord,
@@ -33,6 +31,7 @@ import {
   type RunFailureEntry,
   type WorkerEvent,
 } from '../src/index.ts';
+import { assertToolrunConfig, resolveToolrunConfig } from '../src/worker/worker-config.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { createWorkerOutput, guardConfigOnEvent } from '../src/cli/worker-output.ts';
 import configInput from './fixtures/cli-config.ts';

@@ -12,7 +12,6 @@ import {
   createMemoryStores,
   defineConfig,
   readDeadLetterMetrics,
-  resolveToolrunConfig,
   ToolrunError,
   type DeadLetterMetrics,
   type DeadLetterRecord,
@@ -21,6 +20,7 @@ import {
   type ToolFailureEntry,
   type ToolrunConfig,
 } from '../src/index.ts';
+import { resolveToolrunConfig } from '../src/worker/worker-config.ts';
 import { createFakeClock } from '../src/testing/index.ts';
 
 const CONFIG = 'test/fixtures/cli-config.ts';

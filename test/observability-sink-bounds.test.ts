@@ -11,7 +11,8 @@ import type { ToolFailureInfo } from '../src/agent/run-state.ts';
 import { utf8ByteLength } from '../src/core/build-failure.ts';
 import { createRedactor, type Redactor } from '../src/core/redact.ts';
 import type { ToolCallRecord } from '../src/core/tool-call-record.ts';
-import { createFailureRecorder, createMemoryFailureLog, createObservability, createToolCallLogger, createToolCallTracer, METRIC_NAMES, readAllFailures, redactFailureLogRecord } from '../src/observability/index.ts';
+import { createFailureRecorder, createMemoryFailureLog, createObservability, createToolCallLogger, createToolCallTracer, METRIC_NAMES, readAllFailures } from '../src/observability/index.ts';
+import { redactFailureLogRecord } from '../src/observability/report/build-failure-report.ts';
 import { buildToolFailureEntry, MAX_TOOL_ARGS_BYTES, type ToolArgsPreview } from '../src/worker/build-tool-failure-entry.ts';
 import { createTestTelemetry, sumOf } from './observability-telemetry.ts';
 

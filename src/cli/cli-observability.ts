@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Observability, ToolrunMetrics } from '../observability/index.ts';
-import { createFailurePatternLibrary, createRedactor, type FailureLog, type Redactor, type RedactorOptions, type ToolrunConfig } from '../index.ts';
+import { createFailurePatternLibrary, createRedactor, type Redactor, type RedactorOptions, type ToolrunConfig } from '../index.ts';
+import type { FailureLog } from '../observability/index.ts';
 import { describeError } from './cli-error.ts';
 import type { LogOptions } from './parse-options.ts';
 

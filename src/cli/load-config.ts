@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { resolveToolrunConfig, ToolrunError, type ToolrunConfig } from '../index.ts';
+import { ToolrunError, type ToolrunConfig } from '../index.ts';
+import { resolveToolrunConfig } from '../worker/worker-config.ts';
 import { usageError } from './cli-error.ts';
 
 /** File names looked up in the working directory when no `--config` is given, in this order. */

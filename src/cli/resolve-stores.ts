@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createMemoryStores, ToolrunError, type FailureLog, type RunQueue, type Stores } from '../index.ts';
+import { createMemoryStores, ToolrunError, type RunQueue, type Stores } from '../index.ts';
+import type { FailureLog } from '../observability/index.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../stores/sqlite/index.ts';
 import { createPostgresPool, createPostgresStores, type PostgresStores } from '../stores/postgres/index.ts';
 import { usageError } from './cli-error.ts';

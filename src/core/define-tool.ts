@@ -24,7 +24,8 @@ export interface ToolContext {
 /** Per-tool overrides of the retry policy (see `DEFAULT_RETRY_POLICY`). */
 export type RetryOverrides = Partial<Omit<RetryPolicy, 'backoff'>> & { backoff?: Partial<BackoffOptions> };
 
-type InferArgs<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>;
+/** The type of `args` a tool receives for an input schema: a Standard Schema's output type, otherwise a plain object. */
+export type InferArgs<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>;
 
 /**
  * A tool as toolrun knows it. Create one with {@link defineTool}.

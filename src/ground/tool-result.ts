@@ -44,8 +44,11 @@ export interface ToolFailureError {
   fallbacks?: string[];
 }
 
-interface EnvelopeBase {
+/** The members every envelope has, successful or failed (wire format: snake_case). */
+export interface EnvelopeBase {
+  /** The registered tool's name (or, for `TOOL_NOT_FOUND`, the requested name, bounded). */
   tool_name: string;
+  /** The model's id of this call (or one toolrun generated). */
   call_id: string;
   /** Wall time of the whole call, retries and waits included, in milliseconds. */
   duration_ms: number;

@@ -1,11 +1,12 @@
 /**
  * `toolrun/testing`: what users need to test their own agents — a fake clock, an auto-advancing
- * clock for whole runs, a scripted model, in-memory stores, and the contract suites every store
- * backend must pass (these import `vitest`).
+ * clock for whole runs, a scripted model and a seeded random source. Importable anywhere (no test
+ * runner needed); the contract suites every store backend must pass, which register vitest suites,
+ * are in `toolrun/testing/contract`.
+ *
+ * @packageDocumentation
  */
-export * from './fake-clock.ts';
-export * from './auto-advancing-clock.ts';
-export * from './scripted-model.ts';
-export * from './seeded-random.ts';
-export * from './contract/index.ts';
-export { createMemoryStores } from '../stores/memory/index.ts';
+export { createFakeClock, type FakeClock } from './fake-clock.ts';
+export { createAutoAdvancingClock } from './auto-advancing-clock.ts';
+export { createScriptedModel, type ScriptedModel, type ScriptedTurn } from './scripted-model.ts';
+export { createSeededRandom } from './seeded-random.ts';

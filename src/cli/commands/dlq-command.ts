@@ -3,7 +3,6 @@ import type { Command } from 'commander';
 import {
   drainToolDlq,
   replayToolFailure,
-  toolDeadLetterKind,
   type DeadLetterRecord,
   type MessageFailureEntry,
   type ReplayOptions,
@@ -12,6 +11,7 @@ import {
   type Stores,
   type ToolrunConfig,
 } from '../../index.ts';
+import { toolDeadLetterKind } from '../../worker/dead-letter-metrics.ts';
 import { assertConfigToolsBuild } from '../check-config-tools.ts';
 import { EXIT_CODES, usageError } from '../cli-error.ts';
 import { formatCounts, formatDurationMs, formatTable, preview, printJson, printLine } from '../format.ts';

@@ -27,7 +27,7 @@ export function addReportCommand(program: Command): void {
     .option('--json', 'print the report as JSON')
     .action(async (options: ReportOptions) => {
       if (options.db !== undefined && options.fromLog !== undefined) throw usageError('pass either --db FILE or --from-log FILE, not both');
-      const { runReportCommand } = await import('../../observability/index.ts');
+      const { runReportCommand } = await import('../../observability/report/run-report-command.ts');
       const envPath = process.env.TOOLRUN_DB !== undefined && process.env.TOOLRUN_DB !== '' ? process.env.TOOLRUN_DB : undefined;
       const db = options.db ?? (options.fromLog === undefined ? (envPath ?? DEFAULT_DATABASE_PATH) : undefined);
       const { exitCode } = await runReportCommand({

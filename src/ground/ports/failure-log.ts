@@ -15,7 +15,8 @@ export interface FailureLogField {
   received?: string;
 }
 
-interface FailureLogRecordBase {
+/** The members every failure-log record has. */
+export interface FailureLogRecordBase {
   /** ISO-8601, on the clock of the runtime that saw it. */
   at: string;
   /** The registered tool (or the requested name, redacted, for `TOOL_NOT_FOUND`). */

@@ -1,8 +1,9 @@
 /**
- * `toolrun/sqlite`: the embedded default backend, every store and the run queue on one SQLite
- * file (better-sqlite3, WAL). Schema and guarantees: see `sqlite-stores.ts`.
+ * `toolrun/sqlite`: the embedded default backend — every store and the run queue on one SQLite
+ * file (better-sqlite3, WAL), shared by the processes of one machine, and the failure log that
+ * `toolrun report` reads on the same file.
+ *
+ * @packageDocumentation
  */
 export { createSqliteStores, type SqliteStores, type SqliteStoresOptions } from './sqlite-stores.ts';
-export { SQLITE_SCHEMA_VERSION } from './sqlite-migrations.ts';
-export { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
-export { createSqliteFailureLog, openSqliteFailureLog, SQLITE_FAILURE_LOG_SCHEMA } from './sqlite-failure-log.ts';
+export { createSqliteFailureLog, openSqliteFailureLog } from './sqlite-failure-log.ts';

@@ -1,6 +1,9 @@
 /**
- * The contract suites every `Stores` backend passes (shipped in `toolrun/testing`; they import
- * vitest, which users running them already have as a dev dependency).
+ * `toolrun/testing/contract`: the contract suites every `Stores` backend passes, one per port and
+ * one for the whole bundle. They register vitest suites (`describe`/`it`), so import this entry
+ * only from `*.test.ts` files run by vitest (an optional peer dependency).
+ *
+ * @packageDocumentation
  */
 export { describeStoresContract } from './describe-stores-contract.ts';
 export { describeConversationStoreContract } from './conversation-store-contract.ts';
@@ -11,4 +14,4 @@ export { describeDeadLetterQueueContract, describeDeadLetterQueuesContract } fro
 export { describeRunQueueContract } from './run-queue-contract.ts';
 export { describeClaimStoreContract, type ClaimStoreContractOptions } from './claim-store-contract.ts';
 export { describeExactValuesContract } from './exact-values-contract.ts';
-export { useStoresHarness, type FakeClockLike, type MakeStores, type StoresContractHarness } from './stores-contract-harness.ts';
+export type { FakeClockLike, MakeStores, StoresContractHarness } from './stores-contract-harness.ts';
