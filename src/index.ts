@@ -28,7 +28,7 @@ export { FAILURE_CODES, type FailureCode, type FailureType } from './ground/fail
 
 // Errors: what a tool or a model throws, and what toolrun throws for programmer errors.
 export { ModelResponseError, ToolError, type ToolErrorKind, type ToolErrorOptions } from './core/tool-error.ts';
-export { ToolrunError, type ToolrunErrorCode } from './core/toolrun-error.ts';
+export { ToolrunError, type ToolrunErrorCode } from './ground/toolrun-error.ts';
 
 // Redaction and failure patterns.
 export { createRedactor, type Redactor, type RedactorOptions, type RedactValueLimits, type SecretFamily } from './core/redact.ts';

@@ -1,6 +1,6 @@
 import { classifyModelError, type ClassifiedError } from '../core/classify-error.ts';
 import type { Clock, RandomSource } from '../ground/ports/clock.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { decideRetry, resolveRetryPolicy, type RetryPolicy, type RetryPolicyOverride } from '../policies/retry-policy.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import type { Model, ModelRequest, ModelResponse, ModelToolCall } from './messages.ts';

@@ -10,7 +10,7 @@ import { classifyError, classifyModelError, kindFromHttpStatus, type ClassifiedE
 import { createToolRuntime } from './create-tool-runtime.ts';
 import { FAILURE_CODES } from '../ground/failure-codes.ts';
 import { ModelResponseError, ToolError } from './tool-error.ts';
-import { ToolrunError } from './toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /** Wed, 15 Jan 2025 12:00:00 GMT */
 const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);

@@ -4,7 +4,7 @@ import { createAutoAdvancingClock } from '../testing/auto-advancing-clock.ts';
 import { createToolRuntime } from './create-tool-runtime.ts';
 import { defineTool } from './define-tool.ts';
 import { ToolError } from './tool-error.ts';
-import { ToolrunError } from './toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { formatToolResult } from './format-tool-result.ts';
 
 const weather = defineTool({

@@ -17,7 +17,7 @@ import { runAttempt } from './run-attempt.ts';
 import type { AttemptRecord, ToolCallRecord } from './tool-call-record.ts';
 import { assertRetryDelaysFitTimers, createToolRegistry, type RegisteredTool, type ToolSpec, type ToolsInput } from './tool-registry.ts';
 import type { ToolFailure, ToolFailureError, ToolResult } from '../ground/tool-result.ts';
-import { ToolrunError } from './toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { beforeExecution } from './turn-guard.ts';
 
 export { DEFAULT_MAX_ENVELOPE_BYTES, DEFAULT_MAX_FIELD_ERRORS, MIN_MAX_ENVELOPE_BYTES } from './bound-envelope.ts';

@@ -2,7 +2,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { BackoffOptions } from '../policies/backoff.ts';
 import type { RetryPolicy } from '../policies/retry-policy.ts';
 import type { ToolSchemaInput } from '../ground/ports/schema-validator.ts';
-import { ToolrunError } from './toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /** What a tool's `execute` receives besides its arguments. */
 export interface ToolContext {

@@ -3,7 +3,7 @@ import { createToolRuntime } from './create-tool-runtime.ts';
 import { defineTool } from './define-tool.ts';
 import { createFailurePatternLibrary, DEFAULT_FAILURE_PATTERNS, type FailurePattern } from './failure-patterns.ts';
 import { ToolError } from './tool-error.ts';
-import { ToolrunError } from './toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 const library = createFailurePatternLibrary();
 

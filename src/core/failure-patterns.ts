@@ -5,7 +5,7 @@
  * `toolrun report` uses to group recorded failures.
  */
 import { FAILURE_CODES, type FailureCode } from '../ground/failure-codes.ts';
-import { ToolrunError } from './toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /**
  * What the model (or the operator) should do about a failure:

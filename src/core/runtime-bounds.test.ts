@@ -13,7 +13,7 @@ import { createToolRuntime, DEFAULT_MAX_ENVELOPE_BYTES } from './create-tool-run
 import { defineTool, MAX_TIMER_MS } from './define-tool.ts';
 import { formatToolResult } from './format-tool-result.ts';
 import type { ToolResult } from '../ground/tool-result.ts';
-import { ToolrunError } from './toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 const encoder = new TextEncoder();
 const bytesOf = (value: unknown): number => encoder.encode(JSON.stringify(value)).length;

@@ -3,7 +3,7 @@ import { assertToolDefinition, type ToolContext, type ToolDefinition } from './d
 import type { CompiledToolSchema, JsonSchema, SchemaValidator } from '../ground/ports/schema-validator.ts';
 import { MAX_TIMER_MS } from './define-tool.ts';
 import { createToolNameResolver, type ToolNameResolution } from './resolve-tool-name.ts';
-import { ToolrunError } from './toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /** A plain async function registered under its record key: no schema, arguments pass through. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a plain function declares its own argument type

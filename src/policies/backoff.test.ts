@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { computeBackoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.ts';
 
 const zero = () => 0;

@@ -1,5 +1,5 @@
 import type { RandomSource } from '../ground/ports/clock.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /**
  * How long to wait between attempts: exponential backoff with additive jitter.

@@ -1,5 +1,5 @@
 import type { RandomSource } from '../ground/ports/clock.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { computeBackoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.ts';
 
 /** How a tool's environment failures are retried inside the runtime (SPEC.md §1.4). */

@@ -1,4 +1,4 @@
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /** Options of the per-session circuit breakers. */
 export interface SessionBreakerOptions {

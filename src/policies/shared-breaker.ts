@@ -1,6 +1,6 @@
 import type { Clock } from '../ground/ports/clock.ts';
 import type { BreakerStateStore, JsonValue } from '../ground/ports/stores.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /** Circuit breaker states: `closed` lets calls through, `open` rejects them, `half-open` lets one probe through. */
 export type BreakerState = 'closed' | 'open' | 'half-open';

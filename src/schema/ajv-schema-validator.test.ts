@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonSchema, ValidationResult } from '../ground/ports/schema-validator.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { createAjvSchemaValidator } from './ajv-schema-validator.ts';
 
 const bookingSchema = {

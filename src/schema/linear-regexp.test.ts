@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { createAjvSchemaValidator, MAX_URL_FORMAT_LENGTH } from './ajv-schema-validator.ts';
 import { compileLinearRegExp } from './linear-regexp.ts';
 

@@ -1,5 +1,5 @@
 import { RE2JS } from 're2js';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /**
  * Linear-time evaluation of the regular expressions of a JSON Schema (`pattern`,

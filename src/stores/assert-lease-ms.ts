@@ -1,4 +1,4 @@
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /** The longest lease or delay the stores accept, in ms: 2^31 − 1 (about 24.8 days), the largest timer Node can run. */
 export const MAX_LEASE_MS = 2_147_483_647;

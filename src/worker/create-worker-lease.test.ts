@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineTool } from '../core/define-tool.ts';
 import type { RunQueue } from '../ground/ports/stores.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { createFakeClock, type FakeClock } from '../testing/fake-clock.ts';
 import { createScriptedModel } from '../testing/scripted-model.ts';

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { systemClock, type Clock } from '../ground/ports/clock.ts';
 import type { QueueDelivery, Stores } from '../ground/ports/stores.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import { deadLetterPoisonMessage, handleMessage, recordDeliveryError, type HandleMessageOptions, type HandleMessageResult } from './handle-message.ts';
 import { keepLease, type LeaseKeeper } from './keep-lease.ts';

@@ -1,6 +1,6 @@
 import type { Clock } from '../ground/ports/clock.ts';
 import type { QueueDelivery, RunQueue } from '../ground/ports/stores.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /** Options of {@link keepLease}. */
 export interface KeepLeaseOptions {

@@ -2,7 +2,7 @@ import { createToolRuntime, type ToolRuntime, type ToolRuntimeOptions } from '..
 import { systemClock, type Clock } from '../ground/ports/clock.ts';
 import type { Stores } from '../ground/ports/stores.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { createSharedBreaker, type SharedBreaker, type SharedBreakerEvent, type SharedBreakerOptions } from '../policies/shared-breaker.ts';
 import type { WorkerEvent } from './worker-events.ts';
 

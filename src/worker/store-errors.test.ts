@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { isTransientStoreError } from './store-errors.ts';
 
 describe('isTransientStoreError', () => {

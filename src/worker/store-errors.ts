@@ -1,5 +1,5 @@
 import { classifyError } from '../core/classify-error.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /**
  * Driver error codes of a store that is briefly unreachable or busy: SQLite's busy/locked, PostgreSQL's

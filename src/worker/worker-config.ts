@@ -2,7 +2,7 @@ import type { Model } from '../agent/messages.ts';
 import { resolveModelPolicy, type ModelPolicyOptions } from '../agent/model-policy.ts';
 import type { ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
 import type { WorkerEvent } from './worker-events.ts';
 

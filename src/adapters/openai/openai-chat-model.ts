@@ -1,6 +1,6 @@
 import type { ChatMessage, Model, ModelRequest, ModelResponse, ModelToolCall } from '../../agent/messages.ts';
 import { ModelResponseError, ToolError } from '../../core/tool-error.ts';
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 
 /**
  * The one method of the `openai` client this adapter calls (typed structurally: the driver is an

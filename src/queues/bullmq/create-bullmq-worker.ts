@@ -1,7 +1,7 @@
 import { DelayedError, Worker, type ConnectionOptions, type Job, type WorkerOptions } from 'bullmq';
 import { systemClock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, Stores } from '../../ground/ports/stores.ts';
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { redactBounded } from '../../core/build-failure.ts';
 
 /** A thrown value's text; never throws. */

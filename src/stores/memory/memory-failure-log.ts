@@ -1,5 +1,5 @@
 import type { FailureLog, FailureLogRecord } from '../../ground/ports/failure-log.ts';
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 
 /** Options of {@link createMemoryFailureLog}. */
 export interface MemoryFailureLogOptions {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { resolveStores } from '../../cli/resolve-stores.ts';
 import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from '../../../test/fixtures/distributed-services.ts';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 
 /** What a query returns, as far as toolrun reads it. */
 export interface PostgresQueryResult<Row> {

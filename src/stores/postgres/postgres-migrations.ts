@@ -1,4 +1,4 @@
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { inTransaction, quoteSchema, type PostgresPoolLike } from './postgres-client.ts';
 
 /** One step of the schema; applied once, in order, inside the migration transaction. */

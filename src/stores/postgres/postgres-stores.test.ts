@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { describeStoresContract } from '../../testing/contract/index.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
 import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from '../../../test/fixtures/distributed-services.ts';

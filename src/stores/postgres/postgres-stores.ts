@@ -35,7 +35,7 @@
  */
 import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 import type { Stores } from '../../ground/ports/stores.ts';
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
 import { createPostgresBreakerStateStore } from './postgres-breaker-state-store.ts';
 import { createPostgresClaimStore } from './postgres-claim-store.ts';

@@ -1,5 +1,5 @@
 import type { BreakerStateStore, JsonValue } from '../../ground/ports/stores.ts';
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { connectRedis, type RedisConnection, type RedisLike } from './redis-client.ts';

@@ -1,4 +1,4 @@
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 
 /**
  * The few methods of an ioredis client toolrun calls, typed structurally so that `ioredis` stays

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Stores } from '../../ground/ports/stores.ts';
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 import {
   describeBreakerStateStoreContract,
   describeClaimStoreContract,

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 
 /** One step of the schema; applied once, in order, inside the migration transaction. */
 interface Migration {

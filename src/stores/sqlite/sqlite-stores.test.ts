@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ToolrunError } from '../../core/toolrun-error.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { describeStoresContract } from '../../testing/contract/index.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
 import { migrateSqliteSchema, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.ts';
