@@ -3,18 +3,20 @@ import { Ajv } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormatsModule from 'ajv-formats';
-import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, ValidateOptions, ValidationResult } from '../ground/ports/schema-validator.ts';
-import { ToolrunError } from '../core/toolrun-error.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
+import { canGenerateCode, compileJsonSchemaWithoutCodeGeneration } from './cfworker-schema-validator.ts';
 import { describeAjvErrors } from './describe-ajv-errors.ts';
+import { chooseDialect, type JsonSchemaDialect } from './json-schema-dialect.ts';
 import { linearRegExpEngine } from './linear-regexp.ts';
 import { normaliseArguments } from './normalise-arguments.ts';
 import { truncateText } from './preview.ts';
 import { compileStandardSchema, isStandardSchema, type StandardSchemaToJsonSchema } from './standard-schema.ts';
+import { isBoundedUrl, MAX_URL_FORMAT_LENGTH } from './string-formats.ts';
 import { validationCrashed } from './validation-crashed.ts';
 
-/** The JSON Schema dialects the Ajv validator runs. Draft-04 and draft-06 schemas run as draft-07. */
-export type JsonSchemaDialect = 'draft-2020-12' | 'draft-2019-09' | 'draft-07';
+export { MAX_URL_FORMAT_LENGTH };
+export type { JsonSchemaDialect };
 
 /** Options of {@link createAjvSchemaValidator}. */
 export interface AjvSchemaValidatorOptions {
@@ -33,6 +35,20 @@ export interface AjvSchemaValidatorOptions {
    * schemas (`ajv.addSchema(schema, uri)`), formats or keywords.
    */
   configureAjv?: (ajv: AjvInstance, dialect: JsonSchemaDialect) => void;
+  /**
+   * Which engine compiles JSON Schemas:
+   * - `'ajv'`: Ajv, which generates code (`new Function`);
+   * - `'cfworker'`: the interpreting `@cfworker/json-schema`, which generates none (see
+   *   `createCfworkerSchemaValidator` for what it matches and where it differs); `configureAjv` does
+   *   not apply to it;
+   * - `'auto'`: Ajv while the runtime allows code generation from strings, the interpreter from the
+   *   first compile where it does not (Cloudflare Workers, a strict Content Security Policy, Node
+   *   with `--disallow-code-generation-from-strings`). The probe runs at each compile, since a Worker
+   *   may allow code generation while its module loads and forbid it once it serves requests; a
+   *   schema compiled by Ajv keeps working after that.
+   * @defaultValue 'auto'
+   */
+  jsonSchemaEngine?: 'auto' | 'ajv' | 'cfworker';
 }
 
 /** The Ajv API toolrun uses; every dialect's class has it. */
@@ -40,9 +56,6 @@ export type AjvInstance = Ajv;
 
 // ajv-formats is CommonJS with `module.exports = plugin` and `exports.default = plugin`.
 const addFormats = ((ajvFormatsModule as unknown as { default?: unknown }).default ?? ajvFormatsModule) as (ajv: AjvInstance) => AjvInstance;
-
-const DRAFT_07_URI = /json-schema\.org\/draft-0[3467]\/schema/;
-const OLD_DRAFT_URI = /json-schema\.org\/draft-0[346]\/schema/;
 
 /**
  * Creates the default {@link SchemaValidator}: JSON Schema through Ajv, Standard Schema objects
@@ -101,7 +114,16 @@ export function createAjvSchemaValidator(options: AjvSchemaValidatorOptions = {}
     }
   };
 
+  const engine = options.jsonSchemaEngine ?? 'auto';
+  let codeGenerationRefused = false;
+  const useInterpreter = (): boolean => {
+    if (engine !== 'auto') return engine === 'cfworker';
+    if (!codeGenerationRefused && !canGenerateCode()) codeGenerationRefused = true;
+    return codeGenerationRefused;
+  };
+
   const compileJsonSchema = (schema: JsonSchema, validateOptions: ValidateOptions): CompiledToolSchema => {
+    if (useInterpreter()) return compileJsonSchemaWithoutCodeGeneration(schema, options.defaultDialect ?? 'draft-2020-12', { nullAsAbsent, coerce: validateOptions.coerce });
     const { dialect, prepared } = chooseDialect(schema, options.defaultDialect ?? 'draft-2020-12');
     let validateFunction: AnyValidateFunction;
     try {
@@ -154,38 +176,13 @@ export function createAjvSchemaValidator(options: AjvSchemaValidatorOptions = {}
   };
 }
 
-/**
- * The longest string checked against the `url` format, in UTF-16 code units; a longer one is not a
- * valid `url`. ajv-formats' `url` expression takes time quadratic in the length of a string such as
- * `http://a` followed by `::` repeated (about 0.1 s for 10,000 characters); 2,083 characters (the
- * longest URL common browsers accept) keep it under a few milliseconds. Every other format of
- * ajv-formats was measured linear on adversarial strings of 100,000 characters.
- */
-export const MAX_URL_FORMAT_LENGTH = 2083;
-
-const urlFormat = fullFormats.url as RegExp;
-
 function createAjv(dialect: JsonSchemaDialect): AjvInstance {
   // Schema patterns run in linear time (see compileLinearRegExp): a model controls the strings.
   const ajvOptions = { allErrors: true, strict: false, verbose: true, ownProperties: true, logger: false, code: { regExp: linearRegExpEngine } } as const;
   const instance = dialect === 'draft-2020-12' ? new Ajv2020(ajvOptions) : dialect === 'draft-2019-09' ? new Ajv2019(ajvOptions) : new Ajv(ajvOptions);
   addFormats(instance);
-  instance.addFormat('url', { type: 'string', validate: (text: string) => text.length <= MAX_URL_FORMAT_LENGTH && urlFormat.test(text) });
+  instance.addFormat('url', { type: 'string', validate: isBoundedUrl });
   return instance;
-}
-
-/** Picks the dialect from `$schema`; draft-04/06 schemas lose their `$schema` (on a shallow copy) and run as draft-07. */
-function chooseDialect(schema: JsonSchema, fallback: JsonSchemaDialect): { dialect: JsonSchemaDialect; prepared: JsonSchema } {
-  if (typeof schema === 'boolean' || typeof schema.$schema !== 'string') return { dialect: fallback, prepared: schema };
-  const uri = schema.$schema;
-  if (uri.includes('2020-12')) return { dialect: 'draft-2020-12', prepared: schema };
-  if (uri.includes('2019-09')) return { dialect: 'draft-2019-09', prepared: schema };
-  if (OLD_DRAFT_URI.test(uri)) {
-    const { $schema: _ignored, ...rest } = schema;
-    return { dialect: 'draft-07', prepared: rest };
-  }
-  if (DRAFT_07_URI.test(uri)) return { dialect: 'draft-07', prepared: schema };
-  return { dialect: fallback, prepared: schema };
 }
 
 function asyncErrors(error: unknown): ErrorObject[] {
