@@ -9,7 +9,7 @@ export interface ModelToolCall {
 
 /**
  * One message of a conversation, provider-neutral. Tool results are `role: 'tool'` messages whose
- * `content` is the envelope JSON (SPEC.md §1.7).
+ * `content` is the envelope JSON (see `formatToolResult`).
  */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';

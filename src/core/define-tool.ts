@@ -76,7 +76,7 @@ export const MAX_TIMER_MS = 2_147_483_647;
  * Declares a tool. Checks the definition and returns it unchanged (typed).
  *
  * @throws ToolrunError `INVALID_DEFINITION` when the name, description, schema or `execute` is missing or malformed,
- *   or a numeric option is not a positive finite number (`timeoutMs` at most {@link MAX_TIMER_MS}).
+ *   or a numeric option is not a positive finite number (`timeoutMs` at most 2_147_483_647, the longest timer).
  */
 export function defineTool<S extends ToolSchemaInput, Result = unknown>(
   definition: ToolDefinition<InferArgs<S>, Result> & { inputSchema: S },

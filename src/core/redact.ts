@@ -16,7 +16,7 @@ export interface RedactorOptions {
    * case-insensitive, with `-`, `_`, `.` and spaces ignored (`apiKey` = `api_key` = `API-KEY`),
    * `*` a wildcard (`password`, `*_token`, `api*key`). Replaces the default list for property names;
    * `name=value` pairs in free text are matched against these keys and the default list.
-   * @defaultValue {@link DEFAULT_SENSITIVE_KEYS}
+   * @defaultValue the built-in list: passwords, secrets, tokens, authorization headers, API and private keys, cookies, payment and identity numbers
    */
   keys?: readonly string[];
   /**
@@ -28,17 +28,17 @@ export interface RedactorOptions {
   replacement?: string;
   /**
    * Longest text scanned, in UTF-8 bytes: a longer text is cut to it before scanning (a secret cut
-   * in half at the end is still masked) and marked with {@link TEXT_CUT_MARKER}. Callers that keep
+   * in half at the end is still masked) and marked with `…[cut before redaction]`. Callers that keep
    * less should cut first (e.g. `redactBounded`). @defaultValue 65_536
    */
   maxScanBytes?: number;
-  /** Nesting depth `value` descends to; deeper values become {@link REDACTION_MARKERS}`.tooDeep`. @defaultValue 32 */
+  /** Nesting depth `value` descends to; deeper values become `'[Too deep]'`. @defaultValue 32 */
   maxDepth?: number;
   /** Items kept of one array, `Set` or `Map`; the rest become one `'[… N more items]'` item. @defaultValue 1000 */
   maxItems?: number;
   /** Keys kept of one object; the rest become one `'…': '[N more keys]'` entry. @defaultValue 1000 */
   maxKeys?: number;
-  /** Values (of any kind) visited by one `value` call; the rest become {@link REDACTION_MARKERS}`.tooMany`. @defaultValue 10_000 */
+  /** Values (of any kind) visited by one `value` call; the rest become `'[Too many values]'`. @defaultValue 10_000 */
   maxNodes?: number;
   /** Text (strings and keys) scanned by one `value` call, in UTF-8 bytes; strings beyond it are cut and marked. @defaultValue 1_048_576 */
   maxValueBytes?: number;
@@ -64,7 +64,7 @@ export interface Redactor {
    */
   value(value: unknown, extraKeys?: readonly string[], limits?: RedactValueLimits): unknown;
   /**
-   * `text` with every built-in secret family masked (see {@link SECRET_FAMILIES}: e-mail addresses,
+   * `text` with every built-in secret family masked (e-mail addresses,
    * `password=…`-style assignments, URL credentials and query secrets, JWTs, bearer and basic
    * tokens, API keys, AWS secret keys, PEM private keys, card numbers) and then the extra patterns.
    * Cut to `maxScanBytes` first. Linear in `min(text length, maxScanBytes)` for the built-in rules.
@@ -346,7 +346,10 @@ class ValueWalker {
 /**
  * Compiles a redactor.
  *
- * @example createRedactor({ keys: ['passport_number'] }).value({ email: 'a@b.co' }) // { email: '***' }
+ * @example
+ * ```ts
+ * createRedactor({ keys: ['passport_number'] }).value({ email: 'a@b.co' }); // { email: '***' }
+ * ```
  */
 export function createRedactor(options: RedactorOptions = {}): Redactor {
   const replacement = options.replacement ?? '***';

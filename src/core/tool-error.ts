@@ -60,7 +60,10 @@ export interface ToolErrorOptions {
  * What a tool throws to say how it failed. The runtime turns it into a classified failure
  * envelope; it never escapes `runtime.run`.
  *
- * @example throw new ToolError({ kind: 'rate_limit', status: 429, retryAfterMs: 2000 })
+ * @example
+ * ```ts
+ * throw new ToolError({ kind: 'rate_limit', status: 429, retryAfterMs: 2000 });
+ * ```
  */
 export class ToolError extends Error {
   readonly kind: ToolErrorKind;
@@ -101,7 +104,10 @@ export class ToolError extends Error {
  * Recognised by its brand (see {@link ModelResponseError.is}) and, for errors built by other code,
  * by `name === 'ModelResponseError'`.
  *
- * @example throw new ModelResponseError('the completion has no choices', { cause: body })
+ * @example
+ * ```ts
+ * throw new ModelResponseError('the completion has no choices', { cause: body });
+ * ```
  */
 export class ModelResponseError extends Error {
   readonly [MODEL_RESPONSE_BRAND] = true;

@@ -73,9 +73,8 @@ export interface ToolFailure extends EnvelopeBase {
 }
 
 /**
- * The one result shape of every tool call (SPEC.md §1.1), JSON-serialisable.
- *
- * @see SPEC.md §1.1
+ * The one result shape of every tool call, JSON-serialisable: a {@link ToolSuccess} or a
+ * {@link ToolFailure}, told apart by `status`. It is a wire format: its members are stable.
  */
 export type ToolResult = ToolSuccess | ToolFailure;
 

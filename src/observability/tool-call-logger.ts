@@ -30,8 +30,8 @@ const MAX_LIST_ITEMS = 20;
 const MAX_EVENT_TEXT_BYTES = 1024;
 
 /**
- * Writes one structured pino line per tool call (SPEC.md §3), and lines for recoveries, breaker
- * openings and dead-letter entries. Levels follow the failure type (SPEC.md §1.2): success `debug`,
+ * Writes one structured pino line per tool call, and lines for recoveries, breaker
+ * openings and dead-letter entries. Levels follow the failure type: success `debug`,
  * `invalid_parameter`, `environment` and `circuit_breaker` `warn`, `permission` and `logic` `error`.
  *
  * A `tool_call` line: `event`, `trace_id`, `call_id`, `session_id`, `run_id`, `step_index` (in an

@@ -39,7 +39,7 @@ export interface ToolrunMetricsOptions {
 }
 
 /**
- * The toolrun metrics (SPEC.md §3), on an OpenTelemetry meter:
+ * The toolrun metrics, on an OpenTelemetry meter:
  * - `gen_ai.execute_tool.duration` (histogram, s): `gen_ai.operation.name`, `gen_ai.tool.name`, `error.type` on failure;
  * - `toolrun.tool.calls` (counter): `gen_ai.tool.name`, `toolrun.status`, `toolrun.failure.type`, `error.type`
  *   — failure rate per tool and the failure-type distribution;

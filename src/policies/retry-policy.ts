@@ -2,17 +2,17 @@ import type { RandomSource } from '../ground/ports/clock.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { computeBackoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.ts';
 
-/** How a tool's environment failures are retried inside the runtime (SPEC.md §1.4). */
+/** How a tool's environment failures (timeouts, 5xx, 429, network errors) are retried inside the runtime, before the model sees a failure. */
 export interface RetryPolicy {
   /** Attempts in all, the first included (1 = no retry). @defaultValue 3 */
   maxAttempts: number;
-  /** The waits between attempts. @defaultValue {@link DEFAULT_BACKOFF} */
+  /** The waits between attempts. @defaultValue base 500 ms, factor 2, at most 30_000 ms, jitter 100 ms */
   backoff: BackoffOptions;
   /** The minimum wait between attempts, in ms: applied when a server asks for 0 and to every backoff wait, so nothing ever retries in a hot loop. @defaultValue 100 */
   minDelayMs: number;
 }
 
-/** The default retry policy: 3 attempts, {@link DEFAULT_BACKOFF}, at least 100 ms between attempts. */
+/** The default retry policy: 3 attempts, exponential backoff (base 500 ms, factor 2, at most 30 s, jitter 100 ms), at least 100 ms between attempts. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ maxAttempts: 3, backoff: DEFAULT_BACKOFF, minDelayMs: 100 });
 
 /** A partial retry policy as a caller writes it (runtime default, per-tool override…); `backoff` may be partial too. */
@@ -114,7 +114,7 @@ export interface DecideRetryInput {
  *
  * Pure (the random source aside).
  *
- * @see SPEC.md §1.4, RFC 9110 §10.2.3
+ * @see RFC 9110 §10.2.3 (Retry-After)
  */
 export function decideRetry(input: DecideRetryInput): RetryDecision {
   const { attempt, failure, policy, idempotent, remainingBudgetMs, random } = input;

@@ -14,7 +14,7 @@ export interface SessionBreakerOptions {
   maxToolsPerSession: number;
 }
 
-/** The default per-session breaker options (SPEC.md §1.6). */
+/** The default per-session breaker options: open after 3 consecutive failures, at most 10,000 sessions of 256 tools each. */
 export const DEFAULT_SESSION_BREAKER_OPTIONS: SessionBreakerOptions = Object.freeze({ failureThreshold: 3, maxSessions: 10_000, maxToolsPerSession: 256 });
 
 /**
@@ -41,11 +41,11 @@ export interface SessionBreakerState {
 }
 
 /**
- * The per-session circuit breakers of SPEC.md §1.6, one per (session, tool): a tool that failed
+ * The per-session circuit breakers, one per (session, tool): a tool that failed
  * `failureThreshold` times in a row in one session is cut off for that session; a success resets
  * its count. Any name may be a key, also one that is not a registered tool (a hallucinated name the
  * model keeps calling). In memory, bounded by `maxSessions` (least recently used sessions are
- * forgotten), `maxToolsPerSession` and {@link MAX_SESSION_BREAKER_KEY_LENGTH}.
+ * forgotten), `maxToolsPerSession` and a key length of 256 characters.
  * Synchronous; safe to share between concurrent calls of one process.
  */
 export interface SessionBreakers {
@@ -75,7 +75,6 @@ interface ToolEntry {
  * Creates the per-session breakers.
  *
  * @throws ToolrunError `INVALID_OPTIONS` when `failureThreshold`, `maxSessions` or `maxToolsPerSession` is not an integer ≥ 1.
- * @see SPEC.md §1.6
  */
 export function createSessionBreakers(options?: Partial<SessionBreakerOptions>): SessionBreakers {
   const failureThreshold = options?.failureThreshold ?? DEFAULT_SESSION_BREAKER_OPTIONS.failureThreshold;

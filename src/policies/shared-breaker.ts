@@ -254,8 +254,7 @@ function isTimeOrNull(value: JsonValue | undefined): value is number | null {
  * `crypto.randomUUID()`, or 128 random bits from `Math.random` where Web Crypto is missing).
  *
  * @throws ToolrunError `INVALID_OPTIONS` when `failureThreshold` is not an integer ≥ 1,
- * `halfOpenAfterMs` is negative or not finite, or `probeTimeoutMs` is not a finite number > 0.
- * @see SPEC.md §1.6
+ * `halfOpenAfterMs` is negative or not finite, or `probeTimeoutMs` is not a finite positive number.
  */
 export function createSharedBreaker(input: {
   store: BreakerStateStore;

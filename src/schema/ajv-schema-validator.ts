@@ -67,7 +67,7 @@ const addFormats = ((ajvFormatsModule as unknown as { default?: unknown }).defau
  *   `strict: false`, `verbose: true`, `ownProperties: true` and ajv-formats (date, date-time, time, email, uri, uuid, ...).
  * - `pattern`, `patternProperties` and `propertyNames` patterns run in time linear in the string
  *   (see `compileLinearRegExp`): a pattern with lookaround or a backreference is refused at compile
- *   time (`INVALID_SCHEMA`). The `url` format checks at most {@link MAX_URL_FORMAT_LENGTH}
+ *   time (`INVALID_SCHEMA`). The `url` format checks at most 2,083
  *   characters (a longer string is not a valid `url`); the other formats are linear.
  * - Compiled schemas are cached by schema object identity and `coerce` mode (WeakMap).
  * - `compile` throws `ToolrunError` `INVALID_SCHEMA` for a schema that does not compile (or is

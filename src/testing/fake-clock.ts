@@ -43,7 +43,7 @@ function settle(): Promise<void> {
  * `sleep(ms, signal)` registers a deadline `now() + ms` and resolves when `advance`/`set` reaches it;
  * a non-positive `ms` resolves on the next microtask without waiting for the clock. An aborted
  * signal rejects the sleep with the signal's reason at once (and a sleep started with an already
- * aborted signal rejects immediately), as {@link systemClock} does.
+ * aborted signal rejects immediately), as the system clock does.
  *
  * Not safe to drive from two `advance` calls at once: await one before starting the next.
  *

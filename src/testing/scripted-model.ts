@@ -15,7 +15,13 @@ export interface ScriptedModel extends Model {
  * A model for tests: answers each call with the next scripted turn. After the script ends it
  * repeats the last turn (`repeatLast`, the default) or answers with a final text.
  *
- * @example createScriptedModel([{ toolCalls: [{ id: 'c1', name: 'lookup', args: '{}' }], usage: { input: 10, output: 5 } }, { text: 'done', usage: { input: 12, output: 2 } }])
+ * @example
+ * ```ts
+ * createScriptedModel([
+ *   { toolCalls: [{ id: 'c1', name: 'lookup', args: '{}' }], usage: { input: 10, output: 5 } },
+ *   { text: 'done', usage: { input: 12, output: 2 } },
+ * ]);
+ * ```
  */
 export function createScriptedModel(turns: readonly ScriptedTurn[], options: { afterScript?: 'repeatLast' | 'finish' } = {}): ScriptedModel {
   const requests: ModelRequest[] = [];

@@ -14,7 +14,7 @@ export const MAX_ENTRY_TOOL_NAME_BYTES = 128;
 const MAX_PARSED_ARGUMENT_UNITS = 65_536;
 
 /**
- * What a tool-DLQ entry keeps of arguments whose redacted JSON is over {@link MAX_TOOL_ARGS_BYTES}:
+ * What a tool-DLQ entry keeps of arguments whose redacted JSON is over 8 KiB:
  * a preview of that JSON (or of the raw text), cut and marked. A replay does not read it: it
  * resumes from the arguments in the stored conversation.
  */

@@ -1,7 +1,7 @@
 import type { FailureCause } from '../ground/failure-cause.ts';
 
 /**
- * The two dead-letter entry formats (SPEC.md §2). A message failure is a defect of the work item;
+ * The two dead-letter entry formats. A message failure is a defect of the work item;
  * a tool failure is a defect of the world the agent works in. They never share a queue.
  */
 
@@ -46,8 +46,6 @@ export interface MessageFailureEntry {
  * A tool-DLQ entry: not the message (the run is half done) but what is needed to resume the run
  * from its failed step. Arguments are redacted; the conversation is referenced, never copied, so the
  * entry's size does not grow with the conversation.
- *
- * @see SPEC.md §2 `ToolFailureEntry`
  */
 export interface ToolFailureEntry {
   kind: 'tool';

@@ -27,7 +27,7 @@ export interface MessageDeadLetterMetrics extends DeadLetterQueueMetrics {
   entriesByReason: Record<string, number>;
 }
 
-/** The kind of a tool-DLQ entry (see {@link toolDeadLetterKind}). */
+/** The kind of a tool-DLQ entry: its `kind` (for an entry of an older toolrun without one, `tool` when it has a `toolName`, `model` when it has a `modelName`), else `unknown`. */
 export type ToolDeadLetterKind = 'tool' | 'model' | 'run' | 'unknown';
 
 /** Metrics of the tool DLQ. */

@@ -84,7 +84,7 @@ function isReplayable(entry: unknown): entry is ResumableEntry {
 }
 
 /**
- * Resumes a run from its failed step (SPEC.md §2): the conversation is read through
+ * Resumes a run from its failed step: the conversation is read through
  * `conversationRef`, the failed call is re-executed with its real arguments from the stored
  * conversation (the entry's are redacted), and the model is called only for the remaining steps.
  * Idempotent: calls recorded in the ledger are not repeated, and a completed run is not run again,

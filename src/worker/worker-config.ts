@@ -95,8 +95,8 @@ const KNOWN_KEYS: ReadonlySet<string> = new Set(['model', 'tools', ...OPTIONAL_K
 /**
  * Declares a toolrun config: the default export of a `toolrun.config.{ts,mjs,js}` module, loaded by
  * `toolrun worker --config FILE` and `toolrun dlq replay|drain --config FILE`. Returns `value`
- * unchanged (typed); an object is checked at once, a factory when it is called by
- * {@link resolveToolrunConfig}.
+ * unchanged (typed); an object is checked at once, a factory when the CLI
+ * calls it.
  *
  * @example
  * ```ts

@@ -4,7 +4,7 @@ import { ToolrunError } from '../../ground/toolrun-error.ts';
 
 /**
  * The one method of the `openai` client this adapter calls (typed structurally: the driver is an
- * optional peer). What it resolves to is checked by {@link parseChatCompletion}, not trusted.
+ * optional peer). What it resolves to is checked, not trusted.
  */
 export interface ChatCompletionsClient {
   chat: {
@@ -14,7 +14,7 @@ export interface ChatCompletionsClient {
   };
 }
 
-/** The parts of a chat-completions answer this adapter reads (see {@link parseChatCompletion} for what it accepts). */
+/** The parts of a chat-completions answer this adapter reads (anything else is a `ModelResponseError`). */
 export interface ChatCompletionLike {
   choices: Array<{
     message: {
@@ -164,7 +164,7 @@ function describeBody(value: unknown): string {
  * - errors of the endpoint are the `openai` package's own (`RateLimitError`, `AuthenticationError`,
  *   `APIConnectionError`…), unchanged, with their `status` and `headers` (for `Retry-After` and
  *   rate-limit reset headers);
- * - an answer that is not a chat completion: a {@link ModelResponseError} (see {@link parseChatCompletion});
+ * - an answer that is not a chat completion: a {@link ModelResponseError};
  * - a client that cannot be built: a `ToolError` that is a misconfiguration (`kind: 'auth'` when
  *   the API key is missing, else `misconfigured`); the `openai` package not installed: `ToolrunError`
  *   `MISSING_DEPENDENCY`.

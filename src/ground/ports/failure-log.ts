@@ -1,6 +1,6 @@
 /**
  * The failure log: a durable, append-only record of what went wrong in tool calls, kept for
- * people (SPEC.md §4): `toolrun report` reads it to show which tools and which argument fields fail
+ * people: `toolrun report` reads it to show which tools and which argument fields fail
  * most. Every value in it is already redacted and bounded when it is appended; it never holds
  * arguments, stacks or conversation text.
  */
@@ -44,7 +44,7 @@ export interface ToolFailureLogRecord extends FailureLogRecordBase {
 
 /**
  * A run recovered: a tool call succeeded at a later step than the failure that opened the episode
- * (SPEC.md §3 "recovery rounds": steps from a failure to the next success of the run).
+ * (its recovery rounds: the steps from a failure to the next success of the run).
  */
 export interface RecoveryLogRecord extends FailureLogRecordBase {
   kind: 'recovery';

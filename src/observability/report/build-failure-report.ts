@@ -59,7 +59,7 @@ export interface PatternGroupReport {
 }
 
 /**
- * What `toolrun report` shows (SPEC.md §4). Counts come straight from the records; shares have 4
+ * What `toolrun report` shows. Counts come straight from the records; shares have 4
  * decimals, means 2; every list is sorted by count (descending), then by name.
  */
 export interface FailureReport {
@@ -171,8 +171,9 @@ interface FieldAccumulator {
 }
 
 /**
- * Builds the failure report from failure-log records, each redacted again first (see
- * {@link redactFailureLogRecord}). Pure and deterministic: the same records give the same report. A failed call counts once per field it has errors on, whatever the
+ * Builds the failure report from failure-log records, each cut to the report's bounds and
+ * redacted again first (tool names 128 bytes, ids 256, codes 64, messages 512, field texts 200, at
+ * most 20 fields). Pure and deterministic: the same records give the same report. A failed call counts once per field it has errors on, whatever the
  * number of errors on that field.
  */
 export function buildFailureReport(records: Iterable<FailureLogRecord>, options: BuildFailureReportOptions = {}): FailureReport {

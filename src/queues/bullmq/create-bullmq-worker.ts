@@ -102,8 +102,8 @@ function messageOf(job: Job<RunJobData>): { body: string; id: string } {
 
 /**
  * Creates a toolrun worker on BullMQ's `Worker`: each job of `queueName` is one run-request
- * message, handled by `handleMessage` with the shared `stores` — the routing contract of SPEC.md §2
- * unchanged — and completed once it reached a terminal place (completed run, message DLQ or tool
+ * message, handled by `handleMessage` with the shared `stores` — the same routing
+ * as every toolrun worker — and completed once it reached a terminal place (completed run, message DLQ or tool
  * DLQ). The job's return value is `{ status, runId }`.
  *
  * Crashes: a worker that dies mid-run stops renewing its job locks; another worker's stalled-job

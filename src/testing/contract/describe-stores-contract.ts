@@ -22,11 +22,13 @@ import type { MakeStores } from './stores-contract-harness.ts';
  * a dev dependency of anyone running it).
  *
  * @example
+ * ```ts
  * describeStoresContract('memory', async () => {
  *   const clock = createFakeClock();
  *   const stores = createMemoryStores({ clock });
  *   return { stores, clock, cleanup: () => stores.close() };
  * });
+ * ```
  */
 export function describeStoresContract(name: string, makeStores: MakeStores): void {
   describe(`Stores contract: ${name}`, () => {
