@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { systemClock, type Clock } from '../ground/ports/clock.ts';
 import type { QueueDelivery, Stores } from '../ground/ports/stores.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
@@ -108,9 +107,9 @@ export function createWorker(options: WorkerOptions): Worker {
   const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false, failedDeliveries: 0 };
   /** Messages this worker released with a delay, by id → when they are due (epoch ms): `runUntilEmpty` waits for them. */
   const delayed = new Map<string, number>();
-  const controller = new AbortController();
-  // every consumer's poll sleep listens on this one signal: no listener-count warning above 10 consumers
-  setMaxListeners(0, controller.signal);
+  // one controller per consumer, all aborted by stop(): no signal collects more than one sleeper's
+  // listener, so there is no listener-count warning above 10 consumers (and no node:events import)
+  const consumers = new Set<AbortController>();
   let stopping = false;
 
   const emit = (event: WorkerEvent) => options.onEvent?.(event);
@@ -201,6 +200,16 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   async function consume(untilEmpty: boolean): Promise<void> {
+    const controller = new AbortController();
+    consumers.add(controller);
+    try {
+      await consumeWith(untilEmpty, controller);
+    } finally {
+      consumers.delete(controller);
+    }
+  }
+
+  async function consumeWith(untilEmpty: boolean, controller: AbortController): Promise<void> {
     while (!stopping) {
       if (await deadLettersFull()) {
         if (untilEmpty) return;
@@ -262,7 +271,7 @@ export function createWorker(options: WorkerOptions): Worker {
     },
     stop: () => {
       stopping = true;
-      controller.abort();
+      for (const controller of consumers) controller.abort();
     },
     stats,
   };
