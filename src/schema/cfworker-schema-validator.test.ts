@@ -50,6 +50,7 @@ const sameAsAjv: Array<[string, JsonSchema, unknown, ('none' | 'scalars')?]> = [
   ['a false property schema', { type: 'object', properties: { secret: false } }, { secret: 1 }],
   ['the false schema', false, { a: 1 }],
   ['$ref to $defs', { type: 'object', $defs: { code: { type: 'string', pattern: '^[A-Z]{3}$' } }, properties: { from: { $ref: '#/$defs/code' }, to: { $ref: '#/$defs/code' } } }, { from: 'lhr', to: 7 }],
+  ['not: {} written by the user (not a false schema)', { type: 'object', properties: { a: { not: {} } } }, { a: 1 }],
   ['const and not', { type: 'object', properties: { kind: { const: 'flight' }, id: { not: { type: 'string' } } } }, { kind: 'fligt', id: 'x' }],
   ['multipleOf, lengths and counts', { type: 'object', properties: { step: { multipleOf: 5 }, name: { type: 'string', maxLength: 3 }, tags: { type: 'array', minItems: 2, maxItems: 3 }, meta: { type: 'object', minProperties: 1 } } }, { step: 7, name: 'abcd', tags: ['a'], meta: {} }],
   ['uniqueItems of scalars', { type: 'array', items: { type: 'string' }, uniqueItems: true }, ['a', 'b', 'a', 'b']],

@@ -151,7 +151,9 @@ const SCHEMA_ARRAY_VALUED = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 const SCHEMA_MAP_VALUED = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 const NUMERIC = new Set(['minimum', 'maximum', 'multipleOf', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'minContains', 'maxContains']);
 const TYPE_NAMES = new Set(['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']);
-const FALSE_SCHEMA = (): Schema => ({ not: {} });
+/** Marks the `{ not: {} }` that stands for a `false` subschema (a symbol: the interpreter never reads it). */
+const STANDS_FOR_FALSE = Symbol('toolrun.standsForFalse');
+const FALSE_SCHEMA = (): Schema => Object.defineProperty({ not: {} }, STANDS_FOR_FALSE, { value: true });
 
 /** The prepared copy of a schema; `originals` maps each prepared subschema back to the one it was made from. */
 function prepareSchema(schema: JsonSchema, originals: WeakMap<object, Record<string, unknown>>): Schema | boolean {
@@ -632,7 +634,7 @@ function valueAt(value: unknown, tokens: readonly string[]): unknown {
 }
 
 function isFalseSchema(schema: unknown): boolean {
-  return schema === false || (isPlainObject(schema) && Object.keys(schema).length === 1 && isPlainObject(schema.not) && Object.keys(schema.not).length === 0);
+  return schema === false || (isPlainObject(schema) && (schema as { [STANDS_FOR_FALSE]?: boolean })[STANDS_FOR_FALSE] === true);
 }
 
 function jsonEqual(a: unknown, b: unknown): boolean {
