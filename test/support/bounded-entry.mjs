@@ -8,9 +8,9 @@ try {
   const module = await tsImport(moduleUrl, import.meta.url);
   const fn = module[exportName];
   if (typeof fn !== 'function') throw new TypeError(`${moduleUrl} has no function export ${exportName}`);
-  const startedAt = performance.now();
+  const startedAt = globalThis.performance.now();
   const value = await fn(input);
-  parentPort.postMessage({ ok: true, value, elapsedMs: performance.now() - startedAt });
+  parentPort.postMessage({ ok: true, value, elapsedMs: globalThis.performance.now() - startedAt });
 } catch (error) {
   parentPort.postMessage({ ok: false, reason: 'error', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
 }
