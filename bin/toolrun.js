@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The CLI's own dependencies are optional peers of the toolrun package: say which, not a raw ERR_MODULE_NOT_FOUND.
+import process from 'node:process';
 try {
   await import('../dist/cli/index.js');
 } catch (error) {
