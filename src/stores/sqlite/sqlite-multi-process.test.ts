@@ -22,7 +22,7 @@ interface Consumer {
 }
 
 function startConsumer(path: string): Consumer {
-  const child = spawn(process.execPath, ['--import', 'tsx', consumerScript, path, String(RACE_KEY_COUNT)], { cwd: projectRoot });
+  const child = spawn(process.execPath, ['--import', 'tsx', consumerScript, path, String(RACE_KEY_COUNT), String(CONSUMER_COUNT)], { cwd: projectRoot });
   let stdout = '';
   let stderr = '';
   let markReady: () => void = () => {};
