@@ -104,6 +104,32 @@ describe('createToolrun', () => {
     expect([first.status, first.alreadyFinished, second.status, second.alreadyFinished]).toEqual(['completed', false, 'completed', false]);
   });
 
+  it('refuses missing or absurd options at creation, naming every problem', () => {
+    expect(() => createToolrun(null as never)).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
+    expect(() => createToolrun({ tools: [] } as never)).toThrow(/`model` must be a function/);
+    let error: unknown;
+    try {
+      createToolrun({ model: createScriptedModel([answer]), tools: [], limits: { maxDeliveries: -3, maxSteps: -1, toolRetryBudget: Number.NaN } });
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toMatchObject({ code: 'INVALID_OPTIONS' });
+    expect(String((error as Error).message)).toMatch(/maxSteps.*toolRetryBudget.*maxDeliveries/);
+  });
+
+  it('a drain refuses a concurrency it cannot honour instead of silently doing nothing', async () => {
+    const toolrun = createToolrun({ model: createScriptedModel([answer]), tools: [flaky(0).tool] });
+    await expect(toolrun.drain({ concurrency: Number.NaN })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(toolrun.drain({ concurrency: 0 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+  });
+
+  it('an API key sent as a tool name is masked in the envelope the model gets', async () => {
+    const toolrun = createToolrun({ model: createScriptedModel([answer]), tools: [flaky(0).tool] });
+    const result = await toolrun.runtime.run({ name: 'sk-proj-Q7hT2xLm9Vw4Kp8Zr3Nb6Yc1', args: {} });
+    expect(result).toMatchObject({ status: 'failed', error: { code: 'TOOL_NOT_FOUND' } });
+    expect(JSON.stringify(result)).not.toContain('Q7hT2xLm9Vw4Kp8Zr3Nb6Yc1');
+  });
+
   it('refuses a bad tool at creation, not per message', () => {
     const bad = defineTool({ name: 'bad', description: 'x', inputSchema: { type: 'object', properties: { a: { type: 'string', pattern: '(?<=a)b' } } }, execute: () => 1 });
     expect(() => createToolrun({ model: createScriptedModel([answer]), tools: [bad] })).toThrow(expect.objectContaining({ code: 'INVALID_SCHEMA' }));

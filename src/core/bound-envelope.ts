@@ -46,8 +46,9 @@ export function boundIdentifier(value: unknown): string {
 
 /** A tool name the model sent, bounded and redacted (an unknown name is echoed back). */
 export function boundToolName(redactor: Pick<Redactor, 'text'>, name: string): string {
-  // Registered names are short and clean: skip the redactor for them.
-  return name.length <= LIMITS.registeredName && /^[A-Za-z0-9_.:/-]*$/.test(name) ? name : safeRedact(redactor, name, LIMITS.toolName);
+  // Short clean names skip the redactor: too short for any key family (API keys, JWTs, AWS ids need
+  // more), and not a card number. Anything longer is model text that may be a secret sent as a name.
+  return name.length <= 16 && /^[A-Za-z0-9_.:/-]*$/.test(name) && !/^\d+$/.test(name) ? name : safeRedact(redactor, name, LIMITS.toolName);
 }
 
 function safeString(value: unknown): string {

@@ -311,7 +311,9 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           toolName = resolution.match;
         }
         if (!tool) {
-          // `TOOL_NOT_FOUND`, counted by the session breaker under the name the model sent.
+          // `TOOL_NOT_FOUND`, counted by the session breaker under the name the model sent. The
+          // envelope's tool_name is model text like any: redacted (a key sent as a name is masked) and bounded.
+          toolName = redactBounded(redactor, requestedName, 128);
           const closest = resolution.closest;
           const shownName = boundToolName(redactor, requestedName);
           const names = registry.names;

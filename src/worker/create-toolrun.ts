@@ -7,6 +7,7 @@ import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { createWorker, type Worker, type WorkerOptions } from './create-worker.ts';
 import type { DeadLetterSink, MessageFailureEntry, ResumableEntry } from './dead-letter-entries.ts';
 import { drainToolDlq, type DrainOptions, type DrainReport } from './drain-tool-dlq.ts';
@@ -38,6 +39,29 @@ export interface RunHooks extends AgentRunHooks {
   onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;
   /** Alerts and operational events: dead letters, breakers, deliveries, leases. */
   onEvent?: (event: WorkerEvent) => void;
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? `the string ${JSON.stringify(value.slice(0, 40))}` : value === null ? 'null' : typeof value === 'object' ? 'an object' : String(value);
+}
+
+/** Throws a `ToolrunError` `INVALID_OPTIONS` naming every problem of `options` (a missing model, a negative limit…). */
+function checkToolrunOptions(options: ToolrunOptions): void {
+  if (typeof options !== 'object' || options === null) throw new ToolrunError('INVALID_OPTIONS', `createToolrun needs an options object { model, tools, … }, received ${describe(options)}`);
+  const problems: string[] = [];
+  if (typeof options.model !== 'function') problems.push(`\`model\` must be a function (request) => Promise<response>, received ${describe(options.model)}`);
+  if (options.tools === undefined && options.runtime === undefined) problems.push('`tools` or `runtime` is needed');
+  const limits = options.limits ?? {};
+  const check = (name: keyof RunLimits, ok: (value: number) => boolean, expected: string) => {
+    const value = limits[name];
+    if (value !== undefined && !(typeof value === 'number' && ok(value))) problems.push(`\`limits.${name}\` must be ${expected}, received ${describe(value)}`);
+  };
+  check('maxSteps', (value) => Number.isInteger(value) && value >= 1, 'an integer ≥ 1');
+  check('toolRetryBudget', (value) => Number.isInteger(value) && value >= 0, 'an integer ≥ 0');
+  check('maxDeliveries', (value) => Number.isInteger(value) && value >= 1, 'an integer ≥ 1');
+  check('deadlineMs', (value) => Number.isFinite(value) && value > 0 && value <= 2_147_483_647, 'a number of ms in (0, 2147483647]');
+  check('maxBodyBytes', (value) => Number.isInteger(value) && value >= 1, 'an integer ≥ 1');
+  if (problems.length > 0) throw new ToolrunError('INVALID_OPTIONS', `createToolrun: ${problems.join('; ')}`);
 }
 
 /** Options of {@link createToolrun}. */
@@ -93,10 +117,12 @@ export interface Toolrun {
  * await toolrun.drain();
  * ```
  *
- * @throws ToolrunError `INVALID_OPTIONS` without `tools` or `runtime`; `INVALID_DEFINITION` /
+ * @throws ToolrunError `INVALID_OPTIONS` for a missing `model`, no `tools` or `runtime`, or a limit out
+ * of range (every problem in one message); `INVALID_DEFINITION` /
  * `INVALID_SCHEMA` for a bad tool — at creation, never per message.
  */
 export function createToolrun(options: ToolrunOptions): Toolrun {
+  checkToolrunOptions(options);
   const clock = options.runtime?.clock ?? options.runtimeOptions?.clock;
   const stores = options.stores ?? createMemoryStores(clock ? { clock } : {});
   const hooks = options.hooks ?? {};

@@ -82,7 +82,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const concurrency = options.concurrency ?? 1;
   const leaseMs = options.leaseMs ?? 300_000;
   const pollIntervalMs = options.pollIntervalMs ?? 100;
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) throw new ToolrunError('INVALID_OPTIONS', `concurrency must be an integer from 1 to 10000, received ${String(concurrency)}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) throw new ToolrunError('INVALID_OPTIONS', `concurrency must be an integer from 1 to 10000, received ${typeof concurrency === 'string' ? `the string ${JSON.stringify(concurrency)}` : String(concurrency)}`);
   // both are timer delays (a lease is renewed every third of it): Node fires longer ones at once
   for (const [name, value] of [['leaseMs', leaseMs], ['pollIntervalMs', pollIntervalMs]] as const) {
     if (!(typeof value === 'number' && Number.isFinite(value) && value > 0 && value * 10 <= 2_147_483_647)) {

@@ -3,6 +3,7 @@ import type { ResumableEntry } from './dead-letter-entries.ts';
 import { resumableDeadLetterKey } from './handle-message.ts';
 import { pushDeadLetter } from './push-dead-letter.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { replayToolFailure, type ReplayOptions, type ReplayStatus } from './replay-tool-failure.ts';
 
 /** Options of {@link drainToolDlq}. */
@@ -37,16 +38,25 @@ export interface DrainReport {
  * stays unless `removeExpired`. An entry whose run is claimed by another drain, replay or worker
  * is counted `in_progress` and left alone: two drains at once run each entry once. One bad entry
  * never stops the drain: a throw is counted as `error` and the drain goes on.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` for a `concurrency` that is not an integer from 1 to 1000 or a negative `limit`;
+ * `TypeError` without `dlq` or `stores`.
  */
 export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> {
   const dlq = options.dlq ?? options.stores?.toolDlq;
   if (!dlq) throw new TypeError('drainToolDlq needs `dlq` or `stores`');
+  if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit >= 0)) {
+    throw new ToolrunError('INVALID_OPTIONS', `drainToolDlq: limit must be an integer ≥ 0, received ${String(options.limit)}`);
+  }
   const records = await dlq.list({ ...(options.limit !== undefined ? { limit: options.limit } : {}) });
   // one runtime and one breaker for the whole drain (schemas compiled once), unless the caller gave them
   const resolved = options.stores ? resolveRuntime(options, options.stores) : undefined;
   const replayOptions: ReplayOptions = resolved ? { ...options, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) } : options;
   const report: DrainReport = { total: records.length, removed: 0, outcomes: {}, entries: [] };
-  const concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
+  const concurrency = options.concurrency ?? 4;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1_000) {
+    throw new ToolrunError('INVALID_OPTIONS', `drainToolDlq: concurrency must be an integer from 1 to 1000, received ${typeof concurrency === 'string' ? `the string ${JSON.stringify(concurrency)}` : String(concurrency)}`);
+  }
   let next = 0;
   let done = 0;
   const workerLoop = async () => {
