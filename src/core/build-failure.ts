@@ -1,3 +1,4 @@
+import { fitUtf8, isLowSurrogateAt, utf8ByteLength } from '../ground/utf8.ts';
 import { FAILURE_CODES, type FailureCode } from '../ground/failure-codes.ts';
 import type { FieldError, ToolFailureError } from '../ground/tool-result.ts';
 import type { Redactor } from './redact.ts';
@@ -101,54 +102,7 @@ export function buildFailure(parts: FailureParts): ToolFailureError {
 const TRUNCATION_MARKER = '… [truncated]';
 const TRUNCATION_MARKER_BYTES = utf8ByteLength(TRUNCATION_MARKER);
 
-/**
- * The UTF-8 length of `text` in bytes, as `TextEncoder` would encode it (a lone surrogate counts as
- * the 3 bytes of U+FFFD). One walk over the code units, no allocation.
- */
-export function utf8ByteLength(text: string): number {
-  let bytes = 0;
-  const length = text.length;
-  for (let index = 0; index < length; index += 1) {
-    const unit = text.charCodeAt(index);
-    if (unit < 0x80) bytes += 1;
-    else if (unit < 0x800) bytes += 2;
-    else if (unit >= 0xd800 && unit <= 0xdbff && index + 1 < length && isLowSurrogate(text.charCodeAt(index + 1))) {
-      bytes += 4;
-      index += 1;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-function isLowSurrogate(unit: number): boolean {
-  return unit >= 0xdc00 && unit <= 0xdfff;
-}
-
-/**
- * The number of leading code units of `text` whose UTF-8 encoding fits in `maxBytes` bytes,
- * never ending between the two halves of a surrogate pair.
- */
-function prefixFittingBytes(text: string, maxBytes: number): number {
-  let bytes = 0;
-  const length = text.length;
-  let index = 0;
-  while (index < length) {
-    const unit = text.charCodeAt(index);
-    let width = 1;
-    let units = 1;
-    if (unit >= 0x80) {
-      if (unit < 0x800) width = 2;
-      else if (unit >= 0xd800 && unit <= 0xdbff && index + 1 < length && isLowSurrogate(text.charCodeAt(index + 1))) {
-        width = 4;
-        units = 2;
-      } else width = 3;
-    }
-    if (bytes + width > maxBytes) break;
-    bytes += width;
-    index += units;
-  }
-  return index;
-}
+export { utf8ByteLength };
 
 /**
  * Cuts `text` to at most `maxBytes` UTF-8 bytes. A cut text ends with the marker `… [truncated]`
@@ -168,7 +122,7 @@ function truncateWithMarker(text: string, maxBytes: number, alreadyCut: boolean)
     if (text.length <= bound && utf8ByteLength(text) <= bound) return text;
   }
   const room = Math.max(0, bound - TRUNCATION_MARKER_BYTES);
-  return text.slice(0, prefixFittingBytes(text, room)) + TRUNCATION_MARKER;
+  return text.slice(0, fitUtf8(text, room).units) + TRUNCATION_MARKER;
 }
 
 /**
@@ -196,7 +150,7 @@ export function redactBounded(redactor: Pick<Redactor, 'text'>, text: string, ma
     if (text.length <= limit) return truncateWithMarker(redactor.text(text), bound, false);
     let end = limit;
     // Do not leave a lone high surrogate at the cut.
-    if (isLowSurrogate(text.charCodeAt(end))) end -= 1;
+    if (isLowSurrogateAt(text, end)) end -= 1;
     const cut = text.slice(0, end);
     const redacted = redactor.text(cut);
     if (cut.length - redacted.length <= margin / 2) return truncateWithMarker(redacted, bound, true);

@@ -3,6 +3,7 @@
  * developer log, spans, tool-DLQ entries and failure records. Compiled once; applying it never
  * throws; the built-in rules run in time linear in their input (see `redact-scan.ts`).
  */
+import { fitUtf8 } from '../ground/utf8.ts';
 import { compileKeyMatcher, DEFAULT_SENSITIVE_KEYS } from './redact-keys.ts';
 import { scanSecrets, SECRET_FAMILIES, type SecretFamily } from './redact-scan.ts';
 
@@ -93,34 +94,6 @@ export const REDACTION_MARKERS = {
 /** Longest key kept by `value`, in UTF-8 bytes (longer keys are cut and marked). */
 const MAX_KEY_BYTES = 1024;
 
-/**
- * The number of leading code units of `text` whose UTF-8 encoding fits in `maxBytes`, never
- * splitting a surrogate pair; `fittedBytes` is set to their byte length. Linear in the result.
- */
-let fittedBytes = 0;
-function fittingUnits(text: string, maxBytes: number): number {
-  const length = text.length;
-  let bytes = 0;
-  let index = 0;
-  while (index < length) {
-    const unit = text.charCodeAt(index);
-    let width = 1;
-    let units = 1;
-    if (unit >= 0x80) {
-      if (unit < 0x800) width = 2;
-      else if (unit >= 0xd800 && unit <= 0xdbff && index + 1 < length && (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00) {
-        width = 4;
-        units = 2;
-      } else width = 3;
-    }
-    if (bytes + width > maxBytes) break;
-    bytes += width;
-    index += units;
-  }
-  fittedBytes = bytes;
-  return index;
-}
-
 /** `text` with `ranges` (`[start, end, …]`, sorted, disjoint) replaced. */
 function applyRanges(text: string, ranges: readonly number[], replacement: string): string {
   let out = '';
@@ -152,8 +125,8 @@ interface WalkSettings {
   maxNodes: number;
   maxValueBytes: number;
   isSensitive(key: string): boolean;
-  /** Redacts a text cut to `maxBytes`; `fittedBytes` holds the bytes scanned afterwards. */
-  redactWithin(input: string, maxBytes: number): string;
+  /** Redacts a text cut to `maxBytes`: the redacted text and the bytes it scanned. */
+  redactWithin(input: string, maxBytes: number): { out: string; bytes: number };
   /** Keys seen clean before (short ones only): most objects repeat the same few keys. */
   cleanKeys: Set<string>;
 }
@@ -189,8 +162,8 @@ class ValueWalker {
   private string(input: string): string {
     if (input.length === 0) return input;
     if (this.bytes <= 0) return TEXT_CUT_MARKER;
-    const out = this.settings.redactWithin(input, Math.min(this.settings.maxScanBytes, this.bytes));
-    this.bytes -= fittedBytes;
+    const { out, bytes } = this.settings.redactWithin(input, Math.min(this.settings.maxScanBytes, this.bytes));
+    this.bytes -= bytes;
     return out;
   }
 
@@ -201,8 +174,8 @@ class ValueWalker {
       this.bytes -= name.length;
       return name;
     }
-    const out = this.settings.redactWithin(name, MAX_KEY_BYTES);
-    this.bytes -= fittedBytes;
+    const { out, bytes } = this.settings.redactWithin(name, MAX_KEY_BYTES);
+    this.bytes -= bytes;
     if (out === name && name.length <= 64 && cleanKeys.size < 10_000) cleanKeys.add(name);
     return out;
   }
@@ -366,25 +339,23 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   const scanOptions = { isSensitiveKey, openEnd: false };
   const cutScanOptions = { isSensitiveKey, openEnd: true };
 
-  /** Redacts `input` cut to `maxBytes`; `fittedBytes` holds the bytes scanned afterwards. */
-  const redactWithin = (input: string, maxBytes: number): string => {
-    const units = fittingUnits(input, maxBytes);
+  /** Redacts `input` cut to `maxBytes`: the redacted text and the bytes it scanned. */
+  const redactWithin = (input: string, maxBytes: number): { out: string; bytes: number } => {
+    const { units, bytes } = fitUtf8(input, maxBytes);
     const cut = units < input.length;
     const scanned = cut ? input.slice(0, units) : input;
-    const bytes = fittedBytes;
     const { ranges } = scanSecrets(scanned, cut ? cutScanOptions : scanOptions);
     let out = ranges.length === 0 ? scanned : applyRanges(scanned, ranges, replacement);
     for (const pattern of patterns) {
       pattern.lastIndex = 0;
       out = out.replace(pattern, replacement);
     }
-    fittedBytes = bytes;
-    return cut ? out + TEXT_CUT_MARKER : out;
+    return { out: cut ? out + TEXT_CUT_MARKER : out, bytes };
   };
 
   const text = (input: string): string => {
     try {
-      return redactWithin(typeof input === 'string' ? input : String(input), maxScanBytes);
+      return redactWithin(typeof input === 'string' ? input : String(input), maxScanBytes).out;
     } catch {
       return replacement;
     }

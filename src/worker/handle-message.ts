@@ -1,4 +1,4 @@
-import { runAgent, isTerminalRunStatus, type AgentRunHooks, type AgentRunResult, type AgentRunStatus } from '../agent/run-agent.ts';
+import { runAgent, isTerminalRunStatus, type AgentRunHooks, type AgentRunResult, type AgentRunStatus, type RunAgentOptions } from '../agent/run-agent.ts';
 import type { ModelFailureInfo, ModelPolicyOptions } from '../agent/model-policy.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Clock } from '../ground/ports/clock.ts';
@@ -8,6 +8,7 @@ import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
 import type { CompiledToolSchema } from '../ground/ports/schema-validator.ts';
 import { redactBounded, truncateText } from '../core/build-failure.ts';
+import { utf8ByteLength } from '../ground/utf8.ts';
 import { redactFieldErrors } from '../core/redact-fields.ts';
 import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
@@ -163,10 +164,6 @@ function describeNonStringBody(body: unknown): string {
   }
 }
 
-function utf8Length(text: string): number {
-  return new TextEncoder().encode(text).length;
-}
-
 function reject(
   message: RunMessage,
   code: MessageFailureEntry['reason']['code'],
@@ -177,7 +174,7 @@ function reject(
   extra: { deliveries?: number } = {},
 ): MessageFailureEntry {
   const body = typeof message?.body === 'string' ? message.body : describeNonStringBody(message?.body);
-  const cut = body.length > MAX_REJECTED_BODY_BYTES && utf8Length(body) > MAX_REJECTED_BODY_BYTES;
+  const cut = body.length > MAX_REJECTED_BODY_BYTES && utf8ByteLength(body) > MAX_REJECTED_BODY_BYTES;
   // each text cut, then redacted, then cut; a field at a sensitive key (`/password`) has its `received` masked whole
   const redacted = redactFieldErrors(redactor, (fields ?? []).slice(0, MAX_REJECTED_FIELDS), { maxBytes: 256 });
   const kept = redacted.fields.map((field) => ({
@@ -207,7 +204,7 @@ function parseRunRequest(message: RunMessage, maxBodyBytes: number, receivedAt: 
   if (typeof message !== 'object' || message === null || typeof message.body !== 'string') {
     return { ok: false, entry: reject(message, 'INVALID_MESSAGE', 'The message has no string body', receivedAt, redactor) };
   }
-  if (message.body.length > maxBodyBytes / 3 && utf8Length(message.body) > maxBodyBytes) {
+  if (message.body.length > maxBodyBytes / 3 && utf8ByteLength(message.body) > maxBodyBytes) {
     return { ok: false, entry: reject(message, 'BODY_TOO_LARGE', `The body is over ${maxBodyBytes} bytes`, receivedAt, redactor) };
   }
   let parsed: unknown;
@@ -316,15 +313,8 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
       messages: initialMessages(request),
       runId,
       ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),
-      ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
       ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
-      ...(options.toolRetryBudget !== undefined ? { toolRetryBudget: options.toolRetryBudget } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.onToolCall ? { onToolCall: options.onToolCall } : {}),
-      ...(options.runHooks ? { hooks: options.runHooks } : {}),
-      ...(options.modelPolicy ? { modelPolicy: options.modelPolicy } : {}),
-      ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
-      ...(breaker ? { modelBreaker: breaker } : {}),
+      ...runOptionsOf(options, breaker),
       persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: messageId ?? '' },
     });
   } finally {
@@ -360,6 +350,26 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
     }
   }
   return result;
+}
+
+/**
+ * The run options a message and a replay pass to `runAgent` alike (each only when set): limits,
+ * cancellation, observers and the model's policy and breaker.
+ */
+export function runOptionsOf(
+  options: Pick<HandleMessageOptions, 'maxSteps' | 'toolRetryBudget' | 'signal' | 'onToolCall' | 'runHooks' | 'modelPolicy' | 'modelName'>,
+  breaker: SharedBreaker | undefined,
+): Partial<RunAgentOptions> {
+  return {
+    ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+    ...(options.toolRetryBudget !== undefined ? { toolRetryBudget: options.toolRetryBudget } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onToolCall ? { onToolCall: options.onToolCall } : {}),
+    ...(options.runHooks ? { hooks: options.runHooks } : {}),
+    ...(options.modelPolicy ? { modelPolicy: options.modelPolicy } : {}),
+    ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
+    ...(breaker ? { modelBreaker: breaker } : {}),
+  };
 }
 
 async function rejectMessage(entry: MessageFailureEntry, messageId: string | undefined, options: HandleMessageOptions, clock: Clock): Promise<HandleMessageResult> {

@@ -9,7 +9,7 @@ import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
 import type { ModelFailureEntry, ResumableEntry, ToolFailureEntry } from './dead-letter-entries.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
-import { buildModelFailureEntry } from './handle-message.ts';
+import { buildModelFailureEntry, runOptionsOf } from './handle-message.ts';
 import type { ModelPolicyOptions } from '../agent/model-policy.ts';
 import { claimRun, newClaimHolder } from './run-claim.ts';
 import { decodeRunState } from '../agent/run-state.ts';
@@ -141,14 +141,7 @@ async function replayClaimed(entry: ResumableEntry, options: ReplayOptions, stor
     messages: [],
     runId: entry.runId,
     resetBudgets: true,
-    ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
-    ...(options.toolRetryBudget !== undefined ? { toolRetryBudget: options.toolRetryBudget } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
-    ...(options.onToolCall ? { onToolCall: options.onToolCall } : {}),
-    ...(options.runHooks ? { hooks: options.runHooks } : {}),
-    ...(options.modelPolicy ? { modelPolicy: options.modelPolicy } : {}),
-    ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
-    ...(breaker ? { modelBreaker: breaker } : {}),
+    ...runOptionsOf(options, breaker),
     persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: checkpoint.messageId },
   });
   const result: ReplayResult = { status: run.status, runId: run.runId, modelCalls: run.modelCalls, text: run.text };
