@@ -11,22 +11,30 @@ const storesModule = pathToFileURL(join(projectRoot, 'src/stores/sqlite/index.ts
 const KEY_COUNT = 2_000;
 const PROCESS_COUNT = 2;
 
+/** Keys per round: every process waits at a barrier in the file after each round, so no process can
+ * take every key before the other has started — both race for each round, on any load. */
+const ROUND_SIZE = 50;
+
 /**
- * A child process: opens the file, prints `ready`, waits for a line `go <epoch ms>` on stdin and
- * then for that instant (so every child starts at once), then tries to claim `run:0` …
- * `run:<n − 1>` in order and prints `<key> <1|0>` per try.
+ * A child process: opens the file, prints `ready`, waits for a line `go` on stdin, then tries to
+ * claim `run:0` … `run:<n − 1>` in order, in rounds of ROUND_SIZE keys with a barrier in the file
+ * (a counter per round in the breaker store) before each round, and prints `<key> <1|0>` per try.
  */
 const CHILD = `
 import { createInterface } from 'node:readline';
 import { createSqliteStores } from ${JSON.stringify(storesModule)};
-const [path, count] = process.argv.slice(1);
+const [path, count, processes, roundSize] = process.argv.slice(1).map((value, index) => (index === 0 ? value : Number(value)));
 const stores = createSqliteStores({ path });
 process.stdout.write('ready\\n');
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-const startAtMs = Number(String((await lines.next()).value).split(' ')[1]);
-await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAtMs - Date.now())));
+await lines.next();
+const barrier = async (name) => {
+  await stores.breakers.update(name, (current) => (current ?? 0) + 1);
+  while ((await stores.breakers.get(name)) < processes) await new Promise((resolve) => setTimeout(resolve, 1));
+};
 const out = [];
-for (let index = 0; index < Number(count); index++) {
+for (let index = 0; index < count; index++) {
+  if (index % roundSize === 0) await barrier('round:' + index / roundSize);
   out.push('run:' + index + ' ' + ((await stores.claims.acquire('run:' + index, 'pid-' + process.pid, 60000)) ? 1 : 0));
 }
 await lines.return?.();
@@ -35,7 +43,7 @@ process.stdout.write(out.join('\\n') + '\\ndone\\n');
 `;
 
 function startChild(path: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, path, String(KEY_COUNT)], { cwd: projectRoot });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, path, String(KEY_COUNT), String(PROCESS_COUNT), String(ROUND_SIZE)], { cwd: projectRoot });
   let stdout = '';
   let stderr = '';
   let markReady: () => void = () => {};
@@ -67,8 +75,7 @@ describe('SQLite claims shared by several processes', () => {
     const opener = createSqliteStores({ path });
     const children = Array.from({ length: PROCESS_COUNT }, () => startChild(path));
     await Promise.all(children.map((child) => child.ready));
-    const startAtMs = Date.now() + 300;
-    for (const { child } of children) child.stdin.end(`go ${startAtMs}\n`);
+    for (const { child } of children) child.stdin.end('go\n');
     const results = await Promise.all(children.map((child) => child.finished));
 
     const grantedPerProcess = results.map((result) => {
