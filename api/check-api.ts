@@ -90,7 +90,9 @@ function undocumentedExports(reportText: string): string[] {
   lines.forEach((line, index) => {
     if (!/^\/\/ .*\(undocumented\)$/.test(line)) return;
     const declaration = lines.slice(index + 1).find((next) => next !== '' && !next.startsWith('//'));
-    const name = declaration?.match(/^(?:export )?(?:declare )?(?:abstract )?(?:class|interface|type|function|const|let|var|enum|namespace) ([A-Za-z_$][\w$]*)/)?.[1];
+    const name = declaration?.match(
+      /^(?:export )?(?:declare )?(?:abstract )?(?:class|interface|type|function|const|let|var|enum|namespace) ([A-Za-z_$][\w$]*)/,
+    )?.[1];
     names.push(name ?? declaration ?? '?');
   });
   return names;
@@ -104,7 +106,12 @@ const configFile = ExtractorConfig.loadFile(configPath);
 const compiler = { ...configFile.compiler, overrideTsconfig: { ...configFile.compiler?.overrideTsconfig, files: entries.map((entry) => entry.declaration) } };
 const configs = entries.map((entry) =>
   ExtractorConfig.prepare({
-    configObject: { ...configFile, compiler, mainEntryPointFilePath: entry.declaration, apiReport: { ...configFile.apiReport!, reportFileName: entry.reportName } },
+    configObject: {
+      ...configFile,
+      compiler,
+      mainEntryPointFilePath: entry.declaration,
+      apiReport: { ...configFile.apiReport!, reportFileName: entry.reportName },
+    },
     configObjectFullPath: configPath,
     packageJsonFullPath: packageJsonPath,
   }),
@@ -136,7 +143,11 @@ for (const [index, entry] of entries.entries()) {
         if (name !== undefined && exportedAnywhere.has(name)) return;
       }
       if (message.messageId === 'console-api-report-created' || message.messageId === 'console-api-report-copied') return;
-      const where = message.sourceFilePath ? `${relative(root, message.sourceFilePath).replace(/^api\/\.cache\/dts\//, 'src/').replace(/\.d\.ts$/, '.ts')}: ` : '';
+      const where = message.sourceFilePath
+        ? `${relative(root, message.sourceFilePath)
+            .replace(/^api\/\.cache\/dts\//, 'src/')
+            .replace(/\.d\.ts$/, '.ts')}: `
+        : '';
       messages.push(`  ${message.logLevel} ${message.messageId}: ${where}${message.text}`);
     },
   });

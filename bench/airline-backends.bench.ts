@@ -171,7 +171,8 @@ async function runOnBullMqPostgres(runs: readonly AirlineRun[], settings: Airlin
 function describeOutcome(outcome: BackendOutcome): string {
   const { completed = 0, tool_failed: toolFailed = 0, rejected = 0, ...others } = outcome.byStatus;
   const otherCount = Object.values(others).reduce((sum, count) => sum + count, 0);
-  const stores = toolFailed === outcome.toolDlq && rejected === outcome.messageDlq ? '' : ` (stores: tool DLQ ${outcome.toolDlq}, message DLQ ${outcome.messageDlq})`;
+  const stores =
+    toolFailed === outcome.toolDlq && rejected === outcome.messageDlq ? '' : ` (stores: tool DLQ ${outcome.toolDlq}, message DLQ ${outcome.messageDlq})`;
   return `completed ${completed} · tool DLQ ${toolFailed} · message DLQ ${rejected}${otherCount > 0 ? ` · other ${JSON.stringify(others)}` : ''}${stores} · writes ${outcome.writesApplied}${outcome.storeErrors.length > 0 ? ` · store errors ${outcome.storeErrors.length}` : ''}`;
 }
 
@@ -212,7 +213,9 @@ export async function runAirlineBackendsBench(options: { conversations?: number;
   const runs = loadAirlineRuns(loadAirlineTrajectories().slice(0, conversations));
   // Load the airline database now, not on a timed side's first tool call.
   loadInitialAirlineTables('shipped');
-  console.log(`airline workload, ${conversations} conversations (${runs.length} runs + ${MALFORMED_QUEUE_MESSAGES.length} malformed), seed ${settings.seed}, ${settings.conversationConcurrency} at a time, ${rounds} rounds:`);
+  console.log(
+    `airline workload, ${conversations} conversations (${runs.length} runs + ${MALFORMED_QUEUE_MESSAGES.length} malformed), seed ${settings.seed}, ${settings.conversationConcurrency} at a time, ${rounds} rounds:`,
+  );
   const sqlite: BackendOutcome[] = [];
   const distributed: BackendOutcome[] = [];
   for (let round = 0; round < rounds; round++) {

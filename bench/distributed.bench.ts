@@ -46,14 +46,23 @@ async function storeCallsPerRun(stores: Stores, runs: number): Promise<{ reads: 
   };
   const tools = createDistributedTools();
   for (let index = 0; index < runs; index++) {
-    const result = await handleMessage({ body: TRIVIAL_BODY, id: `count-${index}` }, { model: distributedModel, tools, stores: counted, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } });
+    const result = await handleMessage(
+      { body: TRIVIAL_BODY, id: `count-${index}` },
+      { model: distributedModel, tools, stores: counted, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } },
+    );
     if (result.status !== 'completed') throw new Error(`bench run ended ${result.status}`);
   }
   return { reads: Math.round(reads / runs), writes: Math.round(writes / runs), bytesPerWrite: Math.round(bytes / Math.max(1, writes)) };
 }
 
 /** Runs `jobs` trivial jobs through `processes` worker processes of `mode`; returns runs per second. */
-async function runsPerSecond(options: { mode: 'toolrun' | 'bare'; processes: number; jobs: number; schema: string; calls: { reads: number; writes: number; bytesPerWrite: number } }): Promise<number> {
+async function runsPerSecond(options: {
+  mode: 'toolrun' | 'bare';
+  processes: number;
+  jobs: number;
+  schema: string;
+  calls: { reads: number; writes: number; bytesPerWrite: number };
+}): Promise<number> {
   const queueName = uniqueName('toolrun-bench-');
   const queue = new Queue(queueName, { connection: { url: REDIS_URL } });
   const config: DistributedBenchWorkerConfig = {
@@ -117,7 +126,11 @@ export async function runDistributedBench(options: { jobs?: number; rounds?: num
         toolrun = Math.max(toolrun, await runsPerSecond({ mode: 'toolrun', processes, jobs, schema, calls }));
       }
       const label = `${processes} process${processes === 1 ? '' : 'es'} × ${CONCURRENCY}`;
-      rows.push({ name: `bare BullMQ worker, ${label}: ${calls.reads} reads + ${calls.writes} writes per run`, medianNs: 1e9 / bare, note: `${bare.toFixed(0)} runs/s` });
+      rows.push({
+        name: `bare BullMQ worker, ${label}: ${calls.reads} reads + ${calls.writes} writes per run`,
+        medianNs: 1e9 / bare,
+        note: `${bare.toFixed(0)} runs/s`,
+      });
       rows.push({
         name: `toolrun BullMQ worker + PostgreSQL, ${label}`,
         medianNs: 1e9 / toolrun,

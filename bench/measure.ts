@@ -33,7 +33,16 @@ export function printTable(title: string, rows: readonly BenchRow[]): void {
   console.log('| case | median per op | vs | ratio |');
   console.log('|---|---:|---|---:|');
   for (const row of rows) {
-    const time = row.medianNs === 0 ? '—' : row.medianNs >= 1e6 ? `${(row.medianNs / 1e6).toFixed(2)} ms` : row.medianNs >= 1e3 ? `${(row.medianNs / 1e3).toFixed(2)} µs` : `${row.medianNs.toFixed(0)} ns`;
-    console.log(`| ${row.name}${row.note ? ` (${row.note})` : ''} | ${time} | ${row.baseline ?? ''} | ${row.ratio !== undefined ? row.ratio.toFixed(2) : ''} |`);
+    const time =
+      row.medianNs === 0
+        ? '—'
+        : row.medianNs >= 1e6
+          ? `${(row.medianNs / 1e6).toFixed(2)} ms`
+          : row.medianNs >= 1e3
+            ? `${(row.medianNs / 1e3).toFixed(2)} µs`
+            : `${row.medianNs.toFixed(0)} ns`;
+    console.log(
+      `| ${row.name}${row.note ? ` (${row.note})` : ''} | ${time} | ${row.baseline ?? ''} | ${row.ratio !== undefined ? row.ratio.toFixed(2) : ''} |`,
+    );
   }
 }

@@ -43,7 +43,10 @@ function runtimeWith(level: 'info' | 'debug' | undefined): ToolRuntime {
 }
 
 /** Median ns per call of each operation, batches interleaved (a, b, c, a, b, c, …) after a warm-up. */
-async function measureInterleaved(operations: ReadonlyArray<() => Promise<unknown>>, options = { batches: 40, batchSize: 1000, warmup: 5000 }): Promise<number[]> {
+async function measureInterleaved(
+  operations: ReadonlyArray<() => Promise<unknown>>,
+  options = { batches: 40, batchSize: 1000, warmup: 5000 },
+): Promise<number[]> {
   for (const operation of operations) for (let index = 0; index < options.warmup; index++) await operation();
   const samples: number[][] = operations.map(() => []);
   for (let batch = 0; batch < options.batches; batch++) {
@@ -68,7 +71,13 @@ export async function runObservabilityBench(): Promise<BenchRow[]> {
   const [offNs, onNs, verboseNs] = await measureInterleaved([call(off), call(on), call(verbose)]);
   return [
     { name: '(a) runtime.run, observability off', medianNs: offNs! },
-    { name: '(b) runtime.run, logs (info) + span + metrics', medianNs: onNs!, baseline: '(a)', ratio: onNs! / offNs!, note: 'SDK tracer, batch processor, no-op exporter' },
+    {
+      name: '(b) runtime.run, logs (info) + span + metrics',
+      medianNs: onNs!,
+      baseline: '(a)',
+      ratio: onNs! / offNs!,
+      note: 'SDK tracer, batch processor, no-op exporter',
+    },
     { name: '(c) runtime.run, logs (debug: a line per success) + span + metrics', medianNs: verboseNs!, baseline: '(a)', ratio: verboseNs! / offNs! },
   ];
 }

@@ -45,7 +45,11 @@ export async function runRedactionBench(): Promise<BenchRow[]> {
   // The former e-mail rule, for scale: quadratic, so only 20 KB.
   const former = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
   const twentyKb = ADVERSARIAL_INPUTS['email: one @ after word characters']!(20_000);
-  rows.push({ name: 'former e-mail rule (backtracking), 20 KB with one @', medianNs: medianNs(() => void twentyKb.replace(former, '***'), 3), note: 'quadratic: 1 MB would take ~2,500× longer' });
+  rows.push({
+    name: 'former e-mail rule (backtracking), 20 KB with one @',
+    medianNs: medianNs(() => void twentyKb.replace(former, '***'), 3),
+    note: 'quadratic: 1 MB would take ~2,500× longer',
+  });
   rows.push({ name: 'scanner, 20 KB with one @', medianNs: medianNs(() => void whole.text(twentyKb), 9) });
   return rows;
 }

@@ -69,7 +69,12 @@ export async function runRuntimeBench(): Promise<BenchRow[]> {
     { name: '(c) cockatiel wrap(retry, circuitBreaker, timeout) around (a)', medianNs: cockatielNs, baseline: '(a)', ratio: cockatielNs / rawNs },
     { name: '(b) vs (c)', medianNs: runtimeNs, baseline: '(c)', ratio: runtimeNs / cockatielNs },
     { name: '(d) runtime.run, invalid date → envelope (session breaker open after 3)', medianNs: failureNs, baseline: '(a)', ratio: failureNs / rawNs },
-    { name: '(e) runtime.run, invalid date → bounded, redacted field-level envelope (no breaker)', medianNs: validationFailureNs, baseline: '(a)', ratio: validationFailureNs / rawNs },
+    {
+      name: '(e) runtime.run, invalid date → bounded, redacted field-level envelope (no breaker)',
+      medianNs: validationFailureNs,
+      baseline: '(a)',
+      ratio: validationFailureNs / rawNs,
+    },
     { name: '(f) runtime.run, success, a pattern on the RE2 engine', medianNs: re2Ns, baseline: '(b)', ratio: re2Ns / runtimeNs },
   ];
 }

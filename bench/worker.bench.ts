@@ -111,13 +111,29 @@ function bareRunsPerSecond(runs: number, writesPerRun: number, bytesPerRun: numb
 
 async function deadLetterEntryBytes(conversationLength: number): Promise<number> {
   const toolDlq: ToolFailureEntry[] = [];
-  const messages = Array.from({ length: conversationLength }, (_, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `message ${index} `.repeat(20) }));
+  const messages = Array.from({ length: conversationLength }, (_, index) => ({
+    role: index % 2 === 0 ? 'user' : 'assistant',
+    content: `message ${index} `.repeat(20),
+  }));
   messages[messages.length - 1] = { role: 'user', content: 'please book it' };
-  const down = defineTool({ name: 'book', description: '', inputSchema: { type: 'object' }, execute: () => { throw new ToolError({ kind: 'server', status: 503 }); } });
+  const down = defineTool({
+    name: 'book',
+    description: '',
+    inputSchema: { type: 'object' },
+    execute: () => {
+      throw new ToolError({ kind: 'server', status: 503 });
+    },
+  });
   const call = { toolCalls: [{ id: 'c', name: 'book', args: '{"flight":"HAT001"}' }], usage: { input: 50_000, output: 10 } };
   await handleMessage(
     { body: JSON.stringify({ messages }), id: `size-${conversationLength}` },
-    { model: createScriptedModel([call, call]), tools: [down], queues: { messageDlq: [], toolDlq }, stores: createMemoryStores(), runtimeOptions: { clock: createAutoAdvancingClock() } },
+    {
+      model: createScriptedModel([call, call]),
+      tools: [down],
+      queues: { messageDlq: [], toolDlq },
+      stores: createMemoryStores(),
+      runtimeOptions: { clock: createAutoAdvancingClock() },
+    },
   );
   if (toolDlq.length !== 1) throw new Error('expected one tool-DLQ entry');
   return Buffer.byteLength(JSON.stringify(toolDlq[0]));
@@ -131,7 +147,13 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
   const large = await deadLetterEntryBytes(1000);
   return [
     { name: `bare loop: ${worker.writesPerRun.toFixed(0)} SQLite writes per run`, medianNs: 1e9 / bare, note: `${bare.toFixed(0)} runs/s` },
-    { name: 'toolrun SQLite worker, 3-step run', medianNs: 1e9 / worker.perSecond, baseline: 'bare loop', ratio: bare / worker.perSecond, note: `${worker.perSecond.toFixed(0)} runs/s` },
+    {
+      name: 'toolrun SQLite worker, 3-step run',
+      medianNs: 1e9 / worker.perSecond,
+      baseline: 'bare loop',
+      ratio: bare / worker.perSecond,
+      note: `${worker.perSecond.toFixed(0)} runs/s`,
+    },
     { name: 'tool-DLQ entry, conversation of 10 messages', medianNs: 0, note: `${small} bytes` },
     { name: 'tool-DLQ entry, conversation of 1,000 messages', medianNs: 0, baseline: '10 messages', ratio: large / small, note: `${large} bytes` },
   ];

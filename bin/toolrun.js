@@ -6,6 +6,8 @@ try {
 } catch (error) {
   const missing = error?.code === 'ERR_MODULE_NOT_FOUND' && /'(commander|cli-progress|pino|better-sqlite3)'/.exec(String(error.message));
   if (!missing) throw error;
-  process.stderr.write(`toolrun: the CLI needs ${missing[1]} (an optional peer dependency): npm install --save-dev commander cli-progress pino better-sqlite3\n`);
+  process.stderr.write(
+    `toolrun: the CLI needs ${missing[1]} (an optional peer dependency): npm install --save-dev commander cli-progress pino better-sqlite3\n`,
+  );
   process.exit(1);
 }

@@ -107,7 +107,11 @@ describe.skipIf(!dataPresent)('airline HTTP service and HTTP tools', () => {
     const mismatch = await failureOf(
       tool(tools, 'book_reservation').execute({ ...BOOKING, payment_methods: [{ payment_id: 'credit_card_4421486', amount: 255 }] }, context()),
     );
-    expect([mismatch.kind, mismatch.status, mismatch.message]).toEqual(['invalid_input', 422, 'payment amount does not add up, total price is 305, but paid 255']);
+    expect([mismatch.kind, mismatch.status, mismatch.message]).toEqual([
+      'invalid_input',
+      422,
+      'payment amount does not add up, total price is 305, but paid 255',
+    ]);
     const noBalance = await failureOf(
       tool(tools, 'book_reservation').execute(
         { ...BOOKING, payment_methods: [{ payment_id: 'certificate_4856383', amount: 305 }] },
@@ -160,7 +164,12 @@ describe.skipIf(!dataPresent)('airline HTTP service and HTTP tools', () => {
     expect(repeated).toEqual(first);
     expect(service.stats().idempotentReplays).toBe(1);
     expect(service.mutations()).toEqual([{ databaseKey: 'run-1', runId: 'run-1', idempotencyKey: 'booking-1', toolName: 'book_reservation', applications: 1 }]);
-    expect(service.database('run-1')?.getUser('mia_li_3668')?.reservations.filter((id) => id.startsWith('HATHA'))).toEqual(['HATHAT']);
+    expect(
+      service
+        .database('run-1')
+        ?.getUser('mia_li_3668')
+        ?.reservations.filter((id) => id.startsWith('HATHA')),
+    ).toEqual(['HATHAT']);
     // a new key is a new booking (the certificate is used up by then, so it is refused: the state really changed)
     const second = await failureOf(book.execute(BOOKING, context({ idempotencyKey: 'booking-2' })));
     expect(second.message).toBe('payment method certificate_7504069 not found');
@@ -199,7 +208,9 @@ describe.skipIf(!dataPresent)('airline HTTP service and HTTP tools', () => {
     expect(service.stats().responsesByStatus.hang).toBe(1);
 
     service.setFaultProfile({});
-    const retried = (await tool(tools, 'book_reservation').execute(BOOKING, context({ idempotencyKey: 'booking-1', attempt: 2 }))) as { reservation_id: string };
+    const retried = (await tool(tools, 'book_reservation').execute(BOOKING, context({ idempotencyKey: 'booking-1', attempt: 2 }))) as {
+      reservation_id: string;
+    };
     expect(retried.reservation_id).toBe('HATHAT');
     expect(service.stats()).toMatchObject({ mutationsApplied: 1, idempotentReplays: 1, maxApplicationsPerKey: 1 });
   });

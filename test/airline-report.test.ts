@@ -81,7 +81,10 @@ function fieldFailuresOf(failures: readonly Row[]): Record<string, number> {
 /** What the report must say, counted from rows. */
 function expectedFromRows(rows: readonly Row[]) {
   const failures = rows.filter((row) => row.kind === 'tool-failure');
-  const byTool: Record<string, { failures: number; types: Record<string, number>; codes: Record<string, number>; recoveries: number[]; session: number; shared: number }> = {};
+  const byTool: Record<
+    string,
+    { failures: number; types: Record<string, number>; codes: Record<string, number>; recoveries: number[]; session: number; shared: number }
+  > = {};
   const tool = (name: string) => (byTool[name] ??= { failures: 0, types: {}, codes: {}, recoveries: [], session: 0, shared: 0 });
   const types: Record<string, number> = {};
   for (const row of failures) {
@@ -106,7 +109,13 @@ function expectedFromRows(rows: readonly Row[]) {
     tools: Object.fromEntries(
       Object.entries(byTool).map(([name, entry]) => [
         name,
-        { failures: entry.failures, types: entry.types, codes: entry.codes, recovery: { episodes: entry.recoveries.length, meanRounds: mean(entry.recoveries) }, breakerTrips: { session: entry.session, shared: entry.shared } },
+        {
+          failures: entry.failures,
+          types: entry.types,
+          codes: entry.codes,
+          recovery: { episodes: entry.recoveries.length, meanRounds: mean(entry.recoveries) },
+          breakerTrips: { session: entry.session, shared: entry.shared },
+        },
       ]),
     ),
     fields: fieldFailuresOf(failures),
@@ -115,14 +124,21 @@ function expectedFromRows(rows: readonly Row[]) {
 
 /** The same numbers, read from the report. */
 function numbersOfReport(report: FailureReport) {
-  const toCounts = <K extends string>(entries: ReadonlyArray<Record<K, string> & { count: number }>, key: K) => Object.fromEntries(entries.map((entry) => [entry[key], entry.count]));
+  const toCounts = <K extends string>(entries: ReadonlyArray<Record<K, string> & { count: number }>, key: K) =>
+    Object.fromEntries(entries.map((entry) => [entry[key], entry.count]));
   return {
     totals: report.totals,
     types: Object.fromEntries(report.types.filter((entry) => entry.count > 0).map((entry) => [entry.type, entry.count])),
     tools: Object.fromEntries(
       report.tools.map((entry) => [
         entry.toolName,
-        { failures: entry.failures, types: toCounts(entry.types, 'type'), codes: toCounts(entry.codes, 'code'), recovery: entry.recovery, breakerTrips: entry.breakerTrips },
+        {
+          failures: entry.failures,
+          types: toCounts(entry.types, 'type'),
+          codes: toCounts(entry.codes, 'code'),
+          recovery: entry.recovery,
+          breakerTrips: entry.breakerTrips,
+        },
       ]),
     ),
     fields: Object.fromEntries(report.fields.map((field) => [`${field.toolName} ${field.path}`, field.failures])),
@@ -137,7 +153,7 @@ function failedByToolOf(rows: readonly Row[]): Record<string, Record<string, num
 }
 
 describe.skipIf(!dataPresent)(`toolrun report on the airline workload (seed 42, first ${CONVERSATIONS} conversations)`, () => {
-  it('prints a report whose numbers match the failure log and the worker\'s own count of failed envelopes', async () => {
+  it("prints a report whose numbers match the failure log and the worker's own count of failed envelopes", async () => {
     const dbPath = join(workDir, 'airline.db');
     const logFile = join(workDir, 'airline.log');
     const env = { ...process.env, TOOLRUN_DATA_DIR: findSharedDataDir() };
@@ -197,7 +213,9 @@ describe.skipIf(!dataPresent)(`toolrun report on the airline workload (seed 42, 
     expect(alerts.map((alert) => alert.toolName)).toEqual([DEMO_UNAUTHORIZED_TOOL]);
     expect(report.tools.find((entry) => entry.toolName === DEMO_UNAUTHORIZED_TOOL)?.breakerTrips.shared).toBe(1);
     expect(report.totals.failures).toBeGreaterThan(0);
-    expect(summary).toContain(`│ toolrun report — ${report.totals.failures} failed tool calls in ${report.totals.runsWithFailures} runs, ${report.totals.tools} tools`);
+    expect(summary).toContain(
+      `│ toolrun report — ${report.totals.failures} failed tool calls in ${report.totals.runsWithFailures} runs, ${report.totals.tools} tools`,
+    );
 
     // 3. The worker's log file (no drain in it) gives the same numbers as the rows it wrote.
     const fromLog = await spawnToolrun(['report', '--from-log', logFile, '--json'], { projectRoot, env });

@@ -88,7 +88,11 @@ function outcomeCounts(report: AirlineWorkloadReport) {
       failedByCode: merge(phase.toolCalls.failedByCode, ['AUTH_EXPIRED', 'CIRCUIT_OPEN'], BROKEN_FOR_EVERYONE),
     },
     breakerOpenings: phase.breaker.filter((transition) => transition.type === 'breaker-open').length,
-    drained: { exitCode: report.drain.exitCode, completed: report.resumed.filter((run) => run.status === 'completed' && !run.stillInDlq).length, left: report.toolDlqAfterDrain },
+    drained: {
+      exitCode: report.drain.exitCode,
+      completed: report.resumed.filter((run) => run.status === 'completed' && !run.stillInDlq).length,
+      left: report.toolDlqAfterDrain,
+    },
     afterDrain: report.resumePhase.counts.byStatus,
     runsCompleted: report.runsCompleted,
     conversationsFinished: report.conversationsFinished,

@@ -35,7 +35,6 @@ const BFCL_FILES = [
   'BFCL_v4_live_parallel_multiple.json',
 ];
 
-
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 const PREFIXES = ['functions.', 'default_api:', 'default_api.', 'tools.', 'mcp__bfcl__'];
 const WRONG_NAMESPACES = ['utils', 'api', 'physics', 'geo', 'finance', 'tools_lib', 'data'];
@@ -175,12 +174,18 @@ interface BfclQuestion {
 const hasBfcl = hasSharedData('bfcl', 'data', 'BFCL_v4_multiple.json');
 
 describe.skipIf(!hasBfcl)('tool-name resolution on the BFCL catalogues', () => {
-  const questions = hasBfcl ? BFCL_FILES.flatMap((file) => readSharedJsonLines<BfclQuestion>('bfcl', 'data', file).map((question) => ({ file, question }))) : [];
+  const questions = hasBfcl
+    ? BFCL_FILES.flatMap((file) => readSharedJsonLines<BfclQuestion>('bfcl', 'data', file).map((question) => ({ file, question })))
+    : [];
   const perQuestion = questions.map(({ question }) => question.function.map((schema) => schema.name));
   const multiTurnFolder = hasBfcl ? sharedDataPath('bfcl', 'data', 'multi_turn_func_doc') : undefined;
-  const multiTurn = (multiTurnFolder === undefined ? [] : readdirSync(multiTurnFolder).filter((file) => file.endsWith('.json')).sort()).map((file) =>
-    readSharedJsonLines<{ name: string }>('bfcl', 'data', 'multi_turn_func_doc', file).map((schema) => schema.name),
-  );
+  const multiTurn = (
+    multiTurnFolder === undefined
+      ? []
+      : readdirSync(multiTurnFolder)
+          .filter((file) => file.endsWith('.json'))
+          .sort()
+  ).map((file) => readSharedJsonLines<{ name: string }>('bfcl', 'data', 'multi_turn_func_doc', file).map((schema) => schema.name));
 
   it('reads all 1,298 questions with 2,048 function names, and the 162 multi-turn tool docs', () => {
     expect(questions).toHaveLength(1298);
@@ -208,7 +213,9 @@ describe.skipIf(!hasBfcl)('tool-name resolution on the BFCL catalogues', () => {
   });
 
   it('one catalogue per BFCL file (69 to 458 similar names): ≥ 0.8 overall, and rare unsafe matches', () => {
-    const perFile = BFCL_FILES.map((file) => [...new Set(questions.filter((entry) => entry.file === file).flatMap((entry) => entry.question.function.map((schema) => schema.name)))]);
+    const perFile = BFCL_FILES.map((file) => [
+      ...new Set(questions.filter((entry) => entry.file === file).flatMap((entry) => entry.question.function.map((schema) => schema.name))),
+    ]);
     const measurement = measure(perFile, 42);
     report('BFCL whole-file catalogues (all functions of one file):', measurement);
     expect(accuracy(measurement.overall)).toBeGreaterThanOrEqual(0.8);

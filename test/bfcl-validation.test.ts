@@ -107,7 +107,10 @@ describe.skipIf(!hasSharedData('bfcl', 'data', 'possible_answer'))('BFCL schemas
     const failed = outcomes.filter((outcome) => !outcome.result.ok);
     console.info(`[bfcl] ${outcomes.length} ground-truth calls, ${outcomes.length - failed.length} pass, ${failed.length} fail`);
     for (const outcome of failed) {
-      if (!outcome.result.ok) console.info(`  ${outcome.id} ${outcome.functionName}: ${outcome.result.code} ${outcome.result.fields.map((field) => field.path).join(', ')} — ${outcome.result.detail}`);
+      if (!outcome.result.ok)
+        console.info(
+          `  ${outcome.id} ${outcome.functionName}: ${outcome.result.code} ${outcome.result.fields.map((field) => field.path).join(', ')} — ${outcome.result.detail}`,
+        );
     }
     expect(outcomes.length).toBe(2099);
     expect(outcomes.length - failed.length).toBe(2092);
@@ -116,7 +119,10 @@ describe.skipIf(!hasSharedData('bfcl', 'data', 'possible_answer'))('BFCL schemas
       const expected = KNOWN_CONFLICTS[outcome.id];
       if (outcome.result.ok || expected === undefined) continue;
       expect(outcome.result.code, outcome.id).toBe(expected.code);
-      expect(outcome.result.fields.map((field) => field.path), outcome.id).toContain(expected.path);
+      expect(
+        outcome.result.fields.map((field) => field.path),
+        outcome.id,
+      ).toContain(expected.path);
     }
   });
 });

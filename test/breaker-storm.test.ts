@@ -53,98 +53,104 @@ describe.each(['redis', 'postgres'] as const)('breaker storm: 2,000 runs, 4 proc
     redis.disconnect();
   });
 
-  it('opens once with one alert, lets one probe through per cool-down, and calls the tool at most threshold + probes (+ calls in flight at the opening) times', { timeout: 170_000 }, async () => {
-    const schema = uniqueName('toolrun_storm_');
-    const queueName = uniqueName('toolrun-storm-');
-    const redisPrefix = uniqueName('toolrun-storm:');
-    const api = await startLockedApi();
-    const stores = await createPostgresStores({ pool, schema });
-    const queue = new Queue(queueName, { connection: { url: REDIS_URL } });
-    const workers: FixtureProcess[] = [];
-    try {
-      for (let index = 0; index < RUN_COUNT; index++) await enqueueRun(queue, JSON.stringify({ input: 'locked' }), `storm-${index}`);
-      const config: DistributedWorkerConfig = {
-        schema,
-        queueName,
-        concurrency: CONCURRENCY,
-        lockDurationMs: 30_000,
-        stalledIntervalMs: 30_000,
-        breakers,
-        redisPrefix,
-        outbox: false,
-        lockedUrl: api.url,
-        sharedBreaker: { failureThreshold: FAILURE_THRESHOLD, halfOpenAfterMs: HALF_OPEN_AFTER_MS, probeTimeoutMs: 30_000 },
-      };
-      for (let index = 0; index < PROCESS_COUNT; index++) workers.push(spawnFixture('test/fixtures/distributed-worker.ts', [JSON.stringify(config)]));
-      await Promise.all(workers.map((worker) => worker.ready));
-      const startedAt = Date.now();
-      while ((await stores.toolDlq.size()) < RUN_COUNT) {
-        if (Date.now() - startedAt > 140_000) throw new Error(`only ${await stores.toolDlq.size()} of ${RUN_COUNT} runs dead-lettered`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+  it(
+    'opens once with one alert, lets one probe through per cool-down, and calls the tool at most threshold + probes (+ calls in flight at the opening) times',
+    { timeout: 170_000 },
+    async () => {
+      const schema = uniqueName('toolrun_storm_');
+      const queueName = uniqueName('toolrun-storm-');
+      const redisPrefix = uniqueName('toolrun-storm:');
+      const api = await startLockedApi();
+      const stores = await createPostgresStores({ pool, schema });
+      const queue = new Queue(queueName, { connection: { url: REDIS_URL } });
+      const workers: FixtureProcess[] = [];
+      try {
+        for (let index = 0; index < RUN_COUNT; index++) await enqueueRun(queue, JSON.stringify({ input: 'locked' }), `storm-${index}`);
+        const config: DistributedWorkerConfig = {
+          schema,
+          queueName,
+          concurrency: CONCURRENCY,
+          lockDurationMs: 30_000,
+          stalledIntervalMs: 30_000,
+          breakers,
+          redisPrefix,
+          outbox: false,
+          lockedUrl: api.url,
+          sharedBreaker: { failureThreshold: FAILURE_THRESHOLD, halfOpenAfterMs: HALF_OPEN_AFTER_MS, probeTimeoutMs: 30_000 },
+        };
+        for (let index = 0; index < PROCESS_COUNT; index++) workers.push(spawnFixture('test/fixtures/distributed-worker.ts', [JSON.stringify(config)]));
+        await Promise.all(workers.map((worker) => worker.ready));
+        const startedAt = Date.now();
+        while ((await stores.toolDlq.size()) < RUN_COUNT) {
+          if (Date.now() - startedAt > 140_000) throw new Error(`only ${await stores.toolDlq.size()} of ${RUN_COUNT} runs dead-lettered`);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        const elapsedMs = Date.now() - startedAt;
+        await Promise.all(
+          workers.map(async (worker) => {
+            worker.child.kill('SIGTERM');
+            await worker.exited;
+          }),
+        );
+
+        const events = workers.flatMap((worker) => worker.events as WorkerEvent[]).sort((left, right) => left.at - right.at);
+        const alerts = events.filter((event) => event.type === 'breaker-open');
+        const probes = events.filter((event) => event.type === 'breaker-half-open');
+        const reopens = events.filter((event) => event.type === 'breaker-reopen');
+        const record = (breakers === 'redis'
+          ? await (async () => {
+              const store = await createRedisBreakerStateStore({ redis, prefix: redisPrefix });
+              return store.get('locked_api');
+            })()
+          : await stores.breakers.get('locked_api')) as unknown as SharedBreakerRecord;
+
+        // one opening, one alert — across all four processes
+        expect(record.openings).toBe(1);
+        expect(alerts).toHaveLength(1);
+        expect(events.filter((event) => event.type === 'breaker-close')).toEqual([]);
+        // one probe at a time: every probe failed and re-opened the breaker before the next one
+        expect(probes.length).toBeGreaterThanOrEqual(1);
+        expect(reopens).toHaveLength(probes.length);
+        const transitions = events.filter((event) => event.type === 'breaker-half-open' || event.type === 'breaker-reopen').map((event) => event.type);
+        expect(transitions).toEqual(probes.flatMap(() => ['breaker-half-open', 'breaker-reopen']));
+        for (const [index, probe] of probes.entries()) {
+          const previousOpening = index === 0 ? alerts[0]!.at : reopens[index - 1]!.at;
+          expect(probe.at - previousOpening).toBeGreaterThanOrEqual(HALF_OPEN_AFTER_MS);
+        }
+
+        // the tool's calls: before the opening (and those already let through when it opened), then only the probes
+        const openedAt = alerts[0]!.at;
+        const whileOpen = api.calls.filter((call) => call.startedAt > openedAt + STRADDLE_MARGIN_MS);
+        const unmatched = whileOpen.filter((call) => !probes.some((probe) => call.startedAt >= probe.at && call.startedAt - probe.at <= STRADDLE_MARGIN_MS));
+        expect(unmatched).toEqual([]);
+        expect(whileOpen).toHaveLength(probes.length);
+        const inFlightBound = PROCESS_COUNT * CONCURRENCY;
+        expect(api.calls.length).toBeLessThanOrEqual(FAILURE_THRESHOLD - 1 + inFlightBound + probes.length);
+
+        // every run is in the tool DLQ once; none called the tool twice
+        const entries = (await stores.toolDlq.list()).map((record) => record.entry as ToolFailureEntry);
+        expect(new Set(entries.map((entry) => entry.runId)).size).toBe(RUN_COUNT);
+        const reasons = countBy(entries.map((entry) => entry.reason));
+        expect(new Set(api.calls.map((call) => call.runId)).size).toBe(api.calls.length);
+        console.info(
+          `[breaker storm, state in ${breakers}] ${RUN_COUNT} runs on ${PROCESS_COUNT}×${CONCURRENCY} workers in ${(elapsedMs / 1000).toFixed(1)} s: ` +
+            `${alerts.length} alert for ${record.openings} opening; tool called ${api.calls.length} times = ` +
+            `${api.calls.length - whileOpen.length} before the breaker was open (threshold ${FAILURE_THRESHOLD}; in flight at most ${inFlightBound}) + ${whileOpen.length} while open, ` +
+            `all of them probes (${probes.length} probes, one per ${HALF_OPEN_AFTER_MS} ms cool-down, each re-opened it); ` +
+            `tool DLQ reasons: ${JSON.stringify(Object.fromEntries(reasons))}.`,
+        );
+      } finally {
+        for (const worker of workers) if (worker.alive) worker.child.kill('SIGKILL');
+        await Promise.all(workers.map((worker) => worker.exited));
+        api.server.close();
+        await queue.obliterate({ force: true }).catch(() => undefined);
+        await queue.close();
+        await deleteRedisKeys(redis, redisPrefix);
+        await stores.close();
+        await dropSchema(pool, schema);
       }
-      const elapsedMs = Date.now() - startedAt;
-      await Promise.all(workers.map(async (worker) => {
-        worker.child.kill('SIGTERM');
-        await worker.exited;
-      }));
-
-      const events = workers.flatMap((worker) => worker.events as WorkerEvent[]).sort((left, right) => left.at - right.at);
-      const alerts = events.filter((event) => event.type === 'breaker-open');
-      const probes = events.filter((event) => event.type === 'breaker-half-open');
-      const reopens = events.filter((event) => event.type === 'breaker-reopen');
-      const record = (breakers === 'redis'
-        ? await (async () => {
-            const store = await createRedisBreakerStateStore({ redis, prefix: redisPrefix });
-            return store.get('locked_api');
-          })()
-        : await stores.breakers.get('locked_api')) as unknown as SharedBreakerRecord;
-
-      // one opening, one alert — across all four processes
-      expect(record.openings).toBe(1);
-      expect(alerts).toHaveLength(1);
-      expect(events.filter((event) => event.type === 'breaker-close')).toEqual([]);
-      // one probe at a time: every probe failed and re-opened the breaker before the next one
-      expect(probes.length).toBeGreaterThanOrEqual(1);
-      expect(reopens).toHaveLength(probes.length);
-      const transitions = events.filter((event) => event.type === 'breaker-half-open' || event.type === 'breaker-reopen').map((event) => event.type);
-      expect(transitions).toEqual(probes.flatMap(() => ['breaker-half-open', 'breaker-reopen']));
-      for (const [index, probe] of probes.entries()) {
-        const previousOpening = index === 0 ? alerts[0]!.at : reopens[index - 1]!.at;
-        expect(probe.at - previousOpening).toBeGreaterThanOrEqual(HALF_OPEN_AFTER_MS);
-      }
-
-      // the tool's calls: before the opening (and those already let through when it opened), then only the probes
-      const openedAt = alerts[0]!.at;
-      const whileOpen = api.calls.filter((call) => call.startedAt > openedAt + STRADDLE_MARGIN_MS);
-      const unmatched = whileOpen.filter((call) => !probes.some((probe) => call.startedAt >= probe.at && call.startedAt - probe.at <= STRADDLE_MARGIN_MS));
-      expect(unmatched).toEqual([]);
-      expect(whileOpen).toHaveLength(probes.length);
-      const inFlightBound = PROCESS_COUNT * CONCURRENCY;
-      expect(api.calls.length).toBeLessThanOrEqual(FAILURE_THRESHOLD - 1 + inFlightBound + probes.length);
-
-      // every run is in the tool DLQ once; none called the tool twice
-      const entries = (await stores.toolDlq.list()).map((record) => record.entry as ToolFailureEntry);
-      expect(new Set(entries.map((entry) => entry.runId)).size).toBe(RUN_COUNT);
-      const reasons = countBy(entries.map((entry) => entry.reason));
-      expect(new Set(api.calls.map((call) => call.runId)).size).toBe(api.calls.length);
-      console.info(
-        `[breaker storm, state in ${breakers}] ${RUN_COUNT} runs on ${PROCESS_COUNT}×${CONCURRENCY} workers in ${(elapsedMs / 1000).toFixed(1)} s: ` +
-          `${alerts.length} alert for ${record.openings} opening; tool called ${api.calls.length} times = ` +
-          `${api.calls.length - whileOpen.length} before the breaker was open (threshold ${FAILURE_THRESHOLD}; in flight at most ${inFlightBound}) + ${whileOpen.length} while open, ` +
-          `all of them probes (${probes.length} probes, one per ${HALF_OPEN_AFTER_MS} ms cool-down, each re-opened it); ` +
-          `tool DLQ reasons: ${JSON.stringify(Object.fromEntries(reasons))}.`,
-      );
-    } finally {
-      for (const worker of workers) if (worker.alive) worker.child.kill('SIGKILL');
-      await Promise.all(workers.map((worker) => worker.exited));
-      api.server.close();
-      await queue.obliterate({ force: true }).catch(() => undefined);
-      await queue.close();
-      await deleteRedisKeys(redis, redisPrefix);
-      await stores.close();
-      await dropSchema(pool, schema);
-    }
-  });
+    },
+  );
 });
 
 /**

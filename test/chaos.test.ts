@@ -169,7 +169,8 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
           // (one still warming up has nothing to lose but the jobs it just took: killing it again and
           // again would only run their stall counts up to the delivery bound); when none has, the
           // kill waits for one, so the number of kills does not depend on luck
-          const gotGoing = (worker: FixtureProcess) => worker.readyAt !== undefined && Date.now() - worker.readyAt >= MIN_LIFETIME_MS && worker.lines.some((line) => line.startsWith('done '));
+          const gotGoing = (worker: FixtureProcess) =>
+            worker.readyAt !== undefined && Date.now() - worker.readyAt >= MIN_LIFETIME_MS && worker.lines.some((line) => line.startsWith('done '));
           const eligible = workers.flatMap((worker, slot) => (gotGoing(worker) ? [slot] : []));
           if (eligible.length > 0) {
             const slot = eligible[Math.floor(random() * eligible.length)]!;
@@ -196,7 +197,11 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
       await Promise.all(workers.map((worker) => worker.exited));
 
       const workerLines = started.flatMap((worker) => worker.lines);
-      if (process.env.CHAOS_TEST_DUMP) writeFileSync(process.env.CHAOS_TEST_DUMP, [...killLog, ...started.map((worker) => `process ${worker.child.pid}\n${worker.lines.join('\n')}`)].join('\n'));
+      if (process.env.CHAOS_TEST_DUMP)
+        writeFileSync(
+          process.env.CHAOS_TEST_DUMP,
+          [...killLog, ...started.map((worker) => `process ${worker.child.pid}\n${worker.lines.join('\n')}`)].join('\n'),
+        );
 
       // Every message is in exactly one terminal place, the one its plan says.
       const before = await placesOf(pool, schema, stores, expected);
@@ -204,8 +209,16 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
       expect(beforeProblems).toEqual([]);
       expect(before.messageEntries).toHaveLength([...expected.values()].filter((wanted) => wanted.kind === 'malformed').length);
       // a run is left `running` only under a poison entry (resumable from its checkpoint)
-      expect([...before.runs].filter(([, status]) => status === 'running').map(([runId]) => runId).sort()).toEqual(
-        before.toolEntries.filter((entry) => entry.kind === 'run').map((entry) => entry.runId).sort(),
+      expect(
+        [...before.runs]
+          .filter(([, status]) => status === 'running')
+          .map(([runId]) => runId)
+          .sort(),
+      ).toEqual(
+        before.toolEntries
+          .filter((entry) => entry.kind === 'run')
+          .map((entry) => entry.runId)
+          .sort(),
       );
       expect(await stores.queue.size()).toBe(0);
       expect((await queue.getJobCounts('failed')).failed).toBe(0);
@@ -217,32 +230,55 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
         const wanted = expected.get(id);
         return wanted?.kind === 'effects' && wanted.twist === 'poison';
       };
-      expect(counted.filter((parts) => !isPoison(parts[1]!)).map((parts) => parts.join(' ')), 'counted failed deliveries of healthy messages').toEqual([]);
+      expect(
+        counted.filter((parts) => !isPoison(parts[1]!)).map((parts) => parts.join(' ')),
+        'counted failed deliveries of healthy messages',
+      ).toEqual([]);
       // a poison run's conversation was rejected at most maxDeliveries times per life of the BullMQ job
       // (a Redis that lost its jobs lost their delivery counts with them: the outbox re-enqueues afresh)
       const refToRun = new Map(before.checkpoints.map((checkpoint) => [checkpoint.conversationRef, checkpoint.runId]));
       const rejections = countBy(workerLines.filter((line) => line.startsWith('rejected ')).map((line) => refToRun.get(line.slice(9)) ?? line.slice(9)));
       const poisonIds = [...expected.keys()].filter(isPoison);
       const rejectionLimit = MAX_DELIVERIES * 2;
-      expect([...rejections.keys()].filter((runId) => !isPoison(runId.slice(4))), 'conversations rejected for runs that are not poison').toEqual([]);
       expect(
-        poisonIds.filter((id) => before.toolDlqBy.get(id)?.kind === 'run' && !((rejections.get(`run_${id}`) ?? 0) >= 1 && (rejections.get(`run_${id}`) ?? 0) <= rejectionLimit)).map((id) => `${id}: ${rejections.get(`run_${id}`) ?? 0}`),
+        [...rejections.keys()].filter((runId) => !isPoison(runId.slice(4))),
+        'conversations rejected for runs that are not poison',
+      ).toEqual([]);
+      expect(
+        poisonIds
+          .filter(
+            (id) =>
+              before.toolDlqBy.get(id)?.kind === 'run' && !((rejections.get(`run_${id}`) ?? 0) >= 1 && (rejections.get(`run_${id}`) ?? 0) <= rejectionLimit),
+          )
+          .map((id) => `${id}: ${rejections.get(`run_${id}`) ?? 0}`),
       ).toEqual([]);
       // a healthy message in the tool DLQ as a `run` entry (a crash) is one whose job stalled past the
       // bound: every delivery it is charged with was a stall (a worker killed holding it), none an outage
       const stalls = countBy(workerLines.filter((line) => line.startsWith('stalled ')).map((line) => line.split(' ')[1]!));
       const stalledPastTheBound = before.toolEntries.filter((entry) => entry.kind === 'run' && entry.lastError.kind === 'crash');
       expect(
-        stalledPastTheBound.filter((entry) => (stalls.get(toJobId(entry.originalMessageId)) ?? 0) < (entry as { deliveries: number }).deliveries).map((entry) => `${entry.originalMessageId}: ${(entry as { deliveries: number }).deliveries} deliveries charged, ${stalls.get(toJobId(entry.originalMessageId)) ?? 0} stalls`),
+        stalledPastTheBound
+          .filter((entry) => (stalls.get(toJobId(entry.originalMessageId)) ?? 0) < (entry as { deliveries: number }).deliveries)
+          .map(
+            (entry) =>
+              `${entry.originalMessageId}: ${(entry as { deliveries: number }).deliveries} deliveries charged, ${stalls.get(toJobId(entry.originalMessageId)) ?? 0} stalls`,
+          ),
         'dead-lettered as crashes without as many stalls',
       ).toEqual([]);
       const flakyFailures = new Set(workerLines.filter((line) => line.startsWith('model flaky ')).map((line) => line.split(' ')[2]));
-      const flakyCompleted = [...expected].filter(([id, wanted]) => wanted.kind === 'effects' && wanted.twist === 'flaky' && before.runs.get(`run_${id}`) === 'completed');
-      expect(flakyCompleted.filter(([id]) => !flakyFailures.has(`run_${id}`)).map(([id]) => id), 'flaky runs whose model never failed').toEqual([]);
+      const flakyCompleted = [...expected].filter(
+        ([id, wanted]) => wanted.kind === 'effects' && wanted.twist === 'flaky' && before.runs.get(`run_${id}`) === 'completed',
+      );
+      expect(
+        flakyCompleted.filter(([id]) => !flakyFailures.has(`run_${id}`)).map(([id]) => id),
+        'flaky runs whose model never failed',
+      ).toEqual([]);
 
       // No side effect twice for one run + step, and none twice for one idempotency key.
       const checkDuplicates = async () => {
-        const duplicates = await pool.query(`SELECT run_id, step_index, count(*) FROM "${schema}".side_effects GROUP BY run_id, step_index HAVING count(*) > 1`);
+        const duplicates = await pool.query(
+          `SELECT run_id, step_index, count(*) FROM "${schema}".side_effects GROUP BY run_id, step_index HAVING count(*) > 1`,
+        );
         expect(duplicates.rows).toEqual([]);
         const duplicateKeys = await pool.query(`SELECT idempotency_key FROM "${schema}".side_effects GROUP BY idempotency_key HAVING count(*) > 1`);
         expect(duplicateKeys.rows).toEqual([]);
@@ -250,7 +286,11 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
       await checkDuplicates();
       const invocations = Number((await pool.query<{ count: string }>(`SELECT count(*) FROM "${schema}".tool_invocations`)).rows[0]!.count);
       const repeatedKeys = Number(
-        (await pool.query<{ count: string }>(`SELECT count(*) FROM (SELECT idempotency_key FROM "${schema}".tool_invocations GROUP BY idempotency_key HAVING count(*) > 1) AS repeated`)).rows[0]!.count,
+        (
+          await pool.query<{ count: string }>(
+            `SELECT count(*) FROM (SELECT idempotency_key FROM "${schema}".tool_invocations GROUP BY idempotency_key HAVING count(*) > 1) AS repeated`,
+          )
+        ).rows[0]!.count,
       );
       expect(kills).toBeGreaterThanOrEqual(10);
       expect(postgresRestartedAt).toBeDefined();
@@ -267,19 +307,28 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
       const drainExits = await Promise.all(drains.map((drain) => drain.exited));
       clearTimeout(drainTimer);
       const drainMs = Date.now() - drainStartedAt;
-      expect(drainExits.map((exit) => exit.code), drains.map((drain) => drain.stderr()).join('\n')).toEqual([0, 0]);
+      expect(
+        drainExits.map((exit) => exit.code),
+        drains.map((drain) => drain.stderr()).join('\n'),
+      ).toEqual([0, 0]);
       const drained = drains.map((drain) => drain.events[0] as { pid: number; report: DrainReport; modelCalls: Record<string, number> });
 
       // Each entry was completed by exactly one drain; the other found it in progress or completed.
       const completedBy = countBy(drained.flatMap(({ report }) => report.entries.filter((entry) => entry.status === 'completed').map((entry) => entry.id)));
       const outcomes = countBy(drained.flatMap(({ report }) => report.entries.map((entry) => entry.status)));
-      expect([...outcomes.keys()].filter((status) => !['completed', 'in_progress', 'already_completed'].includes(status)), JSON.stringify(drained.map(({ report }) => report.entries.filter((entry) => entry.error)))).toEqual([]);
+      expect(
+        [...outcomes.keys()].filter((status) => !['completed', 'in_progress', 'already_completed'].includes(status)),
+        JSON.stringify(drained.map(({ report }) => report.entries.filter((entry) => entry.error))),
+      ).toEqual([]);
       expect(before.toolRecordIds.filter((id) => completedBy.get(id) !== 1).map((id) => `${id}: completed ${completedBy.get(id) ?? 0} times`)).toEqual([]);
       expect(drained[0]!.report.removed + drained[1]!.report.removed).toBe(before.toolRecordIds.length);
       // ... and called the model only for the remaining steps, each step once
       const drainCalls = new Map<string, number>();
       for (const { modelCalls } of drained) for (const [key, calls] of Object.entries(modelCalls)) drainCalls.set(key, (drainCalls.get(key) ?? 0) + calls);
-      expect([...drainCalls].filter(([, calls]) => calls > 1).map(([key, calls]) => `${key}: ${calls}`), 'a model call repeated by the drains').toEqual([]);
+      expect(
+        [...drainCalls].filter(([, calls]) => calls > 1).map(([key, calls]) => `${key}: ${calls}`),
+        'a model call repeated by the drains',
+      ).toEqual([]);
       const firstDrainStep = new Map<string, number>();
       for (const key of drainCalls.keys()) {
         const at = key.lastIndexOf(':');
@@ -287,9 +336,16 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
         firstDrainStep.set(runId, Math.min(firstDrainStep.get(runId) ?? Number.POSITIVE_INFINITY, Number(key.slice(at + 1))));
       }
       // (the step after a failed tool's; a crashed run's own step, or the next one when it died inside a tool step)
-      const resumesAt = (entry: ResumableEntry) => (entry.kind === 'tool' ? [entry.stepIndex + 1] : entry.kind === 'run' && entry.lastError.kind === 'crash' ? [entry.stepIndex, entry.stepIndex + 1] : [entry.stepIndex]);
+      const resumesAt = (entry: ResumableEntry) =>
+        entry.kind === 'tool'
+          ? [entry.stepIndex + 1]
+          : entry.kind === 'run' && entry.lastError.kind === 'crash'
+            ? [entry.stepIndex, entry.stepIndex + 1]
+            : [entry.stepIndex];
       expect(
-        before.toolEntries.filter((entry) => !resumesAt(entry).includes(firstDrainStep.get(entry.runId) ?? -1)).map((entry) => `${entry.runId} (${entry.kind} at ${entry.stepIndex}): first drain call at ${firstDrainStep.get(entry.runId)}`),
+        before.toolEntries
+          .filter((entry) => !resumesAt(entry).includes(firstDrainStep.get(entry.runId) ?? -1))
+          .map((entry) => `${entry.runId} (${entry.kind} at ${entry.stepIndex}): first drain call at ${firstDrainStep.get(entry.runId)}`),
       ).toEqual([]);
 
       // After the drains: the tool DLQ is empty, every run that is not malformed completed, with each effect once.
@@ -330,8 +386,15 @@ function countBy(values: readonly string[]): Map<string, number> {
 type Snapshot = Awaited<ReturnType<typeof placesOf>>;
 
 /** Where every message is now: run statuses and checkpoints, the DLQ entries by message id, the effects by run. */
-async function placesOf(pool: ReturnType<typeof createTestPool>, schema: string, stores: Awaited<ReturnType<typeof createPostgresStores>>, expected: ReadonlyMap<string, Expected>) {
-  const checkpoints = (await pool.query<{ checkpoint: string }>(`SELECT checkpoint FROM "${schema}".runs`)).rows.map((row) => JSON.parse(row.checkpoint) as { runId: string; status: string; conversationRef: string });
+async function placesOf(
+  pool: ReturnType<typeof createTestPool>,
+  schema: string,
+  stores: Awaited<ReturnType<typeof createPostgresStores>>,
+  expected: ReadonlyMap<string, Expected>,
+) {
+  const checkpoints = (await pool.query<{ checkpoint: string }>(`SELECT checkpoint FROM "${schema}".runs`)).rows.map(
+    (row) => JSON.parse(row.checkpoint) as { runId: string; status: string; conversationRef: string },
+  );
   const runs = new Map(checkpoints.map((checkpoint) => [checkpoint.runId, checkpoint.status]));
   const messageEntries = (await stores.messageDlq.list()).map((record) => record.entry as MessageFailureEntry);
   const toolRecords = await stores.toolDlq.list();
@@ -393,13 +456,27 @@ function checkPlaces(snapshot: Snapshot, expected: ReadonlyMap<string, Expected>
     if (stage === 'after the drains') {
       if (status !== 'completed') problems.push(`${id}: ${where} after the drains`);
     } else if (wanted.kind === 'down') {
-      if (!stalledPastTheBound && (entry?.kind !== 'tool' || entry.toolName !== 'always_down' || status !== 'tool_failed')) problems.push(`${id}: tool down but ${where}`);
+      if (!stalledPastTheBound && (entry?.kind !== 'tool' || entry.toolName !== 'always_down' || status !== 'tool_failed'))
+        problems.push(`${id}: tool down but ${where}`);
     } else {
       const explained = (entry?.kind === 'tool' && entry.toolName === 'record_effect' && status === 'tool_failed') || stalledPastTheBound;
       if (wanted.twist === 'model-down' && !explained) {
-        if (entry?.kind !== 'model' || status !== 'model_failed' || entry.stepIndex !== wanted.step || entry.lastError.status !== 401 || entry.reason !== 'model-not-retryable') problems.push(`${id}: model down from step ${wanted.step} but ${where}`);
+        if (
+          entry?.kind !== 'model' ||
+          status !== 'model_failed' ||
+          entry.stepIndex !== wanted.step ||
+          entry.lastError.status !== 401 ||
+          entry.reason !== 'model-not-retryable'
+        )
+          problems.push(`${id}: model down from step ${wanted.step} but ${where}`);
       } else if (wanted.twist === 'poison' && !explained) {
-        if (entry?.kind !== 'run' || status !== 'running' || entry.stepIndex !== wanted.step || entry.deliveries < MAX_DELIVERIES || !entry.lastError.message.includes('unsupported Unicode escape sequence')) {
+        if (
+          entry?.kind !== 'run' ||
+          status !== 'running' ||
+          entry.stepIndex !== wanted.step ||
+          entry.deliveries < MAX_DELIVERIES ||
+          !entry.lastError.message.includes('unsupported Unicode escape sequence')
+        ) {
           problems.push(`${id}: poison at step ${wanted.step} but ${where}`);
         }
       } else if (wanted.twist !== 'model-down' && wanted.twist !== 'poison' && !explained && status !== 'completed') {
@@ -410,7 +487,8 @@ function checkPlaces(snapshot: Snapshot, expected: ReadonlyMap<string, Expected>
       const steps = [...(snapshot.effectsBy.get(runId) ?? [])].sort();
       const all = Array.from({ length: wanted.count }, (_, step) => step);
       if (new Set(steps).size !== steps.length || steps.some((step) => step >= wanted.count)) problems.push(`${id}: effects ${JSON.stringify(steps)}`);
-      if (status === 'completed' && JSON.stringify(steps) !== JSON.stringify(all)) problems.push(`${id}: completed with effects ${JSON.stringify(steps)}, expected ${JSON.stringify(all)}`);
+      if (status === 'completed' && JSON.stringify(steps) !== JSON.stringify(all))
+        problems.push(`${id}: completed with effects ${JSON.stringify(steps)}, expected ${JSON.stringify(all)}`);
     }
   }
   return problems;
@@ -420,7 +498,9 @@ function checkPlaces(snapshot: Snapshot, expected: ReadonlyMap<string, Expected>
 async function claimsLapsed(stores: Pick<Stores, 'claims'>, entries: readonly ResumableEntry[], timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const held = (await Promise.all(entries.map(async (entry) => ((await stores.claims?.get(runClaimKey(entry.runId))) ? entry.runId : undefined)))).filter((runId) => runId !== undefined);
+    const held = (await Promise.all(entries.map(async (entry) => ((await stores.claims?.get(runClaimKey(entry.runId))) ? entry.runId : undefined)))).filter(
+      (runId) => runId !== undefined,
+    );
     if (held.length === 0) return;
     if (Date.now() > until) throw new Error(`runs still claimed after ${timeoutMs} ms: ${held.join(', ')}`);
     await sleep(200);

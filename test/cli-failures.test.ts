@@ -113,7 +113,10 @@ export default { model: async () => { throw new Error('the model must not be cal
 `,
     );
     const worker = await cli(['worker', '--db', db, '--config', badPattern, '--until-empty']);
-    expectUsageError(worker, /bad-pattern\.config\.mjs: tool "search_flights" \(tools\[1\]\) is invalid \(INVALID_SCHEMA\): .*Invalid regular expression.*no message was taken/);
+    expectUsageError(
+      worker,
+      /bad-pattern\.config\.mjs: tool "search_flights" \(tools\[1\]\) is invalid \(INVALID_SCHEMA\): .*Invalid regular expression.*no message was taken/,
+    );
     await withStores(db, async (stores) => {
       expect(await stores.queue.size()).toBe(1); // still waiting: nothing was consumed
       expect(runsByStatus(stores)).toEqual({});
@@ -126,7 +129,10 @@ export default { model: async () => { throw new Error('the model must not be cal
       `export default { model: async () => ({ text: 'x', usage: { input: 1, output: 1 } }), tools: { lookup: async () => ({}), refund: { name: 'refund', description: 'Refunds', inputSchema: { type: 'object' } } } };\n`,
     );
     const missing = join(directory, 'never-created.db');
-    expectUsageError(await cli(['dlq', 'drain', '--db', missing, '--config', noExecute]), /no-execute\.config\.mjs: tool "refund" \(tools\.refund\) is invalid \(INVALID_DEFINITION\): execute must be a function.*no entry was replayed/);
+    expectUsageError(
+      await cli(['dlq', 'drain', '--db', missing, '--config', noExecute]),
+      /no-execute\.config\.mjs: tool "refund" \(tools\.refund\) is invalid \(INVALID_DEFINITION\): execute must be a function.*no entry was replayed/,
+    );
     expect(existsSync(missing)).toBe(false);
   });
 
@@ -149,9 +155,20 @@ export default { model: async () => { throw new Error('the model must not be cal
         return ToolrunError.is(error) ? `${error.code}: ${error.message}` : String(error);
       }
     };
-    expect(problems({ maxDeliveries: 3, maxDeadLetterBytes: 1_000_000, redeliveryBackoff: { baseMs: 0, maxMs: 10 }, modelPolicy: { maxAttempts: 2, timeoutMs: 5_000 }, modelName: 'gpt-4o-mini', claimLeaseMs: 60_000 })).toBe('accepted');
+    expect(
+      problems({
+        maxDeliveries: 3,
+        maxDeadLetterBytes: 1_000_000,
+        redeliveryBackoff: { baseMs: 0, maxMs: 10 },
+        modelPolicy: { maxAttempts: 2, timeoutMs: 5_000 },
+        modelName: 'gpt-4o-mini',
+        claimLeaseMs: 60_000,
+      }),
+    ).toBe('accepted');
     expect(problems({ maxDeliveries: 1.5 })).toBe('INVALID_CONFIG: config: `maxDeliveries` must be an integer ≥ 1, received 1.5');
-    expect(problems({ redeliveryBackoff: { baseMs: 100, maxMs: 10 } })).toMatch(/`redeliveryBackoff` must be \{ baseMs, maxMs \} with 0 ≤ baseMs ≤ maxMs ≤ 2147483647 \(ms\) and maxMs > 0, received \{ baseMs: 100, maxMs: 10 \}/);
+    expect(problems({ redeliveryBackoff: { baseMs: 100, maxMs: 10 } })).toMatch(
+      /`redeliveryBackoff` must be \{ baseMs, maxMs \} with 0 ≤ baseMs ≤ maxMs ≤ 2147483647 \(ms\) and maxMs > 0, received \{ baseMs: 100, maxMs: 10 \}/,
+    );
     expect(problems({ redeliveryBackoff: { baseMs: 1, maxMs: 10, jitter: 1 } })).toMatch(/unknown `jitter`/);
     expect(problems({ modelPolicy: { maxAttempts: 0 } })).toMatch(/`modelPolicy` is invalid: .*maxAttempts/);
     expect(problems({ modelPolicy: { timeoutMs: 2 ** 31 } })).toMatch(/`modelPolicy` is invalid: .*timeoutMs/);
@@ -179,8 +196,12 @@ describe('toolrun worker: a line per dead letter, and where every message went',
     expect(deadLetters).toHaveLength(3);
     expect(deadLetters).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/ dead-letter-add queue=tool kind=tool reason=retry-budget-exhausted run=run_book-1 tool=book_flight message=book-1: server 503: booking service unavailable$/),
-        expect.stringMatching(/ dead-letter-add queue=tool kind=model reason=model-not-retryable run=run_down-1 model=cli-test-model message=down-1: auth 401: Incorrect API key provided: \S+$/),
+        expect.stringMatching(
+          / dead-letter-add queue=tool kind=tool reason=retry-budget-exhausted run=run_book-1 tool=book_flight message=book-1: server 503: booking service unavailable$/,
+        ),
+        expect.stringMatching(
+          / dead-letter-add queue=tool kind=model reason=model-not-retryable run=run_down-1 model=cli-test-model message=down-1: auth 401: Incorrect API key provided: \S+$/,
+        ),
         expect.stringMatching(/ dead-letter-add queue=message kind=message reason=MALFORMED_JSON message=bad-1: The body is not valid JSON/),
       ]),
     );
@@ -199,8 +220,12 @@ describe('toolrun worker: a line per dead letter, and where every message went',
 
     const help = await cli(['worker', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/Exit codes:\n\s+0\s+every message taken was handled: its run completed, or it was dead-lettered \(a dead letter\n\s+is a handled outcome/);
-    expect(help.stdout).toMatch(/2\s+a usage error or an invalid config, including a tool whose definition or schema cannot be\n\s+built \(checked at start-up, before any message is taken\)/);
+    expect(help.stdout).toMatch(
+      /Exit codes:\n\s+0\s+every message taken was handled: its run completed, or it was dead-lettered \(a dead letter\n\s+is a handled outcome/,
+    );
+    expect(help.stdout).toMatch(
+      /2\s+a usage error or an invalid config, including a tool whose definition or schema cannot be\n\s+built \(checked at start-up, before any message is taken\)/,
+    );
   });
 
   it('stats counts the tool DLQ by kind and model and reports bytes; list and show know the kinds', async () => {
@@ -209,7 +234,13 @@ describe('toolrun worker: a line per dead letter, and where every message went',
     const stats = await cli(['stats', '--json', '--db', db]);
     expect(stats.code).toBe(0);
     const { deadLetters } = JSON.parse(stats.stdout) as { deadLetters: DeadLetterMetrics };
-    expect(deadLetters.tool).toMatchObject({ depth: 2, bytes: stored.toolBytes, entriesByKind: { tool: 1, model: 1, run: 0 }, entriesByTool: { book_flight: 1 }, entriesByModel: { 'cli-test-model': 1 } });
+    expect(deadLetters.tool).toMatchObject({
+      depth: 2,
+      bytes: stored.toolBytes,
+      entriesByKind: { tool: 1, model: 1, run: 0 },
+      entriesByTool: { book_flight: 1 },
+      entriesByModel: { 'cli-test-model': 1 },
+    });
     expect(deadLetters.message).toMatchObject({ depth: 1, bytes: stored.messageBytes, entriesByReason: { MALFORMED_JSON: 1 } });
     const human = await cli(['stats', '--db', db]);
     expect(human.stdout).toMatch(/^tool DLQ: 2 \(oldest \d+(ms|s)\) — book_flight 1 · kinds: tool 1, model 1, run 0 · models: cli-test-model 1 · \d+ B$/m);
@@ -227,15 +258,27 @@ describe('toolrun worker: a line per dead letter, and where every message went',
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(new RegExp(`^tool-DLQ entry ${modelId} \\(kind model\\):\\n\\{\\n`));
     const json = show.stdout.slice(show.stdout.indexOf('{'), show.stdout.lastIndexOf('}') + 1);
-    expect((JSON.parse(json) as DeadLetterRecord<ModelFailureEntry>).entry).toMatchObject({ kind: 'model', modelName: 'cli-test-model', stepIndex: 0, reason: 'model-not-retryable', lastError: { kind: 'auth', status: 401 } });
-    expect(show.stdout).toMatch(/\nreplay: a replay calls the model cli-test-model again at step 0 with the stored conversation \(conv_\w+\), then goes on with the run/);
+    expect((JSON.parse(json) as DeadLetterRecord<ModelFailureEntry>).entry).toMatchObject({
+      kind: 'model',
+      modelName: 'cli-test-model',
+      stepIndex: 0,
+      reason: 'model-not-retryable',
+      lastError: { kind: 'auth', status: 401 },
+    });
+    expect(show.stdout).toMatch(
+      /\nreplay: a replay calls the model cli-test-model again at step 0 with the stored conversation \(conv_\w+\), then goes on with the run/,
+    );
     expect(show.stdout).not.toContain(SECRET_KEY);
     expect(show.stdout).not.toContain('mia.li3818@example.com');
 
     const message = await cli(['dlq', 'list', '--queue', 'message', '--json', '--db', db]);
     const [messageRecord] = JSON.parse(message.stdout) as DeadLetterRecord<unknown>[];
     const shown = await cli(['dlq', 'show', messageRecord!.id, '--queue', 'message', '--json', '--db', db]);
-    expect(JSON.parse(shown.stdout)).toMatchObject({ entry: { rawBody: '{not json', rawBodyRedacted: false }, rawBodyRedacted: false, notice: expect.stringMatching(/rawBody is the message body AS RECEIVED, NOT REDACTED/) });
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      entry: { rawBody: '{not json', rawBodyRedacted: false },
+      rawBodyRedacted: false,
+      notice: expect.stringMatching(/rawBody is the message body AS RECEIVED, NOT REDACTED/),
+    });
   });
 
   it('a replay of the model entry calls the model again once it works; --json results say where each message went', async () => {
@@ -251,7 +294,10 @@ describe('toolrun worker: a line per dead letter, and where every message went',
     ]);
     const worker = await cli(['worker', '--db', db, '--config', CONFIG, '--until-empty', '--json']);
     expect(worker.code).toBe(0);
-    const lines = worker.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = worker.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.filter((line) => line.type === 'result')).toEqual(
       expect.arrayContaining([
         { type: 'result', status: 'completed', runId: 'run_lookup-2', messageId: 'lookup-2', deadLetter: null },
@@ -285,9 +331,13 @@ describe('a consumer that crashes on a message every time', () => {
     const worker = await cli(['worker', '--db', db, '--config', CONFIG, '--until-empty', '--lease-ms', '300'], env);
     expect(worker.code).toBe(0);
     expect(worker.stderr.trimEnd().split('\n')).toEqual([
-      expect.stringMatching(/ ALERT delivery-limit-exceeded message=crash-1 run=run_crash-1 deliveries=1 queue=tool: every delivery ended without a result \(the consumer crashed/),
+      expect.stringMatching(
+        / ALERT delivery-limit-exceeded message=crash-1 run=run_crash-1 deliveries=1 queue=tool: every delivery ended without a result \(the consumer crashed/,
+      ),
     ]);
-    expect(worker.stdout).toMatch(/ warn dead-letter-add queue=tool kind=run reason=delivery-limit-exceeded run=run_crash-1 deliveries=1 message=crash-1: every delivery ended without a result/);
+    expect(worker.stdout).toMatch(
+      / warn dead-letter-add queue=tool kind=run reason=delivery-limit-exceeded run=run_crash-1 deliveries=1 message=crash-1: every delivery ended without a result/,
+    );
     expect(worker.stdout).toContain('toolrun worker: handled 2 messages (completed 1, delivery_limit_exceeded 1)');
     expect(worker.stdout).toContain('toolrun worker: where they went: 1 completed; 1 to the tool DLQ (tool 0, model 0, run 1); 0 to the message DLQ');
 
@@ -298,7 +348,11 @@ describe('a consumer that crashes on a message every time', () => {
     const shown = JSON.parse(show.stdout) as DeadLetterRecord<RunFailureEntry> & { kind: string; replay: { action: string; stepIndex: number; text: string } };
     expect(shown.entry).toMatchObject({ kind: 'run', runId: 'run_crash-1', deliveries: 1, reason: 'delivery-limit-exceeded', lastError: { kind: 'crash' } });
     expect(shown.kind).toBe('run');
-    expect(shown.replay).toMatchObject({ action: 'resume-from-checkpoint', stepIndex: 0, text: expect.stringMatching(/^a replay resumes run run_crash-1 from its checkpoint at step 0 \(1 delivery of its message failed/) });
+    expect(shown.replay).toMatchObject({
+      action: 'resume-from-checkpoint',
+      stepIndex: 0,
+      text: expect.stringMatching(/^a replay resumes run run_crash-1 from its checkpoint at step 0 \(1 delivery of its message failed/),
+    });
 
     // Fixed: the drain resumes the run from its checkpoint and it completes.
     const drain = await cli(['dlq', 'drain', '--db', db, '--config', CONFIG], { CLI_TEST_CRASH_HEALED: '1' });
@@ -373,7 +427,13 @@ describe('dlq replay and drain of a run someone else holds', () => {
     expect(ids).toHaveLength(20);
     // No booking happens before both processes are booking (the fixture's barrier): both listed all
     // 20 entries before any was removed, and both tried the first entries while the other held them.
-    const env = { CLI_TEST_BOOKING_HEALED: '1', CLI_TEST_EFFECTS_FILE: effectsFile, CLI_TEST_EFFECT_DELAY_MS: '15', CLI_TEST_BARRIER_DIR: barrier, CLI_TEST_BARRIER_COUNT: '2' };
+    const env = {
+      CLI_TEST_BOOKING_HEALED: '1',
+      CLI_TEST_EFFECTS_FILE: effectsFile,
+      CLI_TEST_EFFECT_DELAY_MS: '15',
+      CLI_TEST_BARRIER_DIR: barrier,
+      CLI_TEST_BARRIER_COUNT: '2',
+    };
     const args = ['dlq', 'drain', '--config', CONFIG, '--db', db, '--json', '--concurrency', '4'];
     const results = await Promise.all([cli(args, env), cli(args, env)]);
     for (const result of results) {
@@ -413,17 +473,50 @@ describe('the worker output (in process): events the CLI cannot provoke on deman
   function capture(maxDeliveries = 3) {
     const out: string[] = [];
     const err: string[] = [];
-    const output = createWorkerOutput({ json: false, redactor: createRedactor(), maxDeliveries, writeLine: (line) => out.push(line), writeError: (line) => err.push(line) });
+    const output = createWorkerOutput({
+      json: false,
+      redactor: createRedactor(),
+      maxDeliveries,
+      writeLine: (line) => out.push(line),
+      writeError: (line) => err.push(line),
+    });
     return { output, out, err };
   }
 
   it('a failed delivery is a warning on stderr; at the bound a DLQ that refuses the entry says why; errors are redacted', () => {
     const { output, out, err } = capture(3);
     output.onError(new Error('POST https://api.example.com failed: password=hunter2hunter2'));
-    output.onEvent({ type: 'delivery-failed', messageId: 'm-1', deliveries: 1, maxDeliveries: 3, counted: true, retryInMs: 1000, error: 'TypeError: boom', at });
-    output.onEvent({ type: 'delivery-failed', messageId: 'm-1', deliveries: 2, maxDeliveries: 3, counted: false, retryInMs: 2000, error: 'SqliteError: database is locked', at });
+    output.onEvent({
+      type: 'delivery-failed',
+      messageId: 'm-1',
+      deliveries: 1,
+      maxDeliveries: 3,
+      counted: true,
+      retryInMs: 1000,
+      error: 'TypeError: boom',
+      at,
+    });
+    output.onEvent({
+      type: 'delivery-failed',
+      messageId: 'm-1',
+      deliveries: 2,
+      maxDeliveries: 3,
+      counted: false,
+      retryInMs: 2000,
+      error: 'SqliteError: database is locked',
+      at,
+    });
     output.onError(new Error('the dead-letter queue is full: password=hunter2hunter2'));
-    output.onEvent({ type: 'delivery-failed', messageId: 'm-1', deliveries: 3, maxDeliveries: 3, counted: true, retryInMs: 4000, error: 'TypeError: boom', at });
+    output.onEvent({
+      type: 'delivery-failed',
+      messageId: 'm-1',
+      deliveries: 3,
+      maxDeliveries: 3,
+      counted: true,
+      retryInMs: 4000,
+      error: 'TypeError: boom',
+      at,
+    });
     output.onError(new ToolrunError('LEASE_LOST', 'lease of m-2 lost'));
     output.onEvent({ type: 'lease-lost', messageId: 'm-2', deliveries: 1, at });
     expect(out).toEqual([]);
@@ -431,7 +524,9 @@ describe('the worker output (in process): events the CLI cannot provoke on deman
       '2026-01-01T00:00:00.000Z warn delivery-failed message=m-1 delivery=1/3: TypeError: boom; redelivered in 1s',
       '2026-01-01T00:00:00.000Z warn delivery-failed message=m-1 delivery=2/3 (store outage, not counted): SqliteError: database is locked; redelivered in 2s',
       '2026-01-01T00:00:00.000Z warn delivery-failed message=m-1 delivery=3/3: TypeError: boom; redelivered in 4s',
-      expect.stringMatching(/^toolrun worker: message m-1 reached its delivery bound but could not be dead-lettered \(the dead-letter queue is full: password=\S+\); kept in the queue and tried again$/),
+      expect.stringMatching(
+        /^toolrun worker: message m-1 reached its delivery bound but could not be dead-lettered \(the dead-letter queue is full: password=\S+\); kept in the queue and tried again$/,
+      ),
       expect.stringMatching(/^2026-01-01T00:00:00\.000Z warn lease-lost message=m-2 /),
     ]);
     expect(err.join('\n')).not.toContain('hunter2hunter2');
@@ -440,12 +535,31 @@ describe('the worker output (in process): events the CLI cannot provoke on deman
   it('a dead letter whose result never came (its ack failed) is printed at the end; the summary counts other endings', () => {
     const { output, out } = capture();
     const add: WorkerEvent = { type: 'dead-letter-add', queue: 'tool', reason: 'delivery-limit-exceeded', runId: 'run_p', messageId: 'p-1', at };
-    output.onEvent({ type: 'delivery-limit-exceeded', messageId: 'p-1', runId: 'run_p', deliveries: 5, queue: 'tool', error: 'RangeError: Maximum call stack size exceeded', at });
+    output.onEvent({
+      type: 'delivery-limit-exceeded',
+      messageId: 'p-1',
+      runId: 'run_p',
+      deliveries: 5,
+      queue: 'tool',
+      error: 'RangeError: Maximum call stack size exceeded',
+      at,
+    });
     output.onEvent(add);
-    output.onResult({ status: 'max_steps', runId: 'run_q', messageId: 'q-1', text: null, steps: 6, modelCalls: 6, tokensSpent: { input: 1, output: 1 }, alreadyFinished: false } as HandleMessageResult);
+    output.onResult({
+      status: 'max_steps',
+      runId: 'run_q',
+      messageId: 'q-1',
+      text: null,
+      steps: 6,
+      modelCalls: 6,
+      tokensSpent: { input: 1, output: 1 },
+      alreadyFinished: false,
+    } as HandleMessageResult);
     expect(out).toEqual([]);
     output.flush();
-    expect(out).toEqual(['2026-01-01T00:00:00.000Z warn dead-letter-add queue=tool kind=run reason=delivery-limit-exceeded run=run_p deliveries=5 message=p-1: RangeError: Maximum call stack size exceeded']);
+    expect(out).toEqual([
+      '2026-01-01T00:00:00.000Z warn dead-letter-add queue=tool kind=run reason=delivery-limit-exceeded run=run_p deliveries=5 message=p-1: RangeError: Maximum call stack size exceeded',
+    ]);
     expect(output.summaryLines(1, { max_steps: 1 }, 4)).toEqual([
       'toolrun worker: handled 1 message (max_steps 1)',
       'toolrun worker: where they went: 0 completed; 0 to the tool DLQ (tool 0, model 0, run 0); 0 to the message DLQ; 1 ended otherwise (max_steps 1)',
@@ -468,7 +582,9 @@ describe('the worker output (in process): events the CLI cannot provoke on deman
     expect(() => guarded(event)).not.toThrow();
     expect(() => guarded(event)).not.toThrow();
     expect(calls).toBe(2);
-    expect(lines).toEqual([expect.stringMatching(/^toolrun: the config's onEvent threw on a dead-letter-below-bound event \(ignored; later ones not shown\): webhook rejected: /)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^toolrun: the config's onEvent threw on a dead-letter-below-bound event \(ignored; later ones not shown\): webhook rejected: /),
+    ]);
     expect(lines[0]).not.toContain('abcdefghijklmnopqrstuvwxyz0123456789');
   });
 });

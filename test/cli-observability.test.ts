@@ -141,7 +141,10 @@ const createTicket = defineTool({
 });
 
 const usage = { input: 1, output: 1 };
-const ticketCall = (id: string, args: Record<string, unknown>): ModelResponse => ({ toolCalls: [{ id, name: 'create_ticket', args: JSON.stringify(args) }], usage });
+const ticketCall = (id: string, args: Record<string, unknown>): ModelResponse => ({
+  toolCalls: [{ id, name: 'create_ticket', args: JSON.stringify(args) }],
+  usage,
+});
 
 /**
  * Seeds a SQLite stores file the way the worker does (createObservability → the file's failure
@@ -153,7 +156,15 @@ async function seedDatabase(path: string): Promise<void> {
   try {
     const observability = createObservability({ logger: false, tracer: false, meter: false, failureLog: createSqliteFailureLog(stores.database) });
     const runs = [
-      { runId: 'run_a', script: [ticketCall('a1', { title: 'VPN down', priority: 'high' }), ticketCall('a2', { title: 'VPN down', priority: 9 }), ticketCall('a3', { title: 'VPN down', priority: 5 }), { text: 'opened', usage }] },
+      {
+        runId: 'run_a',
+        script: [
+          ticketCall('a1', { title: 'VPN down', priority: 'high' }),
+          ticketCall('a2', { title: 'VPN down', priority: 9 }),
+          ticketCall('a3', { title: 'VPN down', priority: 5 }),
+          { text: 'opened', usage },
+        ],
+      },
       { runId: 'run_b', script: [ticketCall('b1', { priority: 2 }), ticketCall('b2', { title: 'Printer', priority: 2 }), { text: 'opened', usage }] },
     ];
     for (const run of runs) {
@@ -272,7 +283,9 @@ describe('toolrun metrics', () => {
       const [, port] = await first.waitForStdout(/127\.0\.0\.1:(\d+)\/metrics/);
       const second = await cli(['metrics', '--port', port!, '--db', db]);
       expect(second.code).toBe(1);
-      expect(second.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(new RegExp(`^toolrun: error: cannot serve metrics on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`))]);
+      expect(second.stderr.trimEnd().split('\n')).toEqual([
+        expect.stringMatching(new RegExp(`^toolrun: error: cannot serve metrics on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`)),
+      ]);
     } finally {
       first.child.kill('SIGTERM');
     }
@@ -301,7 +314,11 @@ describe('toolrun worker and dlq drain, observed', () => {
       // The lookup and the booking end while the slow run waits for the release file.
       await waitFor(async () => {
         body = await (await fetch(url!)).text();
-        return (sample(body, 'toolrun_runs_total', { toolrun_run_status: 'completed' }) ?? 0) + (sample(body, 'toolrun_runs_total', { toolrun_run_status: 'tool_failed' }) ?? 0) >= 2;
+        return (
+          (sample(body, 'toolrun_runs_total', { toolrun_run_status: 'completed' }) ?? 0) +
+            (sample(body, 'toolrun_runs_total', { toolrun_run_status: 'tool_failed' }) ?? 0) >=
+          2
+        );
       });
     } finally {
       writeFileSync(release, 'go');
@@ -326,7 +343,10 @@ describe('toolrun worker and dlq drain, observed', () => {
 
     // The log file holds one JSON line per failed call (level info: no success lines), redacted,
     // and `report --from-log` reads the same numbers as `report --db`.
-    const logLines = readFileSync(logFile, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const logLines = readFileSync(logFile, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const callLines = logLines.filter((line) => line.event === 'tool_call');
     expect(callLines).toHaveLength(failedBookings!);
     expect(callLines.every((line) => line.status === 'failed' && line.tool_name === 'book_flight' && typeof line.step_index === 'number')).toBe(true);
@@ -345,7 +365,11 @@ describe('toolrun worker and dlq drain, observed', () => {
     const failing = await cli(['dlq', 'drain', '--db', db, '--config', CONFIG, '--log-level', 'warn']);
     expect(failing.code).toBe(0);
     expect(failing.stdout).toMatch(/drained 1 entry: tool_failed 1; removed 0, 1 left/);
-    const logged = failing.stderr.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.event === 'tool_call');
+    const logged = failing.stderr
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.event === 'tool_call');
     expect(logged.length).toBeGreaterThan(0);
     expect(logged.every((line) => line.run_id === entry[0]!.entry.runId && line.step_index === entry[0]!.entry.stepIndex)).toBe(true);
     const after = failureRowsByToolAndCode(db);
@@ -353,9 +377,12 @@ describe('toolrun worker and dlq drain, observed', () => {
     expect(added).toBe(logged.length);
 
     const database = new Database(db, { readonly: true });
-    const drainRows = database.prepare("SELECT record FROM failure_log WHERE kind = 'tool-failure' ORDER BY id DESC LIMIT ?").all(added) as Array<{ record: string }>;
+    const drainRows = database.prepare("SELECT record FROM failure_log WHERE kind = 'tool-failure' ORDER BY id DESC LIMIT ?").all(added) as Array<{
+      record: string;
+    }>;
     database.close();
-    for (const row of drainRows) expect(JSON.parse(row.record)).toMatchObject({ runId: entry[0]!.entry.runId, stepIndex: entry[0]!.entry.stepIndex, toolName: 'book_flight' });
+    for (const row of drainRows)
+      expect(JSON.parse(row.record)).toMatchObject({ runId: entry[0]!.entry.runId, stepIndex: entry[0]!.entry.stepIndex, toolName: 'book_flight' });
 
     // Healed: the replay completes; nothing more is recorded, and no log line (successes are debug).
     const healed = await cli(['dlq', 'drain', '--db', db, '--config', CONFIG, '--log-level', 'warn'], { CLI_TEST_BOOKING_HEALED: '1' });
@@ -367,7 +394,10 @@ describe('toolrun worker and dlq drain, observed', () => {
 
   it('rejects a bad --metrics-port or --log-level with exit code 2', async () => {
     expectUsageError(await cli(['worker', '--db', db, '--config', CONFIG, '--metrics-port', 'abc']), /--metrics-port <n>.*expected an integer ≥ 0/);
-    expectUsageError(await cli(['worker', '--db', db, '--config', CONFIG, '--log-level', 'loud']), /--log-level.*Allowed choices are trace, debug, info, warn, error, fatal/);
+    expectUsageError(
+      await cli(['worker', '--db', db, '--config', CONFIG, '--log-level', 'loud']),
+      /--log-level.*Allowed choices are trace, debug, info, warn, error, fatal/,
+    );
     expectUsageError(await cli(['dlq', 'drain', '--db', db, '--config', CONFIG, '--log-level', 'loud']), /Allowed choices/);
   });
 });
@@ -391,7 +421,10 @@ describe('replayToolFailure / drainToolDlq runHooks', () => {
       return { toolCalls: [{ id: `c${request.stepIndex}`, name: 'book_flight', args: '{"flight":"HAT001"}' }], usage };
     };
     const options = { model, tools: [book], stores, runtimeOptions: { retry: { backoff: { baseDelayMs: 1, jitterMs: 0 }, minDelayMs: 1 } } };
-    const handled = await handleMessage({ body: JSON.stringify({ input: 'book', runId: 'run_hooks' }), id: 'm-1' }, { ...options, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } });
+    const handled = await handleMessage(
+      { body: JSON.stringify({ input: 'book', runId: 'run_hooks' }), id: 'm-1' },
+      { ...options, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } },
+    );
     expect(handled.status).toBe('tool_failed');
     const [record] = await stores.toolDlq.list();
     const failedStep = (record!.entry as ToolFailureEntry).stepIndex;

@@ -84,7 +84,10 @@ describe('toolrun enqueue → worker → stats → dlq', () => {
     writeFileSync(file, JSON.stringify({ input: 'lookup O-2' }));
     expect(await cli(['enqueue', '{"input": "lookup O-1"}', '--id', 'lookup-1', '--db', db])).toMatchObject({ code: 0, stdout: 'lookup-1\n' });
     expect(await cli(['enqueue', '--file', file, '--id', 'lookup-2', '--db', db])).toMatchObject({ code: 0, stdout: 'lookup-2\n' });
-    expect(await cli(['enqueue', '--id', 'book-1', '--db', db], { input: '{"input": "book HAT001, mail me at mia.li3818@example.com"}' })).toMatchObject({ code: 0, stdout: 'book-1\n' });
+    expect(await cli(['enqueue', '--id', 'book-1', '--db', db], { input: '{"input": "book HAT001, mail me at mia.li3818@example.com"}' })).toMatchObject({
+      code: 0,
+      stdout: 'book-1\n',
+    });
     const lines = ['{"input": "book HAT002"}', '', '{"input": "lookup O-3"}'].join('\n');
     const jsonl = await cli(['enqueue', '--jsonl', '--id', 'batch', '--json', '--db', db], { input: lines });
     expect(jsonl.code).toBe(0);
@@ -102,7 +105,11 @@ describe('toolrun enqueue → worker → stats → dlq', () => {
     expect(worker.code).toBe(0);
     expect(worker.stdout).toMatch(/handled 6 messages \(completed 3, rejected 1, tool_failed 2\)/);
     expect(worker.stdout).toContain('toolrun worker: where they went: 3 completed; 2 to the tool DLQ (tool 2, model 0, run 0); 1 to the message DLQ\n');
-    expect(worker.stdout.match(/ warn dead-letter-add queue=tool kind=tool reason=retry-budget-exhausted run=run_(book-1|batch-1) tool=book_flight message=(book-1|batch-1): server 503: booking service unavailable\n/g)).toHaveLength(2);
+    expect(
+      worker.stdout.match(
+        / warn dead-letter-add queue=tool kind=tool reason=retry-budget-exhausted run=run_(book-1|batch-1) tool=book_flight message=(book-1|batch-1): server 503: booking service unavailable\n/g,
+      ),
+    ).toHaveLength(2);
     expect(worker.stdout).toMatch(/ warn dead-letter-add queue=message kind=message reason=INVALID_MESSAGE message=bad-1: /);
     expect(worker.stdout).not.toContain('mia.li3818@example.com');
 
@@ -112,7 +119,12 @@ describe('toolrun enqueue → worker → stats → dlq', () => {
     expect(numbers.queue.size).toBe(0);
     expect(numbers.runs).toEqual({ completed: 3, tool_failed: 2 });
     expect(numbers.deadLetters.message).toMatchObject({ depth: 1, entriesByReason: { INVALID_MESSAGE: 1 } });
-    expect(numbers.deadLetters.tool).toMatchObject({ depth: 2, entriesByTool: { book_flight: 2 }, entriesByKind: { tool: 2, model: 0, run: 0 }, entriesByModel: {} });
+    expect(numbers.deadLetters.tool).toMatchObject({
+      depth: 2,
+      entriesByTool: { book_flight: 2 },
+      entriesByKind: { tool: 2, model: 0, run: 0 },
+      entriesByModel: {},
+    });
     expect(numbers.deadLetters.tool.bytes).toBeGreaterThan(0);
     expect(numbers.deadLetters.tool.oldestAgeMs).toBeGreaterThanOrEqual(0);
 
@@ -221,7 +233,10 @@ describe('toolrun bad input', () => {
     expectUsageError(await cli(['worker', '--db', db, '--until-empty'], { env: {} }), /missing config: pass --config FILE/);
     const invalid = join(directory, 'invalid.config.mjs');
     writeFileSync(invalid, 'export default { model: "gpt-4o", toolRetryBudget: -1, tool: [] };\n');
-    expectUsageError(await cli(['worker', '--db', db, '--config', invalid, '--until-empty']), /`model` must be a function.*`tools` is missing.*`toolRetryBudget` must be an integer ≥ 0.*unknown option `tool`/);
+    expectUsageError(
+      await cli(['worker', '--db', db, '--config', invalid, '--until-empty']),
+      /`model` must be a function.*`tools` is missing.*`toolRetryBudget` must be an integer ≥ 0.*unknown option `tool`/,
+    );
     const noDefault = join(directory, 'no-default.config.mjs');
     writeFileSync(noDefault, 'export const config = {};\n');
     expectUsageError(await cli(['dlq', 'drain', '--db', db, '--config', noDefault]), /has no default export/);
@@ -267,7 +282,9 @@ describe('the config module format and the dead-letter metrics behind toolrun st
       return 'accepted';
     };
     expect(invalid({ tools: [] })).toBe('INVALID_CONFIG: config: `model` is missing (a function (request) => Promise<response>)');
-    expect(invalid({ model, tools: [], maxSteps: 0, deadlineMs: -5, onEvent: 'log' })).toMatch(/`maxSteps` must be an integer ≥ 1.*`deadlineMs` must be a positive number.*`onEvent` must be a function/);
+    expect(invalid({ model, tools: [], maxSteps: 0, deadlineMs: -5, onEvent: 'log' })).toMatch(
+      /`maxSteps` must be an integer ≥ 1.*`deadlineMs` must be a positive number.*`onEvent` must be a function/,
+    );
     expect(invalid([])).toMatch(/^INVALID_CONFIG: config: expected an object/);
     await expect(resolveToolrunConfig(() => ({ model }), { env: {} }, 'my.config.ts')).rejects.toThrow('my.config.ts: `tools` is missing');
   });
@@ -301,7 +318,13 @@ describe('the config module format and the dead-letter metrics behind toolrun st
       entriesByTool: { book_flight: 2, get_user: 2, unknown: 1 },
       entriesByModel: { 'gpt-4o-mini': 2 },
     });
-    expect(metrics.message).toEqual({ depth: 1, bytes: bytesOf([messageEntry]), oldestAgeMs: 30 * 60_000 + 60_000, oldestAt: '2025-12-31T23:30:00.000Z', entriesByReason: { MALFORMED_JSON: 1 } });
+    expect(metrics.message).toEqual({
+      depth: 1,
+      bytes: bytesOf([messageEntry]),
+      oldestAgeMs: 30 * 60_000 + 60_000,
+      oldestAt: '2025-12-31T23:30:00.000Z',
+      entriesByReason: { MALFORMED_JSON: 1 },
+    });
     expect(metrics.measuredAt).toBe('2026-01-01T00:01:00.000Z');
     await stores.toolDlq.push({ kind: 'something-else', runId: 'r5' });
     expect((await readDeadLetterMetrics(stores, { clock })).tool.entriesByKind).toEqual({ tool: 5, model: 2, run: 1, unknown: 1 });

@@ -3,7 +3,17 @@
  * stores once; the free functions share nothing between calls unless the caller passes `stores`.
  */
 import { describe, expect, it } from 'vitest';
-import { createAjvSchemaValidator, createMemoryStores, createToolrun, defineTool, handleMessage, ToolError, type ResumableEntry, type SchemaValidator, type ToolCallRecord } from '../src/index.ts';
+import {
+  createAjvSchemaValidator,
+  createMemoryStores,
+  createToolrun,
+  defineTool,
+  handleMessage,
+  ToolError,
+  type ResumableEntry,
+  type SchemaValidator,
+  type ToolCallRecord,
+} from '../src/index.ts';
 import { createAutoAdvancingClock } from '../src/testing/auto-advancing-clock.ts';
 import { createScriptedModel } from '../src/testing/scripted-model.ts';
 
@@ -32,19 +42,28 @@ describe('the free functions share nothing between calls', () => {
     const runtimeOptions = { clock };
     // 1. malformed
     const first = { messageDlq: [] as unknown[], toolDlq: [] as unknown[] };
-    const one = await handleMessage({ id: 'm', body: '{not json' }, { model: createScriptedModel([answer]), tools: [flaky(0).tool], queues: first, runtimeOptions });
+    const one = await handleMessage(
+      { id: 'm', body: '{not json' },
+      { model: createScriptedModel([answer]), tools: [flaky(0).tool], queues: first, runtimeOptions },
+    );
     expect(one.status).toBe('rejected');
     // 2. a 503 once, then success: the tool is called twice, nothing dead-lettered
     const second = { messageDlq: [] as unknown[], toolDlq: [] as unknown[] };
     const recovering = flaky(1);
-    const two = await handleMessage({ id: 'm', body: JSON.stringify({ input: 'book' }) }, { model: createScriptedModel([callBooking, answer]), tools: [recovering.tool], queues: second, runtimeOptions, toolRetryBudget: 2 });
+    const two = await handleMessage(
+      { id: 'm', body: JSON.stringify({ input: 'book' }) },
+      { model: createScriptedModel([callBooking, answer]), tools: [recovering.tool], queues: second, runtimeOptions, toolRetryBudget: 2 },
+    );
     expect(two.status).toBe('completed');
     expect(recovering.calls()).toBe(2);
     expect(second).toEqual({ messageDlq: [], toolDlq: [] });
     // 3. always 503: one tool-DLQ entry — the same message id as case 2 does not find case 2's finished run
     const third = { messageDlq: [] as unknown[], toolDlq: [] as ResumableEntry[] };
     const down = flaky(Number.POSITIVE_INFINITY);
-    const three = await handleMessage({ id: 'm', body: JSON.stringify({ input: 'book' }) }, { model: createScriptedModel([callBooking]), tools: [down.tool], queues: third, runtimeOptions, toolRetryBudget: 2 });
+    const three = await handleMessage(
+      { id: 'm', body: JSON.stringify({ input: 'book' }) },
+      { model: createScriptedModel([callBooking]), tools: [down.tool], queues: third, runtimeOptions, toolRetryBudget: 2 },
+    );
     expect(three.status).toBe('tool_failed');
     expect(three.alreadyFinished).toBe(false);
     expect(down.calls()).toBe(3);
@@ -58,7 +77,13 @@ describe('the free functions share nothing between calls', () => {
     for (const name of ['a', 'b'] as const) {
       await handleMessage(
         { id: name, body: JSON.stringify({ input: 'book' }) },
-        { model: createScriptedModel([callBooking, answer]), tools, stores, queues: { messageDlq: [], toolDlq: [] }, runtimeOptions: { onCallEnd: (record) => seen[name]!.push(record) } },
+        {
+          model: createScriptedModel([callBooking, answer]),
+          tools,
+          stores,
+          queues: { messageDlq: [], toolDlq: [] },
+          runtimeOptions: { onCallEnd: (record) => seen[name]!.push(record) },
+        },
       );
     }
     expect(seen.a).toHaveLength(1);
@@ -131,7 +156,12 @@ describe('createToolrun', () => {
   });
 
   it('refuses a bad tool at creation, not per message', () => {
-    const bad = defineTool({ name: 'bad', description: 'x', inputSchema: { type: 'object', properties: { a: { type: 'string', pattern: '(?<=a)b' } } }, execute: () => 1 });
+    const bad = defineTool({
+      name: 'bad',
+      description: 'x',
+      inputSchema: { type: 'object', properties: { a: { type: 'string', pattern: '(?<=a)b' } } },
+      execute: () => 1,
+    });
     expect(() => createToolrun({ model: createScriptedModel([answer]), tools: [bad] })).toThrow(expect.objectContaining({ code: 'INVALID_SCHEMA' }));
   });
 });

@@ -30,7 +30,8 @@ const booking = defineTool({
   execute: async ({ user_id }) => {
     if (user_id === 'down') throw new ToolError({ kind: 'server', status: 503, message: 'Service Unavailable' });
     if (user_id === 'slow') return new Promise(() => undefined);
-    if (user_id === 'blocked') throw new ToolError({ kind: 'precondition', status: 409, message: 'Error: the reservation cannot be changed within 24 hours of departure' });
+    if (user_id === 'blocked')
+      throw new ToolError({ kind: 'precondition', status: 409, message: 'Error: the reservation cannot be changed within 24 hours of departure' });
     if (user_id === 'denied') throw new ToolError({ kind: 'auth', status: 401, message: 'invalid API key sk-live-0123456789abcdefghijkl' });
     if (user_id === 'huge') return { rows: 'r'.repeat(300_000) };
     if (user_id === 'bigint') return { total: 10n };
@@ -66,7 +67,10 @@ async function scenarios(): Promise<Record<string, ToolResult>> {
   results.authRejected = await run('book_reservation', { ...valid, user_id: 'denied' });
   results.circuitOpen = await run('book_reservation', valid);
   // Bounds and guards (a runtime of its own where the tool must run: the breaker above is open).
-  results.unsafeInteger = await run('book_reservation', '{"user_id": "mia_li_3668", "cabin": "economy", "date": "2024-05-20", "passengers": 12345678901234567890}');
+  results.unsafeInteger = await run(
+    'book_reservation',
+    '{"user_id": "mia_li_3668", "cabin": "economy", "date": "2024-05-20", "passengers": 12345678901234567890}',
+  );
   results.manyFieldErrors = await run('book_reservation', { ...valid, ...Object.fromEntries(Array.from({ length: 30 }, (_, n) => [`extra_${n}`, n])) });
   const fresh = createToolRuntime({ tools: [booking], clock, random: () => 0, maxInFlightCalls: 1 });
   const runFresh = (name: string, args: unknown, sessionId = 'fresh') => {

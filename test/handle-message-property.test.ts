@@ -59,7 +59,13 @@ const nearValidRequest = fc
       messages: fc.oneof(
         fc.array(
           fc.record(
-            { role: fc.oneof(fc.constantFrom('system', 'user', 'assistant', 'tool', 'robot', 'User'), json), content: fc.oneof(text, fc.constant(null), json), toolCallId: fc.oneof(text, json), name: fc.oneof(text, json), toolCalls: fc.oneof(fc.array(json, { maxLength: 2 }), json) },
+            {
+              role: fc.oneof(fc.constantFrom('system', 'user', 'assistant', 'tool', 'robot', 'User'), json),
+              content: fc.oneof(text, fc.constant(null), json),
+              toolCallId: fc.oneof(text, json),
+              name: fc.oneof(text, json),
+              toolCalls: fc.oneof(fc.array(json, { maxLength: 2 }), json),
+            },
             { requiredKeys: [] },
           ),
           { maxLength: 3 },
@@ -148,17 +154,21 @@ describe('handleMessage on arbitrary bodies (fast-check)', () => {
   it('a message that is not even { body: string } is rejected, not thrown', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.oneof(fc.anything({ withNullPrototype: true, withBigInt: true }), fc.record({ body: fc.anything({ withNullPrototype: true, withBigInt: true }), id: fc.anything() }, { requiredKeys: [] })),
+        fc.oneof(
+          fc.anything({ withNullPrototype: true, withBigInt: true }),
+          fc.record({ body: fc.anything({ withNullPrototype: true, withBigInt: true }), id: fc.anything() }, { requiredKeys: [] }),
+        ),
         async (message) => {
-        fc.pre(!(typeof message === 'object' && message !== null && typeof (message as { body?: unknown }).body === 'string'));
-        const model = createScriptedModel([{ text: 'answered', usage: { input: 1, output: 1 } }]);
-        const messageDlq: MessageFailureEntry[] = [];
-        const result = await handleMessage(message as never, { model, tools: [], stores: createMemoryStores(), queues: { messageDlq, toolDlq: [] } });
-        expect(result.status).toBe('rejected');
-        expect(messageDlq).toHaveLength(1);
-        expect(typeof messageDlq[0]!.rawBody).toBe('string');
-        expect(model.calls).toBe(0);
-      }),
+          fc.pre(!(typeof message === 'object' && message !== null && typeof (message as { body?: unknown }).body === 'string'));
+          const model = createScriptedModel([{ text: 'answered', usage: { input: 1, output: 1 } }]);
+          const messageDlq: MessageFailureEntry[] = [];
+          const result = await handleMessage(message as never, { model, tools: [], stores: createMemoryStores(), queues: { messageDlq, toolDlq: [] } });
+          expect(result.status).toBe('rejected');
+          expect(messageDlq).toHaveLength(1);
+          expect(typeof messageDlq[0]!.rawBody).toBe('string');
+          expect(model.calls).toBe(0);
+        },
+      ),
       { numRuns: 300, seed: 42 },
     );
   });

@@ -82,7 +82,11 @@ describe('layering', () => {
 
   it('no import cycle between files (type-only imports included)', () => {
     const graph = new Map<string, string[]>();
-    for (const file of sourceFiles()) graph.set(file, importsOf(file).filter((target) => target !== file));
+    for (const file of sourceFiles())
+      graph.set(
+        file,
+        importsOf(file).filter((target) => target !== file),
+      );
     const state = new Map<string, 'open' | 'done'>();
     const cycles: string[] = [];
     const stack: string[] = [];

@@ -73,8 +73,26 @@ describe.each(backends)('FailureLog contract: %s', (_name, create) => {
 
   it('stores the three kinds of records', async () => {
     const log = create();
-    const recovery: FailureLogRecord = { kind: 'recovery', at: '2024-05-15T15:00:00.000Z', toolName: 'book_reservation', runId: 'r', sessionId: 's', recoveredWith: 'search_direct_flight', failedAtStep: 1, recoveredAtStep: 3, rounds: 2, failures: 2 };
-    const trip: FailureLogRecord = { kind: 'breaker-open', at: '2024-05-15T15:00:01.000Z', toolName: 'book_reservation', runId: null, sessionId: null, scope: 'shared' };
+    const recovery: FailureLogRecord = {
+      kind: 'recovery',
+      at: '2024-05-15T15:00:00.000Z',
+      toolName: 'book_reservation',
+      runId: 'r',
+      sessionId: 's',
+      recoveredWith: 'search_direct_flight',
+      failedAtStep: 1,
+      recoveredAtStep: 3,
+      rounds: 2,
+      failures: 2,
+    };
+    const trip: FailureLogRecord = {
+      kind: 'breaker-open',
+      at: '2024-05-15T15:00:01.000Z',
+      toolName: 'book_reservation',
+      runId: null,
+      sessionId: null,
+      scope: 'shared',
+    };
     await log.append(recovery);
     await log.append(trip);
     expect(await log.list()).toEqual([recovery, trip]);
@@ -137,7 +155,10 @@ describe('the failure recorder', () => {
     expect(JSON.stringify(records)).not.toContain('mia_li_3668');
     expect(errors).toEqual([]);
 
-    const broken = createFailureRecorder({ failureLog: { append: async () => Promise.reject(new Error('disk full')), list: async () => [], size: async () => 0 }, onError: (error) => errors.push(error) });
+    const broken = createFailureRecorder({
+      failureLog: { append: async () => Promise.reject(new Error('disk full')), list: async () => [], size: async () => 0 },
+      onError: (error) => errors.push(error),
+    });
     broken.onCallEnd(await runtime.execute({ name: 'send_certificate', args: { user_id: 'ghost' } }));
     await broken.flush();
     expect(errors.map(String)).toEqual(['Error: disk full']);

@@ -26,9 +26,16 @@ const updatePassengers = defineTool({
   },
   sensitive: ['passengers'],
   execute: ({ reservation_id }) => {
-    if (reservation_id === 'LOCKED') throw new ToolError({ kind: 'precondition', status: 409, message: 'reservation LOCKED is being changed by another agent' });
+    if (reservation_id === 'LOCKED')
+      throw new ToolError({ kind: 'precondition', status: 409, message: 'reservation LOCKED is being changed by another agent' });
     if (reservation_id === 'DENIED') throw new ToolError({ kind: 'forbidden', status: 403, message: 'not allowed' });
-    if (reservation_id === 'DOWN') throw new ToolError({ kind: 'server', status: 503, message: 'upstream down', cause: new Error('socket hang up from 10.0.0.7 for mia.li3818@example.com') });
+    if (reservation_id === 'DOWN')
+      throw new ToolError({
+        kind: 'server',
+        status: 503,
+        message: 'upstream down',
+        cause: new Error('socket hang up from 10.0.0.7 for mia.li3818@example.com'),
+      });
     return { reservation_id, updated: true };
   },
 });
@@ -37,7 +44,13 @@ function setup(level = 'debug') {
   const telemetry = createTestTelemetry({ level });
   const clock = createFakeClock(Date.UTC(2024, 4, 15, 15, 0, 0));
   const logger = createToolCallLogger({ logger: telemetry.logger, sensitiveKeys: ['note'] });
-  const runtime = createToolRuntime({ tools: [updatePassengers], clock, retry: { maxAttempts: 1 }, onCallEnd: logger.onCallEnd, sessionBreaker: { failureThreshold: 2 } });
+  const runtime = createToolRuntime({
+    tools: [updatePassengers],
+    clock,
+    retry: { maxAttempts: 1 },
+    onCallEnd: logger.onCallEnd,
+    sessionBreaker: { failureThreshold: 2 },
+  });
   return { telemetry, runtime, clock };
 }
 
@@ -78,7 +91,13 @@ describe('one pino line per tool call', () => {
     const { telemetry, runtime } = setup();
     await runtime.run({ name: 'update_reservation_passengers', args });
     expect(telemetry.lines).toHaveLength(1);
-    expect(telemetry.lines[0]).toMatchObject({ level, status: 'failed', error_type: type, error_code: code, msg: `update_reservation_passengers failed: ${code}` });
+    expect(telemetry.lines[0]).toMatchObject({
+      level,
+      status: 'failed',
+      error_type: type,
+      error_code: code,
+      msg: `update_reservation_passengers failed: ${code}`,
+    });
   });
 
   it('a circuit_breaker refusal logs at warn', async () => {
@@ -108,7 +127,9 @@ describe('one pino line per tool call', () => {
   it('field errors are logged as the failure log keeps them', async () => {
     const { telemetry, runtime } = setup();
     await runtime.run({ name: 'update_reservation_passengers', args: { reservation_id: 'A', passengers: [{ first_name: 'Mia', dob: '05/04/1990' }] } });
-    expect(telemetry.lines[0]!.fields).toEqual([{ path: '/passengers/0/dob', problem: 'format', expected: 'YYYY-MM-DD, e.g. 2024-01-15', received: '"05/04/1990"' }]);
+    expect(telemetry.lines[0]!.fields).toEqual([
+      { path: '/passengers/0/dob', problem: 'format', expected: 'YYYY-MM-DD, e.g. 2024-01-15', received: '"05/04/1990"' },
+    ]);
   });
 
   it('builds nothing for a disabled level: at info, successes write no line', async () => {
@@ -124,7 +145,10 @@ describe('createObservability: run-aware lines', () => {
     const telemetry = createTestTelemetry();
     const observability = createObservability({ logger: telemetry.logger, tracer: false, meter: false });
     const runtime = createToolRuntime({ tools: [updatePassengers], clock: createAutoAdvancingClock(), onCallEnd: observability.onCallEnd });
-    const call = (id: string, reservation: string) => ({ toolCalls: [{ id, name: 'update_reservation_passengers', args: JSON.stringify({ reservation_id: reservation }) }], usage: { input: 10, output: 2 } });
+    const call = (id: string, reservation: string) => ({
+      toolCalls: [{ id, name: 'update_reservation_passengers', args: JSON.stringify({ reservation_id: reservation }) }],
+      usage: { input: 10, output: 2 },
+    });
     const model = createScriptedModel([call('c0', 'LOCKED'), call('c1', 'LOCKED'), call('c2', 'ZFA04Y'), { text: 'done', usage: { input: 1, output: 1 } }]);
     const result = await runAgent({ model, runtime, messages: [{ role: 'user', content: 'update' }], runId: 'run_r', hooks: observability.runHooks });
     expect(result.status).toBe('completed');

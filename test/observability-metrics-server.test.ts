@@ -44,7 +44,14 @@ describe('startMetricsServer', () => {
     const sample = (name: string, labels: Record<string, string>) =>
       body.split('\n').find((line) => line.startsWith(`${name}{`) && Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`)));
     expect(sample('toolrun_tool_calls_total', { gen_ai_tool_name: 'get_user_details', toolrun_status: 'success' })).toMatch(/ 1$/);
-    expect(sample('toolrun_tool_calls_total', { gen_ai_tool_name: 'get_user_details', toolrun_status: 'failed', error_type: 'NOT_FOUND', toolrun_failure_type: 'logic' })).toMatch(/ 2$/);
+    expect(
+      sample('toolrun_tool_calls_total', {
+        gen_ai_tool_name: 'get_user_details',
+        toolrun_status: 'failed',
+        error_type: 'NOT_FOUND',
+        toolrun_failure_type: 'logic',
+      }),
+    ).toMatch(/ 2$/);
     expect(sample('gen_ai_execute_tool_duration_count', { gen_ai_tool_name: 'get_user_details' })).toMatch(/ 1$/);
     expect(sample('toolrun_dlq_depth', { toolrun_dlq_queue: 'tool' })).toMatch(/ 1$/);
     expect(sample('toolrun_dlq_depth', { toolrun_dlq_queue: 'message' })).toMatch(/ 0$/);
@@ -74,7 +81,12 @@ describe('startMetricsServer', () => {
     });
     const runtime = createToolRuntime({ tools: [flaky], onCallEnd: observability.onCallEnd });
     const call = (id: string) => ({ toolCalls: [{ id, name: 'search_direct_flight', args: '{}' }], usage: { input: 1, output: 1 } });
-    await runAgent({ model: createScriptedModel([call('a'), call('b'), { text: 'ok', usage: { input: 1, output: 1 } }]), runtime, messages: [{ role: 'user', content: 'x' }], hooks: observability.runHooks });
+    await runAgent({
+      model: createScriptedModel([call('a'), call('b'), { text: 'ok', usage: { input: 1, output: 1 } }]),
+      runtime,
+      messages: [{ role: 'user', content: 'x' }],
+      hooks: observability.runHooks,
+    });
     const body = await (await fetch(server.url)).text();
     expect(body).toMatch(/^toolrun_runs_total\{toolrun_run_status="completed",otel_scope_name="toolrun"\} 1$/m);
     expect(body).toMatch(/^toolrun_recovery_rounds_count\{gen_ai_tool_name="search_direct_flight",otel_scope_name="toolrun"\} 1$/m);

@@ -4,7 +4,16 @@
  * entries, depth and oldest age.
  */
 import { describe, expect, it } from 'vitest';
-import { createMemoryStores, createToolRuntime, defineTool, handleMessage, runAgent, ToolError, type MessageFailureEntry, type ToolFailureEntry } from '../src/index.ts';
+import {
+  createMemoryStores,
+  createToolRuntime,
+  defineTool,
+  handleMessage,
+  runAgent,
+  ToolError,
+  type MessageFailureEntry,
+  type ToolFailureEntry,
+} from '../src/index.ts';
 import { createObservability, METRIC_NAMES } from '../src/observability/index.ts';
 import { createAutoAdvancingClock } from '../src/testing/auto-advancing-clock.ts';
 import { createFakeClock } from '../src/testing/fake-clock.ts';
@@ -53,8 +62,12 @@ describe('tool-call metrics', () => {
     const points = await telemetry.collect();
     const calls = METRIC_NAMES.toolCalls;
     expect(sumOf(points, calls, { 'gen_ai.tool.name': 'get_flight_status', 'toolrun.status': 'success' })).toBe(3);
-    expect(sumOf(points, calls, { 'gen_ai.tool.name': 'get_flight_status', 'toolrun.status': 'failed', 'toolrun.failure.type': 'logic', 'error.type': 'NOT_FOUND' })).toBe(1);
-    expect(sumOf(points, calls, { 'gen_ai.tool.name': 'get_flight_status', 'toolrun.failure.type': 'invalid_parameter', 'error.type': 'MISSING_REQUIRED' })).toBe(1);
+    expect(
+      sumOf(points, calls, { 'gen_ai.tool.name': 'get_flight_status', 'toolrun.status': 'failed', 'toolrun.failure.type': 'logic', 'error.type': 'NOT_FOUND' }),
+    ).toBe(1);
+    expect(
+      sumOf(points, calls, { 'gen_ai.tool.name': 'get_flight_status', 'toolrun.failure.type': 'invalid_parameter', 'error.type': 'MISSING_REQUIRED' }),
+    ).toBe(1);
     // a name the model invented never becomes a label
     expect(sumOf(points, calls, { 'gen_ai.tool.name': 'unknown', 'error.type': 'TOOL_NOT_FOUND' })).toBe(1);
     expect(points.some((point) => Object.values(point.attributes).includes('get_flight_status_v2'))).toBe(false);
@@ -63,7 +76,9 @@ describe('tool-call metrics', () => {
     // HAT001 and HAT002: 0.25 s each; FLAKY: 0.25 + 0.5 backoff + 0.25 = 1 s
     expect(successes).toMatchObject({ count: 3, sum: 1.5, min: 0.25, max: 1 });
     expect(points.find((point) => point.name === METRIC_NAMES.toolDuration)?.unit).toBe('s');
-    expect(sumOf(points, METRIC_NAMES.toolRetries, { 'gen_ai.tool.name': 'get_flight_status', 'toolrun.retry.reason': 'backoff', 'error.type': 'UNAVAILABLE' })).toBe(1);
+    expect(
+      sumOf(points, METRIC_NAMES.toolRetries, { 'gen_ai.tool.name': 'get_flight_status', 'toolrun.retry.reason': 'backoff', 'error.type': 'UNAVAILABLE' }),
+    ).toBe(1);
     expect(sumOf(points, METRIC_NAMES.toolRetries)).toBe(1);
   });
 });
@@ -82,7 +97,10 @@ describe('run metrics', () => {
       },
     });
     const runtime = createToolRuntime({ tools: [lookup], clock: createAutoAdvancingClock(), onCallEnd: observability.onCallEnd });
-    const call = (id: string, reservation: string) => ({ toolCalls: [{ id, name: 'get_reservation_details', args: JSON.stringify({ reservation_id: reservation }) }], usage: { input: 5, output: 1 } });
+    const call = (id: string, reservation: string) => ({
+      toolCalls: [{ id, name: 'get_reservation_details', args: JSON.stringify({ reservation_id: reservation }) }],
+      usage: { input: 5, output: 1 },
+    });
     const answer = { text: 'done', usage: { input: 1, output: 1 } };
     // run A: fails at steps 0, 1, succeeds at step 2 → 2 rounds; then fails at 3, succeeds at 4 → 1 round
     const modelA = createScriptedModel([call('a0', 'ZFA04'), call('a1', 'ZFAO4Y'), call('a2', 'ZFA04Y'), call('a3', 'X'), call('a4', 'ZFA04Y'), answer]);
@@ -92,7 +110,12 @@ describe('run metrics', () => {
     await runAgent({ model: modelB, runtime, messages: [{ role: 'user', content: 'b' }], hooks: observability.runHooks });
 
     const points = await telemetry.collect();
-    expect(histogram(points, METRIC_NAMES.recoveryRounds, { 'gen_ai.tool.name': 'get_reservation_details' })).toMatchObject({ count: 2, sum: 3, min: 1, max: 2 });
+    expect(histogram(points, METRIC_NAMES.recoveryRounds, { 'gen_ai.tool.name': 'get_reservation_details' })).toMatchObject({
+      count: 2,
+      sum: 3,
+      min: 1,
+      max: 2,
+    });
     expect(sumOf(points, METRIC_NAMES.runs, { 'toolrun.run.status': 'completed' })).toBe(2);
   });
 
@@ -109,7 +132,13 @@ describe('run metrics', () => {
     });
     const runtime = createToolRuntime({ tools: [broken], clock: createAutoAdvancingClock(), onCallEnd: observability.onCallEnd });
     const call = { toolCalls: [{ id: 'c', name: 'update_reservation_baggages', args: '{}' }], usage: { input: 5, output: 1 } };
-    const result = await runAgent({ model: createScriptedModel([call]), runtime, messages: [{ role: 'user', content: 'bags' }], sessionId: 'session_a', hooks: observability.runHooks });
+    const result = await runAgent({
+      model: createScriptedModel([call]),
+      runtime,
+      messages: [{ role: 'user', content: 'bags' }],
+      sessionId: 'session_a',
+      hooks: observability.runHooks,
+    });
     expect(result.failure?.reason).toBe('session-breaker-open');
     // outside a run, the runtime's own refusals; the same session twice counts once
     await runtime.run({ name: 'update_reservation_baggages', args: {}, sessionId: 'session_a' });
@@ -140,7 +169,10 @@ describe('worker metrics', () => {
       model: createScriptedModel([{ toolCalls: [{ id: 'c', name: 'book_reservation', args: '{}' }], usage: { input: 5, output: 1 } }]),
       tools,
       stores,
-      queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } as { messageDlq: { push(entry: MessageFailureEntry): unknown }; toolDlq: { push(entry: ToolFailureEntry): unknown } },
+      queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } as {
+        messageDlq: { push(entry: MessageFailureEntry): unknown };
+        toolDlq: { push(entry: ToolFailureEntry): unknown };
+      },
       runtimeOptions: { clock, onCallEnd: observability.onCallEnd },
       runHooks: observability.runHooks,
       onEvent: observability.onEvent,

@@ -23,7 +23,9 @@ describe('linear-time redaction', () => {
     expect(outcome.ok, outcome.ok ? '' : `${outcome.reason}${outcome.reason === 'error' ? `: ${outcome.message}` : ''}`).toBe(true);
     if (!outcome.ok) return;
     expect(outcome.value.map((row) => row.name)).toEqual(Object.keys(ADVERSARIAL_INPUTS));
-    const superLinear = outcome.value.filter((row) => row.stepsLarge > 1.5 * 1000 * row.stepsSmall).map((row) => `${row.name}: ${row.stepsSmall} → ${row.stepsLarge}`);
+    const superLinear = outcome.value
+      .filter((row) => row.stepsLarge > 1.5 * 1000 * row.stepsSmall)
+      .map((row) => `${row.name}: ${row.stepsSmall} → ${row.stepsLarge}`);
     expect(superLinear).toEqual([]);
     // And in absolute terms: at most 20 characters examined per character of input.
     const heavy = outcome.value.filter((row) => row.stepsLarge > 20 * MEGABYTE).map((row) => `${row.name}: ${row.stepsLarge}`);
@@ -37,7 +39,37 @@ describe('linear-time redaction', () => {
   }, 20_000);
 
   it('any text: at most 20 characters examined per character (fast-check over secret-shaped fragments)', () => {
-    const fragments = ['@', 'a', '.', '=', ':', '"', '\\', '/', '//', 'eyJ', 'sk-', 'ghp_', 'xoxb-', 'AKIA', 'AIza', 'Bearer ', 'Basic ', 'password', 'pwd', '?token=', '&', '4111', ' ', '-', '1', '-----BEGIN PRIVATE KEY-----', '-----END ', 'secret_access_key', '\n'];
+    const fragments = [
+      '@',
+      'a',
+      '.',
+      '=',
+      ':',
+      '"',
+      '\\',
+      '/',
+      '//',
+      'eyJ',
+      'sk-',
+      'ghp_',
+      'xoxb-',
+      'AKIA',
+      'AIza',
+      'Bearer ',
+      'Basic ',
+      'password',
+      'pwd',
+      '?token=',
+      '&',
+      '4111',
+      ' ',
+      '-',
+      '1',
+      '-----BEGIN PRIVATE KEY-----',
+      '-----END ',
+      'secret_access_key',
+      '\n',
+    ];
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.constantFrom(...fragments), fc.string({ maxLength: 6 })), { maxLength: 400 }), fc.boolean(), (parts, openEnd) => {
         const text = parts.join('');

@@ -59,7 +59,10 @@ const lookupCustomer = defineTool({
 });
 
 const ticket = (fields: Record<string, unknown>) => ({ title: 'Printer on fire', due_date: '2024-05-20', assignee_id: 'u1', ...fields });
-const turn = (name: string, args: Record<string, unknown>, id: string): ModelResponse => ({ toolCalls: [{ id, name, args: JSON.stringify(args) }], usage: { input: 10, output: 2 } });
+const turn = (name: string, args: Record<string, unknown>, id: string): ModelResponse => ({
+  toolCalls: [{ id, name, args: JSON.stringify(args) }],
+  usage: { input: 10, output: 2 },
+});
 const answer: ModelResponse = { text: 'Done.', usage: { input: 5, output: 1 } };
 
 /** The fixed inputs: three runs, 12 failed calls (see the expectations below for the tally). */
@@ -98,10 +101,21 @@ const RUNS: Array<{ runId: string; maxSteps: number; turns: ModelResponse[] }> =
 async function runFixedInputs(stores: SqliteStores, logFile: string) {
   const logger = pino({ level: 'info' }, destination({ dest: logFile, sync: true }));
   const observability = createObservability({ logger, tracer: false, meter: false, failureLog: createSqliteFailureLog(stores.database) });
-  const runtime = createToolRuntime({ tools: [createTicket, lookupCustomer], clock: createAutoAdvancingClock(Date.UTC(2024, 4, 15)), onCallEnd: observability.onCallEnd });
+  const runtime = createToolRuntime({
+    tools: [createTicket, lookupCustomer],
+    clock: createAutoAdvancingClock(Date.UTC(2024, 4, 15)),
+    onCallEnd: observability.onCallEnd,
+  });
   const statuses: string[] = [];
   for (const run of RUNS) {
-    const result = await runAgent({ model: createScriptedModel(run.turns), runtime, messages: [{ role: 'user', content: 'help' }], runId: run.runId, maxSteps: run.maxSteps, hooks: observability.runHooks });
+    const result = await runAgent({
+      model: createScriptedModel(run.turns),
+      runtime,
+      messages: [{ role: 'user', content: 'help' }],
+      runId: run.runId,
+      maxSteps: run.maxSteps,
+      hooks: observability.runHooks,
+    });
     statuses.push(result.status);
   }
   await observability.flush();
@@ -151,8 +165,12 @@ describe('toolrun report on fixed inputs', () => {
     ]);
     expect(priority.expected).toBe('integer');
     expect(priority.received).toEqual(['"low"', '"high"', '"urgent"']);
-    expect(priority.hint).toBe('Say which JSON type "priority" takes (integer), e.g. "an integer, not a word or a string"; the model sent "low", "high", "urgent".');
-    expect(fromDb.fields[1]!.hint).toBe('Say in the description that "assignee_id" is required and where its value comes from (which tool returns it, or ask the user).');
+    expect(priority.hint).toBe(
+      'Say which JSON type "priority" takes (integer), e.g. "an integer, not a word or a string"; the model sent "low", "high", "urgent".',
+    );
+    expect(fromDb.fields[1]!.hint).toBe(
+      'Say in the description that "assignee_id" is required and where its value comes from (which tool returns it, or ask the user).',
+    );
   });
 
   it('per tool: how often and how it failed, its fields, recovery and breaker trips', () => {
@@ -173,7 +191,14 @@ describe('toolrun report on fixed inputs', () => {
           { code: 'SCHEMA_VALIDATION_FAILED', count: 1 },
         ],
         fields: [
-          { path: '/priority', failures: 8, problems: [{ problem: 'type', count: 6 }, { problem: 'range', count: 2 }] },
+          {
+            path: '/priority',
+            failures: 8,
+            problems: [
+              { problem: 'type', count: 6 },
+              { problem: 'range', count: 2 },
+            ],
+          },
           { path: '/assignee_id', failures: 1, problems: [{ problem: 'required', count: 1 }] },
           { path: '/due_date', failures: 1, problems: [{ problem: 'format', count: 1 }] },
         ],
@@ -224,7 +249,9 @@ describe('toolrun report on fixed inputs', () => {
     expect(text).toContain('  … 1 more field(s) (--json lists all)');
     expect(text).toContain('\n  invalid_parameter  9   75.0%\n');
     expect(text).toContain('  create_ticket: 11 failed calls (91.7%) — invalid_parameter 9, circuit_breaker 2\n');
-    expect(text).toContain('Recovery: 3 episodes, mean 2.00 rounds (steps from a failure to the next success of the run), mean 2.00 failed calls per episode\n');
+    expect(text).toContain(
+      'Recovery: 3 episodes, mean 2.00 rounds (steps from a failure to the next success of the run), mean 2.00 failed calls per episode\n',
+    );
     expect(text.endsWith('Breaker trips: 1 (session 1, shared 0): create_ticket (session 1, shared 0)\n')).toBe(true);
   });
 });
@@ -249,7 +276,10 @@ describe('runReportCommand errors', () => {
   });
 });
 
-const airlineDataPresent = hasSharedData('tau-bench', 'gpt-4o-airline.trajectories.json') && hasSharedData('tau-bench', 'tools.airline.json') && hasSharedData('tau-bench', 'airline-db', 'users.json');
+const airlineDataPresent =
+  hasSharedData('tau-bench', 'gpt-4o-airline.trajectories.json') &&
+  hasSharedData('tau-bench', 'tools.airline.json') &&
+  hasSharedData('tau-bench', 'airline-db', 'users.json');
 
 describe.skipIf(!airlineDataPresent)('toolrun report on the τ-bench airline workload', () => {
   let stores: SqliteStores;
@@ -273,7 +303,12 @@ describe.skipIf(!airlineDataPresent)('toolrun report on the τ-bench airline wor
     );
     const observability = createObservability({ logger: false, tracer: false, meter: false, failureLog: createSqliteFailureLog(stores.database) });
     // No session breaker: every recorded call reaches its tool, so the report can be checked against the recording.
-    const runtime = createToolRuntime({ tools, sessionBreaker: false, clock: createAutoAdvancingClock(Date.UTC(2024, 4, 15)), onCallEnd: observability.onCallEnd });
+    const runtime = createToolRuntime({
+      tools,
+      sessionBreaker: false,
+      clock: createAutoAdvancingClock(Date.UTC(2024, 4, 15)),
+      onCallEnd: observability.onCallEnd,
+    });
 
     for (const trajectory of loadAirlineTrajectories()) {
       const runId = trajectoryKeyOf(trajectory);
@@ -297,8 +332,18 @@ describe.skipIf(!airlineDataPresent)('toolrun report on the τ-bench airline wor
       expected.failures += refused;
       if (refused > 0) expected.runsWithFailures += 1;
 
-      const model = createScriptedModel([...calls.map((call) => turn(call.function.name, JSON.parse(call.function.arguments) as Record<string, unknown>, call.id)), answer]);
-      const result = await runAgent({ model, runtime, messages: [{ role: 'user', content: runId }], runId, maxSteps: calls.length + 1, hooks: observability.runHooks });
+      const model = createScriptedModel([
+        ...calls.map((call) => turn(call.function.name, JSON.parse(call.function.arguments) as Record<string, unknown>, call.id)),
+        answer,
+      ]);
+      const result = await runAgent({
+        model,
+        runtime,
+        messages: [{ role: 'user', content: runId }],
+        runId,
+        maxSteps: calls.length + 1,
+        hooks: observability.runHooks,
+      });
       expect(result.status).toBe('completed');
       databases.delete(runId);
     }
@@ -322,7 +367,9 @@ describe.skipIf(!airlineDataPresent)('toolrun report on the τ-bench airline wor
 
   it('matches the store, counted with SQL', () => {
     const byToolAndCode = stores.database
-      .prepare("SELECT tool_name AS toolName, json_extract(record, '$.code') AS code, COUNT(*) AS count FROM failure_log WHERE kind = 'tool-failure' GROUP BY 1, 2")
+      .prepare(
+        "SELECT tool_name AS toolName, json_extract(record, '$.code') AS code, COUNT(*) AS count FROM failure_log WHERE kind = 'tool-failure' GROUP BY 1, 2",
+      )
       .all() as Array<{ toolName: string; code: string; count: number }>;
     for (const tool of fromDb.tools) {
       expect(Object.fromEntries(tool.codes.map((entry) => [entry.code, entry.count]))).toEqual(

@@ -11,7 +11,15 @@ import type { ToolFailureInfo } from '../src/agent/run-state.ts';
 import { utf8ByteLength } from '../src/core/build-failure.ts';
 import { createRedactor, type Redactor } from '../src/core/redact.ts';
 import type { ToolCallRecord } from '../src/core/tool-call-record.ts';
-import { createFailureRecorder, createMemoryFailureLog, createObservability, createToolCallLogger, createToolCallTracer, METRIC_NAMES, readAllFailures } from '../src/observability/index.ts';
+import {
+  createFailureRecorder,
+  createMemoryFailureLog,
+  createObservability,
+  createToolCallLogger,
+  createToolCallTracer,
+  METRIC_NAMES,
+  readAllFailures,
+} from '../src/observability/index.ts';
 import { redactFailureLogRecord } from '../src/observability/report/build-failure-report.ts';
 import { buildToolFailureEntry, MAX_TOOL_ARGS_BYTES, type ToolArgsPreview } from '../src/worker/build-tool-failure-entry.ts';
 import { createTestTelemetry, sumOf } from './observability-telemetry.ts';
@@ -57,7 +65,12 @@ function hostileRecord(): ToolCallRecord {
         detail: oneAt,
         retryable: true,
         suggestion: 'fix it',
-        fields: Array.from({ length: 50 }, (_, index) => ({ path: `/${'k'.repeat(MEGABYTE / 10)}${index}`, problem: 'type', expected: huge('expected'), received: huge('received') })),
+        fields: Array.from({ length: 50 }, (_, index) => ({
+          path: `/${'k'.repeat(MEGABYTE / 10)}${index}`,
+          problem: 'type',
+          expected: huge('expected'),
+          received: huge('received'),
+        })),
       },
     },
     traceId: 't',
@@ -137,7 +150,17 @@ describe('sinks cut before they redact', () => {
     expect(utf8ByteLength(small.lastError.message)).toBeLessThanOrEqual(1024);
     expect(small.lastError.message).not.toContain('tok9f8e7d6c5b4a3210');
 
-    const big = buildToolFailureEntry(run, failure({ note: `${'n'.repeat(MEGABYTE)} sk-proj-Q7hT2xLm9Vw4Kp8Zr3Nb6Yc1`, items: Array.from({ length: 5000 }, (_, index) => ({ index, email: `u${index}@example.com` })) }, `lookup ${'x'.repeat(MEGABYTE)}`), context);
+    const big = buildToolFailureEntry(
+      run,
+      failure(
+        {
+          note: `${'n'.repeat(MEGABYTE)} sk-proj-Q7hT2xLm9Vw4Kp8Zr3Nb6Yc1`,
+          items: Array.from({ length: 5000 }, (_, index) => ({ index, email: `u${index}@example.com` })),
+        },
+        `lookup ${'x'.repeat(MEGABYTE)}`,
+      ),
+      context,
+    );
     const preview = big.toolArgs as ToolArgsPreview;
     expect(preview).toMatchObject({ truncated: true, note: 'arguments cut to fit the entry; a replay reads them from the stored conversation' });
     expect(preview.preview.endsWith('… [truncated]')).toBe(true);
@@ -152,7 +175,11 @@ describe('sinks cut before they redact', () => {
     expect((rawHuge.toolArgs as ToolArgsPreview).truncated).toBe(true);
     expect(utf8ByteLength(JSON.stringify(rawHuge.toolArgs))).toBeLessThanOrEqual(MAX_TOOL_ARGS_BYTES);
 
-    const exotic = buildToolFailureEntry(run, failure({ big: 12n, self: undefined as unknown, deep: JSON.parse(`${'['.repeat(5000)}${']'.repeat(5000)}`) as unknown }), context);
+    const exotic = buildToolFailureEntry(
+      run,
+      failure({ big: 12n, self: undefined as unknown, deep: JSON.parse(`${'['.repeat(5000)}${']'.repeat(5000)}`) as unknown }),
+      context,
+    );
     expect(() => JSON.stringify(exotic)).not.toThrow();
     expect(seen.longestText).toBeLessThanOrEqual(MAX_SCANNED_UNITS);
     expect(seen.valueLimits.every((limit) => limit === 2 * MAX_TOOL_ARGS_BYTES)).toBe(true);
@@ -174,12 +201,28 @@ describe('metric labels', () => {
       runId: 'r1',
       arguments: {},
       normalisations: [],
-      result: { ...record.result, status: 'failed', error: { type: 'logic', code: 'TOOL_NOT_FOUND', message: 'no such tool', detail: 'no', retryable: false, suggestion: 'no' } } as ToolCallRecord['result'],
+      result: {
+        ...record.result,
+        status: 'failed',
+        error: { type: 'logic', code: 'TOOL_NOT_FOUND', message: 'no such tool', detail: 'no', retryable: false, suggestion: 'no' },
+      } as ToolCallRecord['result'],
     };
     const metrics = observability.metrics!;
     metrics.observe({ kind: 'tool-call', record: notFound, stepIndex: 0 });
     metrics.observe({ kind: 'breaker-open', toolName: invented, scope: 'session', runId: 'r1', sessionId: 's1', at: 0 });
-    metrics.observe({ kind: 'recovery', runId: 'r1', sessionId: 's1', traceId: 't', toolName: invented, recoveredWith: 'lookup', failedAtStep: 0, recoveredAtStep: 1, rounds: 1, failures: 1, at: 0 });
+    metrics.observe({
+      kind: 'recovery',
+      runId: 'r1',
+      sessionId: 's1',
+      traceId: 't',
+      toolName: invented,
+      recoveredWith: 'lookup',
+      failedAtStep: 0,
+      recoveredAtStep: 1,
+      rounds: 1,
+      failures: 1,
+      at: 0,
+    });
     metrics.observe({ kind: 'breaker-open', toolName: 'model:sk-ant-api03-abcdefghijklmnopqrstuvwxyz', scope: 'shared', runId: null, sessionId: null, at: 0 });
     metrics.observe({ kind: 'breaker-open', toolName: 'model:gpt-4o', scope: 'shared', runId: null, sessionId: null, at: 0 });
     const points = await telemetry.collect();

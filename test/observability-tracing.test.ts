@@ -48,7 +48,12 @@ function setup(options: Partial<ToolRuntimeOptions> & { flaky?: () => unknown } 
   const telemetry = createTestTelemetry();
   const tracer = createToolCallTracer({ tracer: telemetry.tracer });
   const { flaky, ...runtimeOptions } = options;
-  const runtime = createToolRuntime({ tools: tools(flaky ? { flaky } : {}), clock: createAutoAdvancingClock(), onCallEnd: tracer.onCallEnd, ...runtimeOptions });
+  const runtime = createToolRuntime({
+    tools: tools(flaky ? { flaky } : {}),
+    clock: createAutoAdvancingClock(),
+    onCallEnd: tracer.onCallEnd,
+    ...runtimeOptions,
+  });
   return { telemetry, tracer, runtime };
 }
 
@@ -130,7 +135,12 @@ describe('execute_tool spans', () => {
     expect(span.attributes['toolrun.attempts']).toBe(2);
     expect(span.events).toHaveLength(1);
     expect(span.events[0]!.name).toBe('retry');
-    expect(span.events[0]!.attributes).toEqual({ 'toolrun.attempt': 2, 'error.type': 'RATE_LIMITED', 'toolrun.retry.reason': 'retry-after', 'toolrun.retry.delay_ms': 1500 });
+    expect(span.events[0]!.attributes).toEqual({
+      'toolrun.attempt': 2,
+      'error.type': 'RATE_LIMITED',
+      'toolrun.retry.reason': 'retry-after',
+      'toolrun.retry.delay_ms': 1500,
+    });
   });
 
   it('a session breaker refusal is a circuit_breaker failure: error.type TOO_MANY_FAILURES', async () => {
@@ -173,7 +183,14 @@ describe('invoke_agent spans', () => {
       { toolCalls: [{ id: 'c2', name: 'get_reservation_details', args: '{"reservation_id":"ZFA04Y"}' }], usage: { input: 120, output: 10 } },
       { text: 'Your reservation ZFA04Y is confirmed.', usage: { input: 140, output: 12 } },
     ]);
-    const result = await runAgent({ model, runtime, messages: [{ role: 'user', content: 'check my reservation' }], runId: 'run_1', sessionId: 'session_1', hooks: observability.runHooks });
+    const result = await runAgent({
+      model,
+      runtime,
+      messages: [{ role: 'user', content: 'check my reservation' }],
+      runId: 'run_1',
+      sessionId: 'session_1',
+      hooks: observability.runHooks,
+    });
     expect(result.status).toBe('completed');
 
     const spans = telemetry.spans();
@@ -184,7 +201,9 @@ describe('invoke_agent spans', () => {
       expect(span.parentSpanContext?.spanId).toBe(run.spanContext().spanId);
       expect(span.spanContext().traceId).toBe(run.spanContext().traceId);
     }
-    const envelopes = result.messages.filter((message) => message.role === 'tool').map((message) => JSON.parse(message.content ?? '{}') as { trace_id: string });
+    const envelopes = result.messages
+      .filter((message) => message.role === 'tool')
+      .map((message) => JSON.parse(message.content ?? '{}') as { trace_id: string });
     expect(envelopes.map((envelope) => envelope.trace_id)).toEqual([run.spanContext().traceId, run.spanContext().traceId]);
     expect(run.attributes).toMatchObject({
       'gen_ai.operation.name': 'invoke_agent',
@@ -215,7 +234,12 @@ describe('invoke_agent spans', () => {
     });
     const runtime = createToolRuntime({ tools: [down], clock: createAutoAdvancingClock(), onCallEnd: observability.onCallEnd });
     const call = { toolCalls: [{ id: 'c', name: 'book_reservation', args: '{}' }], usage: { input: 10, output: 1 } };
-    const result = await runAgent({ model: createScriptedModel([call]), runtime, messages: [{ role: 'user', content: 'book' }], hooks: observability.runHooks });
+    const result = await runAgent({
+      model: createScriptedModel([call]),
+      runtime,
+      messages: [{ role: 'user', content: 'book' }],
+      hooks: observability.runHooks,
+    });
     expect(result.status).toBe('tool_failed');
     const run = telemetry.spans().find((span) => span.name === 'invoke_agent')!;
     expect(run.attributes['error.type']).toBe('tool_failed');
@@ -227,7 +251,10 @@ describe('invoke_agent spans', () => {
   it('with no SDK registered (the API’s no-op tracer) runs keep the runtime’s own trace ids', async () => {
     const observability = createObservability({ logger: false, meter: false });
     const runtime = createToolRuntime({ tools: tools(), onCallEnd: observability.onCallEnd });
-    const model = createScriptedModel([{ toolCalls: [{ id: 'c1', name: 'get_reservation_details', args: '{"reservation_id":"A"}' }], usage: { input: 1, output: 1 } }, { text: 'ok', usage: { input: 1, output: 1 } }]);
+    const model = createScriptedModel([
+      { toolCalls: [{ id: 'c1', name: 'get_reservation_details', args: '{"reservation_id":"A"}' }], usage: { input: 1, output: 1 } },
+      { text: 'ok', usage: { input: 1, output: 1 } },
+    ]);
     const result = await runAgent({ model, runtime, messages: [{ role: 'user', content: 'x' }], hooks: observability.runHooks });
     const envelope = JSON.parse(result.messages.find((message) => message.role === 'tool')!.content ?? '{}') as { trace_id: string };
     expect(envelope.trace_id).toMatch(/^[0-9a-f]{32}$/);

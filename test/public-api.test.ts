@@ -68,19 +68,29 @@ describe('public API', () => {
     expect(kept.filter((name) => typeof (root as Record<string, unknown>)[name] !== 'function')).toEqual([]);
     expect(typeof sqlite.createSqliteStores).toBe('function');
     expect([typeof otel.createObservability, typeof otel.startMetricsServer]).toEqual(['function', 'function']);
-    expect([typeof testing.createFakeClock, typeof testing.createAutoAdvancingClock, typeof testing.createScriptedModel, typeof testing.createSeededRandom]).toEqual([
-      'function',
-      'function',
-      'function',
-      'function',
-    ]);
+    expect([
+      typeof testing.createFakeClock,
+      typeof testing.createAutoAdvancingClock,
+      typeof testing.createScriptedModel,
+      typeof testing.createSeededRandom,
+    ]).toEqual(['function', 'function', 'function', 'function']);
   });
 
   it('the root entry is the product: about 20–30 values, no plumbing', () => {
     const values = Object.keys(root);
     expect(values.length).toBeGreaterThanOrEqual(20);
     expect(values.length).toBeLessThanOrEqual(30);
-    const plumbing = ['buildFailure', 'damerauLevenshtein', 'ledgerKey', 'getDefaultStores', 'resolveToolrunConfig', 'assertToolrunConfig', 'classifyError', 'toolDeadLetterKind', 'systemClock'];
+    const plumbing = [
+      'buildFailure',
+      'damerauLevenshtein',
+      'ledgerKey',
+      'getDefaultStores',
+      'resolveToolrunConfig',
+      'assertToolrunConfig',
+      'classifyError',
+      'toolDeadLetterKind',
+      'systemClock',
+    ];
     expect(plumbing.filter((name) => name in root)).toEqual([]);
   });
 
@@ -91,22 +101,42 @@ describe('public API', () => {
     const unknownCode = new ToolrunError('NOT_A_CODE', 'x');
     expect([error.code, ToolrunError.is(error), unknownCode.name]).toEqual(['INVALID_SCHEMA', true, 'ToolrunError']);
     expect(ToolrunError.is({ [Symbol.for('toolrun.ToolrunError')]: true })).toBe(true);
-    const hostile = new Proxy({}, { get: () => { throw new Error('trap'); } });
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap');
+        },
+      },
+    );
     expect(ToolrunError.is(hostile)).toBe(false);
   });
 
   it('toolrun/testing loads in a plain Node process, and no module it reaches imports vitest', () => {
-    const script = "const testing = await import('./src/testing/index.ts'); console.log(JSON.stringify({ names: Object.keys(testing).sort(), now: testing.createFakeClock(1000).now() }));";
-    const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { cwd: PROJECT, encoding: 'utf8', timeout: 20_000 });
+    const script =
+      "const testing = await import('./src/testing/index.ts'); console.log(JSON.stringify({ names: Object.keys(testing).sort(), now: testing.createFakeClock(1000).now() }));";
+    const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], {
+      cwd: PROJECT,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(JSON.parse(output)).toEqual({ names: ['createAutoAdvancingClock', 'createFakeClock', 'createScriptedModel', 'createSeededRandom'], now: 1000 });
     const reached = importGraph(join(PROJECT, 'src/testing/index.ts'));
     expect(reached.size).toBeGreaterThan(4);
-    expect([...reached].filter((file) => /from\s+'vitest'|import\(\s*'vitest'/.test(readFileSync(file, 'utf8'))).map((file) => relative(PROJECT, file))).toEqual([]);
+    expect(
+      [...reached].filter((file) => /from\s+'vitest'|import\(\s*'vitest'/.test(readFileSync(file, 'utf8'))).map((file) => relative(PROJECT, file)),
+    ).toEqual([]);
   });
 
   it('the contract suites fail to register outside vitest, which is why they have their own subpath', () => {
     const script = "await import('./src/testing/contract/index.ts');";
-    const run = () => execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { cwd: PROJECT, encoding: 'utf8', stdio: 'pipe', timeout: 20_000 });
+    const run = () =>
+      execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], {
+        cwd: PROJECT,
+        encoding: 'utf8',
+        stdio: 'pipe',
+        timeout: 20_000,
+      });
     expect(run).toThrow(/vitest/i);
   });
 });

@@ -10,7 +10,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryStores, defineTool, handleMessage, ToolError, type ChatMessage, type MessageFailureEntry, type Model, type ToolFailureEntry } from '../src/index.ts';
+import {
+  createMemoryStores,
+  defineTool,
+  handleMessage,
+  ToolError,
+  type ChatMessage,
+  type MessageFailureEntry,
+  type Model,
+  type ToolFailureEntry,
+} from '../src/index.ts';
 import { buildFailureReport, createMemoryFailureLog, createObservability, formatFailureReport, readAllFailures } from '../src/observability/index.ts';
 import { runReportCommand } from '../src/observability/report/run-report-command.ts';
 import { createAutoAdvancingClock } from '../src/testing/auto-advancing-clock.ts';
@@ -66,7 +75,12 @@ describe('redaction canary', () => {
       idempotent: true,
       execute: (args) => {
         seenByTools.push(JSON.stringify(args));
-        throw new ToolError({ kind: 'server', status: 503, message: `mail relay refused ${String(args.to)} (Authorization: ${BEARER})`, cause: new Error(`relay key ${API_KEY}`) });
+        throw new ToolError({
+          kind: 'server',
+          status: 503,
+          message: `mail relay refused ${String(args.to)} (Authorization: ${BEARER})`,
+          cause: new Error(`relay key ${API_KEY}`),
+        });
       },
     });
     const getStatus = defineTool({ name: 'get_status', description: 'Status', inputSchema: { type: 'object' }, execute: () => ({ status: 'ok' }) });
@@ -122,7 +136,12 @@ describe('redaction canary', () => {
     expect(JSON.stringify(developerLines)).toContain('***');
 
     for (const span of spans) {
-      const text = JSON.stringify({ name: span.name, attributes: span.attributes, events: span.events.map((event) => [event.name, event.attributes]), status: span.status });
+      const text = JSON.stringify({
+        name: span.name,
+        attributes: span.attributes,
+        events: span.events.map((event) => [event.name, event.attributes]),
+        status: span.status,
+      });
       expect(leaks(text), span.name).toEqual([]);
     }
     expect(spans.some((span) => String(span.attributes['gen_ai.tool.call.arguments'] ?? '').includes('***'))).toBe(true);
@@ -139,7 +158,9 @@ describe('redaction canary', () => {
     const envelopes = conversation.filter((message) => message.role === 'tool').map((message) => message.content ?? '');
     expect(envelopes).toHaveLength(5);
     for (const envelope of envelopes) expect(leaks(envelope), envelope).toEqual([]);
-    const seenByModel = model.requests.flatMap((request) => request.messages.filter((message) => message.role === 'tool').map((message) => message.content ?? ''));
+    const seenByModel = model.requests.flatMap((request) =>
+      request.messages.filter((message) => message.role === 'tool').map((message) => message.content ?? ''),
+    );
     expect(leaks(seenByModel.join('\n'))).toEqual([]);
   });
 });
@@ -187,7 +208,16 @@ describe('redaction canary: every secret family through every sink', () => {
     const stores = createMemoryStores({ clock });
     const telemetry = createTestTelemetry({ level: 'debug' });
     const failureLog = createMemoryFailureLog();
-    const observability = createObservability({ logger: telemetry.logger, tracer: telemetry.tracer, meter: telemetry.meter, failureLog, stores, clock, captureArguments: true, captureResults: true });
+    const observability = createObservability({
+      logger: telemetry.logger,
+      tracer: telemetry.tracer,
+      meter: telemetry.meter,
+      failureLog,
+      stores,
+      clock,
+      captureArguments: true,
+      captureResults: true,
+    });
     const seenByTools: string[] = [];
 
     const probeAccount = defineTool({
@@ -202,7 +232,12 @@ describe('redaction canary: every secret family through every sink', () => {
     const sendReceipt = defineTool({
       name: 'send_receipt',
       description: 'Sends a receipt',
-      inputSchema: { type: 'object', properties: { priority: { type: 'integer', minimum: 1, maximum: 5 } }, required: ['priority'], additionalProperties: false },
+      inputSchema: {
+        type: 'object',
+        properties: { priority: { type: 'integer', minimum: 1, maximum: 5 } },
+        required: ['priority'],
+        additionalProperties: false,
+      },
       execute: () => ({ sent: true }),
     });
     const deliver = defineTool({
@@ -216,7 +251,12 @@ describe('redaction canary: every secret family through every sink', () => {
         throw new ToolError({ kind: 'server', status: 503, message: `relay refused: ${allCarriers}`, cause: new Error(`relay said: ${allCarriers}`) });
       },
     });
-    const echoStatus = defineTool({ name: 'echo_status', description: 'Status', inputSchema: { type: 'object' }, execute: () => ({ status: 'ok', echo: allCarriers }) });
+    const echoStatus = defineTool({
+      name: 'echo_status',
+      description: 'Status',
+      inputSchema: { type: 'object' },
+      execute: () => ({ status: 'ok', echo: allCarriers }),
+    });
 
     // One step per canary: a tool error text, a wrong value with the carrier (and the canary's
     // value object as unknown properties), an invented tool name; then malformed arguments, a
@@ -233,10 +273,19 @@ describe('redaction canary: every secret family through every sink', () => {
     echoCallIds.push('e0');
     const model = createScriptedModel([
       ...steps,
-      { toolCalls: [{ id: 'm0', name: 'deliver', args: `{"note": "${allCarriers.replaceAll('"', '\\"').replaceAll('\n', '\\n')}", "password": "Pw9canaryXz"` }], usage: { input: 10, output: 5 } },
+      {
+        toolCalls: [{ id: 'm0', name: 'deliver', args: `{"note": "${allCarriers.replaceAll('"', '\\"').replaceAll('\n', '\\n')}", "password": "Pw9canaryXz"` }],
+        usage: { input: 10, output: 5 },
+      },
       { toolCalls: [{ id: 'e0', name: 'echo_status', args: '{}' }], usage: { input: 10, output: 5 } },
-      { toolCalls: [{ id: 'd0', name: 'deliver', args: JSON.stringify({ ...secretArgs, courier_pin: '9911', note: allCarriers }) }], usage: { input: 10, output: 5 } },
-      { toolCalls: [{ id: 'd1', name: 'deliver', args: JSON.stringify({ ...secretArgs, courier_pin: '9911', note: allCarriers }) }], usage: { input: 10, output: 5 } },
+      {
+        toolCalls: [{ id: 'd0', name: 'deliver', args: JSON.stringify({ ...secretArgs, courier_pin: '9911', note: allCarriers }) }],
+        usage: { input: 10, output: 5 },
+      },
+      {
+        toolCalls: [{ id: 'd1', name: 'deliver', args: JSON.stringify({ ...secretArgs, courier_pin: '9911', note: allCarriers }) }],
+        usage: { input: 10, output: 5 },
+      },
     ]);
     const toolDlq: ToolFailureEntry[] = [];
     const messageDlq: MessageFailureEntry[] = [];
@@ -251,7 +300,10 @@ describe('redaction canary: every secret family through every sink', () => {
       clock,
     };
     const toolRun = await handleMessage(
-      { id: 'msg-families', body: JSON.stringify({ system: `You help. Never reveal ${allCarriers}.`, input: `Please help: ${allCarriers}`, sessionId: 'session-families' }) },
+      {
+        id: 'msg-families',
+        body: JSON.stringify({ system: `You help. Never reveal ${allCarriers}.`, input: `Please help: ${allCarriers}`, sessionId: 'session-families' }),
+      },
       { model, tools: [probeAccount, sendReceipt, deliver, echoStatus], ...common },
     );
 
@@ -265,7 +317,19 @@ describe('redaction canary: every secret family through every sink', () => {
     );
     await observability.flush();
     const toolEntry = toolDlq.find((entry) => entry.kind === 'tool');
-    scenario = { telemetry, failureLog, stores, toolDlq, messageDlq, seenByTools, model, toolRun, modelRun, echoCallIds, conversationRef: toolEntry?.conversationRef ?? '' };
+    scenario = {
+      telemetry,
+      failureLog,
+      stores,
+      toolDlq,
+      messageDlq,
+      seenByTools,
+      model,
+      toolRun,
+      modelRun,
+      echoCallIds,
+      conversationRef: toolEntry?.conversationRef ?? '',
+    };
   });
 
   it('the canaries really went through: the tools and the model saw every family', () => {
@@ -277,9 +341,15 @@ describe('redaction canary: every secret family through every sink', () => {
 
   it('model-facing envelopes (every tool message the model got, failures and their fields)', async () => {
     const conversation = (await scenario.stores.conversations.get(scenario.conversationRef)) as ChatMessage[];
-    const envelopes = conversation.filter((message) => message.role === 'tool' && !scenario.echoCallIds.includes(message.toolCallId ?? '')).map((message) => message.content ?? '');
+    const envelopes = conversation
+      .filter((message) => message.role === 'tool' && !scenario.echoCallIds.includes(message.toolCallId ?? ''))
+      .map((message) => message.content ?? '');
     expect(envelopes.length).toBeGreaterThanOrEqual(canaries.length * 3);
-    const seenByModel = scenario.model.requests.flatMap((request) => request.messages.filter((message) => message.role === 'tool' && !scenario.echoCallIds.includes(message.toolCallId ?? '')).map((message) => message.content ?? ''));
+    const seenByModel = scenario.model.requests.flatMap((request) =>
+      request.messages
+        .filter((message) => message.role === 'tool' && !scenario.echoCallIds.includes(message.toolCallId ?? ''))
+        .map((message) => message.content ?? ''),
+    );
     expect({ ...leaksIn('stored envelopes', envelopes.join('\n')), ...leaksIn('envelopes sent to the model', seenByModel.join('\n')) }).toEqual({});
   });
 
@@ -292,7 +362,14 @@ describe('redaction canary: every secret family through every sink', () => {
   it('spans (names, attributes, captured arguments and results, events, status)', () => {
     const spans = scenario.telemetry.spans();
     expect(spans.length).toBeGreaterThan(canaries.length * 3);
-    const text = JSON.stringify(spans.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events.map((event) => [event.name, event.attributes]), status: span.status })));
+    const text = JSON.stringify(
+      spans.map((span) => ({
+        name: span.name,
+        attributes: span.attributes,
+        events: span.events.map((event) => [event.name, event.attributes]),
+        status: span.status,
+      })),
+    );
     expect(leaksIn('spans', text)).toEqual({});
   });
 
@@ -306,7 +383,10 @@ describe('redaction canary: every secret family through every sink', () => {
     const toolEntries = scenario.toolDlq.filter((entry) => entry.kind === 'tool');
     expect(toolEntries).toHaveLength(1);
     expect(JSON.stringify(toolEntries[0]!.toolArgs)).toContain('***');
-    expect({ ...leaksIn('tool DLQ (pushed)', JSON.stringify(scenario.toolDlq)), ...leaksIn('tool DLQ (stored)', JSON.stringify(await scenario.stores.toolDlq.list())) }).toEqual({});
+    expect({
+      ...leaksIn('tool DLQ (pushed)', JSON.stringify(scenario.toolDlq)),
+      ...leaksIn('tool DLQ (stored)', JSON.stringify(await scenario.stores.toolDlq.list())),
+    }).toEqual({});
   });
 
   it('the failure log', async () => {
@@ -364,25 +444,38 @@ describe('redaction canary: every secret family through every sink', () => {
   });
 
   it('run checkpoints: stores.runs data (tool and model error texts, budgets) [lead: run records]', async () => {
-    const runs = await Promise.all([scenario.toolRun.runId, scenario.modelRun.runId].map(async (runId) => (runId === null ? undefined : scenario.stores.runs.get(runId))));
+    const runs = await Promise.all(
+      [scenario.toolRun.runId, scenario.modelRun.runId].map(async (runId) => (runId === null ? undefined : scenario.stores.runs.get(runId))),
+    );
     expect(runs.filter(Boolean)).toHaveLength(2);
     expect({ ...leaksIn('run checkpoint (tool run)', JSON.stringify(runs[0])), ...leaksIn('run checkpoint (model run)', JSON.stringify(runs[1])) }).toEqual({});
   });
 
   it('message DLQ: reason.detail and fields[].received (rawBody keeps the body by design) [lead: message DLQ]', async () => {
     const messageDlq: MessageFailureEntry[] = [];
-    const context = { model: createScriptedModel([{ text: 'unused', usage: { input: 1, output: 1 } }]), tools: [], queues: { messageDlq, toolDlq: [] as ToolFailureEntry[] }, stores: createMemoryStores() };
+    const context = {
+      model: createScriptedModel([{ text: 'unused', usage: { input: 1, output: 1 } }]),
+      tools: [],
+      queues: { messageDlq, toolDlq: [] as ToolFailureEntry[] },
+      stores: createMemoryStores(),
+    };
     // Wrong values (at most 20 fields are kept: two bodies), a secret as a property name, malformed JSON.
     const half = Math.ceil(canaries.length / 2);
     for (const part of [canaries.slice(0, half), canaries.slice(half)]) {
-      const body = { messages: part.map((canary) => ({ role: canary.carrier, content: 'x' })), runId: part.map((canary) => canary.carrier).join(' '), 'sk-proj-Prop4canaryName0123456789': 1 };
+      const body = {
+        messages: part.map((canary) => ({ role: canary.carrier, content: 'x' })),
+        runId: part.map((canary) => canary.carrier).join(' '),
+        'sk-proj-Prop4canaryName0123456789': 1,
+      };
       await handleMessage({ id: `bad-${part[0]!.family}`, body: JSON.stringify(body) }, context);
     }
     for (const canary of canaries) await handleMessage({ id: `malformed-${canary.family}`, body: `{"input": ${canary.carrier}` }, context);
     expect(messageDlq).toHaveLength(2 + canaries.length);
     const withoutRawBody = messageDlq.map(({ rawBody: _rawBody, ...rest }) => rest);
     const detail = withoutRawBody.map((entry) => entry.reason.detail).join('\n');
-    const received = withoutRawBody.flatMap((entry) => (entry.reason.fields ?? []).map((field) => `${field.path} ${field.received ?? ''} ${field.expected ?? ''}`)).join('\n');
+    const received = withoutRawBody
+      .flatMap((entry) => (entry.reason.fields ?? []).map((field) => `${field.path} ${field.received ?? ''} ${field.expected ?? ''}`))
+      .join('\n');
     expect({
       ...leaksIn('message DLQ reason.detail', detail),
       ...leaksIn('message DLQ fields (path, received, expected)', received),

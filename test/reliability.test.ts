@@ -15,7 +15,8 @@ type Result<K extends keyof typeof Scenarios> = Awaited<ReturnType<(typeof Scena
 
 async function run<K extends keyof typeof Scenarios>(name: K, input: Parameters<(typeof Scenarios)[K]>[0]): Promise<Result<K>> {
   const outcome = await runBounded<Result<K>>(SCENARIOS, name, input, BOUND_MS);
-  if (!outcome.ok) throw new Error(`${name} ${JSON.stringify(input)}: ${outcome.reason === 'timeout' ? `did not end within ${BOUND_MS} ms (a loop?)` : outcome.message}`);
+  if (!outcome.ok)
+    throw new Error(`${name} ${JSON.stringify(input)}: ${outcome.reason === 'timeout' ? `did not end within ${BOUND_MS} ms (a loop?)` : outcome.message}`);
   return outcome.value;
 }
 
@@ -40,7 +41,13 @@ describe.each(BACKENDS)('failures of the model (%s)', (backend) => {
     expect(result.dlq.message).toEqual([]);
     expect(result.queueSize).toBe(0);
     for (const entry of result.dlq.tool) {
-      expect(entry).toMatchObject({ kind: 'model', modelName: 'gpt-test', stepIndex: 0, conversationRef: expect.stringMatching(/^conv_/), originalMessageId: expect.stringMatching(/^m\d$/) });
+      expect(entry).toMatchObject({
+        kind: 'model',
+        modelName: 'gpt-test',
+        stepIndex: 0,
+        conversationRef: expect.stringMatching(/^conv_/),
+        originalMessageId: expect.stringMatching(/^m\d$/),
+      });
     }
     expect(result.dlq.tool[0]).toMatchObject({ attempts: 1, lastError: { kind: 'auth', status: 401 } });
     // the provider's error text carried the key: nowhere in the entries or the run records
@@ -54,7 +61,14 @@ describe.each(BACKENDS)('failures of the model (%s)', (backend) => {
     expect(result.statuses).toEqual(['model_failed']);
     expect(result.callsBefore).toBe(4); // step 0, then 3 attempts at step 1
     expect(result.before.tool).toEqual([
-      expect.objectContaining({ kind: 'model', reason: 'model-retries-exhausted', stepIndex: 1, attempts: 3, lastError: expect.objectContaining({ status: 503, kind: 'server' }), tokensSpent: { input: 10, output: 2 } }),
+      expect.objectContaining({
+        kind: 'model',
+        reason: 'model-retries-exhausted',
+        stepIndex: 1,
+        attempts: 3,
+        lastError: expect.objectContaining({ status: 503, kind: 'server' }),
+        tokensSpent: { input: 10, output: 2 },
+      }),
     ]);
     expect(result.callsInDrain).toBe(1);
     expect(result.charges).toBe(1);
@@ -69,7 +83,9 @@ describe.each(BACKENDS)('failures of the model (%s)', (backend) => {
     const result = await run('modelReturnsGarbage', { backend });
     expect(result.statuses).toEqual(['poison:model_failed', 'next:completed']);
     expect(result.garbageCalls).toBe(3);
-    expect(result.dlq.tool).toEqual([expect.objectContaining({ kind: 'model', reason: 'model-invalid-response', lastError: expect.objectContaining({ kind: 'invalid_response' }) })]);
+    expect(result.dlq.tool).toEqual([
+      expect.objectContaining({ kind: 'model', reason: 'model-invalid-response', lastError: expect.objectContaining({ kind: 'invalid_response' }) }),
+    ]);
     expect(result.charges).toBe(1);
     expect(result.queueSize).toBe(0);
   });
@@ -88,7 +104,14 @@ describe.each(BACKENDS)('poison messages (%s)', (backend) => {
     expect(result.limitEvents).toEqual([expect.objectContaining({ messageId: 'poison', runId: 'run_poison', deliveries: 5, queue: 'tool' })]);
     expect(result.dlq.message).toEqual([]);
     expect(result.dlq.tool).toEqual([
-      expect.objectContaining({ kind: 'run', runId: 'run_poison', reason: 'delivery-limit-exceeded', deliveries: 5, originalMessageId: 'poison', lastError: expect.objectContaining({ message: expect.stringContaining('rejects') }) }),
+      expect.objectContaining({
+        kind: 'run',
+        runId: 'run_poison',
+        reason: 'delivery-limit-exceeded',
+        deliveries: 5,
+        originalMessageId: 'poison',
+        lastError: expect.objectContaining({ message: expect.stringContaining('rejects') }),
+      }),
     ]);
     expect(result.queueSize).toBe(0);
   });
@@ -105,7 +128,12 @@ describe.each(BACKENDS)('poison messages (%s)', (backend) => {
     expect(result.statuses).toEqual(['delivery_limit_exceeded']);
     expect(result.dlq.tool).toEqual([]);
     expect(result.dlq.message).toEqual([
-      expect.objectContaining({ kind: 'message', rawBody: JSON.stringify({ input: 'charge me' }), rawBodyRedacted: false, reason: expect.objectContaining({ code: 'DELIVERY_LIMIT_EXCEEDED', deliveries: 5, detail: expect.stringContaining('BigInt') }) }),
+      expect.objectContaining({
+        kind: 'message',
+        rawBody: JSON.stringify({ input: 'charge me' }),
+        rawBodyRedacted: false,
+        reason: expect.objectContaining({ code: 'DELIVERY_LIMIT_EXCEEDED', deliveries: 5, detail: expect.stringContaining('BigInt') }),
+      }),
     ]);
     expect(result.queueSize).toBe(0);
   });
@@ -123,7 +151,9 @@ describe.each(BACKENDS)('poison messages (%s)', (backend) => {
     const result = await run('crashedTooOften', { backend });
     expect(result.modelCalls).toBe(0);
     expect(result.result).toMatchObject({ status: 'delivery_limit_exceeded', queue: 'message', deliveries: 5 });
-    expect(result.dlq.message).toEqual([expect.objectContaining({ reason: expect.objectContaining({ code: 'DELIVERY_LIMIT_EXCEEDED', detail: expect.stringContaining('without a result') }) })]);
+    expect(result.dlq.message).toEqual([
+      expect.objectContaining({ reason: expect.objectContaining({ code: 'DELIVERY_LIMIT_EXCEEDED', detail: expect.stringContaining('without a result') }) }),
+    ]);
     expect(result.events).toMatchObject({ 'delivery-limit-exceeded': 1, 'dead-letter-add': 1 });
   });
 });
@@ -136,7 +166,8 @@ describe.each(BACKENDS)('two consumers of one DLQ entry (%s)', (backend) => {
     expect(result.lookupsInDrains).toBe(30);
     expect(result.modelCallsInDrains).toBe(30);
     expect((result.first.completed ?? 0) + (result.second.completed ?? 0)).toBe(30);
-    const losers = (result.first.in_progress ?? 0) + (result.second.in_progress ?? 0) + (result.first.already_completed ?? 0) + (result.second.already_completed ?? 0);
+    const losers =
+      (result.first.in_progress ?? 0) + (result.second.in_progress ?? 0) + (result.first.already_completed ?? 0) + (result.second.already_completed ?? 0);
     expect((result.first.completed ?? 0) + (result.second.completed ?? 0) + losers).toBe(60);
     expect(result.removed).toBe(30);
     expect(result.left).toBe(0);

@@ -38,7 +38,10 @@ describe('routing contract (SPEC.md §2.1)', () => {
     const messageDlq: MessageFailureEntry[] = [];
     const toolDlq: ToolFailureEntry[] = [];
     const model = createScriptedModel([{ text: 'hi', usage: { input: 1, output: 1 } }]);
-    const result = await handleMessage({ body: '{not json', id: 'm-1' }, { model, tools: [bookingTool(() => 'ok').tool], queues: { messageDlq, toolDlq }, stores: createMemoryStores() });
+    const result = await handleMessage(
+      { body: '{not json', id: 'm-1' },
+      { model, tools: [bookingTool(() => 'ok').tool], queues: { messageDlq, toolDlq }, stores: createMemoryStores() },
+    );
     expect(result.status).toBe('rejected');
     expect(messageDlq).toHaveLength(1);
     expect(messageDlq[0]).toMatchObject({ kind: 'message', rawBody: '{not json', messageId: 'm-1', reason: { code: 'MALFORMED_JSON' } });
@@ -58,7 +61,14 @@ describe('routing contract (SPEC.md §2.1)', () => {
     const model = createScriptedModel([callBooking('c1'), { text: 'Booked: ABC123', usage: { input: 150, output: 10 } }]);
     const result = await handleMessage(
       { body: JSON.stringify({ input: 'Book HAT001 for me' }), id: 'm-2' },
-      { model, tools: [tool], queues: { messageDlq, toolDlq }, toolRetryBudget: 2, stores: createMemoryStores(), runtimeOptions: { clock: createAutoAdvancingClock() } },
+      {
+        model,
+        tools: [tool],
+        queues: { messageDlq, toolDlq },
+        toolRetryBudget: 2,
+        stores: createMemoryStores(),
+        runtimeOptions: { clock: createAutoAdvancingClock() },
+      },
     );
     expect(calls()).toBe(2);
     expect(result.status).toBe('completed');
@@ -75,7 +85,14 @@ describe('routing contract (SPEC.md §2.1)', () => {
     const model = createScriptedModel([callBooking('c1'), callBooking('c2'), callBooking('c3')]);
     const result = await handleMessage(
       { body: JSON.stringify({ input: `Book HAT001, my e-mail is ${CUSTOMER_EMAIL}` }), id: 'm-3' },
-      { model, tools: [tool], queues: { messageDlq, toolDlq }, toolRetryBudget: 2, stores: createMemoryStores(), runtimeOptions: { clock: createAutoAdvancingClock() } },
+      {
+        model,
+        tools: [tool],
+        queues: { messageDlq, toolDlq },
+        toolRetryBudget: 2,
+        stores: createMemoryStores(),
+        runtimeOptions: { clock: createAutoAdvancingClock() },
+      },
     );
     expect(result.status).toBe('tool_failed');
     expect(messageDlq).toHaveLength(0);

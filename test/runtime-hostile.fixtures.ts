@@ -44,7 +44,11 @@ export async function catastrophicPattern(input: { length: number }): Promise<Su
  * A tool that calls `runtime.run` on itself: `sync` returns the nested call's promise from a plain
  * function, `async` awaits a resolved promise first (a chain of awaits that never reaches a macrotask).
  */
-export async function selfRecursion(input: { mode: 'sync' | 'async'; maxInFlightCalls?: number; timeoutMs?: number }): Promise<Summary & { executions: number; heapMb: number }> {
+export async function selfRecursion(input: {
+  mode: 'sync' | 'async';
+  maxInFlightCalls?: number;
+  timeoutMs?: number;
+}): Promise<Summary & { executions: number; heapMb: number }> {
   let executions = 0;
   const holder: { runtime?: ToolRuntime } = {};
   const execute =
@@ -59,7 +63,15 @@ export async function selfRecursion(input: { mode: 'sync' | 'async'; maxInFlight
           return holder.runtime!.run({ name: 'recurse', args });
         };
   const runtime = createToolRuntime({
-    tools: [defineTool({ name: 'recurse', description: 'Calls itself', inputSchema: { type: 'object' }, execute, ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}) })],
+    tools: [
+      defineTool({
+        name: 'recurse',
+        description: 'Calls itself',
+        inputSchema: { type: 'object' },
+        execute,
+        ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
+      }),
+    ],
     ...(input.maxInFlightCalls !== undefined ? { maxInFlightCalls: input.maxInFlightCalls } : {}),
   });
   holder.runtime = runtime;
@@ -132,4 +144,19 @@ export function sanitiseAllAdversarial(): Record<string, number> {
 }
 
 /** The shapes {@link sanitiseAdversarial} knows. */
-export const SANITISE_SHAPES = ['spaces', 'spaces-then-at', 'at-words', 'windows-spaced', 'windows-repeated', 'posix-deep', 'posix-no-root', 'slashes', 'unc-spaced', 'frame-lines', 'go-dump', 'go-function-parens', 'python-traceback', 'path-positions'] as const;
+export const SANITISE_SHAPES = [
+  'spaces',
+  'spaces-then-at',
+  'at-words',
+  'windows-spaced',
+  'windows-repeated',
+  'posix-deep',
+  'posix-no-root',
+  'slashes',
+  'unc-spaced',
+  'frame-lines',
+  'go-dump',
+  'go-function-parens',
+  'python-traceback',
+  'path-positions',
+] as const;

@@ -20,7 +20,9 @@ describe.skipIf(!hasSharedData('tau-bench', 'gpt-4o-airline.tool_calls.jsonl'))(
   it('parses every recorded call and validates it against its tool schema', async () => {
     const tools = readSharedJson<OpenAiTool[]>('tau-bench', 'tools.airline.json');
     const validator = createAjvSchemaValidator();
-    const schemas = new Map<string, CompiledToolSchema>(tools.map((tool) => [tool.function.name, validator.compile(tool.function.parameters, { coerce: 'none' })]));
+    const schemas = new Map<string, CompiledToolSchema>(
+      tools.map((tool) => [tool.function.name, validator.compile(tool.function.parameters, { coerce: 'none' })]),
+    );
     const trials = readSharedJsonLines<RecordedTrial>('tau-bench', 'gpt-4o-airline.tool_calls.jsonl');
     const problems: string[] = [];
     const normalisations: string[] = [];
@@ -44,7 +46,9 @@ describe.skipIf(!hasSharedData('tau-bench', 'gpt-4o-airline.tool_calls.jsonl'))(
         else normalisations.push(...result.normalisations);
       }
     }
-    console.info(`[tau-bench] ${calls} calls over ${schemas.size} tools: ${calls - problems.length} pass, ${problems.length} fail, ${normalisations.length} normalisations`);
+    console.info(
+      `[tau-bench] ${calls} calls over ${schemas.size} tools: ${calls - problems.length} pass, ${problems.length} fail, ${normalisations.length} normalisations`,
+    );
     expect(calls).toBe(1164);
     expect(schemas.size).toBe(14);
     expect(problems).toEqual([]);

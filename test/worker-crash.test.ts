@@ -185,230 +185,311 @@ describe('worker crash test (SIGKILL at random points, restart until the queue i
   const directory = mkdtempSync(join(tmpdir(), 'toolrun-crash-'));
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-  it('loses nothing, routes every message to exactly one place, bounds poison runs, drains each entry once, and repeats no recorded side effect', { timeout: 150_000 }, async () => {
-    const random = createSeededRandom(SEED);
-    const databasePath = join(directory, 'toolrun.db');
-    const effectsPath = join(directory, 'effects.db');
-    const batch = makeBatch(random);
-    const byId = new Map(batch.map((message) => [message.id, message]));
-    const setup = createSqliteStores({ path: databasePath });
-    for (const message of batch) await setup.queue.enqueue({ id: message.id, body: message.body });
-    await setup.close();
+  it(
+    'loses nothing, routes every message to exactly one place, bounds poison runs, drains each entry once, and repeats no recorded side effect',
+    { timeout: 150_000 },
+    async () => {
+      const random = createSeededRandom(SEED);
+      const databasePath = join(directory, 'toolrun.db');
+      const effectsPath = join(directory, 'effects.db');
+      const batch = makeBatch(random);
+      const byId = new Map(batch.map((message) => [message.id, message]));
+      const setup = createSqliteStores({ path: databasePath });
+      for (const message of batch) await setup.queue.enqueue({ id: message.id, body: message.body });
+      await setup.close();
 
-    const startedAt = Date.now();
-    const killedPids = new Set<number>();
-    const exits: WorkerExit[] = [];
-    let remaining = MESSAGES;
-    let selfKillBounds = 0;
-    while (remaining > 0) {
-      expect(Date.now() - startedAt, 'time budget').toBeLessThan(TIME_BUDGET_MS);
-      const kill = killedPids.size < MAX_KILLS ? 20 + Math.floor(random() * 280) : undefined;
-      // While kills are missing, a process may handle at most its share of what is left: with k
-      // kills to go and r messages left, r / (k + 1) each, so at least k + 1 processes are needed and
-      // the first k are all killed, however fast or slow the machine is.
-      const missing = MIN_KILLS - killedPids.size;
-      const killAfterResults = missing > 0 ? Math.max(1, Math.floor(remaining / (missing + 1))) : 0;
-      if (killAfterResults > 0) selfKillBounds += 1;
-      const exit = await runWorker(databasePath, effectsPath, kill, killAfterResults);
-      exits.push(exit);
-      if (exit.killed) killedPids.add(exit.pid);
-      const probe = createSqliteStores({ path: databasePath });
-      remaining = await probe.queue.size();
-      await probe.close();
-    }
-    const elapsedMs = Date.now() - startedAt;
-    if (process.env.CRASH_TEST_DUMP) writeFileSync(process.env.CRASH_TEST_DUMP, exits.map((exit) => `process ${exit.pid} killed=${exit.killed}\n${exit.lines.join('\n')}`).join('\n'));
-
-    // Where every message ended after the worker phase.
-    const before = await placesOf(databasePath, batch);
-    expect(before.queueSize).toBe(0);
-    const toolEntryOf = new Map(before.toolEntries.map((entry) => [entry.originalMessageId, entry]));
-    const messageEntryOf = new Map(before.messageEntries.map((entry) => [entry.messageId ?? '?', entry]));
-    const crashDeadLettered = new Set<string>();
-    const misplaced: string[] = [];
-    for (const message of batch) {
-      const found = before.places.get(message.id) ?? [];
-      if (found.length === 1 && found[0] === EXPECTED_PLACE[message.kind]) continue;
-      if (found.length === 1 && deadLetteredByCrashes(message, found[0]!, toolEntryOf.get(message.id), messageEntryOf.get(message.id))) {
-        crashDeadLettered.add(message.id);
-        continue;
+      const startedAt = Date.now();
+      const killedPids = new Set<number>();
+      const exits: WorkerExit[] = [];
+      let remaining = MESSAGES;
+      let selfKillBounds = 0;
+      while (remaining > 0) {
+        expect(Date.now() - startedAt, 'time budget').toBeLessThan(TIME_BUDGET_MS);
+        const kill = killedPids.size < MAX_KILLS ? 20 + Math.floor(random() * 280) : undefined;
+        // While kills are missing, a process may handle at most its share of what is left: with k
+        // kills to go and r messages left, r / (k + 1) each, so at least k + 1 processes are needed and
+        // the first k are all killed, however fast or slow the machine is.
+        const missing = MIN_KILLS - killedPids.size;
+        const killAfterResults = missing > 0 ? Math.max(1, Math.floor(remaining / (missing + 1))) : 0;
+        if (killAfterResults > 0) selfKillBounds += 1;
+        const exit = await runWorker(databasePath, effectsPath, kill, killAfterResults);
+        exits.push(exit);
+        if (exit.killed) killedPids.add(exit.pid);
+        const probe = createSqliteStores({ path: databasePath });
+        remaining = await probe.queue.size();
+        await probe.close();
       }
-      misplaced.push(`${message.id} (${message.kind} step ${message.step}): ${JSON.stringify(found)} run ${before.statuses.get(message.id)}`);
-    }
-    expect(misplaced, 'messages not in the one place their plan says').toEqual([]);
-    const completedBefore = [...before.places.values()].filter((found) => found.includes('completed')).length;
-    expect(before.messageEntries.length + before.toolEntries.length + completedBefore, 'entries + completed runs').toBe(MESSAGES);
+      const elapsedMs = Date.now() - startedAt;
+      if (process.env.CRASH_TEST_DUMP)
+        writeFileSync(process.env.CRASH_TEST_DUMP, exits.map((exit) => `process ${exit.pid} killed=${exit.killed}\n${exit.lines.join('\n')}`).join('\n'));
 
-    // What the entries say: the step to resume at, the kind of failure, the bound.
-    const entryProblems: string[] = [];
-    for (const entry of before.toolEntries) {
-      const message = byId.get(entry.originalMessageId);
-      if (!message || crashDeadLettered.has(message.id)) continue;
-      const problem = (what: string) => entryProblems.push(`${message.id} (${message.kind}): ${what}: ${JSON.stringify(entry)}`);
-      if (entry.kind === 'tool' && entry.toolName !== 'broken_service') problem('not the broken service');
-      if (entry.kind === 'model') {
-        if (entry.stepIndex !== message.step) problem(`model failure at step ${entry.stepIndex}, not ${message.step}`);
-        if (entry.reason !== 'model-not-retryable' || entry.lastError.status !== 401 || entry.attempts !== 1) problem('not a rejected key, tried once');
+      // Where every message ended after the worker phase.
+      const before = await placesOf(databasePath, batch);
+      expect(before.queueSize).toBe(0);
+      const toolEntryOf = new Map(before.toolEntries.map((entry) => [entry.originalMessageId, entry]));
+      const messageEntryOf = new Map(before.messageEntries.map((entry) => [entry.messageId ?? '?', entry]));
+      const crashDeadLettered = new Set<string>();
+      const misplaced: string[] = [];
+      for (const message of batch) {
+        const found = before.places.get(message.id) ?? [];
+        if (found.length === 1 && found[0] === EXPECTED_PLACE[message.kind]) continue;
+        if (found.length === 1 && deadLetteredByCrashes(message, found[0]!, toolEntryOf.get(message.id), messageEntryOf.get(message.id))) {
+          crashDeadLettered.add(message.id);
+          continue;
+        }
+        misplaced.push(`${message.id} (${message.kind} step ${message.step}): ${JSON.stringify(found)} run ${before.statuses.get(message.id)}`);
       }
-      if (entry.kind === 'run') {
-        if (entry.stepIndex !== message.step) problem(`poison checkpoint at step ${entry.stepIndex}, not ${message.step}`);
-        // deliveries killed by SIGKILL count too (as SQS counts receives), so the bound may be reached sooner in failures
-        if (entry.deliveries < MAX_DELIVERIES) problem(`dead-lettered after ${entry.deliveries} deliveries, fewer than ${MAX_DELIVERIES}`);
-        if (entry.lastError.kind !== 'exception' || !entry.lastError.message.includes('unsupported Unicode escape sequence')) problem('the last error is not the store rejection');
+      expect(misplaced, 'messages not in the one place their plan says').toEqual([]);
+      const completedBefore = [...before.places.values()].filter((found) => found.includes('completed')).length;
+      expect(before.messageEntries.length + before.toolEntries.length + completedBefore, 'entries + completed runs').toBe(MESSAGES);
+
+      // What the entries say: the step to resume at, the kind of failure, the bound.
+      const entryProblems: string[] = [];
+      for (const entry of before.toolEntries) {
+        const message = byId.get(entry.originalMessageId);
+        if (!message || crashDeadLettered.has(message.id)) continue;
+        const problem = (what: string) => entryProblems.push(`${message.id} (${message.kind}): ${what}: ${JSON.stringify(entry)}`);
+        if (entry.kind === 'tool' && entry.toolName !== 'broken_service') problem('not the broken service');
+        if (entry.kind === 'model') {
+          if (entry.stepIndex !== message.step) problem(`model failure at step ${entry.stepIndex}, not ${message.step}`);
+          if (entry.reason !== 'model-not-retryable' || entry.lastError.status !== 401 || entry.attempts !== 1) problem('not a rejected key, tried once');
+        }
+        if (entry.kind === 'run') {
+          if (entry.stepIndex !== message.step) problem(`poison checkpoint at step ${entry.stepIndex}, not ${message.step}`);
+          // deliveries killed by SIGKILL count too (as SQS counts receives), so the bound may be reached sooner in failures
+          if (entry.deliveries < MAX_DELIVERIES) problem(`dead-lettered after ${entry.deliveries} deliveries, fewer than ${MAX_DELIVERIES}`);
+          if (entry.lastError.kind !== 'exception' || !entry.lastError.message.includes('unsupported Unicode escape sequence'))
+            problem('the last error is not the store rejection');
+        }
+        if (!entry.conversationRef.startsWith('conv_')) problem('no conversation to resume');
       }
-      if (!entry.conversationRef.startsWith('conv_')) problem('no conversation to resume');
-    }
-    expect(entryProblems).toEqual([]);
+      expect(entryProblems).toEqual([]);
 
-    // Only poison deliveries count toward the bound (a busy SQLite is an outage, not counted), and
-    // a poison run's store rejected it at most maxDeliveries times.
-    const lines = exits.flatMap((exit) => exit.lines);
-    const failed = lines.filter((line) => line.startsWith('failed ')).map((line) => line.split(' '));
-    const countedFailures = failed.filter((parts) => parts[3] === '1');
-    // (so a message dead-lettered as a crash was charged with kills only)
-    expect(countedFailures.filter((parts) => byId.get(parts[1]!)?.kind !== 'poison').map((parts) => parts.join(' ')), 'counted failures of healthy messages').toEqual([]);
-    const effectsReader = new BetterSqlite3(effectsPath, { readonly: true });
-    const rejections = new Map(
-      (effectsReader.prepare('SELECT run_id, COUNT(*) AS count FROM store_rejections GROUP BY run_id').all() as Array<{ run_id: string; count: number }>).map((row) => [row.run_id, row.count]),
-    );
-    const flakyFailures = new Set((effectsReader.prepare('SELECT run_id FROM model_failures').all() as Array<{ run_id: string }>).map((row) => row.run_id));
-    const effectsBefore = effectsReader.prepare('SELECT run_id, step_index, call_index FROM effects').all() as Array<{ run_id: string; step_index: number; call_index: number }>;
-    effectsReader.close();
-    const poison = batch.filter((message) => message.kind === 'poison');
-    expect(poison.filter((message) => !((rejections.get(`run_${message.id}`) ?? 0) >= 1 && (rejections.get(`run_${message.id}`) ?? 0) <= MAX_DELIVERIES)).map((m) => `${m.id}: ${rejections.get(`run_${m.id}`) ?? 0} rejections`)).toEqual([]);
-    expect([...rejections.keys()].filter((runId) => byId.get(runId.slice(4))?.kind !== 'poison'), 'store rejections of other runs').toEqual([]);
-    // every flaky run that completed met its 503
-    const flaky = batch.filter((message) => message.kind === 'model-flaky' && !crashDeadLettered.has(message.id));
-    expect(flaky.filter((message) => !flakyFailures.has(`run_${message.id}`)).map((message) => message.id), 'model-flaky runs whose model never failed').toEqual([]);
-    // the effects so far: exactly the plan's steps before its failure (each key at least once; no other key)
-    const keysBefore = new Map<string, Set<string>>();
-    for (const row of effectsBefore) keysBefore.set(row.run_id, (keysBefore.get(row.run_id) ?? new Set()).add(`${row.step_index}:${row.call_index}`));
-    const effectProblems = batch.flatMap((message) => {
-      const got = [...(keysBefore.get(`run_${message.id}`) ?? [])].sort();
-      const allowed = finalEffects(message);
-      if (crashDeadLettered.has(message.id)) return got.every((key) => allowed.includes(key)) ? [] : [`${message.id}: ${JSON.stringify(got)}`];
-      const wanted = effectsBeforeDrain(message).sort();
-      return JSON.stringify(got) === JSON.stringify(wanted) ? [] : [`${message.id} (${message.kind} step ${message.step}): effects ${JSON.stringify(got)}, expected ${JSON.stringify(wanted)}`];
-    });
-    expect(effectProblems, 'side effects before the drains').toEqual([]);
+      // Only poison deliveries count toward the bound (a busy SQLite is an outage, not counted), and
+      // a poison run's store rejected it at most maxDeliveries times.
+      const lines = exits.flatMap((exit) => exit.lines);
+      const failed = lines.filter((line) => line.startsWith('failed ')).map((line) => line.split(' '));
+      const countedFailures = failed.filter((parts) => parts[3] === '1');
+      // (so a message dead-lettered as a crash was charged with kills only)
+      expect(
+        countedFailures.filter((parts) => byId.get(parts[1]!)?.kind !== 'poison').map((parts) => parts.join(' ')),
+        'counted failures of healthy messages',
+      ).toEqual([]);
+      const effectsReader = new BetterSqlite3(effectsPath, { readonly: true });
+      const rejections = new Map(
+        (effectsReader.prepare('SELECT run_id, COUNT(*) AS count FROM store_rejections GROUP BY run_id').all() as Array<{ run_id: string; count: number }>).map(
+          (row) => [row.run_id, row.count],
+        ),
+      );
+      const flakyFailures = new Set((effectsReader.prepare('SELECT run_id FROM model_failures').all() as Array<{ run_id: string }>).map((row) => row.run_id));
+      const effectsBefore = effectsReader.prepare('SELECT run_id, step_index, call_index FROM effects').all() as Array<{
+        run_id: string;
+        step_index: number;
+        call_index: number;
+      }>;
+      effectsReader.close();
+      const poison = batch.filter((message) => message.kind === 'poison');
+      expect(
+        poison
+          .filter((message) => !((rejections.get(`run_${message.id}`) ?? 0) >= 1 && (rejections.get(`run_${message.id}`) ?? 0) <= MAX_DELIVERIES))
+          .map((m) => `${m.id}: ${rejections.get(`run_${m.id}`) ?? 0} rejections`),
+      ).toEqual([]);
+      expect(
+        [...rejections.keys()].filter((runId) => byId.get(runId.slice(4))?.kind !== 'poison'),
+        'store rejections of other runs',
+      ).toEqual([]);
+      // every flaky run that completed met its 503
+      const flaky = batch.filter((message) => message.kind === 'model-flaky' && !crashDeadLettered.has(message.id));
+      expect(
+        flaky.filter((message) => !flakyFailures.has(`run_${message.id}`)).map((message) => message.id),
+        'model-flaky runs whose model never failed',
+      ).toEqual([]);
+      // the effects so far: exactly the plan's steps before its failure (each key at least once; no other key)
+      const keysBefore = new Map<string, Set<string>>();
+      for (const row of effectsBefore) keysBefore.set(row.run_id, (keysBefore.get(row.run_id) ?? new Set()).add(`${row.step_index}:${row.call_index}`));
+      const effectProblems = batch.flatMap((message) => {
+        const got = [...(keysBefore.get(`run_${message.id}`) ?? [])].sort();
+        const allowed = finalEffects(message);
+        if (crashDeadLettered.has(message.id)) return got.every((key) => allowed.includes(key)) ? [] : [`${message.id}: ${JSON.stringify(got)}`];
+        const wanted = effectsBeforeDrain(message).sort();
+        return JSON.stringify(got) === JSON.stringify(wanted)
+          ? []
+          : [`${message.id} (${message.kind} step ${message.step}): effects ${JSON.stringify(got)}, expected ${JSON.stringify(wanted)}`];
+      });
+      expect(effectProblems, 'side effects before the drains').toEqual([]);
 
-    // Two drains at once, with the world fixed, once the claims killed workers held on dead-lettered runs have lapsed.
-    const claimStores = createSqliteStores({ path: databasePath });
-    try {
-      const until = Date.now() + LEASE_MS + 2_000;
-      for (;;) {
-        const held = (await Promise.all(before.toolEntries.map((entry) => claimStores.claims?.get(runClaimKey(entry.runId))))).filter((claim) => claim !== undefined);
-        if (held.length === 0) break;
-        expect(Date.now(), `runs still claimed: ${JSON.stringify(held)}`).toBeLessThan(until);
-        await sleep(50);
+      // Two drains at once, with the world fixed, once the claims killed workers held on dead-lettered runs have lapsed.
+      const claimStores = createSqliteStores({ path: databasePath });
+      try {
+        const until = Date.now() + LEASE_MS + 2_000;
+        for (;;) {
+          const held = (await Promise.all(before.toolEntries.map((entry) => claimStores.claims?.get(runClaimKey(entry.runId))))).filter(
+            (claim) => claim !== undefined,
+          );
+          if (held.length === 0) break;
+          expect(Date.now(), `runs still claimed: ${JSON.stringify(held)}`).toBeLessThan(until);
+          await sleep(50);
+        }
+      } finally {
+        await claimStores.close();
       }
-    } finally {
-      await claimStores.close();
-    }
-    const drainStartedAt = Date.now();
-    const drains = [spawnDrain(databasePath, effectsPath), spawnDrain(databasePath, effectsPath)];
-    await Promise.all(drains.map((drain) => drain.ready));
-    for (const drain of drains) drain.child.stdin.end('go\n');
-    const drainTimer = setTimeout(() => drains.forEach((drain) => drain.child.kill('SIGKILL')), DRAIN_BUDGET_MS);
-    const drainExits = await Promise.all(drains.map((drain) => drain.exited));
-    clearTimeout(drainTimer);
-    const drainMs = Date.now() - drainStartedAt;
-    expect(drainExits.map((exit) => exit.code), drains.map((drain) => drain.stderr()).join('\n')).toEqual([0, 0]);
-    const reports = drains.map((drain) => (drain.events[0] as { pid: number; report: DrainReport }).report);
-    const drainPids = new Set(drains.map((drain) => drain.child.pid ?? -1));
+      const drainStartedAt = Date.now();
+      const drains = [spawnDrain(databasePath, effectsPath), spawnDrain(databasePath, effectsPath)];
+      await Promise.all(drains.map((drain) => drain.ready));
+      for (const drain of drains) drain.child.stdin.end('go\n');
+      const drainTimer = setTimeout(() => drains.forEach((drain) => drain.child.kill('SIGKILL')), DRAIN_BUDGET_MS);
+      const drainExits = await Promise.all(drains.map((drain) => drain.exited));
+      clearTimeout(drainTimer);
+      const drainMs = Date.now() - drainStartedAt;
+      expect(
+        drainExits.map((exit) => exit.code),
+        drains.map((drain) => drain.stderr()).join('\n'),
+      ).toEqual([0, 0]);
+      const reports = drains.map((drain) => (drain.events[0] as { pid: number; report: DrainReport }).report);
+      const drainPids = new Set(drains.map((drain) => drain.child.pid ?? -1));
 
-    // Each entry was completed by exactly one drain; the other found it in progress or completed.
-    const completedBy = new Map<string, number>();
-    const outcomes: Record<string, number> = {};
-    for (const report of reports) {
-      for (const entry of report.entries) {
-        outcomes[entry.status] = (outcomes[entry.status] ?? 0) + 1;
-        if (entry.status === 'completed') completedBy.set(entry.id, (completedBy.get(entry.id) ?? 0) + 1);
+      // Each entry was completed by exactly one drain; the other found it in progress or completed.
+      const completedBy = new Map<string, number>();
+      const outcomes: Record<string, number> = {};
+      for (const report of reports) {
+        for (const entry of report.entries) {
+          outcomes[entry.status] = (outcomes[entry.status] ?? 0) + 1;
+          if (entry.status === 'completed') completedBy.set(entry.id, (completedBy.get(entry.id) ?? 0) + 1);
+        }
       }
-    }
-    expect(Object.keys(outcomes).filter((status) => !['completed', 'in_progress', 'already_completed'].includes(status)), JSON.stringify(reports)).toEqual([]);
-    expect(before.toolRecords.filter((record) => completedBy.get(record.id) !== 1).map((record) => `${record.id}: completed ${completedBy.get(record.id) ?? 0} times`)).toEqual([]);
-    expect(reports[0]!.removed + reports[1]!.removed).toBe(before.toolRecords.length);
+      expect(
+        Object.keys(outcomes).filter((status) => !['completed', 'in_progress', 'already_completed'].includes(status)),
+        JSON.stringify(reports),
+      ).toEqual([]);
+      expect(
+        before.toolRecords
+          .filter((record) => completedBy.get(record.id) !== 1)
+          .map((record) => `${record.id}: completed ${completedBy.get(record.id) ?? 0} times`),
+      ).toEqual([]);
+      expect(reports[0]!.removed + reports[1]!.removed).toBe(before.toolRecords.length);
 
-    const after = await placesOf(databasePath, batch);
-    expect(after.toolEntries, 'left in the tool DLQ after the drains').toEqual([]);
-    const finalPlace = (message: Plan) => (message.kind === 'malformed' || (crashDeadLettered.has(message.id) && before.places.get(message.id)?.[0] === 'message-dlq') ? 'message-dlq' : 'completed');
-    expect(batch.filter((message) => JSON.stringify(after.places.get(message.id) ?? []) !== JSON.stringify([finalPlace(message)])).map((m) => `${m.id} (${m.kind}): ${JSON.stringify(after.places.get(m.id) ?? [])}`)).toEqual([]);
+      const after = await placesOf(databasePath, batch);
+      expect(after.toolEntries, 'left in the tool DLQ after the drains').toEqual([]);
+      const finalPlace = (message: Plan) =>
+        message.kind === 'malformed' || (crashDeadLettered.has(message.id) && before.places.get(message.id)?.[0] === 'message-dlq')
+          ? 'message-dlq'
+          : 'completed';
+      expect(
+        batch
+          .filter((message) => JSON.stringify(after.places.get(message.id) ?? []) !== JSON.stringify([finalPlace(message)]))
+          .map((m) => `${m.id} (${m.kind}): ${JSON.stringify(after.places.get(m.id) ?? [])}`),
+      ).toEqual([]);
 
-    // The drains called the model only for the remaining steps, each step once.
-    const effects = new BetterSqlite3(effectsPath, { readonly: true });
-    const drainCalls = effects.prepare('SELECT run_id, step_index, COUNT(*) AS count FROM model_calls GROUP BY run_id, step_index ORDER BY run_id, step_index').all() as Array<{ run_id: string; step_index: number; count: number }>;
-    expect(drainCalls.filter((row) => row.count > 1), 'a model call repeated by the drains').toEqual([]);
-    const firstDrainStep = new Map<string, number>();
-    for (const row of drainCalls) if (!firstDrainStep.has(row.run_id)) firstDrainStep.set(row.run_id, row.step_index);
-    // (the step after a failed tool's; a crashed run's own step, or the next one when it died inside a tool step)
-    const resumesAt = (entry: ResumableEntry) => (entry.kind === 'tool' ? [entry.stepIndex + 1] : entry.kind === 'run' && entry.lastError.kind === 'crash' ? [entry.stepIndex, entry.stepIndex + 1] : [entry.stepIndex]);
-    expect(
-      before.toolEntries.filter((entry) => !resumesAt(entry).includes(firstDrainStep.get(entry.runId) ?? -1)).map((entry) => `${entry.runId} (${entry.kind} at ${entry.stepIndex}): first drain call at ${firstDrainStep.get(entry.runId)}`),
-    ).toEqual([]);
+      // The drains called the model only for the remaining steps, each step once.
+      const effects = new BetterSqlite3(effectsPath, { readonly: true });
+      const drainCalls = effects
+        .prepare('SELECT run_id, step_index, COUNT(*) AS count FROM model_calls GROUP BY run_id, step_index ORDER BY run_id, step_index')
+        .all() as Array<{ run_id: string; step_index: number; count: number }>;
+      expect(
+        drainCalls.filter((row) => row.count > 1),
+        'a model call repeated by the drains',
+      ).toEqual([]);
+      const firstDrainStep = new Map<string, number>();
+      for (const row of drainCalls) if (!firstDrainStep.has(row.run_id)) firstDrainStep.set(row.run_id, row.step_index);
+      // (the step after a failed tool's; a crashed run's own step, or the next one when it died inside a tool step)
+      const resumesAt = (entry: ResumableEntry) =>
+        entry.kind === 'tool'
+          ? [entry.stepIndex + 1]
+          : entry.kind === 'run' && entry.lastError.kind === 'crash'
+            ? [entry.stepIndex, entry.stepIndex + 1]
+            : [entry.stepIndex];
+      expect(
+        before.toolEntries
+          .filter((entry) => !resumesAt(entry).includes(firstDrainStep.get(entry.runId) ?? -1))
+          .map((entry) => `${entry.runId} (${entry.kind} at ${entry.stepIndex}): first drain call at ${firstDrainStep.get(entry.runId)}`),
+      ).toEqual([]);
 
-    // Side effects: every expected one happened; duplicates only in the documented window.
-    const rows = effects.prepare('SELECT run_id, step_index, call_index, pid, rowid FROM effects ORDER BY rowid').all() as Array<{ run_id: string; step_index: number; call_index: number; pid: number }>;
-    const keyHits = (effects.prepare('SELECT COUNT(*) AS count FROM effect_key_hits').get() as { count: number }).count;
-    effects.close();
-    const byKey = new Map<string, Array<{ pid: number }>>();
-    for (const row of rows) {
-      const key = `${row.run_id}:${row.step_index}:${row.call_index}`;
-      byKey.set(key, [...(byKey.get(key) ?? []), { pid: row.pid }]);
-    }
-    const expectedKeys = batch.flatMap((message) => (finalPlace(message) === 'completed' ? finalEffects(message).map((suffix) => `run_${message.id}:${suffix}`) : []));
-    expect(expectedKeys.filter((key) => !byKey.has(key)), 'side effects missing').toEqual([]);
-    const crashMessageDlq = batch.filter((message) => crashDeadLettered.has(message.id) && finalPlace(message) === 'message-dlq').map((message) => `run_${message.id}:`);
-    expect([...byKey.keys()].filter((key) => !expectedKeys.includes(key) && !crashMessageDlq.some((prefix) => key.startsWith(prefix))), 'unexpected side effects').toEqual([]);
-    const honoured = new Set(batch.filter((message) => message.honour).map((message) => `run_${message.id}`));
-    const duplicates = [...byKey.entries()].filter(([, writes]) => writes.length > 1);
-    const honouredDuplicates = duplicates.filter(([key]) => honoured.has(key.split(':')[0]!));
-    const windowHits = duplicates.filter(([key]) => !honoured.has(key.split(':')[0]!));
-    expect(honouredDuplicates.map(([key]) => key), 'duplicates despite the idempotency key').toEqual([]);
-    // A duplicate is only acceptable when every write but the last came from a process that was killed
-    // (never from a drain: nothing kills them).
-    const unexplained = windowHits.filter(([, writes]) => writes.slice(0, -1).some((write) => !killedPids.has(write.pid)));
-    expect(unexplained.map(([key]) => key), 'duplicates not explained by a kill').toEqual([]);
-    const drainWrites = rows.filter((row) => drainPids.has(row.pid)).length;
+      // Side effects: every expected one happened; duplicates only in the documented window.
+      const rows = effects.prepare('SELECT run_id, step_index, call_index, pid, rowid FROM effects ORDER BY rowid').all() as Array<{
+        run_id: string;
+        step_index: number;
+        call_index: number;
+        pid: number;
+      }>;
+      const keyHits = (effects.prepare('SELECT COUNT(*) AS count FROM effect_key_hits').get() as { count: number }).count;
+      effects.close();
+      const byKey = new Map<string, Array<{ pid: number }>>();
+      for (const row of rows) {
+        const key = `${row.run_id}:${row.step_index}:${row.call_index}`;
+        byKey.set(key, [...(byKey.get(key) ?? []), { pid: row.pid }]);
+      }
+      const expectedKeys = batch.flatMap((message) =>
+        finalPlace(message) === 'completed' ? finalEffects(message).map((suffix) => `run_${message.id}:${suffix}`) : [],
+      );
+      expect(
+        expectedKeys.filter((key) => !byKey.has(key)),
+        'side effects missing',
+      ).toEqual([]);
+      const crashMessageDlq = batch
+        .filter((message) => crashDeadLettered.has(message.id) && finalPlace(message) === 'message-dlq')
+        .map((message) => `run_${message.id}:`);
+      expect(
+        [...byKey.keys()].filter((key) => !expectedKeys.includes(key) && !crashMessageDlq.some((prefix) => key.startsWith(prefix))),
+        'unexpected side effects',
+      ).toEqual([]);
+      const honoured = new Set(batch.filter((message) => message.honour).map((message) => `run_${message.id}`));
+      const duplicates = [...byKey.entries()].filter(([, writes]) => writes.length > 1);
+      const honouredDuplicates = duplicates.filter(([key]) => honoured.has(key.split(':')[0]!));
+      const windowHits = duplicates.filter(([key]) => !honoured.has(key.split(':')[0]!));
+      expect(
+        honouredDuplicates.map(([key]) => key),
+        'duplicates despite the idempotency key',
+      ).toEqual([]);
+      // A duplicate is only acceptable when every write but the last came from a process that was killed
+      // (never from a drain: nothing kills them).
+      const unexplained = windowHits.filter(([, writes]) => writes.slice(0, -1).some((write) => !killedPids.has(write.pid)));
+      expect(
+        unexplained.map(([key]) => key),
+        'duplicates not explained by a kill',
+      ).toEqual([]);
+      const drainWrites = rows.filter((row) => drainPids.has(row.pid)).length;
 
-    // Numbers.
-    const deliveries = lines.filter((line) => line.startsWith('deliver '));
-    const resumes = deliveries.filter((line) => line.split(' ')[3] === 'running');
-    const resumesMidStep = resumes.filter((line) => line.split(' ')[5] === 'true');
-    const alreadyFinished = lines.filter((line) => line.startsWith('result ') && line.endsWith(' true'));
-    const countBy = (values: readonly string[]) => Object.fromEntries([...new Set(values)].sort().map((value) => [value, values.filter((other) => other === value).length]));
-    const report = {
-      seed: SEED,
-      responseMs: RESPONSE_MS,
-      messages: MESSAGES,
-      plans: countBy(batch.map((message) => message.kind)),
-      workerProcesses: exits.length,
-      kills: killedPids.size,
-      processesWithAKillBound: selfKillBounds,
-      redeliveries: deliveries.length,
-      resumesOfRunningRuns: resumes.length,
-      resumesInsideAToolStep: resumesMidStep.length,
-      redeliveriesOfFinishedRuns: alreadyFinished.length,
-      // of which the message had been dead-lettered (the keyed push added nothing)
-      redeliveriesAlreadyDeadLettered: alreadyFinished.filter((line) => / (rejected|tool_failed|model_failed|delivery_limit_exceeded) true$/.test(line)).length,
-      failedDeliveries: failed.length,
-      countedFailedDeliveries: countedFailures.length,
-      poisonStoreRejections: [...rejections.values()].reduce((sum, count) => sum + count, 0),
-      toolDlqBeforeDrains: countBy(before.toolEntries.map((entry) => entry.kind)),
-      messageDlq: before.messageEntries.length,
-      deadLetteredByCrashes: crashDeadLettered.size,
-      drains: { outcomes, removed: reports.map((drainReport) => drainReport.removed), modelCalls: drainCalls.length, sideEffects: drainWrites, ms: drainMs },
-      sideEffects: rows.length,
-      expectedSideEffects: expectedKeys.length,
-      duplicateSideEffectsWithoutIdempotencyKey: windowHits.reduce((sum, [, writes]) => sum + writes.length - 1, 0),
-      windowHitsAbsorbedByIdempotencyKey: keyHits,
-      duplicateSideEffectsWithIdempotencyKey: honouredDuplicates.length,
-      elapsedMs,
-    };
-    console.log(`crash test: ${JSON.stringify(report)}`);
-    expect(report.kills).toBeGreaterThanOrEqual(MIN_KILLS);
-    expect(report.redeliveries).toBeGreaterThan(0);
-  });
+      // Numbers.
+      const deliveries = lines.filter((line) => line.startsWith('deliver '));
+      const resumes = deliveries.filter((line) => line.split(' ')[3] === 'running');
+      const resumesMidStep = resumes.filter((line) => line.split(' ')[5] === 'true');
+      const alreadyFinished = lines.filter((line) => line.startsWith('result ') && line.endsWith(' true'));
+      const countBy = (values: readonly string[]) =>
+        Object.fromEntries([...new Set(values)].sort().map((value) => [value, values.filter((other) => other === value).length]));
+      const report = {
+        seed: SEED,
+        responseMs: RESPONSE_MS,
+        messages: MESSAGES,
+        plans: countBy(batch.map((message) => message.kind)),
+        workerProcesses: exits.length,
+        kills: killedPids.size,
+        processesWithAKillBound: selfKillBounds,
+        redeliveries: deliveries.length,
+        resumesOfRunningRuns: resumes.length,
+        resumesInsideAToolStep: resumesMidStep.length,
+        redeliveriesOfFinishedRuns: alreadyFinished.length,
+        // of which the message had been dead-lettered (the keyed push added nothing)
+        redeliveriesAlreadyDeadLettered: alreadyFinished.filter((line) => / (rejected|tool_failed|model_failed|delivery_limit_exceeded) true$/.test(line))
+          .length,
+        failedDeliveries: failed.length,
+        countedFailedDeliveries: countedFailures.length,
+        poisonStoreRejections: [...rejections.values()].reduce((sum, count) => sum + count, 0),
+        toolDlqBeforeDrains: countBy(before.toolEntries.map((entry) => entry.kind)),
+        messageDlq: before.messageEntries.length,
+        deadLetteredByCrashes: crashDeadLettered.size,
+        drains: { outcomes, removed: reports.map((drainReport) => drainReport.removed), modelCalls: drainCalls.length, sideEffects: drainWrites, ms: drainMs },
+        sideEffects: rows.length,
+        expectedSideEffects: expectedKeys.length,
+        duplicateSideEffectsWithoutIdempotencyKey: windowHits.reduce((sum, [, writes]) => sum + writes.length - 1, 0),
+        windowHitsAbsorbedByIdempotencyKey: keyHits,
+        duplicateSideEffectsWithIdempotencyKey: honouredDuplicates.length,
+        elapsedMs,
+      };
+      console.log(`crash test: ${JSON.stringify(report)}`);
+      expect(report.kills).toBeGreaterThanOrEqual(MIN_KILLS);
+      expect(report.redeliveries).toBeGreaterThan(0);
+    },
+  );
 });
 
 /**
@@ -432,7 +513,8 @@ describe('crash right after a dead-letter push (in process)', () => {
       if (crashes === 0) armed = true;
       return result;
     };
-    const crashOnce = <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
+    const crashOnce =
+      <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
       async (...args: A): Promise<R> => {
         if (armed) {
           armed = false;
@@ -470,7 +552,15 @@ describe('crash right after a dead-letter push (in process)', () => {
         return lists[queue].call(stores[queue], options);
       };
     }
-    const worker = createWorker({ model, tools: [broken], stores, clock, runtimeOptions: { clock }, pollIntervalMs: 1, onError: (error) => errors.push(error) });
+    const worker = createWorker({
+      model,
+      tools: [broken],
+      stores,
+      clock,
+      runtimeOptions: { clock },
+      pollIntervalMs: 1,
+      onError: (error) => errors.push(error),
+    });
     await worker.runUntilEmpty();
     stores.messageDlq.list = lists.messageDlq;
     stores.toolDlq.list = lists.toolDlq;

@@ -71,8 +71,7 @@ export interface Reservation {
 
 /** A stored payment method of a user. */
 export type PaymentMethod =
-  | { source: 'credit_card'; brand: string; last_four: string; id: string }
-  | { source: 'gift_card' | 'certificate'; amount: number; id: string };
+  { source: 'credit_card'; brand: string; last_four: string; id: string } | { source: 'gift_card' | 'certificate'; amount: number; id: string };
 
 /** A user record. */
 export interface User {

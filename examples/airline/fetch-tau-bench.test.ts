@@ -115,22 +115,27 @@ describe('locateTauBenchData', () => {
     expect(requested).toEqual([]);
   });
 
-  it.skipIf(!dataPresent)('downloads the pinned files, derives tools.airline.json from the tool files, verifies every SHA-256, then reuses the cache', async () => {
-    const cacheRoot = newCacheRoot();
-    const files = upstreamFiles();
-    const requested: string[] = [];
-    const env = { TOOLRUN_CACHE_DIR: cacheRoot };
-    const location = await locateTauBenchData({ env, candidates: [], fetch: fakeFetch(files, requested) });
-    expect(location).toMatchObject({ ok: true, source: 'download', dataDir: tauBenchCacheDir(env), downloaded: TAU_BENCH_FILES.map((file) => file.path) });
-    expect(new Set(requested)).toEqual(new Set(files.keys()));
-    for (const file of TAU_BENCH_FILES) expect(sha256Hex(readFileSync(join(tauBenchCacheDir(env), file.path)))).toBe(file.sha256);
-    expect(readFileSync(join(tauBenchCacheDir(env), 'tau-bench', 'tools.airline.json'))).toEqual(readFileSync(sharedDataPath('tau-bench', 'tools.airline.json')!));
+  it.skipIf(!dataPresent)(
+    'downloads the pinned files, derives tools.airline.json from the tool files, verifies every SHA-256, then reuses the cache',
+    async () => {
+      const cacheRoot = newCacheRoot();
+      const files = upstreamFiles();
+      const requested: string[] = [];
+      const env = { TOOLRUN_CACHE_DIR: cacheRoot };
+      const location = await locateTauBenchData({ env, candidates: [], fetch: fakeFetch(files, requested) });
+      expect(location).toMatchObject({ ok: true, source: 'download', dataDir: tauBenchCacheDir(env), downloaded: TAU_BENCH_FILES.map((file) => file.path) });
+      expect(new Set(requested)).toEqual(new Set(files.keys()));
+      for (const file of TAU_BENCH_FILES) expect(sha256Hex(readFileSync(join(tauBenchCacheDir(env), file.path)))).toBe(file.sha256);
+      expect(readFileSync(join(tauBenchCacheDir(env), 'tau-bench', 'tools.airline.json'))).toEqual(
+        readFileSync(sharedDataPath('tau-bench', 'tools.airline.json')!),
+      );
 
-    requested.length = 0;
-    const again = await locateTauBenchData({ env, candidates: [], fetch: fakeFetch(files, requested) });
-    expect(again).toMatchObject({ ok: true, source: 'cache', downloaded: [] });
-    expect(requested).toEqual([]);
-  });
+      requested.length = 0;
+      const again = await locateTauBenchData({ env, candidates: [], fetch: fakeFetch(files, requested) });
+      expect(again).toMatchObject({ ok: true, source: 'cache', downloaded: [] });
+      expect(requested).toEqual([]);
+    },
+  );
 
   it.skipIf(!dataPresent)('keeps no file whose SHA-256 differs, and re-downloads a corrupted cached file', async () => {
     const cacheRoot = newCacheRoot();
@@ -160,7 +165,19 @@ describe('locateTauBenchData', () => {
   });
 
   it('derives the schema array in file order, indented by two spaces', () => {
-    const sources = [toolFileSource({ type: 'function', function: { name: 'a' } }), toolFileSource({ type: 'function', function: { name: 'b', description: 'x'.repeat(90) } })];
-    expect(deriveAirlineToolsJson(sources)).toBe(JSON.stringify([{ type: 'function', function: { name: 'a' } }, { type: 'function', function: { name: 'b', description: 'x'.repeat(90) } }], null, 2));
+    const sources = [
+      toolFileSource({ type: 'function', function: { name: 'a' } }),
+      toolFileSource({ type: 'function', function: { name: 'b', description: 'x'.repeat(90) } }),
+    ];
+    expect(deriveAirlineToolsJson(sources)).toBe(
+      JSON.stringify(
+        [
+          { type: 'function', function: { name: 'a' } },
+          { type: 'function', function: { name: 'b', description: 'x'.repeat(90) } },
+        ],
+        null,
+        2,
+      ),
+    );
   });
 });

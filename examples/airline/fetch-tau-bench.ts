@@ -205,7 +205,15 @@ export async function locateTauBenchData(options: LocateTauBenchDataOptions = {}
   });
   if (needed.length === 0) return { ok: true, dataDir: cacheDir, source: 'cache', downloaded: [], hashMismatches: [] };
   if (options.download === false) {
-    return { ok: false, missing: needed.map((file) => file.path), message: describeMissing(needed.map((file) => file.path), cacheDir, 'downloads are switched off') };
+    return {
+      ok: false,
+      missing: needed.map((file) => file.path),
+      message: describeMissing(
+        needed.map((file) => file.path),
+        cacheDir,
+        'downloads are switched off',
+      ),
+    };
   }
 
   const doFetch = options.fetch ?? globalThis.fetch;
@@ -223,7 +231,11 @@ export async function locateTauBenchData(options: LocateTauBenchDataOptions = {}
     const digest = sha256Hex(bytes);
     if (digest !== file.sha256) {
       const missing = needed.slice(index).map((candidate) => candidate.path);
-      return { ok: false, missing, message: describeMissing(missing, cacheDir, `${file.path} was downloaded but its SHA-256 is ${digest}, not ${file.sha256}; it was not kept`) };
+      return {
+        ok: false,
+        missing,
+        message: describeMissing(missing, cacheDir, `${file.path} was downloaded but its SHA-256 is ${digest}, not ${file.sha256}; it was not kept`),
+      };
     }
     writeAtomically(join(cacheDir, file.path), bytes);
     downloaded.push(file.path);

@@ -193,7 +193,13 @@ export async function startAirlineService(options: AirlineServiceOptions = {}): 
       if (isWrite) {
         const mutationKey = identity.idempotencyKey ?? `(none)#${stats.mutationsApplied}`;
         const ledgerKey = `${identity.databaseKey}\u0000${mutationKey}`;
-        const entry = applied.get(ledgerKey) ?? { databaseKey: identity.databaseKey, runId: identity.runId, idempotencyKey: mutationKey, toolName: identity.toolName, applications: 0 };
+        const entry = applied.get(ledgerKey) ?? {
+          databaseKey: identity.databaseKey,
+          runId: identity.runId,
+          idempotencyKey: mutationKey,
+          toolName: identity.toolName,
+          applications: 0,
+        };
         entry.applications += 1;
         applied.set(ledgerKey, entry);
         stats.mutationsApplied += 1;

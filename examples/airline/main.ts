@@ -44,7 +44,8 @@ function failedChecks(report: AirlineWorkloadReport): string[] {
   if (report.drain.exitCode !== 0) failed.push(`the drain exited with code ${report.drain.exitCode}`);
   if (report.queueLeft !== 0) failed.push(`${report.queueLeft} messages were left in the queue`);
   if (!report.sideEffects.ok) failed.push('a side effect was applied twice (see above)');
-  if (report.faultPhase.storeErrors.length + report.resumePhase.storeErrors.length > 0) failed.push(`store errors: ${[...report.faultPhase.storeErrors, ...report.resumePhase.storeErrors].join('; ')}`);
+  if (report.faultPhase.storeErrors.length + report.resumePhase.storeErrors.length > 0)
+    failed.push(`store errors: ${[...report.faultPhase.storeErrors, ...report.resumePhase.storeErrors].join('; ')}`);
   if (report.failureLogAppendErrors > 0) failed.push(`${report.failureLogAppendErrors} failure records could not be written to the failure log`);
   if (report.failureReport.exitCode !== 0) failed.push(`the failure report exited with code ${report.failureReport.exitCode}`);
   return failed;

@@ -61,10 +61,20 @@ describe.skipIf(!dataPresent)('airline database and operations', () => {
   it('numbers new reservations HATHAT, HATHAU, … and takes the seats', () => {
     const database = createAirlineDatabase();
     const booking = {
-      user_id: 'mia_li_3668', origin: 'JFK', destination: 'SEA', flight_type: 'one_way', cabin: 'economy',
-      flights: [{ flight_number: 'HAT136', date: '2024-05-20' }, { flight_number: 'HAT039', date: '2024-05-20' }],
+      user_id: 'mia_li_3668',
+      origin: 'JFK',
+      destination: 'SEA',
+      flight_type: 'one_way',
+      cabin: 'economy',
+      flights: [
+        { flight_number: 'HAT136', date: '2024-05-20' },
+        { flight_number: 'HAT039', date: '2024-05-20' },
+      ],
       passengers: [{ first_name: 'Mia', last_name: 'Li', dob: '1990-04-05' }],
-      payment_methods: [{ payment_id: 'credit_card_4421486', amount: 255 }], total_baggages: 0, nonfree_baggages: 0, insurance: 'no',
+      payment_methods: [{ payment_id: 'credit_card_4421486', amount: 255 }],
+      total_baggages: 0,
+      nonfree_baggages: 0,
+      insurance: 'no',
     };
     const seats = (database.getFlight('HAT136')?.dates['2024-05-20'] as { available_seats: { economy: number } }).available_seats.economy;
     const first = airlineOperations.book_reservation(database, booking) as { reservation_id: string };

@@ -59,10 +59,26 @@ const PRICE_PER_EXTRA_BAG = 50;
 const INSURANCE_PER_PASSENGER = 30;
 
 const AIRPORTS: Record<string, string> = {
-  SFO: 'San Francisco', JFK: 'New York', LAX: 'Los Angeles', ORD: 'Chicago', DFW: 'Dallas',
-  DEN: 'Denver', SEA: 'Seattle', ATL: 'Atlanta', MIA: 'Miami', BOS: 'Boston', PHX: 'Phoenix',
-  IAH: 'Houston', LAS: 'Las Vegas', MCO: 'Orlando', EWR: 'Newark', CLT: 'Charlotte',
-  MSP: 'Minneapolis', DTW: 'Detroit', PHL: 'Philadelphia', LGA: 'LaGuardia',
+  SFO: 'San Francisco',
+  JFK: 'New York',
+  LAX: 'Los Angeles',
+  ORD: 'Chicago',
+  DFW: 'Dallas',
+  DEN: 'Denver',
+  SEA: 'Seattle',
+  ATL: 'Atlanta',
+  MIA: 'Miami',
+  BOS: 'Boston',
+  PHX: 'Phoenix',
+  IAH: 'Houston',
+  LAS: 'Las Vegas',
+  MCO: 'Orlando',
+  EWR: 'Newark',
+  CLT: 'Charlotte',
+  MSP: 'Minneapolis',
+  DTW: 'Detroit',
+  PHL: 'Philadelphia',
+  LGA: 'LaGuardia',
 };
 
 /** The exact reply text of the original tool for a successful result. */

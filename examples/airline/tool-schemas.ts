@@ -24,8 +24,6 @@ let cachedSchemas: Map<string, AirlineToolSchema> | undefined;
  * @throws Error naming the missing file when the shared data is absent.
  */
 export function loadAirlineToolSchemas(): ReadonlyMap<string, AirlineToolSchema> {
-  cachedSchemas ??= new Map(
-    readSharedJson<OpenAiFunctionTool[]>('tau-bench', 'tools.airline.json').map((tool) => [tool.function.name, tool.function]),
-  );
+  cachedSchemas ??= new Map(readSharedJson<OpenAiFunctionTool[]>('tau-bench', 'tools.airline.json').map((tool) => [tool.function.name, tool.function]));
   return cachedSchemas;
 }

@@ -52,7 +52,11 @@ describe('callModel', () => {
     const model = scripted(clock, [limited]);
     const startedAt = clock.now();
     const outcome = await callModel(input(model, { clock, deadlineAt: startedAt + 30_000 }));
-    expect(outcome).toMatchObject({ ok: false, cancelled: false, failure: { reason: 'model-budget-exhausted', attempts: 1, retryAfterMs: 60_000, stepIndex: 2, lastError: { status: 429, kind: 'rate_limit' } } });
+    expect(outcome).toMatchObject({
+      ok: false,
+      cancelled: false,
+      failure: { reason: 'model-budget-exhausted', attempts: 1, retryAfterMs: 60_000, stepIndex: 2, lastError: { status: 429, kind: 'rate_limit' } },
+    });
     expect(clock.now() - startedAt).toBeLessThan(30_000);
     expect(model.at).toHaveLength(1);
   });
@@ -64,7 +68,9 @@ describe('callModel', () => {
       signals.push(call.signal);
       return new Promise(() => undefined); // never settles, never looks at the signal
     };
-    const pending = callModel(input(model, { clock, policy: resolveModelPolicy({ timeoutMs: 1_000, maxAttempts: 2, backoff: { baseDelayMs: 100, jitterMs: 0 } }) }));
+    const pending = callModel(
+      input(model, { clock, policy: resolveModelPolicy({ timeoutMs: 1_000, maxAttempts: 2, backoff: { baseDelayMs: 100, jitterMs: 0 } }) }),
+    );
     await clock.advance(1_000);
     await clock.advance(100);
     await clock.advance(1_000);
@@ -86,7 +92,12 @@ describe('callModel', () => {
   it('opens the shared model breaker on a rejected key; then rejects without calling the model', async () => {
     const clock = createAutoAdvancingClock();
     const events: string[] = [];
-    const breaker = createSharedBreaker({ store: createMemoryBreakerStateStore(), clock, options: { failureThreshold: 1 }, onEvent: (event) => events.push(`${event.type}:${event.key}`) });
+    const breaker = createSharedBreaker({
+      store: createMemoryBreakerStateStore(),
+      clock,
+      options: { failureThreshold: 1 },
+      onEvent: (event) => events.push(`${event.type}:${event.key}`),
+    });
     const rejected = Object.assign(new Error('Incorrect API key'), { status: 401 });
     const model = scripted(clock, [rejected, rejected]);
     const first = await callModel(input(model, { clock, breaker }));
@@ -126,7 +137,14 @@ describe('checkModelResponse', () => {
   });
 
   it('a response whose getters throw is a problem, not a crash', () => {
-    const hostile = new Proxy({}, { get: () => { throw new Error('boom'); } });
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('boom');
+        },
+      },
+    );
     expect(checkModelResponse(hostile, 0)).toMatchObject({ ok: false });
   });
 });

@@ -106,7 +106,8 @@ export function checkModelResponse(value: unknown, stepIndex: number): { ok: tru
   } catch (error) {
     return { ok: false, problem: `the model's response could not be read: ${error instanceof Error ? error.message : 'unknown error'}` };
   }
-  if (text !== undefined && text !== null && typeof text !== 'string') return { ok: false, problem: `the response's text is ${describeValue(text)}, not a string` };
+  if (text !== undefined && text !== null && typeof text !== 'string')
+    return { ok: false, problem: `the response's text is ${describeValue(text)}, not a string` };
   const calls: ModelToolCall[] = [];
   if (toolCalls !== undefined && toolCalls !== null) {
     if (!Array.isArray(toolCalls)) return { ok: false, problem: `the response's toolCalls is ${describeValue(toolCalls)}, not an array` };
@@ -123,7 +124,11 @@ export function checkModelResponse(value: unknown, stepIndex: number): { ok: tru
   const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
   return {
     ok: true,
-    response: { text: typeof text === 'string' ? text : null, ...(calls.length > 0 ? { toolCalls: calls } : {}), usage: { input: count(tokens.input), output: count(tokens.output) } },
+    response: {
+      text: typeof text === 'string' ? text : null,
+      ...(calls.length > 0 ? { toolCalls: calls } : {}),
+      usage: { input: count(tokens.input), output: count(tokens.output) },
+    },
   };
 }
 
@@ -134,7 +139,10 @@ function describeValue(value: unknown): string {
 }
 
 /** A model call that did not end in `timeoutMs`: the promise races a timer, so a model that ignores its signal cannot hang the run. */
-async function attemptOnce(input: CallModelInput, timeoutMs: number): Promise<{ ok: true; value: unknown } | { ok: false; thrown: unknown; abortReason?: 'timeout' | 'cancelled' }> {
+async function attemptOnce(
+  input: CallModelInput,
+  timeoutMs: number,
+): Promise<{ ok: true; value: unknown } | { ok: false; thrown: unknown; abortReason?: 'timeout' | 'cancelled' }> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(input.signal?.reason);
   input.signal?.addEventListener('abort', onAbort, { once: true });
@@ -161,7 +169,14 @@ async function attemptOnce(input: CallModelInput, timeoutMs: number): Promise<{ 
   try {
     const call = (async () => input.model({ ...input.request, signal: controller.signal }))();
     call.catch(() => undefined); // a late rejection after a timeout must not be unhandled
-    const winner: { value: unknown } | { thrown: unknown } | 'timeout' | 'cancelled' = await Promise.race([call.then((value) => ({ value }), (thrown: unknown) => ({ thrown })), timer, cancelled]);
+    const winner: { value: unknown } | { thrown: unknown } | 'timeout' | 'cancelled' = await Promise.race([
+      call.then(
+        (value) => ({ value }),
+        (thrown: unknown) => ({ thrown }),
+      ),
+      timer,
+      cancelled,
+    ]);
     if (timedOut || winner === 'timeout') return { ok: false, thrown: undefined, abortReason: 'timeout' };
     if (winner === 'cancelled' || input.signal?.aborted) return { ok: false, thrown: input.signal?.reason, abortReason: 'cancelled' };
     if ('thrown' in winner) return { ok: false, thrown: winner.thrown };
@@ -179,7 +194,15 @@ function classify(thrown: unknown, nowMs: number, abortReason: 'timeout' | 'canc
     if (abortReason === 'timeout') return { ...classified, message: 'The model did not answer within its timeout' };
     return classified;
   } catch {
-    return { code: 'TOOL_EXCEPTION', kind: 'exception', status: null, transient: false, ambiguous: false, misconfiguration: false, message: 'the model threw a value that could not be read' };
+    return {
+      code: 'TOOL_EXCEPTION',
+      kind: 'exception',
+      status: null,
+      transient: false,
+      ambiguous: false,
+      misconfiguration: false,
+      message: 'the model threw a value that could not be read',
+    };
   }
 }
 
@@ -210,7 +233,12 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
             modelName,
             attempts: 0,
             reason: 'model-breaker-open',
-            lastError: { kind: 'circuit_open', code: 'CIRCUIT_OPEN', status: null, message: input.describe(`the shared breaker of model ${modelName} is ${acquired.state}${state?.lastError ? `: ${state.lastError}` : ''}`) },
+            lastError: {
+              kind: 'circuit_open',
+              code: 'CIRCUIT_OPEN',
+              status: null,
+              message: input.describe(`the shared breaker of model ${modelName} is ${acquired.state}${state?.lastError ? `: ${state.lastError}` : ''}`),
+            },
             ...(acquired.retryInMs !== undefined ? { retryAfterMs: acquired.retryInMs } : {}),
           },
         };
@@ -237,7 +265,13 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
         ok: false,
         cancelled: false,
         attempts: attemptsMade,
-        failure: { stepIndex, modelName, attempts: attemptsMade, reason: 'model-budget-exhausted', lastError: lastError ?? { kind: 'timeout', code: 'BUDGET_EXHAUSTED', status: null, message: 'no time was left in the run to call the model' } },
+        failure: {
+          stepIndex,
+          modelName,
+          attempts: attemptsMade,
+          reason: 'model-budget-exhausted',
+          lastError: lastError ?? { kind: 'timeout', code: 'BUDGET_EXHAUSTED', status: null, message: 'no time was left in the run to call the model' },
+        },
       };
     }
     const outcome = await attemptOnce(input, Math.min(policy.timeoutMs, remainingMs ?? Number.POSITIVE_INFINITY));
@@ -251,7 +285,14 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
       lastError = { kind: INVALID_RESPONSE, code: 'INVALID_MODEL_RESPONSE', status: null, message: input.describe(checked.problem) };
       reason = 'model-invalid-response';
       // A sampled answer may be well-formed next time: an invalid response is retried like a transient failure.
-      const decision = decideRetry({ attempt, failure: { transient: true, ambiguous: false }, policy, idempotent: true, remainingBudgetMs: remainingMs, random: input.random });
+      const decision = decideRetry({
+        attempt,
+        failure: { transient: true, ambiguous: false },
+        policy,
+        idempotent: true,
+        remainingBudgetMs: remainingMs,
+        random: input.random,
+      });
       if (!decision.retry) break;
       if (!(await sleep(input, decision.delayMs))) {
         await release();
@@ -271,11 +312,28 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
       reason = 'model-not-retryable';
       let opened = false;
       if (breaker) opened = (await breaker.recordFailure(breakerKey, { message: lastError.message }, probeId).catch(() => ({ opened: false }))).opened;
-      return { ok: false, cancelled: false, attempts: attempt, failure: { stepIndex, modelName, attempts: attempt, reason, lastError, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), ...(opened ? { breakerOpened: true } : {}) } };
+      return {
+        ok: false,
+        cancelled: false,
+        attempts: attempt,
+        failure: {
+          stepIndex,
+          modelName,
+          attempts: attempt,
+          reason,
+          lastError,
+          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+          ...(opened ? { breakerOpened: true } : {}),
+        },
+      };
     }
     const decision = decideRetry({
       attempt,
-      failure: { transient: classified.transient, ambiguous: false, ...(classified.retryAfterMs !== undefined ? { retryAfterMs: classified.retryAfterMs } : {}) },
+      failure: {
+        transient: classified.transient,
+        ambiguous: false,
+        ...(classified.retryAfterMs !== undefined ? { retryAfterMs: classified.retryAfterMs } : {}),
+      },
       policy,
       idempotent: true,
       remainingBudgetMs: remainingMs,
@@ -286,10 +344,10 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
         classified.kind === 'invalid_response' && decision.reason === 'attempts-exhausted'
           ? 'model-invalid-response'
           : decision.reason === 'not-transient'
-          ? 'model-not-retryable'
-          : decision.reason === 'budget-exhausted' || decision.reason === 'retry-after-exceeds-budget'
-            ? 'model-budget-exhausted'
-            : 'model-retries-exhausted';
+            ? 'model-not-retryable'
+            : decision.reason === 'budget-exhausted' || decision.reason === 'retry-after-exceeds-budget'
+              ? 'model-budget-exhausted'
+              : 'model-retries-exhausted';
       if (decision.reason === 'retry-after-exceeds-budget' && decision.retryAfterMs !== undefined) retryAfterMs = decision.retryAfterMs;
       break;
     }

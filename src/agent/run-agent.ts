@@ -129,7 +129,14 @@ function toolMessage(call: ModelToolCall, result: ToolResult): ChatMessage {
       duration_ms: result.duration_ms,
       attempts: result.attempts,
       trace_id: result.trace_id,
-      error: { type: 'logic', code: 'TOOL_EXCEPTION', message: `${String(result.tool_name)} returned a value that is not JSON`, detail: 'The result could not be serialised.', retryable: false, suggestion: 'Do not call it again with the same arguments: use another tool or answer the user.' },
+      error: {
+        type: 'logic',
+        code: 'TOOL_EXCEPTION',
+        message: `${String(result.tool_name)} returned a value that is not JSON`,
+        detail: 'The result could not be serialised.',
+        retryable: false,
+        suggestion: 'Do not call it again with the same arguments: use another tool or answer the user.',
+      },
     });
   }
   return { role: 'tool', toolCallId: call.id, name: call.name, content };
@@ -279,7 +286,12 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
     // Models reuse tool-call ids across turns: only tool messages after this assistant turn answer it.
     const assistantIndex = messages.map((message) => message.role).lastIndexOf('assistant');
     const calls = messages[assistantIndex]?.toolCalls ?? [];
-    const answered = new Set(messages.slice(assistantIndex + 1).filter((message) => message.role === 'tool').map((message) => message.toolCallId));
+    const answered = new Set(
+      messages
+        .slice(assistantIndex + 1)
+        .filter((message) => message.role === 'tool')
+        .map((message) => message.toolCallId),
+    );
     const outcomes = await Promise.all(
       calls.map(async (call, callIndex) => {
         if (answered.has(call.id)) return { kind: 'answered' as const };
@@ -335,7 +347,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
         budget.attempts += result.attempts;
         budget.retries += Math.max(0, result.attempts - 1);
         budget.lastFailedTransient = result.status === 'failed' && result.error.type === 'environment';
-        if (record.error) budget.lastError = { kind: record.error.kind, status: record.error.status, message: redactBounded(runtime.redactor, record.error.message, 2048) };
+        if (record.error)
+          budget.lastError = { kind: record.error.kind, status: record.error.status, message: redactBounded(runtime.redactor, record.error.message, 2048) };
         const fallbacks = runtime.getTool(name)?.definition.fallbacks ?? [];
         const brokenForEveryone = result.status === 'failed' && (record.misconfiguration || result.error.code === 'CIRCUIT_OPEN');
         if (brokenForEveryone && fallbacks.length === 0) {

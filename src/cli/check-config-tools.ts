@@ -12,7 +12,11 @@ function configTools(tools: ToolsInput): ConfigTool[] {
     return (tools as readonly unknown[]).map((tool, index) => ({ location: `tools[${index}]`, name: nameOf(tool), alone: [tool] as unknown as ToolsInput }));
   }
   if (typeof tools !== 'object' || tools === null) return [];
-  return Object.entries(tools as Record<string, unknown>).map(([key, tool]) => ({ location: `tools.${key}`, name: nameOf(tool) ?? key, alone: { [key]: tool } as unknown as ToolsInput }));
+  return Object.entries(tools as Record<string, unknown>).map(([key, tool]) => ({
+    location: `tools.${key}`,
+    name: nameOf(tool) ?? key,
+    alone: { [key]: tool } as unknown as ToolsInput,
+  }));
 }
 
 function nameOf(tool: unknown): string | undefined {
@@ -58,14 +62,22 @@ export function assertConfigToolsBuild(config: ToolrunConfig, source: string, no
   if (whole === undefined) return;
   const optionsOnly = tryBuild(config, []);
   if (optionsOnly !== undefined) {
-    throw new ToolrunError('INVALID_CONFIG', `${source}: \`runtimeOptions\` cannot build a tool runtime (${codeOf(optionsOnly)}): ${messageOf(optionsOnly)}`, { cause: optionsOnly });
+    throw new ToolrunError('INVALID_CONFIG', `${source}: \`runtimeOptions\` cannot build a tool runtime (${codeOf(optionsOnly)}): ${messageOf(optionsOnly)}`, {
+      cause: optionsOnly,
+    });
   }
   for (const tool of configTools(config.tools)) {
     const error = tryBuild(config, tool.alone);
     if (error === undefined) continue;
     const problem = messageOf(error).replace(/^Invalid tool definition(?: "[^"]*")?: /, '');
     const label = tool.name !== undefined ? `tool "${tool.name}" (${tool.location})` : `the tool at ${tool.location}`;
-    throw new ToolrunError('INVALID_CONFIG', `${source}: ${label} is invalid (${codeOf(error)}): ${problem}; fix it and start again (${nothingDone})`, { cause: error });
+    throw new ToolrunError('INVALID_CONFIG', `${source}: ${label} is invalid (${codeOf(error)}): ${problem}; fix it and start again (${nothingDone})`, {
+      cause: error,
+    });
   }
-  throw new ToolrunError('INVALID_CONFIG', `${source}: \`tools\` cannot be registered (${codeOf(whole)}): ${messageOf(whole)}; fix it and start again (${nothingDone})`, { cause: whole });
+  throw new ToolrunError(
+    'INVALID_CONFIG',
+    `${source}: \`tools\` cannot be registered (${codeOf(whole)}): ${messageOf(whole)}; fix it and start again (${nothingDone})`,
+    { cause: whole },
+  );
 }

@@ -44,7 +44,9 @@ export function findConfigFile(option: string | undefined, env: NodeJS.ProcessEn
   }
   const found = DEFAULT_CONFIG_FILES.map((name) => join(cwd, name)).find((path) => existsSync(path));
   if (found === undefined) {
-    throw usageError(`missing config: pass --config FILE (a module whose default export is defineConfig({ model, tools })), or create ${DEFAULT_CONFIG_FILES.join(' / ')} here`);
+    throw usageError(
+      `missing config: pass --config FILE (a module whose default export is defineConfig({ model, tools })), or create ${DEFAULT_CONFIG_FILES.join(' / ')} here`,
+    );
   }
   return found;
 }

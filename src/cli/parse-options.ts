@@ -23,7 +23,7 @@ export function addStoreOptions(command: Command, options: { queueUrl: boolean }
   command
     .option('--db <file>', 'SQLite database file (default: $TOOLRUN_DB or .toolrun/toolrun.db)')
     .option('--store <url>', 'stores URL: sqlite:PATH or memory: (instead of --db)');
-  if (options.queueUrl) command.option('--queue <url>', 'run-queue URL when it is not the stores\' own: sqlite:PATH or memory:');
+  if (options.queueUrl) command.option('--queue <url>', "run-queue URL when it is not the stores' own: sqlite:PATH or memory:");
   return command;
 }
 
@@ -43,7 +43,11 @@ export interface LogOptions {
  */
 export function addLogOptions(command: Command): Command {
   command
-    .addOption(new Option('--log-level <level>', 'log one JSON line per tool call at this level and above, to stderr (or --log-file); default: no log').choices(LOG_LEVELS))
+    .addOption(
+      new Option('--log-level <level>', 'log one JSON line per tool call at this level and above, to stderr (or --log-file); default: no log').choices(
+        LOG_LEVELS,
+      ),
+    )
     .option('--log-file <file>', 'append the log lines to this file instead of stderr (level: --log-level, else info); toolrun report --from-log reads it');
   return command;
 }

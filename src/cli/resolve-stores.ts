@@ -99,7 +99,16 @@ async function openPostgres(target: string, context: OpenBackendContext): Promis
       }
     }
     const stores = await createPostgresStores({ pool, schema });
-    return { stores: { ...stores, close: async () => { await stores.close(); await pool.end(); } }, label };
+    return {
+      stores: {
+        ...stores,
+        close: async () => {
+          await stores.close();
+          await pool.end();
+        },
+      },
+      label,
+    };
   } catch (error) {
     await pool.end().catch(() => undefined);
     if (ToolrunError.is(error)) throw error;
@@ -118,7 +127,8 @@ export const STORE_BACKENDS: StoreBackend[] = [
       return {
         stores,
         label,
-        countRunsByStatus: async () => Object.fromEntries((countStatement.all() as Array<{ status: string; count: number }>).map((row) => [row.status, row.count])),
+        countRunsByStatus: async () =>
+          Object.fromEntries((countStatement.all() as Array<{ status: string; count: number }>).map((row) => [row.status, row.count])),
         openFailureLog: () => createSqliteFailureLog(stores.database),
       };
     },
@@ -148,7 +158,9 @@ export const STORE_BACKENDS: StoreBackend[] = [
         stores,
         label,
         countRunsByStatus: async () => {
-          const { rows } = await stores.pool.query<{ status: string; count: string }>(`SELECT status, COUNT(*)::text AS count FROM ${runs} GROUP BY status ORDER BY status`);
+          const { rows } = await stores.pool.query<{ status: string; count: string }>(
+            `SELECT status, COUNT(*)::text AS count FROM ${runs} GROUP BY status ORDER BY status`,
+          );
           return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
         },
       };

@@ -12,6 +12,8 @@ export async function serveMetrics(port: number, stores: Stores): Promise<Metric
   try {
     return await startMetricsServer({ port, host: '127.0.0.1', stores });
   } catch (error) {
-    throw new ToolrunError('METRICS_UNAVAILABLE', `cannot serve metrics on 127.0.0.1:${port}: ${describeError(error).replace(/^unexpected error: /, '')}`, { cause: error });
+    throw new ToolrunError('METRICS_UNAVAILABLE', `cannot serve metrics on 127.0.0.1:${port}: ${describeError(error).replace(/^unexpected error: /, '')}`, {
+      cause: error,
+    });
   }
 }

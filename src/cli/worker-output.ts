@@ -96,12 +96,14 @@ export function createWorkerOutput(options: WorkerOutputOptions): WorkerOutput {
   const poison = new Map<string, { error: string; deliveries: number }>();
   let lastError: string | undefined;
 
-  const keyOf = (messageId: string | undefined, runId: string | null | undefined) => (messageId !== undefined ? `message:${messageId}` : runId ? `run:${runId}` : undefined);
+  const keyOf = (messageId: string | undefined, runId: string | null | undefined) =>
+    messageId !== undefined ? `message:${messageId}` : runId ? `run:${runId}` : undefined;
 
   const printDeadLetter = (event: DeadLetterAddEvent, details: DeadLetterDetails) => writeLine(formatDeadLetterAdd(event, details));
 
   function detailsOf(result: HandleMessageResult): DeadLetterDetails {
-    const lastErrorText = (error: { kind: string; status: number | null; message: string }) => `${error.kind}${error.status !== null ? ` ${error.status}` : ''}: ${error.message}`;
+    const lastErrorText = (error: { kind: string; status: number | null; message: string }) =>
+      `${error.kind}${error.status !== null ? ` ${error.status}` : ''}: ${error.message}`;
     switch (result.status) {
       case 'rejected':
         return { kind: 'message', error: redact(result.reason.detail) };
@@ -140,7 +142,9 @@ export function createWorkerOutput(options: WorkerOutputOptions): WorkerOutput {
       }
       writeError(line);
       if (event.type === 'delivery-failed' && event.counted && event.deliveries >= options.maxDeliveries) {
-        writeError(`toolrun worker: message ${event.messageId} reached its delivery bound but could not be dead-lettered${lastError !== undefined ? ` (${lastError})` : ''}; kept in the queue and tried again`);
+        writeError(
+          `toolrun worker: message ${event.messageId} reached its delivery bound but could not be dead-lettered${lastError !== undefined ? ` (${lastError})` : ''}; kept in the queue and tried again`,
+        );
       }
     },
     onResult(result) {
@@ -189,9 +193,14 @@ export function createWorkerOutput(options: WorkerOutputOptions): WorkerOutput {
         ...(otherTotal > 0 ? [`${otherTotal} ended otherwise (${formatCounts(placements.other)})`] : []),
       ];
       lines.push(`toolrun worker: where they went: ${where.join('; ')}`);
-      if (failedDeliveries > 0) lines.push(`toolrun worker: ${plural(failedDeliveries, 'delivery', 'deliveries')} failed and ${failedDeliveries === 1 ? 'was' : 'were'} given back to the queue (warnings on stderr)`);
+      if (failedDeliveries > 0)
+        lines.push(
+          `toolrun worker: ${plural(failedDeliveries, 'delivery', 'deliveries')} failed and ${failedDeliveries === 1 ? 'was' : 'were'} given back to the queue (warnings on stderr)`,
+        );
       if (toolTotal + placements.messageDlq > 0) {
-        lines.push('toolrun worker: dead letters are handled outcomes (exit code 0): inspect them with `toolrun dlq list`; resume tool-DLQ entries with `toolrun dlq replay ID` or `toolrun dlq drain` once the cause is fixed');
+        lines.push(
+          'toolrun worker: dead letters are handled outcomes (exit code 0): inspect them with `toolrun dlq list`; resume tool-DLQ entries with `toolrun dlq replay ID` or `toolrun dlq drain` once the cause is fixed',
+        );
       }
       return lines;
     },
@@ -203,7 +212,11 @@ export function createWorkerOutput(options: WorkerOutputOptions): WorkerOutput {
  * worker would redeliver it, a replay would fail): the first throw is reported as one line on
  * stderr (`writeError`), later ones are counted silently. Returns a no-op without a handler.
  */
-export function guardConfigOnEvent(onEvent: ((event: WorkerEvent) => void) | undefined, redactor: Redactor, writeError: (line: string) => void = (line) => void process.stderr.write(`${line}\n`)): (event: WorkerEvent) => void {
+export function guardConfigOnEvent(
+  onEvent: ((event: WorkerEvent) => void) | undefined,
+  redactor: Redactor,
+  writeError: (line: string) => void = (line) => void process.stderr.write(`${line}\n`),
+): (event: WorkerEvent) => void {
   if (onEvent === undefined) return () => undefined;
   let failures = 0;
   return (event) => {
@@ -211,7 +224,10 @@ export function guardConfigOnEvent(onEvent: ((event: WorkerEvent) => void) | und
       onEvent(event);
     } catch (error) {
       failures += 1;
-      if (failures === 1) writeError(`toolrun: the config's onEvent threw on a ${event.type} event (ignored; later ones not shown): ${redactor.text(errorText(error).slice(0, 4096)).slice(0, 300)}`);
+      if (failures === 1)
+        writeError(
+          `toolrun: the config's onEvent threw on a ${event.type} event (ignored; later ones not shown): ${redactor.text(errorText(error).slice(0, 4096)).slice(0, 300)}`,
+        );
     }
   };
 }

@@ -96,7 +96,9 @@ function remembering(redactor: Redactor): Redactor {
       }
       return redacted;
     },
-    ...(typeof redactor.isSensitiveKey === 'function' ? { isSensitiveKey: (key: string, extraKeys?: readonly string[]) => redactor.isSensitiveKey!(key, extraKeys) } : {}),
+    ...(typeof redactor.isSensitiveKey === 'function'
+      ? { isSensitiveKey: (key: string, extraKeys?: readonly string[]) => redactor.isSensitiveKey!(key, extraKeys) }
+      : {}),
   };
   rememberingRedactors.set(redactor, wrapped);
   return wrapped;
@@ -112,7 +114,14 @@ const FIELD_STRUCTURE_BYTES = 96;
  */
 function jsonBytesAtMost(envelope: ToolFailure): number {
   const error = envelope.error;
-  let units = envelope.tool_name.length + envelope.call_id.length + envelope.trace_id.length + error.message.length + error.detail.length + error.suggestion.length + (error.closest_tool?.length ?? 0);
+  let units =
+    envelope.tool_name.length +
+    envelope.call_id.length +
+    envelope.trace_id.length +
+    error.message.length +
+    error.detail.length +
+    error.suggestion.length +
+    (error.closest_tool?.length ?? 0);
   let strings = 7;
   for (const field of error.fields ?? []) {
     units += field.path.length + field.problem.length + (field.expected?.length ?? 0) + (field.received?.length ?? 0) + (field.message?.length ?? 0);
@@ -153,7 +162,8 @@ export function boundFailureEnvelope(envelope: ToolFailure, givenRedactor: Redac
   let kept = redacted.fields;
   if (kept.length > 0) error.fields = kept;
   if (source.retry_after_ms !== undefined) error.retry_after_ms = source.retry_after_ms;
-  if (source.available_tools) error.available_tools = source.available_tools.slice(0, LIMITS.availableTools).map((name) => truncateText(name, LIMITS.registeredName));
+  if (source.available_tools)
+    error.available_tools = source.available_tools.slice(0, LIMITS.availableTools).map((name) => truncateText(name, LIMITS.registeredName));
   if (source.closest_tool !== undefined) error.closest_tool = truncateText(source.closest_tool, LIMITS.registeredName);
   if (source.fallbacks) error.fallbacks = source.fallbacks.slice(0, LIMITS.fallbacks).map((name) => truncateText(name, LIMITS.registeredName));
   const detail = error.detail;
@@ -218,7 +228,12 @@ export function boundFailureEnvelope(envelope: ToolFailure, givenRedactor: Redac
   return result;
 }
 
-function redactFields(redactor: Redactor, fields: readonly FieldError[], maxFields: number, sensitiveKeys: readonly string[] | undefined): { fields: FieldError[]; maskText: (text: string) => string } {
+function redactFields(
+  redactor: Redactor,
+  fields: readonly FieldError[],
+  maxFields: number,
+  sensitiveKeys: readonly string[] | undefined,
+): { fields: FieldError[]; maskText: (text: string) => string } {
   if (fields.length === 0) return { fields: [], maskText: (text) => text };
   try {
     const bounded = redactFieldErrors(redactor, fields, { maxFields, maxBytes: LIMITS.field, ...(sensitiveKeys ? { extraKeys: sensitiveKeys } : {}) });

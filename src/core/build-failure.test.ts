@@ -8,10 +8,14 @@ const encoder = new TextEncoder();
 describe('utf8ByteLength', () => {
   it('equals the length TextEncoder produces, lone surrogates included', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit)) }), (text, surrogates) => {
-        const mixed = text + surrogates + text;
-        expect(utf8ByteLength(mixed)).toBe(encoder.encode(mixed).length);
-      }),
+      fc.property(
+        fc.string({ unit: 'binary' }),
+        fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit)) }),
+        (text, surrogates) => {
+          const mixed = text + surrogates + text;
+          expect(utf8ByteLength(mixed)).toBe(encoder.encode(mixed).length);
+        },
+      ),
     );
   });
 });
@@ -94,23 +98,30 @@ describe('redactBounded', () => {
 
 describe('sanitiseErrorText', () => {
   it('drops JavaScript stack frames and host paths', () => {
-    expect(sanitiseErrorText('TypeError: x is not a function\n    at f (/home/u/app/x.js:1:2)\n    at Object.<anonymous> (file:///work/app/y.mjs:3:4)')).toBe('TypeError: x is not a function');
-    expect(sanitiseErrorText("Error: ENOENT: no such file or directory, open '/home/me/proj/config.json'")).toBe("Error: ENOENT: no such file or directory, open '<path>'");
+    expect(sanitiseErrorText('TypeError: x is not a function\n    at f (/home/u/app/x.js:1:2)\n    at Object.<anonymous> (file:///work/app/y.mjs:3:4)')).toBe(
+      'TypeError: x is not a function',
+    );
+    expect(sanitiseErrorText("Error: ENOENT: no such file or directory, open '/home/me/proj/config.json'")).toBe(
+      "Error: ENOENT: no such file or directory, open '<path>'",
+    );
   });
 
   it('drops a Go goroutine dump (goroutine 1 [running]:, function lines, /src/x.go:12 +0x1d) and keeps what follows it', () => {
-    const go = 'panic: runtime error: index out of range [5] with length 3\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/x.go:12 +0x1d\nmain.(*T).f(0xc000010000, {0x4b2f60, 0x3})\n\t/src/y.go:3 +0x2a\ncreated by main.start in goroutine 1\n\t/src/z.go:9 +0x3\n\ngoroutine 2 [chan receive]:\nmain.w()\n\t/src/x.go:20 +0x1\nexit status 2';
+    const go =
+      'panic: runtime error: index out of range [5] with length 3\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/x.go:12 +0x1d\nmain.(*T).f(0xc000010000, {0x4b2f60, 0x3})\n\t/src/y.go:3 +0x2a\ncreated by main.start in goroutine 1\n\t/src/z.go:9 +0x3\n\ngoroutine 2 [chan receive]:\nmain.w()\n\t/src/x.go:20 +0x1\nexit status 2';
     expect(sanitiseErrorText(go)).toBe('panic: runtime error: index out of range [5] with length 3\n\nexit status 2');
     expect(sanitiseErrorText('read failed at /src/x.go:12 +0x1d')).toBe('read failed');
   });
 
   it('drops Java frames, Caused by: and ... 5 more', () => {
-    const java = 'java.lang.IllegalStateException: bad state\n\tat com.foo.Bar.baz(Bar.java:12)\n\tat com.foo.Main.main(Main.java:5)\nCaused by: java.io.IOException: disk full\n\tat com.foo.Io.w(Io.java:3)\n\t... 5 more';
+    const java =
+      'java.lang.IllegalStateException: bad state\n\tat com.foo.Bar.baz(Bar.java:12)\n\tat com.foo.Main.main(Main.java:5)\nCaused by: java.io.IOException: disk full\n\tat com.foo.Io.w(Io.java:3)\n\t... 5 more';
     expect(sanitiseErrorText(java)).toBe('java.lang.IllegalStateException: bad state');
   });
 
   it('drops a Python traceback (header, File lines and their source lines) and keeps the exception line', () => {
-    const python = 'Traceback (most recent call last):\n  File "/app/x.py", line 3, in f\n    raise ValueError("bad")\n  File "/app/y.py", line 9, in g\n    f()\nValueError: bad value';
+    const python =
+      'Traceback (most recent call last):\n  File "/app/x.py", line 3, in f\n    raise ValueError("bad")\n  File "/app/y.py", line 9, in g\n    f()\nValueError: bad value';
     expect(sanitiseErrorText(python)).toBe('ValueError: bad value');
     const chained = `${python}\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File "/app/z.py", line 1, in <module>\n    g()\nRuntimeError: wrapped`;
     expect(sanitiseErrorText(chained)).toBe('ValueError: bad value\n\n\nRuntimeError: wrapped');
@@ -122,6 +133,8 @@ describe('sanitiseErrorText', () => {
     expect(sanitiseErrorText('config /etc/app/conf.yaml; module /opt/x/y.js:12:3; key ~/keys/id_rsa')).toBe('config <path>; module <path>; key <path>');
     expect(sanitiseErrorText('load /srv/build/lib/parser.py failed')).toBe('load <path> failed');
     expect(sanitiseErrorText('a script at /x/y/run.sh failed')).toBe('a script failed');
-    expect(sanitiseErrorText('GET /v1/users/42 returned 404, see https://api.example.com/v1/docs/errors.html')).toBe('GET /v1/users/42 returned 404, see https://api.example.com/v1/docs/errors.html');
+    expect(sanitiseErrorText('GET /v1/users/42 returned 404, see https://api.example.com/v1/docs/errors.html')).toBe(
+      'GET /v1/users/42 returned 404, see https://api.example.com/v1/docs/errors.html',
+    );
   });
 });

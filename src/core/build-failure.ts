@@ -49,7 +49,10 @@ export function defaultSuggestion(code: FailureCode, fallbacks?: readonly string
     case 'RATE_LIMITED':
     case 'NETWORK_ERROR':
     case 'BUDGET_EXHAUSTED':
-      return withFallbacks('The tool is temporarily unavailable and was already retried. Do not call it again now: use another way, or tell the user it is unavailable.', fallbacks);
+      return withFallbacks(
+        'The tool is temporarily unavailable and was already retried. Do not call it again now: use another way, or tell the user it is unavailable.',
+        fallbacks,
+      );
     case 'PERMISSION_DENIED':
       return withFallbacks('Access is denied for this action. Do not retry: ask the user for the needed permission or choose another action.', fallbacks);
     case 'AUTH_EXPIRED':
@@ -67,9 +70,15 @@ export function defaultSuggestion(code: FailureCode, fallbacks?: readonly string
     case 'CANCELLED':
       return 'The call was cancelled before it finished.';
     case 'CALL_LIMIT_EXCEEDED':
-      return withFallbacks('Too many tool calls are running at once, as when a tool calls tools recursively. Do not call this tool again now: answer with what you have.', fallbacks);
+      return withFallbacks(
+        'Too many tool calls are running at once, as when a tool calls tools recursively. Do not call this tool again now: answer with what you have.',
+        fallbacks,
+      );
     case 'TOO_MANY_FAILURES':
-      return withFallbacks('This tool failed too many times in a row in this session. Stop calling it: use another tool or answer the user with what you have.', fallbacks);
+      return withFallbacks(
+        'This tool failed too many times in a row in this session. Stop calling it: use another tool or answer the user with what you have.',
+        fallbacks,
+      );
     case 'CIRCUIT_OPEN':
       return withFallbacks('This tool is currently broken for everyone and is switched off. Do not call it: use another tool or tell the user.', fallbacks);
     default: {
@@ -160,12 +169,52 @@ export function redactBounded(redactor: Pick<Redactor, 'text'>, text: string, ma
 
 /** First segments of an absolute POSIX path that are host paths (replaced whatever follows). */
 const HOST_ROOTS = new Set([
-  'home', 'root', 'usr', 'var', 'tmp', 'opt', 'etc', 'srv', 'mnt', 'app', 'apps', 'work', 'workspace', 'workspaces', 'Users', 'private', 'proc',
-  'node_modules', 'src', 'lib', 'lib64', 'bin', 'sbin', 'data', 'run', 'nix', 'snap', 'Library', 'System', 'Volumes', 'build', 'builds', 'code',
-  'go', 'workdir', 'runner', 'github', 'dev', 'sys', 'media', 'boot', 'cygdrive',
+  'home',
+  'root',
+  'usr',
+  'var',
+  'tmp',
+  'opt',
+  'etc',
+  'srv',
+  'mnt',
+  'app',
+  'apps',
+  'work',
+  'workspace',
+  'workspaces',
+  'Users',
+  'private',
+  'proc',
+  'node_modules',
+  'src',
+  'lib',
+  'lib64',
+  'bin',
+  'sbin',
+  'data',
+  'run',
+  'nix',
+  'snap',
+  'Library',
+  'System',
+  'Volumes',
+  'build',
+  'builds',
+  'code',
+  'go',
+  'workdir',
+  'runner',
+  'github',
+  'dev',
+  'sys',
+  'media',
+  'boot',
+  'cygdrive',
 ]);
 /** Extensions of source and binary files: an absolute path ending in one is a host path whatever its root. */
-const SOURCE_EXTENSION = /\.(?:[cm]?js|[cm]?ts|jsx|tsx|py|pyc|go|java|kt|kts|scala|groovy|rb|rs|php|cs|fs|vb|swift|c|cc|cpp|cxx|h|hpp|m|mm|so|dylib|dll|exe|jar|war|class|wasm|lua|pl|pm|ex|exs|erl|dart|json|ya?ml|toml|ini|env|log|sh)(?::\d+)*$/i;
+const SOURCE_EXTENSION =
+  /\.(?:[cm]?js|[cm]?ts|jsx|tsx|py|pyc|go|java|kt|kts|scala|groovy|rb|rs|php|cs|fs|vb|swift|c|cc|cpp|cxx|h|hpp|m|mm|so|dylib|dll|exe|jar|war|class|wasm|lua|pl|pm|ex|exs|erl|dart|json|ya?ml|toml|ini|env|log|sh)(?::\d+)*$/i;
 
 // Each expression below starts with a literal or a one-character lookbehind and has no nested
 // ambiguous quantifier, so a scan costs time linear in the text (checked on 1 MB adversarial input).
@@ -174,7 +223,8 @@ const JAVA_MORE = /^\s*\.\.\. \d+ (?:more|common frames omitted)\s*$/;
 const JAVA_CAUSE = /^\s*(?:Caused by|Suppressed):\s/;
 const PYTHON_TRACEBACK = /^\s*Traceback \(most recent call last\):\s*$/;
 const PYTHON_FRAME = /^\s*File "[^"]*", line \d+/;
-const PYTHON_CHAIN = /^\s*(?:During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):\s*$/;
+const PYTHON_CHAIN =
+  /^\s*(?:During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):\s*$/;
 const GO_GOROUTINE = /^goroutine \d+ \[[^\]]*\]:\s*$/;
 const GO_FUNCTION = /^[\w./*()[\]{}-]+\([^()]*\)$/;
 const GO_FRAME_FILE = /^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?\s*$/;

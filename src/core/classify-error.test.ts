@@ -82,9 +82,22 @@ describe('misconfiguration: a failure caused by one call’s own arguments never
     ['ENOTFOUND on the error itself', Object.assign(new Error('getaddrinfo ENOTFOUND api.invalid'), { code: 'ENOTFOUND' })],
     ['an expired certificate', new TypeError('fetch failed', { cause: Object.assign(new Error('certificate has expired'), { code: 'CERT_HAS_EXPIRED' }) })],
   ])('%s: not a misconfiguration by default nor for a URL from the arguments; one for a fixed target', (_label, thrown) => {
-    expect(pick(classifyError(thrown, at))).toEqual({ kind: 'network', code: 'UNAVAILABLE', status: null, transient: false, ambiguous: false, misconfiguration: false, retryAfterMs: undefined });
+    expect(pick(classifyError(thrown, at))).toEqual({
+      kind: 'network',
+      code: 'UNAVAILABLE',
+      status: null,
+      transient: false,
+      ambiguous: false,
+      misconfiguration: false,
+      retryAfterMs: undefined,
+    });
     expect(classifyError(thrown, { ...at, target: 'url-from-arguments' }).misconfiguration).toBe(false);
-    expect(pick(classifyError(thrown, { ...at, target: 'fixed' }))).toMatchObject({ kind: 'misconfigured', code: 'UNAVAILABLE', transient: false, misconfiguration: true });
+    expect(pick(classifyError(thrown, { ...at, target: 'fixed' }))).toMatchObject({
+      kind: 'misconfigured',
+      code: 'UNAVAILABLE',
+      transient: false,
+      misconfiguration: true,
+    });
   });
 
   it.each([
@@ -108,18 +121,35 @@ describe('misconfiguration: a failure caused by one call’s own arguments never
   });
 
   it('a 404 is NOT_FOUND for the model to fix (the id may be the model’s), and so is 410 now', () => {
-    expect(pick(classifyError({ status: 404 }, at))).toEqual({ kind: 'not_found', code: 'NOT_FOUND', status: 404, transient: false, ambiguous: false, misconfiguration: false, retryAfterMs: undefined });
+    expect(pick(classifyError({ status: 404 }, at))).toEqual({
+      kind: 'not_found',
+      code: 'NOT_FOUND',
+      status: 404,
+      transient: false,
+      ambiguous: false,
+      misconfiguration: false,
+      retryAfterMs: undefined,
+    });
     expect(pick(classifyError({ status: 410 }, at))).toMatchObject({ kind: 'not_found', code: 'NOT_FOUND', misconfiguration: false });
     expect(kindFromHttpStatus(410)).toBe('not_found');
   });
 
   it('a ToolError decides for itself: misconfigured always counts; misconfiguration overrides the kind', () => {
-    expect(classifyError(new ToolError({ kind: 'misconfigured', status: 410 }), { ...at, target: 'url-from-arguments' })).toMatchObject({ code: 'UNAVAILABLE', misconfiguration: true });
+    expect(classifyError(new ToolError({ kind: 'misconfigured', status: 410 }), { ...at, target: 'url-from-arguments' })).toMatchObject({
+      code: 'UNAVAILABLE',
+      misconfiguration: true,
+    });
     expect(classifyError(new ToolError({ kind: 'auth', status: 401 }), at)).toMatchObject({ code: 'AUTH_EXPIRED', misconfiguration: true });
     // a per-user token that expired is that user's problem, not everyone's
-    expect(classifyError(new ToolError({ kind: 'auth', status: 401, misconfiguration: false }), at)).toMatchObject({ code: 'AUTH_EXPIRED', misconfiguration: false });
+    expect(classifyError(new ToolError({ kind: 'auth', status: 401, misconfiguration: false }), at)).toMatchObject({
+      code: 'AUTH_EXPIRED',
+      misconfiguration: false,
+    });
     // a fixed endpoint that is gone
-    expect(classifyError(new ToolError({ kind: 'not_found', status: 404, misconfiguration: true }), at)).toMatchObject({ code: 'NOT_FOUND', misconfiguration: true });
+    expect(classifyError(new ToolError({ kind: 'not_found', status: 404, misconfiguration: true }), at)).toMatchObject({
+      code: 'NOT_FOUND',
+      misconfiguration: true,
+    });
     expect(classifyError(new ToolError({ kind: 'not_found' }), { ...at, target: 'fixed' }).misconfiguration).toBe(true);
   });
 });
@@ -141,8 +171,18 @@ describe('retry hints: status and headers found anywhere in the cause chain', ()
 
   it.each([
     ['cause of a cause', new Error('a', { cause: new Error('b', { cause: { status: 503, headers: new Headers({ 'retry-after': '2' }) } }) }), 503, 2000],
-    ['AggregateError.errors', new AggregateError([new Error('first'), { statusCode: 429, headers: new Map([['Retry-After-Ms', '1500']]) }], 'all failed'), 429, 1500],
-    ['axios-style response', Object.assign(new Error('Request failed with status code 503'), { response: { status: 503, headers: { 'retry-after': '3' } } }), 503, 3000],
+    [
+      'AggregateError.errors',
+      new AggregateError([new Error('first'), { statusCode: 429, headers: new Map([['Retry-After-Ms', '1500']]) }], 'all failed'),
+      429,
+      1500,
+    ],
+    [
+      'axios-style response',
+      Object.assign(new Error('Request failed with status code 503'), { response: { status: 503, headers: { 'retry-after': '3' } } }),
+      503,
+      3000,
+    ],
     ['an Error whose cause is a ToolError', new Error('wrapped', { cause: new ToolError({ kind: 'rate_limit', status: 429, retryAfterMs: 4000 }) }), 429, 4000],
   ])('%s', (_label, thrown, status, retryAfterMs) => {
     expect(classifyError(thrown, at)).toMatchObject({ status, transient: true, retryAfterMs });
@@ -206,7 +246,15 @@ describe('retry hints: status and headers found anywhere in the cause chain', ()
 
   it('a 403 with a rate-limit remaining count of 0 (GitHub) is a rate limit until the reset', () => {
     const thrown = { status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW / 1000 + 90) } };
-    expect(pick(classifyError(thrown, at))).toEqual({ kind: 'rate_limit', code: 'RATE_LIMITED', status: 403, transient: true, ambiguous: false, misconfiguration: false, retryAfterMs: 90_000 });
+    expect(pick(classifyError(thrown, at))).toEqual({
+      kind: 'rate_limit',
+      code: 'RATE_LIMITED',
+      status: 403,
+      transient: true,
+      ambiguous: false,
+      misconfiguration: false,
+      retryAfterMs: 90_000,
+    });
     expect(classifyError({ status: 403, headers: { 'x-ratelimit-remaining': '12' } }, at).code).toBe('PERMISSION_DENIED');
   });
 
@@ -221,7 +269,12 @@ describe('retry hints: status and headers found anywhere in the cause chain', ()
       tools: {
         chat: async () => {
           calls += 1;
-          throw new OpenAI.RateLimitError(429, { message: 'Rate limit reached for requests' }, undefined, new Headers({ 'x-ratelimit-reset-requests': '1m0s', 'x-ratelimit-remaining-requests': '0' }));
+          throw new OpenAI.RateLimitError(
+            429,
+            { message: 'Rate limit reached for requests' },
+            undefined,
+            new Headers({ 'x-ratelimit-reset-requests': '1m0s', 'x-ratelimit-remaining-requests': '0' }),
+          );
         },
       },
       callBudgetMs: 30_000,
@@ -254,19 +307,89 @@ describe('model SDK errors', () => {
   const headers = (values: Record<string, string> = {}) => new Headers({ 'x-request-id': 'req_1', ...values });
 
   it.each([
-    ['RateLimitError with retry-after-ms', () => new OpenAI.RateLimitError(429, { message: 'slow down', type: 'requests' }, undefined, headers({ 'retry-after-ms': '1200' })), { kind: 'rate_limit', code: 'RATE_LIMITED', status: 429, transient: true, misconfiguration: false, retryAfterMs: 1200 }],
-    ['RateLimitError with reset headers only', () => new OpenAI.RateLimitError(429, { message: 'tokens' }, undefined, headers({ 'x-ratelimit-reset-tokens': '6m0s', 'x-ratelimit-remaining-tokens': '0', 'x-ratelimit-reset-requests': '1s', 'x-ratelimit-remaining-requests': '59' })), { kind: 'rate_limit', status: 429, transient: true, retryAfterMs: 360_000 }],
-    ['RateLimitError insufficient_quota', () => new OpenAI.RateLimitError(429, { message: 'You exceeded your current quota', type: 'insufficient_quota', code: 'insufficient_quota' }, undefined, headers()), { kind: 'rate_limit', code: 'RATE_LIMITED', transient: false, misconfiguration: true }],
-    ['AuthenticationError (rejected key)', () => new OpenAI.AuthenticationError(401, { message: 'Incorrect API key provided', code: 'invalid_api_key' }, undefined, headers()), { kind: 'auth', code: 'AUTH_EXPIRED', status: 401, transient: false, misconfiguration: true }],
-    ['PermissionDeniedError', () => new OpenAI.PermissionDeniedError(403, { message: 'Country not supported', code: 'unsupported_country_region_territory' }, undefined, headers()), { kind: 'forbidden', code: 'PERMISSION_DENIED', status: 403, transient: false, misconfiguration: true }],
-    ['NotFoundError (model name wrong)', () => new OpenAI.NotFoundError(404, { message: 'The model `gpt-9` does not exist', code: 'model_not_found' }, undefined, headers()), { kind: 'not_found', code: 'NOT_FOUND', status: 404, misconfiguration: true }],
-    ['BadRequestError (context too long)', () => new OpenAI.BadRequestError(400, { message: 'maximum context length', code: 'context_length_exceeded' }, undefined, headers()), { kind: 'invalid_input', code: 'INVALID_INPUT', transient: false, misconfiguration: false }],
-    ['InternalServerError', () => new OpenAI.InternalServerError(500, { message: 'server error', type: 'server_error' }, undefined, headers()), { kind: 'server', code: 'UNAVAILABLE', status: 500, transient: true, misconfiguration: false }],
-    ['InternalServerError 503 with retry-after', () => new OpenAI.InternalServerError(503, undefined, 'Service Unavailable', headers({ 'retry-after': '3' })), { kind: 'server', status: 503, transient: true, retryAfterMs: 3000 }],
-    ['APIConnectionError over fetch failed / ECONNRESET', () => new OpenAI.APIConnectionError({ cause: new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }) }), { kind: 'network', code: 'NETWORK_ERROR', status: null, transient: true, misconfiguration: false }],
-    ['APIConnectionError over an unknown base URL host', () => new OpenAI.APIConnectionError({ cause: unresolvableHost('api.openai.invalid') }), { kind: 'misconfigured', code: 'UNAVAILABLE', transient: false, misconfiguration: true }],
-    ['APIConnectionError with no cause', () => new OpenAI.APIConnectionError({ message: 'Connection error.' }), { kind: 'network', code: 'NETWORK_ERROR', transient: true, ambiguous: true }],
-    ['APIConnectionTimeoutError', () => new OpenAI.APIConnectionTimeoutError(), { kind: 'timeout', code: 'TIMEOUT', status: null, transient: true, misconfiguration: false }],
+    [
+      'RateLimitError with retry-after-ms',
+      () => new OpenAI.RateLimitError(429, { message: 'slow down', type: 'requests' }, undefined, headers({ 'retry-after-ms': '1200' })),
+      { kind: 'rate_limit', code: 'RATE_LIMITED', status: 429, transient: true, misconfiguration: false, retryAfterMs: 1200 },
+    ],
+    [
+      'RateLimitError with reset headers only',
+      () =>
+        new OpenAI.RateLimitError(
+          429,
+          { message: 'tokens' },
+          undefined,
+          headers({
+            'x-ratelimit-reset-tokens': '6m0s',
+            'x-ratelimit-remaining-tokens': '0',
+            'x-ratelimit-reset-requests': '1s',
+            'x-ratelimit-remaining-requests': '59',
+          }),
+        ),
+      { kind: 'rate_limit', status: 429, transient: true, retryAfterMs: 360_000 },
+    ],
+    [
+      'RateLimitError insufficient_quota',
+      () =>
+        new OpenAI.RateLimitError(
+          429,
+          { message: 'You exceeded your current quota', type: 'insufficient_quota', code: 'insufficient_quota' },
+          undefined,
+          headers(),
+        ),
+      { kind: 'rate_limit', code: 'RATE_LIMITED', transient: false, misconfiguration: true },
+    ],
+    [
+      'AuthenticationError (rejected key)',
+      () => new OpenAI.AuthenticationError(401, { message: 'Incorrect API key provided', code: 'invalid_api_key' }, undefined, headers()),
+      { kind: 'auth', code: 'AUTH_EXPIRED', status: 401, transient: false, misconfiguration: true },
+    ],
+    [
+      'PermissionDeniedError',
+      () => new OpenAI.PermissionDeniedError(403, { message: 'Country not supported', code: 'unsupported_country_region_territory' }, undefined, headers()),
+      { kind: 'forbidden', code: 'PERMISSION_DENIED', status: 403, transient: false, misconfiguration: true },
+    ],
+    [
+      'NotFoundError (model name wrong)',
+      () => new OpenAI.NotFoundError(404, { message: 'The model `gpt-9` does not exist', code: 'model_not_found' }, undefined, headers()),
+      { kind: 'not_found', code: 'NOT_FOUND', status: 404, misconfiguration: true },
+    ],
+    [
+      'BadRequestError (context too long)',
+      () => new OpenAI.BadRequestError(400, { message: 'maximum context length', code: 'context_length_exceeded' }, undefined, headers()),
+      { kind: 'invalid_input', code: 'INVALID_INPUT', transient: false, misconfiguration: false },
+    ],
+    [
+      'InternalServerError',
+      () => new OpenAI.InternalServerError(500, { message: 'server error', type: 'server_error' }, undefined, headers()),
+      { kind: 'server', code: 'UNAVAILABLE', status: 500, transient: true, misconfiguration: false },
+    ],
+    [
+      'InternalServerError 503 with retry-after',
+      () => new OpenAI.InternalServerError(503, undefined, 'Service Unavailable', headers({ 'retry-after': '3' })),
+      { kind: 'server', status: 503, transient: true, retryAfterMs: 3000 },
+    ],
+    [
+      'APIConnectionError over fetch failed / ECONNRESET',
+      () =>
+        new OpenAI.APIConnectionError({ cause: new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }) }),
+      { kind: 'network', code: 'NETWORK_ERROR', status: null, transient: true, misconfiguration: false },
+    ],
+    [
+      'APIConnectionError over an unknown base URL host',
+      () => new OpenAI.APIConnectionError({ cause: unresolvableHost('api.openai.invalid') }),
+      { kind: 'misconfigured', code: 'UNAVAILABLE', transient: false, misconfiguration: true },
+    ],
+    [
+      'APIConnectionError with no cause',
+      () => new OpenAI.APIConnectionError({ message: 'Connection error.' }),
+      { kind: 'network', code: 'NETWORK_ERROR', transient: true, ambiguous: true },
+    ],
+    [
+      'APIConnectionTimeoutError',
+      () => new OpenAI.APIConnectionTimeoutError(),
+      { kind: 'timeout', code: 'TIMEOUT', status: null, transient: true, misconfiguration: false },
+    ],
     ['APIUserAbortError', () => new OpenAI.APIUserAbortError(), { kind: 'cancelled', code: 'CANCELLED', transient: false, misconfiguration: false }],
   ])('OpenAI SDK %s', (_label, make, expected) => {
     expect(classifyModelError(make(), at)).toMatchObject(expected);
@@ -292,15 +415,38 @@ describe('model SDK errors', () => {
   class RateLimitError extends AnthropicAPIError {}
 
   it('Anthropic SDK: 529 overloaded is unavailable and transient', () => {
-    const thrown = new InternalServerError(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', new Headers({ 'x-should-retry': 'true' }));
-    expect(pick(classifyModelError(thrown, at))).toEqual({ kind: 'server', code: 'UNAVAILABLE', status: 529, transient: true, ambiguous: false, misconfiguration: false, retryAfterMs: undefined });
+    const thrown = new InternalServerError(
+      529,
+      { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+      '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+      new Headers({ 'x-should-retry': 'true' }),
+    );
+    expect(pick(classifyModelError(thrown, at))).toEqual({
+      kind: 'server',
+      code: 'UNAVAILABLE',
+      status: 529,
+      transient: true,
+      ambiguous: false,
+      misconfiguration: false,
+      retryAfterMs: undefined,
+    });
   });
 
   it('Anthropic SDK: 429 with retry-after and its RFC 3339 reset headers', () => {
     const reset = new Date(NOW + 45_000).toISOString();
-    const withRetryAfter = new RateLimitError(429, { type: 'error', error: { type: 'rate_limit_error', message: 'rate' } }, '429', new Headers({ 'retry-after': '12', 'anthropic-ratelimit-requests-reset': reset }));
+    const withRetryAfter = new RateLimitError(
+      429,
+      { type: 'error', error: { type: 'rate_limit_error', message: 'rate' } },
+      '429',
+      new Headers({ 'retry-after': '12', 'anthropic-ratelimit-requests-reset': reset }),
+    );
     expect(classifyModelError(withRetryAfter, at)).toMatchObject({ kind: 'rate_limit', retryAfterMs: 12_000 });
-    const resetOnly = new RateLimitError(429, { type: 'error', error: { type: 'rate_limit_error', message: 'rate' } }, '429', new Headers({ 'anthropic-ratelimit-requests-reset': reset, 'anthropic-ratelimit-requests-remaining': '0' }));
+    const resetOnly = new RateLimitError(
+      429,
+      { type: 'error', error: { type: 'rate_limit_error', message: 'rate' } },
+      '429',
+      new Headers({ 'anthropic-ratelimit-requests-reset': reset, 'anthropic-ratelimit-requests-remaining': '0' }),
+    );
     expect(classifyModelError(resetOnly, at)).toMatchObject({ kind: 'rate_limit', retryAfterMs: 45_000 });
   });
 
@@ -339,26 +485,58 @@ describe('model SDK errors', () => {
   }
 
   it('Vercel AI SDK APICallError: statusCode and responseHeaders (lower case, a plain record)', () => {
-    const thrown = new APICallError({ message: 'Too Many Requests', statusCode: 429, responseHeaders: { 'retry-after': '2', 'x-ratelimit-reset-requests': '6m0s' } });
-    expect(pick(classifyModelError(thrown, at))).toEqual({ kind: 'rate_limit', code: 'RATE_LIMITED', status: 429, transient: true, ambiguous: false, misconfiguration: false, retryAfterMs: 2000 });
-    expect(classifyModelError(new APICallError({ message: 'Unauthorized', statusCode: 401, responseHeaders: {} }), at)).toMatchObject({ code: 'AUTH_EXPIRED', misconfiguration: true });
+    const thrown = new APICallError({
+      message: 'Too Many Requests',
+      statusCode: 429,
+      responseHeaders: { 'retry-after': '2', 'x-ratelimit-reset-requests': '6m0s' },
+    });
+    expect(pick(classifyModelError(thrown, at))).toEqual({
+      kind: 'rate_limit',
+      code: 'RATE_LIMITED',
+      status: 429,
+      transient: true,
+      ambiguous: false,
+      misconfiguration: false,
+      retryAfterMs: 2000,
+    });
+    expect(classifyModelError(new APICallError({ message: 'Unauthorized', statusCode: 401, responseHeaders: {} }), at)).toMatchObject({
+      code: 'AUTH_EXPIRED',
+      misconfiguration: true,
+    });
   });
 
   it('Vercel AI SDK APICallError without a status: the network cause decides, else isRetryable', () => {
-    const refused = new APICallError({ message: 'Cannot connect to API: fetch failed', isRetryable: true, cause: new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }) }) });
+    const refused = new APICallError({
+      message: 'Cannot connect to API: fetch failed',
+      isRetryable: true,
+      cause: new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }) }),
+    });
     expect(classifyModelError(refused, at)).toMatchObject({ kind: 'network', code: 'NETWORK_ERROR', transient: true, misconfiguration: false });
-    expect(classifyModelError(new APICallError({ message: 'Cannot connect to API', isRetryable: true }), at)).toMatchObject({ code: 'NETWORK_ERROR', transient: true });
+    expect(classifyModelError(new APICallError({ message: 'Cannot connect to API', isRetryable: true }), at)).toMatchObject({
+      code: 'NETWORK_ERROR',
+      transient: true,
+    });
     expect(classifyModelError(new APICallError({ message: 'odd failure', isRetryable: false }), at)).toMatchObject({ code: 'NETWORK_ERROR', transient: false });
   });
 
   it('Vercel AI SDK RetryError: classified by its lastError', () => {
-    const errors = [new APICallError({ message: 'Service Unavailable', statusCode: 503, responseHeaders: {} }), new APICallError({ message: 'Too Many Requests', statusCode: 429, responseHeaders: { 'retry-after': '30' } })];
+    const errors = [
+      new APICallError({ message: 'Service Unavailable', statusCode: 503, responseHeaders: {} }),
+      new APICallError({ message: 'Too Many Requests', statusCode: 429, responseHeaders: { 'retry-after': '30' } }),
+    ];
     const thrown = new RetryError('Failed after 3 attempts. Last error: Too Many Requests', 'maxRetriesExceeded', errors);
-    expect(classifyModelError(thrown, at)).toMatchObject({ kind: 'rate_limit', status: 429, retryAfterMs: 30_000, message: 'Failed after 3 attempts. Last error: Too Many Requests' });
+    expect(classifyModelError(thrown, at)).toMatchObject({
+      kind: 'rate_limit',
+      status: 429,
+      retryAfterMs: 30_000,
+      message: 'Failed after 3 attempts. Last error: Too Many Requests',
+    });
   });
 
   it('Vercel AI SDK: a missing API key is a misconfiguration; an invalid response is invalid_response', () => {
-    const missingKey = Object.assign(new Error('OpenAI API key is missing. Pass it using the apiKey parameter or the OPENAI_API_KEY environment variable.'), { name: 'AI_LoadAPIKeyError' });
+    const missingKey = Object.assign(new Error('OpenAI API key is missing. Pass it using the apiKey parameter or the OPENAI_API_KEY environment variable.'), {
+      name: 'AI_LoadAPIKeyError',
+    });
     expect(classifyError(missingKey, at)).toMatchObject({ kind: 'auth', code: 'AUTH_EXPIRED', transient: false, misconfiguration: true });
     const invalid = Object.assign(new Error('Invalid response data'), { name: 'AI_InvalidResponseDataError' });
     expect(classifyModelError(invalid, at)).toMatchObject({ kind: 'invalid_response', transient: true, misconfiguration: false });
@@ -366,33 +544,61 @@ describe('model SDK errors', () => {
 
   it('plain fetch: TypeError fetch failed with a cause code', () => {
     const reset = new TypeError('fetch failed', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
-    expect(classifyModelError(reset, at)).toEqual({ kind: 'network', code: 'NETWORK_ERROR', status: null, transient: true, ambiguous: true, misconfiguration: false, message: 'fetch failed: UND_ERR_SOCKET: other side closed' });
+    expect(classifyModelError(reset, at)).toEqual({
+      kind: 'network',
+      code: 'NETWORK_ERROR',
+      status: null,
+      transient: true,
+      ambiguous: true,
+      misconfiguration: false,
+      message: 'fetch failed: UND_ERR_SOCKET: other side closed',
+    });
     const connectTimeout = new TypeError('fetch failed', { cause: Object.assign(new Error('Connect Timeout Error'), { code: 'UND_ERR_CONNECT_TIMEOUT' }) });
     expect(classifyModelError(connectTimeout, at)).toMatchObject({ kind: 'timeout', code: 'TIMEOUT', transient: true, ambiguous: false });
   });
 
   it('a thrown fetch Response is classified by its status and headers', () => {
     const response = new Response('busy', { status: 503, statusText: 'Service Unavailable', headers: { 'Retry-After': '4' } });
-    expect(classifyModelError(response, at)).toMatchObject({ kind: 'server', status: 503, transient: true, retryAfterMs: 4000, message: 'HTTP 503 Service Unavailable' });
+    expect(classifyModelError(response, at)).toMatchObject({
+      kind: 'server',
+      status: 503,
+      transient: true,
+      retryAfterMs: 4000,
+      message: 'HTTP 503 Service Unavailable',
+    });
   });
 
   it('ModelResponseError (what model adapters throw for a non-completion) is invalid_response, transient', () => {
     const thrown = new ModelResponseError('the completion has no choices');
     expect(ModelResponseError.is(thrown)).toBe(true);
-    expect(classifyModelError(thrown, at)).toEqual({ code: 'TOOL_EXCEPTION', kind: 'invalid_response', status: null, transient: true, ambiguous: false, misconfiguration: false, message: 'the completion has no choices' });
+    expect(classifyModelError(thrown, at)).toEqual({
+      code: 'TOOL_EXCEPTION',
+      kind: 'invalid_response',
+      status: null,
+      transient: true,
+      ambiguous: false,
+      misconfiguration: false,
+      message: 'the completion has no choices',
+    });
     // recognised by name too (another copy of the package, or a hand-made one)
     expect(classifyModelError(Object.assign(new Error('x'), { name: 'ModelResponseError' }), at).kind).toBe('invalid_response');
   });
 
   it('a missing driver (ToolrunError MISSING_DEPENDENCY) is a misconfiguration', () => {
-    expect(classifyError(new ToolrunError('MISSING_DEPENDENCY', 'npm install openai'), at)).toMatchObject({ kind: 'misconfigured', misconfiguration: true, transient: false });
+    expect(classifyError(new ToolrunError('MISSING_DEPENDENCY', 'npm install openai'), at)).toMatchObject({
+      kind: 'misconfigured',
+      misconfiguration: true,
+      transient: false,
+    });
     expect(classifyError(new ToolrunError('INVALID_OPTIONS', 'bad'), at)).toMatchObject({ kind: 'exception', misconfiguration: false });
   });
 
   it('TimeoutError and AbortError keep their meaning; an AbortError yields to a specific cause', () => {
     expect(classifyError(new DOMException('The operation timed out.', 'TimeoutError'), at)).toMatchObject({ kind: 'timeout', transient: true });
     expect(classifyError(new DOMException('This operation was aborted', 'AbortError'), at)).toMatchObject({ kind: 'cancelled', code: 'CANCELLED' });
-    const abortedByReset = Object.assign(new DOMException('aborted', 'AbortError'), { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) });
+    const abortedByReset = Object.assign(new DOMException('aborted', 'AbortError'), {
+      cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+    });
     expect(classifyError(abortedByReset, at)).toMatchObject({ kind: 'network', transient: true });
   });
 });
@@ -441,10 +647,13 @@ describe('never throws, whatever was thrown', () => {
     ['a cause chain of Proxies', () => new Error('x', { cause: new Error('y', { cause: trapEverything() }) })],
     ['AggregateError with hostile members', () => new AggregateError([hostileNullPrototype(), revoked(), trapEverything(), Symbol('s')], 'many')],
     ['an errors array that is a throwing Proxy', () => Object.assign(new Error('x'), { errors: new Proxy([], { get: throwingGetter }) })],
-    ['an infinite, fresh cause chain', () => {
-      const make = (): object => Object.defineProperty({}, 'cause', { get: make, enumerable: true });
-      return make();
-    }],
+    [
+      'an infinite, fresh cause chain',
+      () => {
+        const make = (): object => Object.defineProperty({}, 'cause', { get: make, enumerable: true });
+        return make();
+      },
+    ],
   ];
 
   it.each(exotic)('%s → a classification', (_label, make) => {
@@ -455,7 +664,15 @@ describe('never throws, whatever was thrown', () => {
   });
 
   it('the 429 with unreadable headers is still a rate limit, only without a wait', () => {
-    expect(pick(classifyError({ status: 429, headers: trapEverything() }, at))).toEqual({ kind: 'rate_limit', code: 'RATE_LIMITED', status: 429, transient: true, ambiguous: false, misconfiguration: false, retryAfterMs: undefined });
+    expect(pick(classifyError({ status: 429, headers: trapEverything() }, at))).toEqual({
+      kind: 'rate_limit',
+      code: 'RATE_LIMITED',
+      status: 429,
+      transient: true,
+      ambiguous: false,
+      misconfiguration: false,
+      retryAfterMs: undefined,
+    });
   });
 
   it('describes a symbol, a BigInt and a null-prototype object without throwing', () => {
@@ -473,9 +690,31 @@ describe('never throws, whatever was thrown', () => {
   type Descriptor =
     | { hostile: number }
     | { plain: unknown }
-    | { fields: Record<string, unknown>; headers?: { as: 'record' | 'map' | 'headers' | 'hostile'; values: Record<string, string> }; cause?: Descriptor; lastError?: Descriptor; errors?: Descriptor[] };
-  const headerValue = fc.oneof(fc.string({ maxLength: 40 }), fc.double().map(String), fc.bigInt().map(String), fc.integer().map(String), fc.constantFrom('6m0s', '1h2m3.5s', '-1', 'NaN', '1e400', '"p";r=0;t=9', 'Wed, 15 Jan 2025 12:00:30 GMT'));
-  const headerName = fc.constantFrom('retry-after', 'Retry-After-Ms', 'x-ratelimit-reset', 'x-ratelimit-reset-requests', 'x-ratelimit-remaining', 'RateLimit', 'ratelimit-reset', 'x-should-retry', 'anthropic-ratelimit-tokens-reset');
+    | {
+        fields: Record<string, unknown>;
+        headers?: { as: 'record' | 'map' | 'headers' | 'hostile'; values: Record<string, string> };
+        cause?: Descriptor;
+        lastError?: Descriptor;
+        errors?: Descriptor[];
+      };
+  const headerValue = fc.oneof(
+    fc.string({ maxLength: 40 }),
+    fc.double().map(String),
+    fc.bigInt().map(String),
+    fc.integer().map(String),
+    fc.constantFrom('6m0s', '1h2m3.5s', '-1', 'NaN', '1e400', '"p";r=0;t=9', 'Wed, 15 Jan 2025 12:00:30 GMT'),
+  );
+  const headerName = fc.constantFrom(
+    'retry-after',
+    'Retry-After-Ms',
+    'x-ratelimit-reset',
+    'x-ratelimit-reset-requests',
+    'x-ratelimit-remaining',
+    'RateLimit',
+    'ratelimit-reset',
+    'x-should-retry',
+    'anthropic-ratelimit-tokens-reset',
+  );
   const { descriptor } = fc.letrec<{ descriptor: Descriptor }>((tie) => ({
     descriptor: fc.oneof(
       { depthSize: 'small' },
@@ -510,7 +749,8 @@ describe('never throws, whatever was thrown', () => {
     if (description.headers) {
       const { as, values } = description.headers;
       const printable = Object.entries(values).map(([key, value]) => [key, value.replace(/[^\x20-\x7e]/g, '')] as [string, string]);
-      (error as { headers?: unknown }).headers = as === 'record' ? values : as === 'map' ? new Map(Object.entries(values)) : as === 'headers' ? new Headers(printable) : trapEverything();
+      (error as { headers?: unknown }).headers =
+        as === 'record' ? values : as === 'map' ? new Map(Object.entries(values)) : as === 'headers' ? new Headers(printable) : trapEverything();
     }
     if (description.cause) (error as { cause?: unknown }).cause = build(description.cause);
     if (description.lastError) (error as { lastError?: unknown }).lastError = build(description.lastError);
@@ -520,22 +760,26 @@ describe('never throws, whatever was thrown', () => {
 
   it('property: for any thrown value it returns a classification with sane fields', () => {
     fc.assert(
-      fc.property(descriptor, fc.constantFrom('resource-from-arguments', 'fixed', 'url-from-arguments') as fc.Arbitrary<'resource-from-arguments' | 'fixed' | 'url-from-arguments'>, (description, target) => {
-        const classified = classifyError(build(description), { ...at, target });
-        expect(Object.keys(FAILURE_CODES)).toContain(classified.code);
-        expect(typeof classified.kind).toBe('string');
-        expect(typeof classified.message).toBe('string');
-        expect(typeof classified.transient).toBe('boolean');
-        expect(typeof classified.misconfiguration).toBe('boolean');
-        expect(classified.status === null || (Number.isInteger(classified.status) && classified.status >= 100 && classified.status <= 599)).toBe(true);
-        if (classified.retryAfterMs !== undefined) {
-          expect(Number.isInteger(classified.retryAfterMs)).toBe(true);
-          expect(classified.retryAfterMs).toBeGreaterThanOrEqual(0);
-          expect(classified.retryAfterMs).toBeLessThanOrEqual(MAX_RETRY_AFTER_MS);
-        }
-        // with a URL from the arguments, only a ToolError can say "broken for everyone" (none is generated)
-        if (target === 'url-from-arguments') expect(classified.misconfiguration).toBe(false);
-      }),
+      fc.property(
+        descriptor,
+        fc.constantFrom('resource-from-arguments', 'fixed', 'url-from-arguments') as fc.Arbitrary<'resource-from-arguments' | 'fixed' | 'url-from-arguments'>,
+        (description, target) => {
+          const classified = classifyError(build(description), { ...at, target });
+          expect(Object.keys(FAILURE_CODES)).toContain(classified.code);
+          expect(typeof classified.kind).toBe('string');
+          expect(typeof classified.message).toBe('string');
+          expect(typeof classified.transient).toBe('boolean');
+          expect(typeof classified.misconfiguration).toBe('boolean');
+          expect(classified.status === null || (Number.isInteger(classified.status) && classified.status >= 100 && classified.status <= 599)).toBe(true);
+          if (classified.retryAfterMs !== undefined) {
+            expect(Number.isInteger(classified.retryAfterMs)).toBe(true);
+            expect(classified.retryAfterMs).toBeGreaterThanOrEqual(0);
+            expect(classified.retryAfterMs).toBeLessThanOrEqual(MAX_RETRY_AFTER_MS);
+          }
+          // with a URL from the arguments, only a ToolError can say "broken for everyone" (none is generated)
+          if (target === 'url-from-arguments') expect(classified.misconfiguration).toBe(false);
+        },
+      ),
       { seed: 20_250_115, numRuns: 400 },
     );
   });

@@ -348,7 +348,8 @@ function toolErrorFinding(node: ToolError): Finding {
       const base = fromKind(isToolErrorKind(kind) ? kind : 'server', status);
       const override = read(node, 'misconfiguration');
       const misconfiguration = typeof override === 'boolean' ? override : misconfigurationOfKind(base.kind as ToolErrorKind, target);
-      const retryAfterMs = explicitRetryAfter(read(node, 'retryAfterMs') as number | undefined) ?? retryAfterFrom(headersOf(node), nowMs, kind === 'rate_limit');
+      const retryAfterMs =
+        explicitRetryAfter(read(node, 'retryAfterMs') as number | undefined) ?? retryAfterFrom(headersOf(node), nowMs, kind === 'rate_limit');
       const suggestion = readString(node, 'suggestion');
       return {
         ...base,
@@ -361,13 +362,26 @@ function toolErrorFinding(node: ToolError): Finding {
   };
 }
 
-const TOOL_ERROR_KINDS = new Set<string>(['server', 'timeout', 'network', 'rate_limit', 'auth', 'forbidden', 'not_found', 'precondition', 'invalid_input', 'misconfigured']);
+const TOOL_ERROR_KINDS = new Set<string>([
+  'server',
+  'timeout',
+  'network',
+  'rate_limit',
+  'auth',
+  'forbidden',
+  'not_found',
+  'precondition',
+  'invalid_input',
+  'misconfigured',
+]);
 
 function isToolErrorKind(kind: unknown): kind is ToolErrorKind {
   return typeof kind === 'string' && TOOL_ERROR_KINDS.has(kind);
 }
 
-const constant = (outcome: Outcome, message?: string): Finding['classify'] => () => ({ ...outcome, status: null, ...(message !== undefined ? { message } : {}) });
+const constant =
+  (outcome: Outcome, message?: string): Finding['classify'] =>
+  () => ({ ...outcome, status: null, ...(message !== undefined ? { message } : {}) });
 
 /** The brand of `ToolrunError`, read without `ToolrunError.is` (which a throwing proxy trap could escape). */
 const TOOLRUN_ERROR_BRAND = Symbol.for('toolrun.ToolrunError');
@@ -392,9 +406,14 @@ function findingOf(node: unknown): Finding | undefined {
     return { node, strong: true, classify: constant({ code: 'TIMEOUT', kind: 'timeout', transient: true, ambiguous: true, misconfiguration: false }) };
   }
   if (has('APIUserAbortError')) return { node, strong: true, classify: constant(CANCELLED, 'The call was aborted') };
-  if (has('AI_LoadAPIKeyError')) return { node, strong: true, classify: constant({ code: 'AUTH_EXPIRED', kind: 'auth', transient: false, ambiguous: false, misconfiguration: true }) };
+  if (has('AI_LoadAPIKeyError'))
+    return { node, strong: true, classify: constant({ code: 'AUTH_EXPIRED', kind: 'auth', transient: false, ambiguous: false, misconfiguration: true }) };
   if (has('AI_NoSuchModelError') || (read(node, TOOLRUN_ERROR_BRAND) === true && read(node, 'code') === 'MISSING_DEPENDENCY')) {
-    return { node, strong: true, classify: constant({ code: 'UNAVAILABLE', kind: 'misconfigured', transient: false, ambiguous: false, misconfiguration: true }) };
+    return {
+      node,
+      strong: true,
+      classify: constant({ code: 'UNAVAILABLE', kind: 'misconfigured', transient: false, ambiguous: false, misconfiguration: true }),
+    };
   }
   const status = statusOf(node);
   if (status !== undefined) {
@@ -424,14 +443,23 @@ function findingOf(node: unknown): Finding | undefined {
   const bodyType = apiErrorCodes(node).find((type) => Object.hasOwn(BODY_TYPES, type));
   if (bodyType !== undefined) {
     const kind = BODY_TYPES[bodyType]!;
-    return { node, strong: true, classify: ({ target }) => ({ ...fromKind(kind, null), misconfiguration: misconfigurationOfKind(kind, target), status: null }) };
+    return {
+      node,
+      strong: true,
+      classify: ({ target }) => ({ ...fromKind(kind, null), misconfiguration: misconfigurationOfKind(kind, target), status: null }),
+    };
   }
   // Weak findings: a more specific cause deeper down wins over them.
   if (has('AI_APICallError')) {
     const retryable = read(node, 'isRetryable') === true;
-    return { node, strong: false, classify: constant({ code: 'NETWORK_ERROR', kind: 'network', transient: retryable, ambiguous: true, misconfiguration: false }) };
+    return {
+      node,
+      strong: false,
+      classify: constant({ code: 'NETWORK_ERROR', kind: 'network', transient: retryable, ambiguous: true, misconfiguration: false }),
+    };
   }
-  if (has('APIConnectionError')) return { node, strong: false, classify: constant({ code: 'NETWORK_ERROR', kind: 'network', transient: true, ambiguous: true, misconfiguration: false }) };
+  if (has('APIConnectionError'))
+    return { node, strong: false, classify: constant({ code: 'NETWORK_ERROR', kind: 'network', transient: true, ambiguous: true, misconfiguration: false }) };
   if (has('AbortError')) return { node, strong: false, classify: constant(CANCELLED, 'The work was aborted') };
   return undefined;
 }
@@ -505,10 +533,26 @@ function composeMessage(thrown: unknown, finding: Finding | undefined, own: stri
  */
 export function classifyError(thrown: unknown, context: ClassifyErrorContext): ClassifiedError {
   if (context.abortReason === 'timeout') {
-    return { code: 'TIMEOUT', kind: 'timeout', status: null, transient: true, ambiguous: true, misconfiguration: false, message: 'The tool did not answer within its timeout' };
+    return {
+      code: 'TIMEOUT',
+      kind: 'timeout',
+      status: null,
+      transient: true,
+      ambiguous: true,
+      misconfiguration: false,
+      message: 'The tool did not answer within its timeout',
+    };
   }
   if (context.abortReason === 'cancelled') {
-    return { code: 'CANCELLED', kind: 'cancelled', status: null, transient: false, ambiguous: true, misconfiguration: false, message: 'The call was cancelled by the caller' };
+    return {
+      code: 'CANCELLED',
+      kind: 'cancelled',
+      status: null,
+      transient: false,
+      ambiguous: true,
+      misconfiguration: false,
+      message: 'The call was cancelled by the caller',
+    };
   }
   try {
     const finding = find(thrown);

@@ -172,11 +172,25 @@ describe('createToolRuntime: retries, timeouts, Retry-After', () => {
 
   it('after the last attempt an environment failure is not retryable and says to use another way', async () => {
     const runtime = createToolRuntime({
-      tools: [defineTool({ name: 'down', description: '', inputSchema: { type: 'object' }, fallbacks: ['cached_weather'], execute: async () => { throw new ToolError({ kind: 'server', status: 503 }); } })],
+      tools: [
+        defineTool({
+          name: 'down',
+          description: '',
+          inputSchema: { type: 'object' },
+          fallbacks: ['cached_weather'],
+          execute: async () => {
+            throw new ToolError({ kind: 'server', status: 503 });
+          },
+        }),
+      ],
       clock: createAutoAdvancingClock(),
     });
     const result = await runtime.run({ name: 'down', args: {} });
-    expect(result).toMatchObject({ status: 'failed', attempts: 3, error: { type: 'environment', code: 'UNAVAILABLE', retryable: false, fallbacks: ['cached_weather'] } });
+    expect(result).toMatchObject({
+      status: 'failed',
+      attempts: 3,
+      error: { type: 'environment', code: 'UNAVAILABLE', retryable: false, fallbacks: ['cached_weather'] },
+    });
     if (result.status === 'failed') expect(result.error.suggestion).toContain('cached_weather');
   });
 
@@ -184,14 +198,22 @@ describe('createToolRuntime: retries, timeouts, Retry-After', () => {
     const clock = createFakeClock(0);
     let aborted = false;
     const runtime = createToolRuntime({
-      tools: [defineTool({
-        name: 'hang',
-        description: '',
-        inputSchema: { type: 'object' },
-        timeoutMs: 1000,
-        retry: { maxAttempts: 1 },
-        execute: (_args, context) => new Promise((_resolve, reject) => context.signal.addEventListener('abort', () => { aborted = true; reject(context.signal.reason); })),
-      })],
+      tools: [
+        defineTool({
+          name: 'hang',
+          description: '',
+          inputSchema: { type: 'object' },
+          timeoutMs: 1000,
+          retry: { maxAttempts: 1 },
+          execute: (_args, context) =>
+            new Promise((_resolve, reject) =>
+              context.signal.addEventListener('abort', () => {
+                aborted = true;
+                reject(context.signal.reason);
+              }),
+            ),
+        }),
+      ],
       clock,
     });
     const pending = runtime.run({ name: 'hang', args: {} });
@@ -205,7 +227,18 @@ describe('createToolRuntime: retries, timeouts, Retry-After', () => {
     const clock = createFakeClock(0);
     let calls = 0;
     const runtime = createToolRuntime({
-      tools: [defineTool({ name: 'pay', description: '', inputSchema: { type: 'object' }, timeoutMs: 100, execute: () => { calls += 1; return new Promise(() => undefined); } })],
+      tools: [
+        defineTool({
+          name: 'pay',
+          description: '',
+          inputSchema: { type: 'object' },
+          timeoutMs: 100,
+          execute: () => {
+            calls += 1;
+            return new Promise(() => undefined);
+          },
+        }),
+      ],
       clock,
     });
     const pending = runtime.run({ name: 'pay', args: {} });
@@ -220,7 +253,18 @@ describe('createToolRuntime: retries, timeouts, Retry-After', () => {
   it('the idempotency key is stable across retries of one call', async () => {
     const keys: string[] = [];
     const runtime = createToolRuntime({
-      tools: [defineTool({ name: 'write', description: '', inputSchema: { type: 'object' }, execute: async (_args, context) => { keys.push(context.idempotencyKey); if (keys.length < 3) throw new ToolError({ kind: 'server', status: 502 }); return 'ok'; } })],
+      tools: [
+        defineTool({
+          name: 'write',
+          description: '',
+          inputSchema: { type: 'object' },
+          execute: async (_args, context) => {
+            keys.push(context.idempotencyKey);
+            if (keys.length < 3) throw new ToolError({ kind: 'server', status: 502 });
+            return 'ok';
+          },
+        }),
+      ],
       clock: createAutoAdvancingClock(),
     });
     await runtime.run({ name: 'write', args: {}, idempotencyKey: 'run-1:0:0' });
@@ -231,7 +275,12 @@ describe('createToolRuntime: retries, timeouts, Retry-After', () => {
     const clock = createFakeClock(0);
     let calls = 0;
     const runtime = createToolRuntime({
-      tools: { limited: async () => { calls += 1; throw new ToolError({ kind: 'rate_limit', status: 429, retryAfterMs: calls === 1 ? 2000 : 600_000 }); } },
+      tools: {
+        limited: async () => {
+          calls += 1;
+          throw new ToolError({ kind: 'rate_limit', status: 429, retryAfterMs: calls === 1 ? 2000 : 600_000 });
+        },
+      },
       clock,
       callBudgetMs: 60_000,
     });
@@ -250,7 +299,13 @@ describe('createToolRuntime: retries, timeouts, Retry-After', () => {
     const clock = createFakeClock(0);
     let calls = 0;
     const runtime = createToolRuntime({
-      tools: { api: async () => { calls += 1; if (calls === 1) throw new Response('slow down', { status: 503, headers: { 'Retry-After': '3' } }); return 'ok'; } },
+      tools: {
+        api: async () => {
+          calls += 1;
+          if (calls === 1) throw new Response('slow down', { status: 503, headers: { 'Retry-After': '3' } });
+          return 'ok';
+        },
+      },
       clock,
     });
     const pending = runtime.run({ name: 'api', args: {} });
@@ -268,8 +323,13 @@ describe('createToolRuntime: retries, timeouts, Retry-After', () => {
     let refusedCalls = 0;
     const runtime = createToolRuntime({
       tools: {
-        refused: async () => { refusedCalls += 1; throw refused; },
-        gone: async () => { throw unknownHost; },
+        refused: async () => {
+          refusedCalls += 1;
+          throw refused;
+        },
+        gone: async () => {
+          throw unknownHost;
+        },
       },
       clock: createAutoAdvancingClock(),
     });
@@ -284,8 +344,17 @@ describe('createToolRuntime: retries, timeouts, Retry-After', () => {
     let calls = 0;
     let refreshes = 0;
     const runtime = createToolRuntime({
-      tools: { secure: async () => { calls += 1; if (calls < 3) throw new ToolError({ kind: 'auth', status: 401 }); return 'ok'; } },
-      onAuthError: () => { refreshes += 1; return true; },
+      tools: {
+        secure: async () => {
+          calls += 1;
+          if (calls < 3) throw new ToolError({ kind: 'auth', status: 401 });
+          return 'ok';
+        },
+      },
+      onAuthError: () => {
+        refreshes += 1;
+        return true;
+      },
       clock: createFakeClock(0),
     });
     const result = await runtime.run({ name: 'secure', args: {} });
@@ -296,7 +365,13 @@ describe('createToolRuntime: retries, timeouts, Retry-After', () => {
 
   it('a caller abort cancels the call', async () => {
     const controller = new AbortController();
-    const runtime = createToolRuntime({ tools: { slow: (_args: unknown, context: { signal: AbortSignal }) => new Promise((_r, reject) => context.signal.addEventListener('abort', () => reject(new Error('aborted')))) }, clock: createFakeClock(0) });
+    const runtime = createToolRuntime({
+      tools: {
+        slow: (_args: unknown, context: { signal: AbortSignal }) =>
+          new Promise((_r, reject) => context.signal.addEventListener('abort', () => reject(new Error('aborted')))),
+      },
+      clock: createFakeClock(0),
+    });
     const pending = runtime.run({ name: 'slow', args: {}, signal: controller.signal });
     controller.abort();
     expect(await pending).toMatchObject({ status: 'failed', error: { code: 'CANCELLED' } });
@@ -308,11 +383,26 @@ describe('createToolRuntime: per-session breaker', () => {
     let healthy = false;
     let calls = 0;
     const runtime = createToolRuntime({
-      tools: [defineTool({ name: 'lookup', description: '', inputSchema: { type: 'object' }, retry: { maxAttempts: 1 }, execute: async () => { calls += 1; if (!healthy) throw new ToolError({ kind: 'server', status: 500 }); return 'ok'; } })],
+      tools: [
+        defineTool({
+          name: 'lookup',
+          description: '',
+          inputSchema: { type: 'object' },
+          retry: { maxAttempts: 1 },
+          execute: async () => {
+            calls += 1;
+            if (!healthy) throw new ToolError({ kind: 'server', status: 500 });
+            return 'ok';
+          },
+        }),
+      ],
       clock: createFakeClock(0),
     });
     for (let index = 0; index < 3; index++) await runtime.run({ name: 'lookup', args: {}, sessionId: 's1' });
-    expect(await runtime.run({ name: 'lookup', args: {}, sessionId: 's1' })).toMatchObject({ attempts: 0, error: { type: 'circuit_breaker', code: 'TOO_MANY_FAILURES', retryable: false } });
+    expect(await runtime.run({ name: 'lookup', args: {}, sessionId: 's1' })).toMatchObject({
+      attempts: 0,
+      error: { type: 'circuit_breaker', code: 'TOO_MANY_FAILURES', retryable: false },
+    });
     expect(calls).toBe(3);
     healthy = true;
     expect(await runtime.run({ name: 'lookup', args: {}, sessionId: 's2' })).toMatchObject({ status: 'success' });

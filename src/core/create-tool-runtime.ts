@@ -4,7 +4,15 @@ import { decideRetry, DEFAULT_RETRY_POLICY, resolveRetryPolicy, type RetryDecisi
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import { parseArguments } from '../schema/parse-arguments.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
-import { boundFailureEnvelope, boundIdentifier, boundToolName, DEFAULT_MAX_ENVELOPE_BYTES, DEFAULT_MAX_FIELD_ERRORS, MIN_MAX_ENVELOPE_BYTES, type EnvelopeBounds } from './bound-envelope.ts';
+import {
+  boundFailureEnvelope,
+  boundIdentifier,
+  boundToolName,
+  DEFAULT_MAX_ENVELOPE_BYTES,
+  DEFAULT_MAX_FIELD_ERRORS,
+  MIN_MAX_ENVELOPE_BYTES,
+  type EnvelopeBounds,
+} from './bound-envelope.ts';
 import { buildFailure, redactBounded, sanitiseErrorText, truncateText, utf8ByteLength, type FailureParts } from './build-failure.ts';
 import { classifyError, type ClassifiedError } from './classify-error.ts';
 import type { FailurePatternLibrary } from './failure-patterns.ts';
@@ -147,20 +155,26 @@ function isRedactor(value: RedactorOptions | Redactor | undefined): value is Red
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new ToolrunError('INVALID_OPTIONS', `${name} must be a positive number, received ${safeString(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new ToolrunError('INVALID_OPTIONS', `${name} must be a positive number, received ${safeString(value)}`);
   return value;
 }
 
 /** A duration a timer will wait: positive and at most {@link MAX_TIMER_MS} (longer timers fire at once). */
 function duration(name: string, value: number | undefined, fallback: number): number {
   const ms = positive(name, value, fallback);
-  if (ms > MAX_TIMER_MS) throw new ToolrunError('INVALID_OPTIONS', `${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer JavaScript runtimes hold; longer ones fire at once), received ${ms}`);
+  if (ms > MAX_TIMER_MS)
+    throw new ToolrunError(
+      'INVALID_OPTIONS',
+      `${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer JavaScript runtimes hold; longer ones fire at once), received ${ms}`,
+    );
   return ms;
 }
 
 function integerAtLeast(name: string, value: number | undefined, fallback: number, minimum: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < minimum) throw new ToolrunError('INVALID_OPTIONS', `${name} must be an integer ≥ ${minimum}, received ${safeString(value)}`);
+  if (!Number.isInteger(value) || value < minimum)
+    throw new ToolrunError('INVALID_OPTIONS', `${name} must be an integer ≥ ${minimum}, received ${safeString(value)}`);
   return value;
 }
 
@@ -276,12 +290,25 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       }
       return record;
     };
-    const envelopeBase = () => ({ tool_name: toolName, call_id: callId, duration_ms: Math.max(0, clock.now() - startedAt), attempts: attempts.length, trace_id: traceId });
+    const envelopeBase = () => ({
+      tool_name: toolName,
+      call_id: callId,
+      duration_ms: Math.max(0, clock.now() - startedAt),
+      attempts: attempts.length,
+      trace_id: traceId,
+    });
     const fail = (parts: FailureParts, toolSuggested = false): ToolCallRecord => {
       const error: ToolFailureError = buildFailure({ ...parts, ...(tool?.definition.fallbacks ? { fallbacks: tool.definition.fallbacks } : {}) });
       if (options.failurePatterns && !toolSuggested) {
         try {
-          const phrased = options.failurePatterns.suggest({ toolName, code: error.code, message: error.message, detail: error.detail, suggestion: error.suggestion, ...(error.fields ? { fields: error.fields } : {}) });
+          const phrased = options.failurePatterns.suggest({
+            toolName,
+            code: error.code,
+            message: error.message,
+            detail: error.detail,
+            suggestion: error.suggestion,
+            ...(error.fields ? { fields: error.fields } : {}),
+          });
           if (phrased !== undefined) error.suggestion = truncateText(phrased, 600);
         } catch {
           // a pattern library that throws keeps the built-in suggestion
@@ -293,7 +320,12 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     inFlight += 1;
     try {
       if (inFlight > maxInFlightCalls) {
-        errorRecord = { kind: 'call_limit', status: null, message: `${inFlight - 1} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`, causes: [] };
+        errorRecord = {
+          kind: 'call_limit',
+          status: null,
+          message: `${inFlight - 1} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`,
+          causes: [],
+        };
         return fail({
           code: 'CALL_LIMIT_EXCEEDED',
           message: `${boundToolName(redactor, requestedName)} was not run: ${maxInFlightCalls} tool call${maxInFlightCalls === 1 ? ' is' : 's are'} already running`,
@@ -321,7 +353,12 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           const available = `${listed.join(', ')}${names.length > listed.length ? `, … (${names.length - listed.length} more)` : ''}`;
           const closestFields = closest !== undefined ? { closestTool: closest } : {};
           if (sessionBreakers && sessionBreakers.check(sessionId, requestedName).state === 'open') {
-            errorRecord = { kind: 'unknown_tool', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}, called too many times in this session`, causes: [] };
+            errorRecord = {
+              kind: 'unknown_tool',
+              status: null,
+              message: `Unknown tool ${truncateText(requestedName, 256)}, called too many times in this session`,
+              causes: [],
+            };
             return fail({
               code: 'TOO_MANY_FAILURES',
               message: `There is no tool named "${shownName}", and it was called too many times in this session`,
@@ -337,7 +374,9 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
             code: 'TOOL_NOT_FOUND',
             message: `There is no tool named "${shownName}"`,
             detail: `Available tools: ${available}.${closest ? ` Did you mean "${closest}"?` : ''}`,
-            suggestion: closest ? `Call "${closest}" instead if it does what you need, or another of the available tools.` : 'Call one of the available tools instead, or answer without a tool.',
+            suggestion: closest
+              ? `Call "${closest}" instead if it does what you need, or another of the available tools.`
+              : 'Call one of the available tools instead, or answer without a tool.',
             availableTools: [...listed],
             ...closestFields,
           });
@@ -364,7 +403,14 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(parsed.value) });
           // A validator may report problems it did not describe (the Ajv one describes at most 1,000).
           const omittedFields = 'omittedFields' in validation && typeof validation.omittedFields === 'number' ? validation.omittedFields : 0;
-          return fail({ code: validation.code, message: validation.message, detail: validation.detail, suggestion: validation.suggestion, fields: validation.fields, omittedFields });
+          return fail({
+            code: validation.code,
+            message: validation.message,
+            detail: validation.detail,
+            suggestion: validation.suggestion,
+            fields: validation.fields,
+            omittedFields,
+          });
         }
         normalisations.push(...validation.normalisations);
         parsedArguments = validation.value;
@@ -386,7 +432,9 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
             return fail({
               code: 'CIRCUIT_OPEN',
               message: `${toolName} is switched off for every run: it is failing for everyone`,
-              ...(acquired.retryInMs !== undefined ? { detail: `The breaker is ${acquired.state}; it will be probed again in about ${Math.ceil(acquired.retryInMs / 1000)} s.` } : {}),
+              ...(acquired.retryInMs !== undefined
+                ? { detail: `The breaker is ${acquired.state}; it will be probed again in about ${Math.ceil(acquired.retryInMs / 1000)} s.` }
+                : {}),
             });
           }
           if (acquired.decision === 'probe') heldProbe = { id: acquired.probeId };
@@ -398,7 +446,8 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       // 5. execute with timeout, retries, Retry-After and the call budget
       const callerDeadline = typeof source.deadlineAt === 'number' && !Number.isNaN(source.deadlineAt) ? source.deadlineAt : Number.POSITIVE_INFINITY;
       const deadlineAt = Math.min(startedAt + callBudgetMs, callerDeadline);
-      const callerMaxAttempts = typeof source.maxAttempts === 'number' && !Number.isNaN(source.maxAttempts) ? Math.floor(source.maxAttempts) : Number.POSITIVE_INFINITY;
+      const callerMaxAttempts =
+        typeof source.maxAttempts === 'number' && !Number.isNaN(source.maxAttempts) ? Math.floor(source.maxAttempts) : Number.POSITIVE_INFINITY;
       const maxAttempts = Math.max(1, Math.min(tool.retry.maxAttempts, callerMaxAttempts));
       const policy = maxAttempts === tool.retry.maxAttempts ? tool.retry : { ...tool.retry, maxAttempts };
       const idempotencyKey = source.idempotencyKey ?? `${sessionId}:${callId}`;
@@ -419,11 +468,16 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           break;
         }
         const attemptStartedAt = clock.now();
-        const outcome = await runAttempt(definition.execute as (args: unknown, context: unknown) => unknown, parsedArguments, { callId, sessionId, runId: source.runId, idempotencyKey, attempt }, {
-          timeoutMs: Math.min(definition.timeoutMs ?? defaultTimeoutMs, remainingMs),
-          clock,
-          callerSignal: source.signal,
-        });
+        const outcome = await runAttempt(
+          definition.execute as (args: unknown, context: unknown) => unknown,
+          parsedArguments,
+          { callId, sessionId, runId: source.runId, idempotencyKey, attempt },
+          {
+            timeoutMs: Math.min(definition.timeoutMs ?? defaultTimeoutMs, remainingMs),
+            clock,
+            callerSignal: source.signal,
+          },
+        );
         const attemptRecord: AttemptRecord = { attempt, durationMs: clock.now() - attemptStartedAt, outcome: 'success' };
         attempts.push(attemptRecord);
         if (outcome.ok) {
@@ -431,7 +485,12 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           if (limitTrips > 0 && typeof value === 'object' && value !== null && limitEnvelopes.has(value)) {
             // The tool returned the envelope of a nested call that hit the call limit: it recursed.
             attemptRecord.outcome = 'CALL_LIMIT_EXCEEDED';
-            errorRecord = { kind: 'call_limit', status: null, message: 'the tool returned a CALL_LIMIT_EXCEEDED envelope of a nested call (it calls the runtime recursively)', causes: [] };
+            errorRecord = {
+              kind: 'call_limit',
+              status: null,
+              message: 'the tool returned a CALL_LIMIT_EXCEEDED envelope of a nested call (it calls the runtime recursively)',
+              causes: [],
+            };
             return fail({
               code: 'CALL_LIMIT_EXCEEDED',
               message: `${toolName} called tools recursively until the runtime's limit of ${maxInFlightCalls} calls in flight`,
@@ -479,7 +538,11 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         if (classified.kind === 'cancelled') break;
         decision = decideRetry({
           attempt: attempt - (attemptsAllowed - maxAttempts),
-          failure: { transient: classified.transient, ambiguous: classified.ambiguous, ...(classified.retryAfterMs !== undefined ? { retryAfterMs: classified.retryAfterMs } : {}) },
+          failure: {
+            transient: classified.transient,
+            ambiguous: classified.ambiguous,
+            ...(classified.retryAfterMs !== undefined ? { retryAfterMs: classified.retryAfterMs } : {}),
+          },
           policy,
           idempotent: tool.idempotent,
           remainingBudgetMs: deadlineAt - clock.now(),
@@ -511,7 +574,11 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       // A bug inside the pipeline or a port: still an envelope, never a rejection.
       try {
         errorRecord = { kind: 'exception', status: null, message: messageOf(internal), ...describeThrown(internal) };
-        return fail({ code: 'TOOL_EXCEPTION', message: `${boundToolName(redactor, toolName)} could not be run`, detail: 'toolrun failed internally while running this call; the developer log has the details.' });
+        return fail({
+          code: 'TOOL_EXCEPTION',
+          message: `${boundToolName(redactor, toolName)} could not be run`,
+          detail: 'toolrun failed internally while running this call; the developer log has the details.',
+        });
       } catch {
         // Not even the clock is trusted here.
         return finish(lastResort({ tool_name: toolName, call_id: callId, duration_ms: 0, attempts: attempts.length, trace_id: traceId }));
@@ -533,7 +600,15 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     try {
       return classifyError(thrown, { nowMs: clock.now(), ...(abortReason ? { abortReason } : {}) });
     } catch {
-      return { code: 'TOOL_EXCEPTION', kind: 'exception', status: null, transient: false, ambiguous: false, misconfiguration: false, message: 'The tool threw a value that could not be read' };
+      return {
+        code: 'TOOL_EXCEPTION',
+        kind: 'exception',
+        status: null,
+        transient: false,
+        ambiguous: false,
+        misconfiguration: false,
+        message: 'The tool threw a value that could not be read',
+      };
     }
   }
 
@@ -561,7 +636,11 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       const bytes = utf8ByteLength(json);
       if (bytes > maxOutputBytes) {
         if (outputOverflow === 'truncate') return { status: 'success', ...base, data: truncateText(json, maxOutputBytes), truncated: true };
-        return { status: 'failed', ...base, error: buildFailure({ code: 'OUTPUT_TOO_LARGE', message: `${base.tool_name} returned ${bytes} bytes, over the ${maxOutputBytes}-byte bound` }) };
+        return {
+          status: 'failed',
+          ...base,
+          error: buildFailure({ code: 'OUTPUT_TOO_LARGE', message: `${base.tool_name} returned ${bytes} bytes, over the ${maxOutputBytes}-byte bound` }),
+        };
       }
     }
     // The envelope keeps what was serialised: a copy, not the tool's live object.
@@ -572,7 +651,11 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     return {
       status: 'failed',
       ...base,
-      error: buildFailure({ code: 'TOOL_EXCEPTION', message: `${base.tool_name} returned a value that is not JSON`, detail: `The result could not be serialised as JSON (${what}).` }),
+      error: buildFailure({
+        code: 'TOOL_EXCEPTION',
+        message: `${base.tool_name} returned a value that is not JSON`,
+        detail: `The result could not be serialised as JSON (${what}).`,
+      }),
     };
   }
 
@@ -605,7 +688,11 @@ function lastResort(base: { tool_name: string; call_id: string; duration_ms: num
     duration_ms: base.duration_ms,
     attempts: base.attempts,
     trace_id: truncateText(safeString(base.trace_id), 64),
-    error: buildFailure({ code: 'TOOL_EXCEPTION', message: 'The call could not be run', detail: 'toolrun failed internally while running this call; the developer log has the details.' }),
+    error: buildFailure({
+      code: 'TOOL_EXCEPTION',
+      message: 'The call could not be run',
+      detail: 'toolrun failed internally while running this call; the developer log has the details.',
+    }),
   };
 }
 

@@ -106,7 +106,9 @@ export function assertToolDefinition(value: unknown): asserts value is ToolDefin
     fail('timeoutMs must be a positive number of milliseconds');
   }
   if (definition.timeoutMs !== undefined && definition.timeoutMs > MAX_TIMER_MS) {
-    fail(`timeoutMs must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer JavaScript runtimes hold; longer ones fire at once), received ${definition.timeoutMs}`);
+    fail(
+      `timeoutMs must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer JavaScript runtimes hold; longer ones fire at once), received ${definition.timeoutMs}`,
+    );
   }
   if (definition.fallbacks !== undefined && !(Array.isArray(definition.fallbacks) && definition.fallbacks.every((name) => typeof name === 'string'))) {
     fail('fallbacks must be an array of tool names');

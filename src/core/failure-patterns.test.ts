@@ -26,41 +26,80 @@ describe('matching', () => {
   });
 
   it('a field condition outweighs a code alone: a missing id is not a plain missing field', () => {
-    expect(library.match({ toolName: 't', code: 'MISSING_REQUIRED', message: 'user_id is missing', fields: [{ path: '/user_id', problem: 'required' }] })?.id).toBe('missing-required-id');
-    expect(library.match({ toolName: 't', code: 'MISSING_REQUIRED', message: 'origin is missing', fields: [{ path: '/origin', problem: 'required' }] })?.id).toBe('missing-required');
-    expect(library.match({ toolName: 't', code: 'MISSING_REQUIRED', message: 'x', fields: [{ path: '/paid', problem: 'required' }] })?.id).toBe('missing-required');
-    expect(library.match({ toolName: 't', code: 'MISSING_REQUIRED', message: 'x', fields: [{ path: '/reservationId', problem: 'required' }] })?.id).toBe('missing-required-id');
+    expect(
+      library.match({ toolName: 't', code: 'MISSING_REQUIRED', message: 'user_id is missing', fields: [{ path: '/user_id', problem: 'required' }] })?.id,
+    ).toBe('missing-required-id');
+    expect(
+      library.match({ toolName: 't', code: 'MISSING_REQUIRED', message: 'origin is missing', fields: [{ path: '/origin', problem: 'required' }] })?.id,
+    ).toBe('missing-required');
+    expect(library.match({ toolName: 't', code: 'MISSING_REQUIRED', message: 'x', fields: [{ path: '/paid', problem: 'required' }] })?.id).toBe(
+      'missing-required',
+    );
+    expect(library.match({ toolName: 't', code: 'MISSING_REQUIRED', message: 'x', fields: [{ path: '/reservationId', problem: 'required' }] })?.id).toBe(
+      'missing-required-id',
+    );
   });
 
   it('problem and field must hold for the same field', () => {
-    const mine = createFailurePatternLibrary([{ id: 'dob-format', signature: { code: 'DATE_FORMAT_ERROR', problem: 'format', field: /dob$/ }, rootCause: '', strategy: 'fix-arguments', suggestionTemplate: 'x' }]);
+    const mine = createFailurePatternLibrary([
+      {
+        id: 'dob-format',
+        signature: { code: 'DATE_FORMAT_ERROR', problem: 'format', field: /dob$/ },
+        rootCause: '',
+        strategy: 'fix-arguments',
+        suggestionTemplate: 'x',
+      },
+    ]);
     const fields = [
       { path: '/dob', problem: 'required' },
       { path: '/date', problem: 'format' },
     ];
     expect(mine.match({ toolName: 't', code: 'DATE_FORMAT_ERROR', message: 'm', fields })).toBeUndefined();
-    expect(mine.match({ toolName: 't', code: 'DATE_FORMAT_ERROR', message: 'm', fields: [{ path: '/passengers/0/dob', problem: 'format' }] })?.id).toBe('dob-format');
+    expect(mine.match({ toolName: 't', code: 'DATE_FORMAT_ERROR', message: 'm', fields: [{ path: '/passengers/0/dob', problem: 'format' }] })?.id).toBe(
+      'dob-format',
+    );
   });
 
   it('users extend the defaults; a pattern of theirs with the same signature wins the tie, a tool-specific one wins outright', () => {
     const mine: FailurePattern[] = [
-      { id: 'enum-misread-cabin', signature: { code: 'INVALID_ENUM' }, rootCause: 'ours', strategy: 'fix-arguments', suggestionTemplate: 'Cabins are lowercase: {expected}.' },
-      { id: 'priority-scale', signature: { code: 'OUT_OF_RANGE', tool: /^create_ticket$/ }, rootCause: 'scale', strategy: 'fix-arguments', suggestionTemplate: 'Priority: 1 is lowest, 5 is highest.' },
+      {
+        id: 'enum-misread-cabin',
+        signature: { code: 'INVALID_ENUM' },
+        rootCause: 'ours',
+        strategy: 'fix-arguments',
+        suggestionTemplate: 'Cabins are lowercase: {expected}.',
+      },
+      {
+        id: 'priority-scale',
+        signature: { code: 'OUT_OF_RANGE', tool: /^create_ticket$/ },
+        rootCause: 'scale',
+        strategy: 'fix-arguments',
+        suggestionTemplate: 'Priority: 1 is lowest, 5 is highest.',
+      },
     ];
     const extended = createFailurePatternLibrary([...DEFAULT_FAILURE_PATTERNS, ...mine]);
     expect(extended.match({ toolName: 'book', code: 'INVALID_ENUM', message: 'cabin' })?.id).toBe('enum-misread-cabin');
-    expect(extended.match({ toolName: 'create_ticket', code: 'OUT_OF_RANGE', message: 'p', fields: [{ path: '/priority', problem: 'range' }] })?.id).toBe('priority-scale');
-    expect(extended.match({ toolName: 'other', code: 'OUT_OF_RANGE', message: 'p', fields: [{ path: '/priority', problem: 'range' }] })?.id).toBe('scale-misread');
+    expect(extended.match({ toolName: 'create_ticket', code: 'OUT_OF_RANGE', message: 'p', fields: [{ path: '/priority', problem: 'range' }] })?.id).toBe(
+      'priority-scale',
+    );
+    expect(extended.match({ toolName: 'other', code: 'OUT_OF_RANGE', message: 'p', fields: [{ path: '/priority', problem: 'range' }] })?.id).toBe(
+      'scale-misread',
+    );
   });
 
   it('a global regular expression does not make matching stateful', () => {
-    const mine = createFailurePatternLibrary([{ id: 'locked', signature: { code: 'PRECONDITION_FAILED', message: /locked/g }, rootCause: '', strategy: 'change-plan', suggestionTemplate: 'wait' }]);
+    const mine = createFailurePatternLibrary([
+      { id: 'locked', signature: { code: 'PRECONDITION_FAILED', message: /locked/g }, rootCause: '', strategy: 'change-plan', suggestionTemplate: 'wait' },
+    ]);
     for (let round = 0; round < 3; round += 1) expect(mine.match({ toolName: 't', code: 'PRECONDITION_FAILED', message: 'record locked' })?.id).toBe('locked');
   });
 
   it('every default failure code with a generic suggestion has a pattern', () => {
-    const covered = new Set(DEFAULT_FAILURE_PATTERNS.flatMap((pattern) => (typeof pattern.signature.code === 'string' ? [pattern.signature.code] : [...pattern.signature.code])));
-    for (const code of ['NOT_FOUND', 'PRECONDITION_FAILED', 'INVALID_ENUM', 'DATE_FORMAT_ERROR', 'MISSING_REQUIRED', 'TOO_MANY_FAILURES', 'CIRCUIT_OPEN']) expect(covered.has(code as never)).toBe(true);
+    const covered = new Set(
+      DEFAULT_FAILURE_PATTERNS.flatMap((pattern) => (typeof pattern.signature.code === 'string' ? [pattern.signature.code] : [...pattern.signature.code])),
+    );
+    for (const code of ['NOT_FOUND', 'PRECONDITION_FAILED', 'INVALID_ENUM', 'DATE_FORMAT_ERROR', 'MISSING_REQUIRED', 'TOO_MANY_FAILURES', 'CIRCUIT_OPEN'])
+      expect(covered.has(code as never)).toBe(true);
   });
 });
 
@@ -71,7 +110,14 @@ describe('creation', () => {
     [{ strategy: 'pray' }, /strategy must be one of/],
     [{ suggestionTemplate: ' ' }, /suggestionTemplate/],
   ])('rejects a malformed pattern with INVALID_OPTIONS (%j)', (override, message) => {
-    const pattern = { id: 'ok', signature: { code: 'NOT_FOUND' }, rootCause: '', strategy: 'look-up-first', suggestionTemplate: 'x', ...override } as unknown as FailurePattern;
+    const pattern = {
+      id: 'ok',
+      signature: { code: 'NOT_FOUND' },
+      rootCause: '',
+      strategy: 'look-up-first',
+      suggestionTemplate: 'x',
+      ...override,
+    } as unknown as FailurePattern;
     let thrown: unknown;
     try {
       createFailurePatternLibrary([pattern]);
@@ -93,7 +139,9 @@ describe('suggest', () => {
       fields: [{ path: '/user_id', problem: 'required', expected: 'string' }],
     });
     expect(text).toBe('Add "user_id" (string), and call again. Do not invent user_id: take it from an earlier tool result, look it up, or ask the user.');
-    expect(library.suggest({ toolName: 'update_reservation_flights', code: 'NOT_FOUND', message: 'reservation ZFA04Z not found.', suggestion: 'default' })).toBe(
+    expect(
+      library.suggest({ toolName: 'update_reservation_flights', code: 'NOT_FOUND', message: 'reservation ZFA04Z not found.', suggestion: 'default' }),
+    ).toBe(
       'reservation ZFA04Z not found. Do not guess identifiers: check it against earlier tool results or a lookup tool, or ask the user to confirm it, before calling update_reservation_flights again.',
     );
     expect(createFailurePatternLibrary([]).suggest({ toolName: 't', code: 'NOT_FOUND', message: 'm', suggestion: 's' })).toBeUndefined();
@@ -106,7 +154,8 @@ describe('the runtime option failurePatterns', () => {
     description: 'Reads a reservation',
     inputSchema: { type: 'object', properties: { reservation_id: { type: 'string' }, cabin: { enum: ['economy', 'business'] } }, required: ['reservation_id'] },
     execute: ({ reservation_id }) => {
-      if (reservation_id === 'HINTED') throw new ToolError({ kind: 'not_found', message: 'reservation HINTED not found', suggestion: 'Ask the user for the six-letter code.' });
+      if (reservation_id === 'HINTED')
+        throw new ToolError({ kind: 'not_found', message: 'reservation HINTED not found', suggestion: 'Ask the user for the six-letter code.' });
       throw new ToolError({ kind: 'not_found', message: `reservation ${reservation_id} not found for mia.li3818@example.com` });
     },
   });
@@ -119,13 +168,17 @@ describe('the runtime option failurePatterns', () => {
     expect(phrased.status === 'failed' && phrased.error.suggestion).toBe(
       'reservation ZFA04Z not found for ***. Do not guess identifiers: check it against earlier tool results or a lookup tool, or ask the user to confirm it, before calling get_reservation_details again.',
     );
-    expect(plain.status === 'failed' && plain.error.suggestion).toBe('What was asked for does not exist. Check the identifiers with the user or a lookup tool before calling again.');
+    expect(plain.status === 'failed' && plain.error.suggestion).toBe(
+      'What was asked for does not exist. Check the identifiers with the user or a lookup tool before calling again.',
+    );
   });
 
   it('keeps the field-level fix of the validator inside the phrased suggestion', async () => {
     const runtime = createToolRuntime({ tools: [lookup], failurePatterns: library });
     const result = await runtime.run({ name: 'get_reservation_details', args: { reservation_id: 'A', cabin: 'Economy' } });
-    expect(result.status === 'failed' && result.error.suggestion).toBe('Use "economy" for cabin, and call again. Copy one of the allowed values exactly; do not translate, abbreviate or change its case.');
+    expect(result.status === 'failed' && result.error.suggestion).toBe(
+      'Use "economy" for cabin, and call again. Copy one of the allowed values exactly; do not translate, abbreviate or change its case.',
+    );
   });
 
   it('a tool’s own suggestion wins over the patterns', async () => {
@@ -135,7 +188,15 @@ describe('the runtime option failurePatterns', () => {
   });
 
   it('bounds and redacts what a user template produces', async () => {
-    const noisy = createFailurePatternLibrary([{ id: 'noisy', signature: { code: 'NOT_FOUND' }, rootCause: '', strategy: 'look-up-first', suggestionTemplate: `Mail sk-proj-${'a'.repeat(24)} ${'very long '.repeat(100)}` }]);
+    const noisy = createFailurePatternLibrary([
+      {
+        id: 'noisy',
+        signature: { code: 'NOT_FOUND' },
+        rootCause: '',
+        strategy: 'look-up-first',
+        suggestionTemplate: `Mail sk-proj-${'a'.repeat(24)} ${'very long '.repeat(100)}`,
+      },
+    ]);
     const runtime = createToolRuntime({ tools: [lookup], failurePatterns: noisy });
     const result = await runtime.run({ name: 'get_reservation_details', args: { reservation_id: 'X' } });
     const suggestion = result.status === 'failed' ? result.error.suggestion : '';

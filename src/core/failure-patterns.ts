@@ -152,7 +152,8 @@ export const DEFAULT_FAILURE_PATTERNS: readonly FailurePattern[] = Object.freeze
   {
     id: 'amount-mismatch',
     signature: { code: 'INVALID_INPUT', message: /does not add up|do not add up|total price is/i },
-    rootCause: 'The model computed a total wrongly (price × passengers, insurance, paid bags) and its payments do not sum to it — 24 of the 73 τ-bench airline refusals.',
+    rootCause:
+      'The model computed a total wrongly (price × passengers, insurance, paid bags) and its payments do not sum to it — 24 of the 73 τ-bench airline refusals.',
     strategy: 'fix-arguments',
     suggestionTemplate:
       'The amounts you sent do not add up ({message}). Recompute the total from the prices, the number of passengers and every fee, make the payments sum to exactly that total, and call again.',
@@ -273,14 +274,23 @@ function compile(pattern: FailurePattern, index: number): CompiledPattern {
   if (!STRATEGIES.has(pattern.strategy)) invalid(`strategy must be one of ${[...STRATEGIES].join(', ')}`);
   const signature = pattern.signature;
   if (typeof signature !== 'object' || signature === null) invalid('signature must be an object');
-  const codes = typeof signature.code === 'string' ? [signature.code] : Array.isArray(signature.code) ? signature.code : invalid('signature.code must be a failure code or a list of them');
+  const codes =
+    typeof signature.code === 'string'
+      ? [signature.code]
+      : Array.isArray(signature.code)
+        ? signature.code
+        : invalid('signature.code must be a failure code or a list of them');
   for (const code of codes) if (!(code in FAILURE_CODES)) invalid(`unknown failure code ${JSON.stringify(code)}`);
   const tool = signature.tool instanceof RegExp ? stateless(signature.tool) : signature.tool;
   return {
     pattern,
     index,
     codes: new Set(codes),
-    specificity: (tool !== undefined ? 8 : 0) + (signature.message !== undefined ? 4 : 0) + (signature.field !== undefined ? 2 : 0) + (signature.problem !== undefined ? 1 : 0),
+    specificity:
+      (tool !== undefined ? 8 : 0) +
+      (signature.message !== undefined ? 4 : 0) +
+      (signature.field !== undefined ? 2 : 0) +
+      (signature.problem !== undefined ? 1 : 0),
     message: signature.message ? stateless(signature.message) : undefined,
     field: signature.field ? stateless(signature.field) : undefined,
     tool,
@@ -295,7 +305,8 @@ function matches(compiled: CompiledPattern, failure: FailureSignatureInput): boo
   const problem = compiled.pattern.signature.problem;
   if (problem !== undefined || field !== undefined) {
     const fields = failure.fields ?? [];
-    if (!fields.some((candidate) => (problem === undefined || candidate.problem === problem) && (field === undefined || field.test(candidate.path)))) return false;
+    if (!fields.some((candidate) => (problem === undefined || candidate.problem === problem) && (field === undefined || field.test(candidate.path))))
+      return false;
   }
   return true;
 }
@@ -304,7 +315,11 @@ function matches(compiled: CompiledPattern, failure: FailureSignatureInput): boo
 function subjectField(compiled: CompiledPattern, failure: FailureSignatureInput) {
   const fields = failure.fields ?? [];
   const problem = compiled.pattern.signature.problem;
-  return fields.find((candidate) => (problem === undefined || candidate.problem === problem) && (compiled.field === undefined || compiled.field.test(candidate.path))) ?? fields[0];
+  return (
+    fields.find(
+      (candidate) => (problem === undefined || candidate.problem === problem) && (compiled.field === undefined || compiled.field.test(candidate.path)),
+    ) ?? fields[0]
+  );
 }
 
 function fieldName(path: string): string {
@@ -346,7 +361,8 @@ export function createFailurePatternLibrary(patterns: readonly FailurePattern[] 
   const find = (failure: FailureSignatureInput): CompiledPattern | undefined => {
     let best: CompiledPattern | undefined;
     for (const candidate of byCode.get(failure.code) ?? []) {
-      if (best !== undefined && (candidate.specificity < best.specificity || (candidate.specificity === best.specificity && candidate.index < best.index))) continue;
+      if (best !== undefined && (candidate.specificity < best.specificity || (candidate.specificity === best.specificity && candidate.index < best.index)))
+        continue;
       if (matches(candidate, failure)) best = candidate;
     }
     return best;

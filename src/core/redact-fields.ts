@@ -69,7 +69,11 @@ function rawReceived(received: string): string {
  * own `expected` and `message`. `maskText` masks the raw values of those sensitive fields in any
  * other text built from them (an envelope's `message` or `detail`). Never throws.
  */
-export function redactFieldErrors<T extends FieldErrorLike>(redactor: Redactor, fields: readonly T[], options: RedactFieldErrorsOptions = {}): { fields: T[]; maskText: (text: string) => string } {
+export function redactFieldErrors<T extends FieldErrorLike>(
+  redactor: Redactor,
+  fields: readonly T[],
+  options: RedactFieldErrorsOptions = {},
+): { fields: T[]; maskText: (text: string) => string } {
   const maxBytes = options.maxBytes ?? 200;
   const replacement = options.replacement ?? '***';
   const values: string[] = [];
@@ -94,7 +98,13 @@ export function redactFieldErrors<T extends FieldErrorLike>(redactor: Redactor, 
       if (field.message !== undefined) copy.message = bounded(sensitive ? maskValues(field.message) : field.message);
       out.push(copy);
     } catch {
-      out.push({ ...field, path: replacement, ...(field.expected !== undefined ? { expected: replacement } : {}), ...(field.received !== undefined ? { received: replacement } : {}), ...(field.message !== undefined ? { message: replacement } : {}) });
+      out.push({
+        ...field,
+        path: replacement,
+        ...(field.expected !== undefined ? { expected: replacement } : {}),
+        ...(field.received !== undefined ? { received: replacement } : {}),
+        ...(field.message !== undefined ? { message: replacement } : {}),
+      });
     }
   }
   return { fields: out, maskText: (text) => (values.length === 0 ? text : maskValues(text)) };

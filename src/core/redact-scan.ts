@@ -11,15 +11,7 @@
 
 /** The secret families the scanner recognises. */
 export type SecretFamily =
-  | 'email'
-  | 'credential-assignment'
-  | 'url-credentials'
-  | 'jwt'
-  | 'auth-scheme'
-  | 'api-key'
-  | 'aws-secret-key'
-  | 'private-key'
-  | 'card-number';
+  'email' | 'credential-assignment' | 'url-credentials' | 'jwt' | 'auth-scheme' | 'api-key' | 'aws-secret-key' | 'private-key' | 'card-number';
 
 /** Every family, in scan order. */
 export const SECRET_FAMILIES: readonly SecretFamily[] = [
@@ -156,7 +148,7 @@ function addRange(ranges: number[], start: number, end: number): void {
  */
 function scanEmails(text: string, openEnd: boolean, out: number[], counter: Counter): void {
   const length = text.length;
-  for (let from = 0; ; ) {
+  for (let from = 0; ;) {
     const at = find(text, '@', from, counter);
     if (at === -1) return;
     from = at + 1;
@@ -333,7 +325,7 @@ const MAX_AUTHORITY = 512;
 /** `scheme://user:password@host`: the user information (up to the last `@` of the authority) is masked. */
 function scanUrlCredentials(text: string, openEnd: boolean, out: number[], counter: Counter): void {
   const length = text.length;
-  for (let from = 0; ; ) {
+  for (let from = 0; ;) {
     const slashes = find(text, '//', from, counter);
     if (slashes === -1) return;
     const start = slashes + 2;
@@ -358,7 +350,7 @@ function scanUrlCredentials(text: string, openEnd: boolean, out: number[], count
 /** `header.payload.signature` (base64url, the header starting `eyJ`), and the five parts of a JWE. */
 function scanJwts(text: string, openEnd: boolean, out: number[], counter: Counter): void {
   const length = text.length;
-  for (let from = 0; from < length; ) {
+  for (let from = 0; from < length;) {
     const start = find(text, 'eyJ', from, counter);
     if (start === -1) return;
     if (start > 0 && inClass(text.charCodeAt(start - 1), WORD)) {
@@ -401,7 +393,7 @@ const AUTH_SCHEME_SEARCH = /\b(?:bearer|basic)\s/gi;
 function scanAuthSchemes(text: string, openEnd: boolean, out: number[], counter: Counter): void {
   const length = text.length;
   const search = AUTH_SCHEME_SEARCH; // module-level: scans are synchronous and never nested
-  for (let from = 0; from < length; ) {
+  for (let from = 0; from < length;) {
     search.lastIndex = from;
     const match = search.exec(text);
     if (match === null) {
@@ -490,7 +482,7 @@ function scanApiKeys(text: string, openEnd: boolean, out: number[], counter: Cou
   const search = API_KEY_ANCHOR; // module-level: scans are synchronous and never nested
   let measuredFrom: Map<number, number> | undefined;
   let measuredTo: Map<number, number> | undefined;
-  for (let from = 0; from < length; ) {
+  for (let from = 0; from < length;) {
     search.lastIndex = from;
     const match = search.exec(text);
     if (match === null) {
@@ -528,7 +520,7 @@ const AWS_SECRET_ANCHOR = /secret[_\-. ]?access[_\-. ]?key/gi;
 function scanAwsSecrets(text: string, openEnd: boolean, out: number[], counter: Counter): void {
   const length = text.length;
   const search = AWS_SECRET_ANCHOR; // module-level: scans are synchronous and never nested
-  for (let from = 0; from < length; ) {
+  for (let from = 0; from < length;) {
     search.lastIndex = from;
     const match = search.exec(text);
     if (match === null) {
@@ -553,7 +545,7 @@ function scanAwsSecrets(text: string, openEnd: boolean, out: number[], counter: 
 /** PEM private-key blocks, `-----BEGIN … PRIVATE KEY-----` to the matching END line; to the end of the text when it has none. */
 function scanPrivateKeys(text: string, out: number[], counter: Counter): void {
   const length = text.length;
-  for (let from = 0; ; ) {
+  for (let from = 0; ;) {
     const begin = find(text, '-----BEGIN ', from, counter);
     if (begin === -1) return;
     const labelStart = begin + 11;
@@ -597,8 +589,10 @@ function isCardNumber(digits: readonly number[], count: number): boolean {
       issuer = second >= 2 && second <= 7 && count >= 16; // Mastercard 2221-2720, Mir 2200-2204
       break;
     case 3:
-      if (second === 4 || second === 7) issuer = count === 15; // American Express
-      else if (second === 5) issuer = count >= 16; // JCB
+      if (second === 4 || second === 7)
+        issuer = count === 15; // American Express
+      else if (second === 5)
+        issuer = count >= 16; // JCB
       else issuer = (second === 0 || second === 6 || second === 8 || second === 9) && count >= 14; // Diners Club
       break;
     case 4: // Visa
@@ -639,7 +633,7 @@ function scanCardNumbers(text: string, openEnd: boolean, out: number[], counter:
   const groupStarts = GROUP_STARTS;
   const groupEnds = GROUP_ENDS;
   const digits = DIGITS;
-  for (let from = 0; from < length; ) {
+  for (let from = 0; from < length;) {
     search.lastIndex = from;
     const match = search.exec(text);
     if (match === null) {
@@ -703,7 +697,16 @@ function checkWindowsEndingAt(text: string, starts: readonly number[], ends: rea
   if (best !== -1) addRange(out, starts[best]!, ends[last]!);
 }
 
-function windowIsCard(text: string, starts: readonly number[], ends: readonly number[], first: number, last: number, count: number, digits: number[], counter: Counter): boolean {
+function windowIsCard(
+  text: string,
+  starts: readonly number[],
+  ends: readonly number[],
+  first: number,
+  last: number,
+  count: number,
+  digits: number[],
+  counter: Counter,
+): boolean {
   let position = 0;
   for (let group = first; group <= last; group += 1) {
     for (let index = starts[group]!; index < ends[group]!; index += 1) digits[position++] = text.charCodeAt(index) - 48;
@@ -766,7 +769,8 @@ const QUICK_CHECK_UNITS = 256;
 function cannotHoldSecret(text: string): boolean {
   for (let index = 0; index < text.length; index += 1) {
     const unit = text.charCodeAt(index);
-    if (unit <= 32 || unit >= 127 || unit === 64 || unit === 61 || unit === 58 || unit === 47 || unit === 46 || unit === 45 || unit === 95 || isDigit(unit)) return false;
+    if (unit <= 32 || unit >= 127 || unit === 64 || unit === 61 || unit === 58 || unit === 47 || unit === 46 || unit === 45 || unit === 95 || isDigit(unit))
+      return false;
   }
   return !(text.includes('AIza') || text.includes('AKIA') || text.includes('ASIA') || /ccess/i.test(text));
 }

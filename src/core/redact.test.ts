@@ -32,7 +32,9 @@ describe('free text: each family', () => {
     // Header values run to the end of the line.
     expect(text('Cookie: a=1; session=xyz\nHost: example.com')).toBe('Cookie: ***\nHost: example.com');
     // Names that are not sensitive, and times and URLs, are left alone.
-    expect(text('status: ok, reservation_id=ZFA04Y at 12:30 on https://example.com/a')).toBe('status: ok, reservation_id=ZFA04Y at 12:30 on https://example.com/a');
+    expect(text('status: ok, reservation_id=ZFA04Y at 12:30 on https://example.com/a')).toBe(
+      'status: ok, reservation_id=ZFA04Y at 12:30 on https://example.com/a',
+    );
   });
 
   it('URL credentials and URL query secrets', () => {
@@ -69,7 +71,9 @@ describe('free text: each family', () => {
       'ASIAIOSFODNN7EXAMPLE',
     ];
     for (const key of keys) expect(text(`use ${key} now`), key).toBe('use *** now');
-    expect(text('task-management-system-v2 and desk-0123456789abcdefghij and AKIAIOSFODNN7EXAMPLEX')).toBe('task-management-system-v2 and desk-0123456789abcdefghij and AKIAIOSFODNN7EXAMPLEX');
+    expect(text('task-management-system-v2 and desk-0123456789abcdefghij and AKIAIOSFODNN7EXAMPLEX')).toBe(
+      'task-management-system-v2 and desk-0123456789abcdefghij and AKIAIOSFODNN7EXAMPLEX',
+    );
     const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
     for (const carrier of [
       `aws_secret_access_key = ${secret}`,
@@ -94,7 +98,9 @@ describe('free text: each family', () => {
   });
 
   it('card numbers: only Luhn-valid ones with an issuer prefix, whole or in groups', () => {
-    expect(text('card 4111 1111 1111 1111, 4111-1111-1111-1111, 4111111111111111; amex 3782 822463 10005; mc 5555555555554444')).toBe('card ***, ***, ***; amex ***; mc ***');
+    expect(text('card 4111 1111 1111 1111, 4111-1111-1111-1111, 4111111111111111; amex 3782 822463 10005; mc 5555555555554444')).toBe(
+      'card ***, ***, ***; amex ***; mc ***',
+    );
     expect(text('paid on 2024-01-15 5555 5555 5555 4444.')).toBe('paid on 2024-01-15 ***.');
     // Glued to letters (hexadecimal trace and call ids): unchanged.
     expect(text('trace 4539148803436467ab0cd1ef23456789, call_x4539148803436467')).toBe('trace 4539148803436467ab0cd1ef23456789, call_x4539148803436467');
@@ -105,10 +111,15 @@ describe('free text: each family', () => {
   });
 
   it('reports each finding with its family (scanSecretSpans)', () => {
-    const spans = scanSecretSpans('a@b.co password=x https://u:p@h/ eyJaaaaaaaaaa.bbbbbbbbbb.cccccccccc Bearer t sk-0123456789abcdef0123 SecretAccessKey: 0123456789abcdefABCD 4111111111111111', {
-      isSensitiveKey: compileKeyMatcher(DEFAULT_SENSITIVE_KEYS).matchesNormal,
-    });
-    expect(new Set(spans.map((span) => span.family))).toEqual(new Set(['email', 'credential-assignment', 'url-credentials', 'jwt', 'auth-scheme', 'api-key', 'aws-secret-key', 'card-number']));
+    const spans = scanSecretSpans(
+      'a@b.co password=x https://u:p@h/ eyJaaaaaaaaaa.bbbbbbbbbb.cccccccccc Bearer t sk-0123456789abcdef0123 SecretAccessKey: 0123456789abcdefABCD 4111111111111111',
+      {
+        isSensitiveKey: compileKeyMatcher(DEFAULT_SENSITIVE_KEYS).matchesNormal,
+      },
+    );
+    expect(new Set(spans.map((span) => span.family))).toEqual(
+      new Set(['email', 'credential-assignment', 'url-credentials', 'jwt', 'auth-scheme', 'api-key', 'aws-secret-key', 'card-number']),
+    );
   });
 });
 
@@ -122,19 +133,70 @@ describe('sensitive keys', () => {
 
   it('cover passwords, secrets, tokens, auth, credentials, private and access keys, cookies, cards', () => {
     const names = [
-      'pwd', 'pass', 'Password', 'db_password', 'passphrase', 'x-api-key', 'api-key', 'aws_secret_access_key', 'AWS_SECRET_ACCESS_KEY', 'SecretAccessKey', 'secret_access_key',
-      'session_token', 'refreshToken', 'id_token', 'private_key', 'privateKey', 'client_secret', 'clientSecret', 'access_key', 'aws_access_key_id', 'credentials', 'auth', 'Authorization',
-      'Proxy-Authorization', 'cookie', 'Set-Cookie', 'credit_card_number', 'card_number', 'cvv', 'ssn', 'webhook_secret', 'signing_key',
+      'pwd',
+      'pass',
+      'Password',
+      'db_password',
+      'passphrase',
+      'x-api-key',
+      'api-key',
+      'aws_secret_access_key',
+      'AWS_SECRET_ACCESS_KEY',
+      'SecretAccessKey',
+      'secret_access_key',
+      'session_token',
+      'refreshToken',
+      'id_token',
+      'private_key',
+      'privateKey',
+      'client_secret',
+      'clientSecret',
+      'access_key',
+      'aws_access_key_id',
+      'credentials',
+      'auth',
+      'Authorization',
+      'Proxy-Authorization',
+      'cookie',
+      'Set-Cookie',
+      'credit_card_number',
+      'card_number',
+      'cvv',
+      'ssn',
+      'webhook_secret',
+      'signing_key',
     ];
     for (const name of names) expect(redactor.value({ [name]: 'v' }), name).toEqual({ [name]: '***' });
-    for (const name of ['passengers', 'bypass', 'max_tokens', 'input_tokens', 'author', 'keyword', 'primary_key', 'idempotency_key', 'secretary_name', 'session_id', 'token_count']) {
+    for (const name of [
+      'passengers',
+      'bypass',
+      'max_tokens',
+      'input_tokens',
+      'author',
+      'keyword',
+      'primary_key',
+      'idempotency_key',
+      'secretary_name',
+      'session_id',
+      'token_count',
+    ]) {
       expect(redactor.value({ [name]: 'v' }), name).toEqual({ [name]: 'v' });
     }
   });
 
   it('a secret used as a property name is masked, and two such names stay apart', () => {
     expect(redactor.value({ 'sk-proj-Q7hT2xLm9Vw4Kp8Zr3Nb6Yc1': 1, 'a@b.co': 2, 'c@d.io': 3 })).toEqual({ '***': 1, '*** (2)': 2, '*** (3)': 3 });
-    expect(redactor.value(new Map<string, unknown>([['mia@example.com', 1], ['password', 'x']]))).toEqual([['***', 1], ['password', '***']]);
+    expect(
+      redactor.value(
+        new Map<string, unknown>([
+          ['mia@example.com', 1],
+          ['password', 'x'],
+        ]),
+      ),
+    ).toEqual([
+      ['***', 1],
+      ['password', '***'],
+    ]);
   });
 
   it('configured keys replace the defaults for property names; free text still knows the defaults', () => {
@@ -169,7 +231,11 @@ describe('bounds of text', () => {
   it('never throws: a non-string input is read as text', () => {
     expect(redactor.text(12345 as unknown as string)).toBe('12345');
     expect(redactor.text(Symbol('x') as unknown as string)).toBe('Symbol(x)');
-    const hostile = { toString: () => { throw new Error('no'); } };
+    const hostile = {
+      toString: () => {
+        throw new Error('no');
+      },
+    };
     expect(redactor.text(hostile as unknown as string)).toBe('***');
   });
 });
@@ -229,7 +295,12 @@ describe('value on hostile inputs', () => {
         return Reflect.get(target, key);
       },
     });
-    expect(redactor.value({ throwing, revoked, getter, arrayProxy })).toEqual({ throwing: '[Unreadable]', revoked: '[Unreadable]', getter: { ok: 1, bad: '[Unreadable]' }, arrayProxy: ['[Unreadable]', 2] });
+    expect(redactor.value({ throwing, revoked, getter, arrayProxy })).toEqual({
+      throwing: '[Unreadable]',
+      revoked: '[Unreadable]',
+      getter: { ok: 1, bad: '[Unreadable]' },
+      arrayProxy: ['[Unreadable]', 2],
+    });
   });
 
   it('BigInt, symbols, functions, Map, Set, Date, typed arrays, buffers, null-prototype objects, boxed values, errors, toJSON, cycles', () => {
@@ -325,8 +396,21 @@ describe('value: property', () => {
   const canary = fc.constantFrom(...SECRET_CANARIES);
   const padding = fc.string({ maxLength: 8 });
   const carrierText = fc.tuple(padding, canary, padding).map(([before, { carrier }, after]) => `${before} ${carrier} ${after}`);
-  const key = fc.oneof(fc.string({ maxLength: 6 }), canary.map(({ carrier }) => carrier), canary.map(({ value }) => Object.keys(value)[0]!));
-  const leaf = fc.oneof(fc.string({ maxLength: 8 }), carrierText, fc.integer(), fc.bigInt(), fc.boolean(), fc.constant(null), fc.constant(undefined), fc.date());
+  const key = fc.oneof(
+    fc.string({ maxLength: 6 }),
+    canary.map(({ carrier }) => carrier),
+    canary.map(({ value }) => Object.keys(value)[0]!),
+  );
+  const leaf = fc.oneof(
+    fc.string({ maxLength: 8 }),
+    carrierText,
+    fc.integer(),
+    fc.bigInt(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.date(),
+  );
   const withCanaries = fc.anything({
     key,
     values: [leaf],

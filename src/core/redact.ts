@@ -217,7 +217,10 @@ class ValueWalker {
       if (out.length >= keep) break;
       if (pairs) {
         const [entryKey, entryValue] = item as [unknown, unknown];
-        out.push([this.walk(entryKey, depth + 1), typeof entryKey === 'string' && this.sensitive(entryKey) ? this.settings.replacement : this.walk(entryValue, depth + 1)]);
+        out.push([
+          this.walk(entryKey, depth + 1),
+          typeof entryKey === 'string' && this.sensitive(entryKey) ? this.settings.replacement : this.walk(entryValue, depth + 1),
+        ]);
       } else out.push(this.walk(item, depth + 1));
     }
     if (size > out.length) out.push(`[… ${size - out.length} more items]`);
@@ -249,7 +252,8 @@ class ValueWalker {
   private object(node: object, depth: number): unknown {
     if (Array.isArray(node)) return this.array(node, depth);
     const prototype: unknown = Object.getPrototypeOf(node);
-    if ((prototype === Object.prototype || prototype === null) && typeof (node as { toJSON?: unknown }).toJSON !== 'function') return this.entries(node, {}, depth);
+    if ((prototype === Object.prototype || prototype === null) && typeof (node as { toJSON?: unknown }).toJSON !== 'function')
+      return this.entries(node, {}, depth);
     const binary = describeBinary(node);
     if (binary !== undefined) return binary;
     if (node instanceof Date) return Number.isNaN(node.getTime()) ? 'Invalid Date' : node.toISOString();
@@ -262,7 +266,8 @@ class ValueWalker {
       this.put(out, 'name', this.walk(node.name, depth + 1));
       this.put(out, 'message', this.walk(node.message, depth + 1));
       this.entries(node, out, depth, ERROR_OWN_KEYS);
-      if (Object.prototype.hasOwnProperty.call(node, 'cause') && !Object.prototype.propertyIsEnumerable.call(node, 'cause')) out.cause = this.walk(node.cause, depth + 1);
+      if (Object.prototype.hasOwnProperty.call(node, 'cause') && !Object.prototype.propertyIsEnumerable.call(node, 'cause'))
+        out.cause = this.walk(node.cause, depth + 1);
       return out;
     }
     const toJSON = (node as { toJSON?: unknown }).toJSON;
@@ -334,7 +339,8 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   const maxValueBytes = Math.max(0, options.maxValueBytes ?? 1_048_576);
   const configured = compileKeyMatcher(options.keys ?? DEFAULT_SENSITIVE_KEYS);
   const defaults = options.keys === undefined ? configured : compileKeyMatcher(DEFAULT_SENSITIVE_KEYS);
-  const isSensitiveKey = defaults === configured ? configured.matchesNormal : (normal: string) => configured.matchesNormal(normal) || defaults.matchesNormal(normal);
+  const isSensitiveKey =
+    defaults === configured ? configured.matchesNormal : (normal: string) => configured.matchesNormal(normal) || defaults.matchesNormal(normal);
   const patterns = (options.patterns ?? []).map((pattern) => new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`));
   const scanOptions = { isSensitiveKey, openEnd: false };
   const cutScanOptions = { isSensitiveKey, openEnd: true };

@@ -172,9 +172,13 @@ function prepareName(name: string, index: number): PreparedName {
 /** The request as sent (cleaned), then after each known prefix stripped. */
 function requestVariants(requested: string): string[] {
   // models sometimes quote the name or write it as a call: `"math.factorial"`, math.factorial()
-  let current = requested.trim().replace(/^["'`]+|["'`]+$/g, '').replace(/\(\s*\)$/, '').trim();
+  let current = requested
+    .trim()
+    .replace(/^["'`]+|["'`]+$/g, '')
+    .replace(/\(\s*\)$/, '')
+    .trim();
   const variants = [current];
-  for (let stripped = true; stripped; ) {
+  for (let stripped = true; stripped;) {
     stripped = false;
     const lower = current.toLowerCase();
     for (const prefix of KNOWN_PREFIXES) {

@@ -2,9 +2,7 @@ import type { ToolContext } from './define-tool.ts';
 import type { Clock } from '../ground/ports/clock.ts';
 
 /** Outcome of one execution of a tool. */
-export type AttemptOutcome =
-  | { ok: true; value: unknown }
-  | { ok: false; thrown: unknown; abortReason: 'timeout' | 'cancelled' | undefined };
+export type AttemptOutcome = { ok: true; value: unknown } | { ok: false; thrown: unknown; abortReason: 'timeout' | 'cancelled' | undefined };
 
 /**
  * The `context` a tool's `execute` receives. A class with the lazy `signal` getter on its

@@ -78,7 +78,10 @@ describe('failure envelopes are bounded', () => {
     const tool = defineTool({
       name: 'mixed',
       description: 'Mixed values',
-      inputSchema: { type: 'object', properties: { values: { type: 'array', items: { anyOf: [{ type: 'integer' }, { type: 'string', format: 'date' }, { type: 'null' }] } } } },
+      inputSchema: {
+        type: 'object',
+        properties: { values: { type: 'array', items: { anyOf: [{ type: 'integer' }, { type: 'string', format: 'date' }, { type: 'null' }] } } },
+      },
       execute: async () => 'ok',
     });
     const runtime = createToolRuntime({ tools: [tool], clock: createFakeClock(0) });
@@ -90,7 +93,9 @@ describe('failure envelopes are bounded', () => {
   });
 
   it('available_tools lists at most 50 of 200 tools; the detail counts the others', async () => {
-    const tools = Array.from({ length: 200 }, (_, index) => defineTool({ name: `tool_${String(index).padStart(3, '0')}`, description: '', inputSchema: { type: 'object' }, execute: async () => index }));
+    const tools = Array.from({ length: 200 }, (_, index) =>
+      defineTool({ name: `tool_${String(index).padStart(3, '0')}`, description: '', inputSchema: { type: 'object' }, execute: async () => index }),
+    );
     const runtime = createToolRuntime({ tools, clock: createFakeClock(0) });
     const result = failed(await runtime.run({ name: 'unknown_tool', args: {}, ...fixed }));
     expect(result.error.available_tools).toHaveLength(50);
@@ -125,7 +130,11 @@ describe('failure envelopes are bounded', () => {
 
   it('a tool error of 1 MB of control characters (6 bytes each as JSON) still fits the bound', async () => {
     const runtime = createToolRuntime({
-      tools: { noisy: async () => { throw new Error('\u0001'.repeat(1_000_000)); } },
+      tools: {
+        noisy: async () => {
+          throw new Error('\u0001'.repeat(1_000_000));
+        },
+      },
       clock: createFakeClock(0),
     });
     const result = failed(await runtime.run({ name: 'noisy', args: {}, ...fixed }));
@@ -183,7 +192,14 @@ describe('results that are not JSON are failures', () => {
     ['a circular object', () => circular],
     ['a function', () => () => 1],
     ['a symbol', () => Symbol('s')],
-    ['a getter that throws', () => ({ get value() { throw new Error('no'); } })],
+    [
+      'a getter that throws',
+      () => ({
+        get value() {
+          throw new Error('no');
+        },
+      }),
+    ],
     ['an object whose toJSON returns undefined', () => ({ toJSON: () => undefined })],
   ];
   for (const [what, make] of cases) {
@@ -202,14 +218,37 @@ describe('results that are not JSON are failures', () => {
 
   it('a Proxy that throws on every trap, or a revoked one, is a TOOL_EXCEPTION too (reading its `then` already throws)', async () => {
     const makers = [
-      () => new Proxy({}, { get: () => { throw new Error('trap'); }, ownKeys: () => { throw new Error('trap'); }, getOwnPropertyDescriptor: () => { throw new Error('trap'); } }),
+      () =>
+        new Proxy(
+          {},
+          {
+            get: () => {
+              throw new Error('trap');
+            },
+            ownKeys: () => {
+              throw new Error('trap');
+            },
+            getOwnPropertyDescriptor: () => {
+              throw new Error('trap');
+            },
+          },
+        ),
       () => {
         const { proxy, revoke } = Proxy.revocable({}, {});
         revoke();
         return proxy;
       },
       // Traps that let `then` through but refuse the serialisation.
-      () => new Proxy({}, { get: (_target, key) => (key === 'then' ? undefined : 1), ownKeys: () => { throw new Error('trap'); } }),
+      () =>
+        new Proxy(
+          {},
+          {
+            get: (_target, key) => (key === 'then' ? undefined : 1),
+            ownKeys: () => {
+              throw new Error('trap');
+            },
+          },
+        ),
     ];
     for (const make of makers) {
       const runtime = createToolRuntime({ tools: { odd: async () => make() }, clock: createFakeClock(0) });
@@ -225,7 +264,20 @@ describe('results that are not JSON are failures', () => {
     const { proxy, revoke } = Proxy.revocable({}, {});
     revoke();
     const base = { tool_name: 'x', call_id: 'c', duration_ms: 1, attempts: 1, trace_id: 't' };
-    for (const data of [10n, { n: 10n }, circular, proxy, new Proxy({}, { ownKeys: () => { throw new Error('x'); } })]) {
+    for (const data of [
+      10n,
+      { n: 10n },
+      circular,
+      proxy,
+      new Proxy(
+        {},
+        {
+          ownKeys: () => {
+            throw new Error('x');
+          },
+        },
+      ),
+    ]) {
       const text = formatToolResult({ status: 'success', ...base, data } as ToolResult);
       expect(text.startsWith('<tool_result tool="x" status="success">')).toBe(true);
     }
@@ -240,46 +292,93 @@ describe('results that are not JSON are failures', () => {
  */
 function weirdThrown(): fc.Arbitrary<{ label: string; make: () => unknown }> {
   const makers: Array<[string, () => unknown]> = [
-    ['null-prototype object whose cause getter throws', () => {
-      const value = Object.create(null) as Record<string, unknown>;
-      Object.defineProperty(value, 'cause', { get: () => { throw new Error('cause getter'); } });
-      return value;
-    }],
-    ['Proxy throwing on every trap', () =>
-      new Proxy(
-        {},
-        Object.fromEntries(['get', 'has', 'ownKeys', 'getPrototypeOf', 'getOwnPropertyDescriptor', 'apply', 'construct', 'defineProperty', 'set'].map((trap) => [trap, () => { throw new Error(trap); }])),
-      )],
-    ['revoked Proxy of an Error', () => {
-      const { proxy, revoke } = Proxy.revocable(new Error('x'), {});
-      revoke();
-      return proxy;
-    }],
-    ['Error whose message, name, stack and cause getters throw', () => {
-      const error = new Error('boom');
-      // `stack` first: redefining it formats the stack, which reads `name` and `message`.
-      for (const key of ['stack', 'message', 'name', 'cause']) Object.defineProperty(error, key, { get: () => { throw new Error(key); } });
-      return error;
-    }],
-    ['object whose toString and toPrimitive throw', () => ({ toString: () => { throw new Error('toString'); }, [Symbol.toPrimitive]: () => { throw new Error('toPrimitive'); } })],
-    ['Error that is its own cause', () => {
-      const error = new Error('loop') as Error & { cause?: unknown };
-      error.cause = error;
-      return error;
-    }],
+    [
+      'null-prototype object whose cause getter throws',
+      () => {
+        const value = Object.create(null) as Record<string, unknown>;
+        Object.defineProperty(value, 'cause', {
+          get: () => {
+            throw new Error('cause getter');
+          },
+        });
+        return value;
+      },
+    ],
+    [
+      'Proxy throwing on every trap',
+      () =>
+        new Proxy(
+          {},
+          Object.fromEntries(
+            ['get', 'has', 'ownKeys', 'getPrototypeOf', 'getOwnPropertyDescriptor', 'apply', 'construct', 'defineProperty', 'set'].map((trap) => [
+              trap,
+              () => {
+                throw new Error(trap);
+              },
+            ]),
+          ),
+        ),
+    ],
+    [
+      'revoked Proxy of an Error',
+      () => {
+        const { proxy, revoke } = Proxy.revocable(new Error('x'), {});
+        revoke();
+        return proxy;
+      },
+    ],
+    [
+      'Error whose message, name, stack and cause getters throw',
+      () => {
+        const error = new Error('boom');
+        // `stack` first: redefining it formats the stack, which reads `name` and `message`.
+        for (const key of ['stack', 'message', 'name', 'cause'])
+          Object.defineProperty(error, key, {
+            get: () => {
+              throw new Error(key);
+            },
+          });
+        return error;
+      },
+    ],
+    [
+      'object whose toString and toPrimitive throw',
+      () => ({
+        toString: () => {
+          throw new Error('toString');
+        },
+        [Symbol.toPrimitive]: () => {
+          throw new Error('toPrimitive');
+        },
+      }),
+    ],
+    [
+      'Error that is its own cause',
+      () => {
+        const error = new Error('loop') as Error & { cause?: unknown };
+        error.cause = error;
+        return error;
+      },
+    ],
     ['a Symbol', () => Symbol('thrown')],
     ['undefined', () => undefined],
     ['a BigInt', () => 10n],
   ];
-  const oneGetter = fc.constantFrom('stack', 'message', 'name', 'cause', 'code', 'status', 'statusCode', 'headers', 'response', 'errors', 'lastError').map((key) => ({
-    label: `Error whose ${key} getter throws`,
-    make: () => {
-      const error = new Error('boom');
-      void error.stack;
-      Object.defineProperty(error, key, { get: () => { throw new Error(`${key} getter`); } });
-      return error;
-    },
-  }));
+  const oneGetter = fc
+    .constantFrom('stack', 'message', 'name', 'cause', 'code', 'status', 'statusCode', 'headers', 'response', 'errors', 'lastError')
+    .map((key) => ({
+      label: `Error whose ${key} getter throws`,
+      make: () => {
+        const error = new Error('boom');
+        void error.stack;
+        Object.defineProperty(error, key, {
+          get: () => {
+            throw new Error(`${key} getter`);
+          },
+        });
+        return error;
+      },
+    }));
   return fc.oneof(
     fc.constantFrom(...makers).map(([label, make]) => ({ label, make })),
     oneGetter,
@@ -317,8 +416,19 @@ describe('exotic thrown values never make run or execute reject', () => {
 
   it('a null-prototype object whose cause getter throws: TOOL_EXCEPTION with a readable record', async () => {
     const thrown = Object.create(null) as object;
-    Object.defineProperty(thrown, 'cause', { get: () => { throw new Error('cause getter'); } });
-    const runtime = createToolRuntime({ tools: { weird: async () => { throw thrown; } }, clock: createFakeClock(0) });
+    Object.defineProperty(thrown, 'cause', {
+      get: () => {
+        throw new Error('cause getter');
+      },
+    });
+    const runtime = createToolRuntime({
+      tools: {
+        weird: async () => {
+          throw thrown;
+        },
+      },
+      clock: createFakeClock(0),
+    });
     const record = await runtime.execute({ name: 'weird', args: {} });
     expect(record.result).toMatchObject({ status: 'failed', error: { code: 'TOOL_EXCEPTION' } });
     expect(record.error).toMatchObject({ kind: 'exception', causes: [] });
@@ -340,12 +450,14 @@ describe('durations a timer cannot hold are refused at creation', () => {
 
   it('a tool timeoutMs above 2^31 − 1 ms: INVALID_DEFINITION (2^31 − 1 is accepted)', () => {
     const make = (timeoutMs: number) => defineTool({ name: 'slow', description: '', inputSchema: { type: 'object' }, timeoutMs, execute: async () => 1 });
-    expect(() => make(tooLong)).toThrow(expect.objectContaining({ code: 'INVALID_DEFINITION', message: expect.stringContaining('timeoutMs must be at most 2147483647 ms') }));
+    expect(() => make(tooLong)).toThrow(
+      expect.objectContaining({ code: 'INVALID_DEFINITION', message: expect.stringContaining('timeoutMs must be at most 2147483647 ms') }),
+    );
     expect(() => make(MAX_TIMER_MS)).not.toThrow();
     // A definition passed without defineTool is checked by the registry the same way.
-    expect(() => createToolRuntime({ tools: [{ name: 'slow', description: '', inputSchema: { type: 'object' }, timeoutMs: tooLong, execute: async () => 1 }] })).toThrow(
-      expect.objectContaining({ code: 'INVALID_DEFINITION' }),
-    );
+    expect(() =>
+      createToolRuntime({ tools: [{ name: 'slow', description: '', inputSchema: { type: 'object' }, timeoutMs: tooLong, execute: async () => 1 }] }),
+    ).toThrow(expect.objectContaining({ code: 'INVALID_DEFINITION' }));
   });
 
   it('defaultTimeoutMs, callBudgetMs and retry waits above it: INVALID_OPTIONS; a tool retry wait: INVALID_DEFINITION', () => {
@@ -371,13 +483,20 @@ describe('integers beyond 2^53 in the argument text', () => {
   it('{"id": 12345678901234567890} fails INVALID_TYPE at /id asking for a string; the tool never sees a rounded id', async () => {
     const seen: unknown[] = [];
     const runtime = createToolRuntime({
-      tools: [defineTool({ name: 'get_order', description: '', inputSchema: { type: 'object', properties: { id: {} } }, execute: async (args) => seen.push(args) })],
+      tools: [
+        defineTool({ name: 'get_order', description: '', inputSchema: { type: 'object', properties: { id: {} } }, execute: async (args) => seen.push(args) }),
+      ],
       clock: createFakeClock(0),
     });
     const result = failed(await runtime.run({ name: 'get_order', args: '{"id": 12345678901234567890}', ...fixed }));
     expect(result.attempts).toBe(0);
     expect(seen).toEqual([]);
-    expect(result.error).toMatchObject({ type: 'invalid_parameter', code: 'INVALID_TYPE', retryable: true, fields: [{ path: '/id', received: '12345678901234567890' }] });
+    expect(result.error).toMatchObject({
+      type: 'invalid_parameter',
+      code: 'INVALID_TYPE',
+      retryable: true,
+      fields: [{ path: '/id', received: '12345678901234567890' }],
+    });
     expect(result.error.suggestion).toContain('as a string');
     expect(await runtime.run({ name: 'get_order', args: '{"id": "12345678901234567890"}' })).toMatchObject({ status: 'success' });
   });
@@ -388,7 +507,13 @@ describe('the call limit', () => {
     const clock = createFakeClock(0);
     let started = 0;
     const runtime = createToolRuntime({
-      tools: { slow: async () => { started += 1; await clock.sleep(1000); return 'done'; } },
+      tools: {
+        slow: async () => {
+          started += 1;
+          await clock.sleep(1000);
+          return 'done';
+        },
+      },
       clock,
       maxInFlightCalls: 3,
     });
@@ -490,7 +615,14 @@ describe('breakers, runtime side', () => {
       state: async () => undefined,
     };
     let reads = 0;
-    const clock = { now: () => { reads += 1; if (reads > 1) throw new Error('clock broke'); return 0; }, sleep: async () => undefined };
+    const clock = {
+      now: () => {
+        reads += 1;
+        if (reads > 1) throw new Error('clock broke');
+        return 0;
+      },
+      sleep: async () => undefined,
+    };
     const runtime = createToolRuntime({ tools: { crm: async () => 'ok' }, clock, sharedBreaker: sharedBreaker as never, sessionBreaker: false });
     const result = failed(await runtime.run({ name: 'crm', args: {}, callId: 'c', traceId: 't' }));
     expect(result.error.code).toBe('TOOL_EXCEPTION');
@@ -529,10 +661,19 @@ describe('tool error text reaching detail', () => {
       python: 'Traceback (most recent call last):\n  File "/app/x.py", line 3, in f\n    raise ValueError("bad")\nValueError: bad value',
     };
     const runtime = createToolRuntime({
-      tools: Object.fromEntries(Object.entries(texts).map(([name, text]) => [name, async () => { throw new Error(text); }])),
+      tools: Object.fromEntries(
+        Object.entries(texts).map(([name, text]) => [
+          name,
+          async () => {
+            throw new Error(text);
+          },
+        ]),
+      ),
       clock: createFakeClock(0),
     });
-    const details = Object.fromEntries(await Promise.all(Object.keys(texts).map(async (name) => [name, failed(await runtime.run({ name, args: {} })).error.detail])));
+    const details = Object.fromEntries(
+      await Promise.all(Object.keys(texts).map(async (name) => [name, failed(await runtime.run({ name, args: {} })).error.detail])),
+    );
     expect(details).toEqual({
       go: 'panic: runtime error: index out of range [5] with length 3\n\nexit status 2',
       java: 'java.lang.IllegalStateException: bad state',

@@ -17,16 +17,7 @@ const MODEL_RESPONSE_BRAND = Symbol.for('toolrun.ModelResponseError');
  *   (environment, opens the shared breaker)
  */
 export type ToolErrorKind =
-  | 'server'
-  | 'timeout'
-  | 'network'
-  | 'rate_limit'
-  | 'auth'
-  | 'forbidden'
-  | 'not_found'
-  | 'precondition'
-  | 'invalid_input'
-  | 'misconfigured';
+  'server' | 'timeout' | 'network' | 'rate_limit' | 'auth' | 'forbidden' | 'not_found' | 'precondition' | 'invalid_input' | 'misconfigured';
 
 /** Options of {@link ToolError}. */
 export interface ToolErrorOptions {

@@ -42,7 +42,8 @@ const PASS_THROUGH_SCHEMA: JsonSchema = { type: 'object', additionalProperties: 
 
 function normaliseTools(tools: ToolsInput): Array<{ definition: ToolDefinition; plain: boolean }> {
   if (Array.isArray(tools)) return (tools as readonly ToolDefinition[]).map((definition) => ({ definition, plain: false }));
-  if (typeof tools !== 'object' || tools === null) throw new ToolrunError('INVALID_DEFINITION', 'tools must be an array of tool definitions or a record of definitions and functions');
+  if (typeof tools !== 'object' || tools === null)
+    throw new ToolrunError('INVALID_DEFINITION', 'tools must be an array of tool definitions or a record of definitions and functions');
   return Object.entries(tools as Record<string, ToolDefinition | PlainToolFunction>).map(([key, value]) => {
     if (typeof value === 'function') {
       const execute = value;
@@ -66,7 +67,8 @@ export function assertRetryDelaysFitTimers(policy: RetryPolicy, code: 'INVALID_O
     ['backoff.jitterMs', policy.backoff.jitterMs],
   ];
   for (const [name, ms] of delays) {
-    if (ms > MAX_TIMER_MS) throw new ToolrunError(code, `${owner}: retry.${name} must be at most ${MAX_TIMER_MS} ms (the longest timer JavaScript runtimes hold), received ${ms}`);
+    if (ms > MAX_TIMER_MS)
+      throw new ToolrunError(code, `${owner}: retry.${name} must be at most ${MAX_TIMER_MS} ms (the longest timer JavaScript runtimes hold), received ${ms}`);
   }
 }
 
@@ -76,10 +78,7 @@ export function assertRetryDelaysFitTimers(policy: RetryPolicy, code: 'INVALID_O
  * @throws ToolrunError `INVALID_DEFINITION` for a malformed or duplicate tool, or a retry wait above `MAX_TIMER_MS`;
  *   `INVALID_SCHEMA` for a schema that does not compile.
  */
-export function createToolRegistry(
-  tools: ToolsInput,
-  options: { validator: SchemaValidator; retry: RetryPolicy; coerce: 'none' | 'scalars' },
-): ToolRegistry {
+export function createToolRegistry(tools: ToolsInput, options: { validator: SchemaValidator; retry: RetryPolicy; coerce: 'none' | 'scalars' }): ToolRegistry {
   const byName = new Map<string, RegisteredTool>();
   for (const { definition, plain } of normaliseTools(tools)) {
     assertToolDefinition(definition);

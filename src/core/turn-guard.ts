@@ -22,7 +22,10 @@ type Schedule = (callback: () => void) => void;
 const scheduleMacrotask: Schedule = (() => {
   const global = globalThis as unknown as {
     setImmediate?: (callback: () => void) => unknown;
-    MessageChannel?: new () => { port1: { onmessage: (() => void) | null; close?: () => void }; port2: { postMessage(message: unknown): void; close?: () => void } };
+    MessageChannel?: new () => {
+      port1: { onmessage: (() => void) | null; close?: () => void };
+      port2: { postMessage(message: unknown): void; close?: () => void };
+    };
     setTimeout: (callback: () => void, ms: number) => unknown;
   };
   const immediate = global.setImmediate;

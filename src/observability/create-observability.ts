@@ -94,7 +94,12 @@ export function createObservability(options: ObservabilityOptions = {}): Observa
     options.metrics ??
     (options.meter === false
       ? undefined
-      : createToolrunMetrics({ redactor, ...(options.meter ? { meter: options.meter } : {}), ...(options.stores ? { stores: options.stores } : {}), ...(options.clock ? { clock: options.clock } : {}) }));
+      : createToolrunMetrics({
+          redactor,
+          ...(options.meter ? { meter: options.meter } : {}),
+          ...(options.stores ? { stores: options.stores } : {}),
+          ...(options.clock ? { clock: options.clock } : {}),
+        }));
   const recorder = options.failureLog
     ? createFailureRecorder({ failureLog: options.failureLog, redactor, ...(options.onFailureLogError ? { onError: options.onFailureLogError } : {}) })
     : undefined;

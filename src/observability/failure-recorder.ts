@@ -32,15 +32,15 @@ export function createFailureRecorder(options: FailureRecorderOptions): FailureR
   let tail: Promise<void> = Promise.resolve();
 
   const append = (record: FailureLogRecord) => {
-    tail = tail.then(
-      () => options.failureLog.append(record),
-    ).catch((error: unknown) => {
-      try {
-        options.onError?.(error, record);
-      } catch {
-        // the error channel must not break the chain
-      }
-    });
+    tail = tail
+      .then(() => options.failureLog.append(record))
+      .catch((error: unknown) => {
+        try {
+          options.onError?.(error, record);
+        } catch {
+          // the error channel must not break the chain
+        }
+      });
   };
 
   const observe = (observation: ToolrunObservation): void => {

@@ -51,7 +51,11 @@ export async function startMetricsServer(options: MetricsServerOptions = {}): Pr
   const exporter = new PrometheusExporter({ preventServerStart: true, endpoint });
   const provider = new MeterProvider({ readers: [exporter] });
   const meter = provider.getMeter('toolrun');
-  const toolrunMetrics = createToolrunMetrics({ meter, ...(options.stores ? { stores: options.stores } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+  const toolrunMetrics = createToolrunMetrics({
+    meter,
+    ...(options.stores ? { stores: options.stores } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
 
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];

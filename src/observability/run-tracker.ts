@@ -71,7 +71,13 @@ export function createRunTracker(maxRuns = 10_000): RunTracker {
       run.episode = undefined;
       return {
         stepIndex,
-        recovery: { toolName: episode.toolName, failedAtStep: episode.failedAtStep, recoveredAtStep: stepIndex, rounds: stepIndex - episode.failedAtStep, failures: episode.failures },
+        recovery: {
+          toolName: episode.toolName,
+          failedAtStep: episode.failedAtStep,
+          recoveredAtStep: stepIndex,
+          rounds: stepIndex - episode.failedAtStep,
+          failures: episode.failures,
+        },
       };
     },
   };

@@ -84,7 +84,9 @@ export function createToolCallLogger(options: ToolCallLoggerOptions = {}): ToolC
       run_id: record.runId === undefined ? null : sinkId(redactor, record.runId),
       ...(stepIndex !== null ? { step_index: stepIndex } : {}),
       tool_name: toolName,
-      ...(record.requestedName !== record.toolName && toolName === record.toolName ? { requested_name: bounded(record.requestedName, MAX_TOOL_NAME_BYTES) } : {}),
+      ...(record.requestedName !== record.toolName && toolName === record.toolName
+        ? { requested_name: bounded(record.requestedName, MAX_TOOL_NAME_BYTES) }
+        : {}),
       status: result.status,
       duration_ms: record.durationMs,
       attempts: record.attempts.length,
@@ -122,7 +124,14 @@ export function createToolCallLogger(options: ToolCallLoggerOptions = {}): ToolC
     if (!logger.isLevelEnabled(level)) return;
     const { type, at, ...rest } = event;
     const fields = Object.fromEntries(
-      Object.entries(rest).map(([key, value]) => [key, typeof value === 'string' ? bounded(value, MAX_EVENT_TEXT_BYTES) : typeof value === 'object' && value !== null ? redactor.value(value, undefined, { maxTextBytes: 4 * MAX_EVENT_TEXT_BYTES }) : value]),
+      Object.entries(rest).map(([key, value]) => [
+        key,
+        typeof value === 'string'
+          ? bounded(value, MAX_EVENT_TEXT_BYTES)
+          : typeof value === 'object' && value !== null
+            ? redactor.value(value, undefined, { maxTextBytes: 4 * MAX_EVENT_TEXT_BYTES })
+            : value,
+      ]),
     );
     logger[level]({ event: 'worker_event', type, ...fields, timestamp: new Date(at).toISOString() }, `worker ${type}`);
   };
@@ -160,7 +169,14 @@ export function createToolCallLogger(options: ToolCallLoggerOptions = {}): ToolC
           const record = toEventLogRecord(observation, redactor);
           if (record.kind !== 'breaker-open') return;
           logger.warn(
-            { event: 'breaker_open', tool_name: record.toolName, scope: record.scope, run_id: record.runId, session_id: record.sessionId, timestamp: record.at },
+            {
+              event: 'breaker_open',
+              tool_name: record.toolName,
+              scope: record.scope,
+              run_id: record.runId,
+              session_id: record.sessionId,
+              timestamp: record.at,
+            },
             `${record.scope} breaker open for ${record.toolName}`,
           );
           return;

@@ -172,7 +172,11 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
       attributes[TOOLRUN_FAILURE_TYPE] = result.error.type;
     }
     if (options.captureArguments) attributes[GEN_AI_TOOL_CALL_ARGUMENTS] = json(record.arguments, record.sensitiveKeys);
-    if (options.captureResults) attributes[GEN_AI_TOOL_CALL_RESULT] = json(result.status === 'success' ? result.data : withRedactedFields(result.error, record.sensitiveKeys), record.sensitiveKeys);
+    if (options.captureResults)
+      attributes[GEN_AI_TOOL_CALL_RESULT] = json(
+        result.status === 'success' ? result.data : withRedactedFields(result.error, record.sensitiveKeys),
+        record.sensitiveKeys,
+      );
 
     const runSpan = record.runId === undefined ? undefined : runSpans.get(record.runId);
     const parent = runSpan ? trace.setSpan(context.active(), runSpan) : context.active();

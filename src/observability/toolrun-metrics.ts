@@ -98,9 +98,17 @@ export function createToolrunMetrics(options: ToolrunMetricsOptions = {}): Toolr
     unit: 's',
     advice: { explicitBucketBoundaries: DURATION_BUCKETS_SECONDS },
   });
-  const calls = meter.createCounter(METRIC_NAMES.toolCalls, { description: 'Tool calls by tool, status and failure type', unit: '{call}', valueType: ValueType.INT });
+  const calls = meter.createCounter(METRIC_NAMES.toolCalls, {
+    description: 'Tool calls by tool, status and failure type',
+    unit: '{call}',
+    valueType: ValueType.INT,
+  });
   const retries = meter.createCounter(METRIC_NAMES.toolRetries, { description: 'In-band retries of tool calls', unit: '{retry}', valueType: ValueType.INT });
-  const breakerOpenings = meter.createCounter(METRIC_NAMES.breakerOpenings, { description: 'Circuit breaker openings by tool and scope', unit: '{opening}', valueType: ValueType.INT });
+  const breakerOpenings = meter.createCounter(METRIC_NAMES.breakerOpenings, {
+    description: 'Circuit breaker openings by tool and scope',
+    unit: '{opening}',
+    valueType: ValueType.INT,
+  });
   const recoveryRounds = meter.createHistogram(METRIC_NAMES.recoveryRounds, {
     description: 'Steps from a failed tool call to the next successful one of the run',
     unit: '{step}',
@@ -108,11 +116,19 @@ export function createToolrunMetrics(options: ToolrunMetricsOptions = {}): Toolr
     advice: { explicitBucketBoundaries: ROUND_BUCKETS },
   });
   const runs = meter.createCounter(METRIC_NAMES.runs, { description: 'Agent runs by final status', unit: '{run}', valueType: ValueType.INT });
-  const deadLetterAdded = meter.createCounter(METRIC_NAMES.deadLetterAdded, { description: 'Dead-letter entries added', unit: '{entry}', valueType: ValueType.INT });
+  const deadLetterAdded = meter.createCounter(METRIC_NAMES.deadLetterAdded, {
+    description: 'Dead-letter entries added',
+    unit: '{entry}',
+    valueType: ValueType.INT,
+  });
 
   const stores = options.stores;
   if (stores) {
-    const depth = meter.createObservableGauge(METRIC_NAMES.deadLetterDepth, { description: 'Entries in the dead-letter queue', unit: '{entry}', valueType: ValueType.INT });
+    const depth = meter.createObservableGauge(METRIC_NAMES.deadLetterDepth, {
+      description: 'Entries in the dead-letter queue',
+      unit: '{entry}',
+      valueType: ValueType.INT,
+    });
     const oldestAge = meter.createObservableGauge(METRIC_NAMES.deadLetterOldestAge, { description: 'Age of the oldest dead-letter entry', unit: 's' });
     meter.addBatchObservableCallback(
       async (result) => {
@@ -144,7 +160,10 @@ export function createToolrunMetrics(options: ToolrunMetricsOptions = {}): Toolr
               duration: { [GEN_AI_OPERATION_NAME]: 'execute_tool', [GEN_AI_TOOL_NAME]: toolName, [ERROR_TYPE]: code },
               calls: { [GEN_AI_TOOL_NAME]: toolName, [TOOLRUN_STATUS]: 'failed', [TOOLRUN_FAILURE_TYPE]: result.error.type, [ERROR_TYPE]: code },
             }
-          : { duration: { [GEN_AI_OPERATION_NAME]: 'execute_tool', [GEN_AI_TOOL_NAME]: toolName }, calls: { [GEN_AI_TOOL_NAME]: toolName, [TOOLRUN_STATUS]: 'success' } };
+          : {
+              duration: { [GEN_AI_OPERATION_NAME]: 'execute_tool', [GEN_AI_TOOL_NAME]: toolName },
+              calls: { [GEN_AI_TOOL_NAME]: toolName, [TOOLRUN_STATUS]: 'success' },
+            };
       if (labelSets.size < 10_000) labelSets.set(key, labels);
     }
     return labels;
@@ -176,7 +195,10 @@ export function createToolrunMetrics(options: ToolrunMetricsOptions = {}): Toolr
           breakerOpenings.add(1, { [GEN_AI_TOOL_NAME]: toolLabel(observation.toolName), [TOOLRUN_BREAKER_SCOPE]: observation.scope });
           return;
         case 'dead-letter-add':
-          deadLetterAdded.add(1, { [TOOLRUN_DLQ_QUEUE]: observation.queue, [TOOLRUN_DLQ_REASON]: DLQ_REASON.test(observation.reason) ? observation.reason : 'other' });
+          deadLetterAdded.add(1, {
+            [TOOLRUN_DLQ_QUEUE]: observation.queue,
+            [TOOLRUN_DLQ_REASON]: DLQ_REASON.test(observation.reason) ? observation.reason : 'other',
+          });
           return;
         case 'run-end':
           runs.add(1, { [TOOLRUN_RUN_STATUS]: label(observation.result.status) });

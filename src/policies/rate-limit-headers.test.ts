@@ -43,7 +43,12 @@ describe('parseRateLimitReset', () => {
   });
 
   it('the exhausted limit decides: its reset, not the other limit’s', () => {
-    const headers = { 'x-ratelimit-reset-requests': '6m0s', 'x-ratelimit-remaining-requests': '42', 'x-ratelimit-reset-tokens': '1s', 'x-ratelimit-remaining-tokens': '0' };
+    const headers = {
+      'x-ratelimit-reset-requests': '6m0s',
+      'x-ratelimit-remaining-requests': '42',
+      'x-ratelimit-reset-tokens': '1s',
+      'x-ratelimit-remaining-tokens': '0',
+    };
     expect(parseRateLimitReset(headers, NOW)).toBe(1000);
     // both exhausted: wait for both
     expect(parseRateLimitReset({ ...headers, 'x-ratelimit-remaining-requests': '0' }, NOW)).toBe(360_000);
@@ -107,7 +112,17 @@ describe('parseRateLimitReset', () => {
   it('never throws on a hostile source', () => {
     const { proxy, revoke } = Proxy.revocable({}, {});
     revoke();
-    const throwing = new Proxy({}, { ownKeys: () => { throw new Error('trap'); }, get: () => { throw new Error('trap'); } });
+    const throwing = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('trap');
+        },
+        get: () => {
+          throw new Error('trap');
+        },
+      },
+    );
     expect(parseRateLimitReset(proxy, NOW)).toBeUndefined();
     expect(parseRateLimitReset(throwing, NOW)).toBeUndefined();
     expect(isRateLimitExhausted(proxy)).toBe(false);
@@ -147,7 +162,26 @@ describe('readHeaderValue', () => {
     const { proxy, revoke } = Proxy.revocable({}, {});
     revoke();
     expect(readHeaderValue(proxy, 'retry-after')).toBeUndefined();
-    expect(readHeaderValue({ get: () => { throw new Error('x'); } }, 'retry-after')).toBeUndefined();
-    expect(readHeaderValue(Object.defineProperty({}, 'Retry-After', { get: () => { throw new Error('x'); }, enumerable: true }), 'retry-after')).toBeUndefined();
+    expect(
+      readHeaderValue(
+        {
+          get: () => {
+            throw new Error('x');
+          },
+        },
+        'retry-after',
+      ),
+    ).toBeUndefined();
+    expect(
+      readHeaderValue(
+        Object.defineProperty({}, 'Retry-After', {
+          get: () => {
+            throw new Error('x');
+          },
+          enumerable: true,
+        }),
+        'retry-after',
+      ),
+    ).toBeUndefined();
   });
 });

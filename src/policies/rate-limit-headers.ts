@@ -187,7 +187,10 @@ function parseParameters(item: string): Map<string, string> {
     const equals = part.indexOf('=');
     if (equals < 0) continue;
     const key = part.slice(0, equals).trim().toLowerCase();
-    const entry = part.slice(equals + 1).trim().replace(/^"|"$/g, '');
+    const entry = part
+      .slice(equals + 1)
+      .trim()
+      .replace(/^"|"$/g, '');
     if (key !== '') parameters.set(key, entry);
   }
   return parameters;

@@ -171,7 +171,26 @@ describe('parseRetryAfter: more header sources', () => {
     const { proxy, revoke } = Proxy.revocable({}, {});
     revoke();
     expect(parseRetryAfter(proxy as Record<string, string>, NOW)).toBeUndefined();
-    expect(parseRetryAfter(Object.defineProperty({}, 'retry-after', { get: () => { throw new Error('x'); }, enumerable: true }), NOW)).toBeUndefined();
-    expect(parseRetryAfter({ get: () => { throw new Error('x'); } }, NOW)).toBeUndefined();
+    expect(
+      parseRetryAfter(
+        Object.defineProperty({}, 'retry-after', {
+          get: () => {
+            throw new Error('x');
+          },
+          enumerable: true,
+        }),
+        NOW,
+      ),
+    ).toBeUndefined();
+    expect(
+      parseRetryAfter(
+        {
+          get: () => {
+            throw new Error('x');
+          },
+        },
+        NOW,
+      ),
+    ).toBeUndefined();
   });
 });

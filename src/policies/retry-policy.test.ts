@@ -24,7 +24,12 @@ describe('resolveRetryPolicy', () => {
   });
 
   it('merges overrides left to right, field by field, inside backoff too', () => {
-    const policy = resolveRetryPolicy({ maxAttempts: 5, backoff: { baseDelayMs: 200 } }, undefined, { backoff: { jitterMs: 0 }, minDelayMs: 50 }, { maxAttempts: 2 });
+    const policy = resolveRetryPolicy(
+      { maxAttempts: 5, backoff: { baseDelayMs: 200 } },
+      undefined,
+      { backoff: { jitterMs: 0 }, minDelayMs: 50 },
+      { maxAttempts: 2 },
+    );
     expect(policy).toEqual({ maxAttempts: 2, backoff: { baseDelayMs: 200, factor: 2, maxDelayMs: 30_000, jitterMs: 0 }, minDelayMs: 50 });
   });
 
@@ -109,8 +114,16 @@ describe('decideRetry', () => {
   });
 
   it('gives up when the Retry-After wait does not fit the remaining budget, with the wait', () => {
-    expect(decide({ remainingBudgetMs: 1000, failure: { retryAfterMs: 5000 } })).toEqual({ retry: false, reason: 'retry-after-exceeds-budget', retryAfterMs: 5000 });
-    expect(decide({ remainingBudgetMs: 1000, failure: { retryAfterMs: 1000 } })).toEqual({ retry: false, reason: 'retry-after-exceeds-budget', retryAfterMs: 1000 });
+    expect(decide({ remainingBudgetMs: 1000, failure: { retryAfterMs: 5000 } })).toEqual({
+      retry: false,
+      reason: 'retry-after-exceeds-budget',
+      retryAfterMs: 5000,
+    });
+    expect(decide({ remainingBudgetMs: 1000, failure: { retryAfterMs: 1000 } })).toEqual({
+      retry: false,
+      reason: 'retry-after-exceeds-budget',
+      retryAfterMs: 1000,
+    });
     expect(decide({ remainingBudgetMs: 1001, failure: { retryAfterMs: 1000 } })).toEqual({ retry: true, delayMs: 1000, reason: 'retry-after' });
     // the minimum wait counts too
     expect(decide({ remainingBudgetMs: 50, failure: { retryAfterMs: 0 } })).toEqual({ retry: false, reason: 'retry-after-exceeds-budget', retryAfterMs: 100 });

@@ -161,7 +161,14 @@ describe('createSessionBreakers', () => {
     expect(many.check('s1', `hallucinated_${10_000 - 257}`).state).toBe('closed');
   });
 
-  it.each([{ failureThreshold: 0 }, { failureThreshold: 1.5 }, { maxSessions: 0 }, { maxSessions: Number.NaN }, { maxToolsPerSession: 0 }, { maxToolsPerSession: 2.5 }])('throws INVALID_OPTIONS for %j', (options) => {
+  it.each([
+    { failureThreshold: 0 },
+    { failureThreshold: 1.5 },
+    { maxSessions: 0 },
+    { maxSessions: Number.NaN },
+    { maxToolsPerSession: 0 },
+    { maxToolsPerSession: 2.5 },
+  ])('throws INVALID_OPTIONS for %j', (options) => {
     expect(() => createSessionBreakers(options)).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
   });
 });

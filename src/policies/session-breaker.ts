@@ -80,7 +80,11 @@ export function createSessionBreakers(options?: Partial<SessionBreakerOptions>):
   const failureThreshold = options?.failureThreshold ?? DEFAULT_SESSION_BREAKER_OPTIONS.failureThreshold;
   const maxSessions = options?.maxSessions ?? DEFAULT_SESSION_BREAKER_OPTIONS.maxSessions;
   const maxToolsPerSession = options?.maxToolsPerSession ?? DEFAULT_SESSION_BREAKER_OPTIONS.maxToolsPerSession;
-  for (const [name, value] of [['failureThreshold', failureThreshold], ['maxSessions', maxSessions], ['maxToolsPerSession', maxToolsPerSession]] as const) {
+  for (const [name, value] of [
+    ['failureThreshold', failureThreshold],
+    ['maxSessions', maxSessions],
+    ['maxToolsPerSession', maxToolsPerSession],
+  ] as const) {
     if (!Number.isInteger(value) || value < 1) {
       throw new ToolrunError('INVALID_OPTIONS', `session breaker: ${name} must be an integer ≥ 1, received ${String(value)}`);
     }

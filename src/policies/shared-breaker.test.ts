@@ -88,10 +88,24 @@ describe('createSharedBreaker', () => {
   it('opens after 2 consecutive failures with one breaker-open event', async () => {
     const { breaker, events } = setup();
     expect(await breaker.recordFailure('crm', AUTH)).toEqual({ opened: false });
-    expect(await breaker.state('crm')).toEqual({ state: 'closed', consecutiveFailures: 1, openedAt: null, probeStartedAt: null, openings: 0, lastError: AUTH.message });
+    expect(await breaker.state('crm')).toEqual({
+      state: 'closed',
+      consecutiveFailures: 1,
+      openedAt: null,
+      probeStartedAt: null,
+      openings: 0,
+      lastError: AUTH.message,
+    });
     expect(await breaker.recordFailure('crm', AUTH)).toEqual({ opened: true });
     expect(events).toEqual([{ type: 'breaker-open', key: 'crm', openings: 1, at: T0, lastError: AUTH.message }]);
-    expect(await breaker.state('crm')).toEqual({ state: 'open', consecutiveFailures: 2, openedAt: T0, probeStartedAt: null, openings: 1, lastError: AUTH.message });
+    expect(await breaker.state('crm')).toEqual({
+      state: 'open',
+      consecutiveFailures: 2,
+      openedAt: T0,
+      probeStartedAt: null,
+      openings: 1,
+      lastError: AUTH.message,
+    });
   });
 
   it('a success between failures resets the count', async () => {
@@ -157,7 +171,14 @@ describe('createSharedBreaker', () => {
     expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'open', retryInMs: 30_000 });
     expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open', 'breaker-reopen']);
     expect(events[2]).toEqual({ type: 'breaker-reopen', key: 'crm', at: T0 + 30_500 });
-    expect(await breaker.state('crm')).toEqual({ state: 'open', consecutiveFailures: 3, openedAt: T0 + 30_500, probeStartedAt: null, openings: 1, lastError: 'still 401' });
+    expect(await breaker.state('crm')).toEqual({
+      state: 'open',
+      consecutiveFailures: 3,
+      openedAt: T0 + 30_500,
+      probeStartedAt: null,
+      openings: 1,
+      lastError: 'still 401',
+    });
     // the next cycle probes again, and a success closes it
     clock.advance(30_000);
     expect((await breaker.acquire('crm')).decision).toBe('probe');
@@ -211,7 +232,14 @@ describe('createSharedBreaker', () => {
       expect(first).toEqual({ decision: 'probe', state: 'half-open', probeId: 'probe-1' });
       expect((await breaker.acquire('crm')).decision).toBe('reject');
       await breaker.releaseProbe('crm', first.probeId);
-      expect(await breaker.state('crm')).toEqual({ state: 'half-open', consecutiveFailures: 2, openedAt: T0, probeStartedAt: null, openings: 1, lastError: AUTH.message });
+      expect(await breaker.state('crm')).toEqual({
+        state: 'half-open',
+        consecutiveFailures: 2,
+        openedAt: T0,
+        probeStartedAt: null,
+        openings: 1,
+        lastError: AUTH.message,
+      });
       expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open', probeId: 'probe-2' });
       // the release was one write; a second release of the same token writes nothing and frees nothing
       const writes = counts.update;
@@ -260,7 +288,14 @@ describe('createSharedBreaker', () => {
       });
       expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open']);
       expect(await breaker.recordFailure('crm', { message: 'still 401' }, current.probeId)).toEqual({ opened: false });
-      expect(await breaker.state('crm')).toEqual({ state: 'open', consecutiveFailures: 4, openedAt: T0 + 35_000, probeStartedAt: null, openings: 1, lastError: 'still 401' });
+      expect(await breaker.state('crm')).toEqual({
+        state: 'open',
+        consecutiveFailures: 4,
+        openedAt: T0 + 35_000,
+        probeStartedAt: null,
+        openings: 1,
+        lastError: 'still 401',
+      });
       expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open', 'breaker-reopen']);
     });
 
@@ -269,7 +304,14 @@ describe('createSharedBreaker', () => {
         const { breaker } = await halfOpen();
         await breaker.acquire('crm');
         await breaker.recordSuccess('crm', token);
-        expect(await breaker.state('crm')).toEqual({ state: 'closed', consecutiveFailures: 0, openedAt: null, probeStartedAt: null, openings: 1, lastError: null });
+        expect(await breaker.state('crm')).toEqual({
+          state: 'closed',
+          consecutiveFailures: 0,
+          openedAt: null,
+          probeStartedAt: null,
+          openings: 1,
+          lastError: null,
+        });
       }
     });
 
@@ -352,14 +394,18 @@ describe('createSharedBreaker', () => {
     expect((await breaker.acquire('crm')).decision).toBe('reject');
   });
 
-  it.each([{ failureThreshold: 0 }, { failureThreshold: 2.5 }, { halfOpenAfterMs: -1 }, { halfOpenAfterMs: Number.POSITIVE_INFINITY }, { probeTimeoutMs: 0 }, { probeTimeoutMs: Number.NaN }])(
-    'throws INVALID_OPTIONS for %j',
-    (options) => {
-      expect(() => createSharedBreaker({ store: createMemoryBreakerStateStore(), clock: createManualClock(), options })).toThrow(
-        expect.objectContaining({ code: 'INVALID_OPTIONS' }),
-      );
-    },
-  );
+  it.each([
+    { failureThreshold: 0 },
+    { failureThreshold: 2.5 },
+    { halfOpenAfterMs: -1 },
+    { halfOpenAfterMs: Number.POSITIVE_INFINITY },
+    { probeTimeoutMs: 0 },
+    { probeTimeoutMs: Number.NaN },
+  ])('throws INVALID_OPTIONS for %j', (options) => {
+    expect(() => createSharedBreaker({ store: createMemoryBreakerStateStore(), clock: createManualClock(), options })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS' }),
+    );
+  });
 
   describe('concurrency (deferred promises fix the interleaving)', () => {
     it('100 concurrent acquires after the cool-down: exactly one probe, one half-open event', async () => {
@@ -373,7 +419,9 @@ describe('createSharedBreaker', () => {
       const results = await Promise.all(pending);
       expect(results.filter((result) => result.decision === 'probe')).toHaveLength(1);
       expect(results.filter((result) => result.decision === 'reject')).toHaveLength(99);
-      expect(results.filter((result) => result.decision === 'reject').every((result) => result.state === 'half-open' && result.retryInMs === 60_000)).toBe(true);
+      expect(results.filter((result) => result.decision === 'reject').every((result) => result.state === 'half-open' && result.retryInMs === 60_000)).toBe(
+        true,
+      );
       expect(events.filter((event) => event.type === 'breaker-half-open')).toHaveLength(1);
     });
 
@@ -444,7 +492,17 @@ describe('parseSharedBreakerRecord', () => {
     // a token without a probe in flight, or of the wrong type, is dropped, not fatal
     expect(parseSharedBreakerRecord({ ...record, probeStartedAt: null, probeId: 'p1' })).toEqual({ ...record, probeStartedAt: null });
     expect(parseSharedBreakerRecord({ ...record, probeId: 7 })).toEqual(record);
-    for (const value of [undefined, null, 1, 'open', [], { ...record, state: 'ajar' }, { ...record, openedAt: '1' }, { ...record, lastError: 5 }, { ...record, openings: undefined as unknown as number }]) {
+    for (const value of [
+      undefined,
+      null,
+      1,
+      'open',
+      [],
+      { ...record, state: 'ajar' },
+      { ...record, openedAt: '1' },
+      { ...record, lastError: 5 },
+      { ...record, openings: undefined as unknown as number },
+    ]) {
       expect(parseSharedBreakerRecord(value as JsonValue | undefined)).toBeUndefined();
     }
   });

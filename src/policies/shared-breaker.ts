@@ -152,7 +152,10 @@ export function transitionOnAcquire(
       if (nowMs < halfOpensAt) {
         return { next: current, acquisition: { decision: 'reject', state: 'open', retryInMs: halfOpensAt - nowMs } };
       }
-      return { next: { ...withoutProbeId(current), state: 'half-open', probeStartedAt: nowMs, ...token }, acquisition: { decision: 'probe', state: 'half-open', ...token } };
+      return {
+        next: { ...withoutProbeId(current), state: 'half-open', probeStartedAt: nowMs, ...token },
+        acquisition: { decision: 'probe', state: 'half-open', ...token },
+      };
     }
     case 'half-open': {
       if (current.probeStartedAt !== null) {
@@ -168,7 +171,14 @@ export function transitionOnAcquire(
 
 /** The pure transition of a success: closed, count and probe cleared, `lastError` cleared; `openings` kept. */
 export function transitionOnSuccess(record: SharedBreakerRecord | undefined): SharedBreakerRecord {
-  return { ...withoutProbeId(record ?? INITIAL_SHARED_BREAKER_RECORD), state: 'closed', consecutiveFailures: 0, openedAt: null, probeStartedAt: null, lastError: null };
+  return {
+    ...withoutProbeId(record ?? INITIAL_SHARED_BREAKER_RECORD),
+    state: 'closed',
+    consecutiveFailures: 0,
+    openedAt: null,
+    probeStartedAt: null,
+    lastError: null,
+  };
 }
 
 /** Whether a report carrying `probeId` concerns the probe in flight of `record` (no token on either side: yes). */
@@ -347,7 +357,8 @@ export function resolveSharedBreakerOptions(options?: Partial<SharedBreakerOptio
     throw new ToolrunError('INVALID_OPTIONS', `shared breaker: ${name} must be ${expected}, received ${String(value)}`);
   };
   if (!Number.isInteger(resolved.failureThreshold) || resolved.failureThreshold < 1) fail('failureThreshold', resolved.failureThreshold, 'an integer ≥ 1');
-  if (!Number.isFinite(resolved.halfOpenAfterMs) || resolved.halfOpenAfterMs < 0) fail('halfOpenAfterMs', resolved.halfOpenAfterMs, 'a finite number of ms ≥ 0');
+  if (!Number.isFinite(resolved.halfOpenAfterMs) || resolved.halfOpenAfterMs < 0)
+    fail('halfOpenAfterMs', resolved.halfOpenAfterMs, 'a finite number of ms ≥ 0');
   if (!Number.isFinite(resolved.probeTimeoutMs) || resolved.probeTimeoutMs <= 0) fail('probeTimeoutMs', resolved.probeTimeoutMs, 'a finite number of ms > 0');
   return resolved;
 }
@@ -357,6 +368,9 @@ function defaultProbeId(): string {
   const randomUUID = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto?.randomUUID;
   if (typeof randomUUID === 'function') return randomUUID.call((globalThis as { crypto?: unknown }).crypto);
   let hex = '';
-  for (let index = 0; index < 4; index++) hex += Math.floor(Math.random() * 0x1_0000_0000).toString(16).padStart(8, '0');
+  for (let index = 0; index < 4; index++)
+    hex += Math.floor(Math.random() * 0x1_0000_0000)
+      .toString(16)
+      .padStart(8, '0');
   return hex;
 }

@@ -65,7 +65,11 @@ describe('createAjvSchemaValidator: verdicts and normalisations', () => {
   });
 
   it.each(['2.5', ' 2', '2abc', '0x10', 'yes'])('does not coerce the inexact %j', (passengers) => {
-    const result = validateSync({ type: 'object', properties: { n: { type: 'integer' }, b: { type: 'boolean' } } }, { n: passengers, b: passengers }, 'scalars');
+    const result = validateSync(
+      { type: 'object', properties: { n: { type: 'integer' }, b: { type: 'boolean' } } },
+      { n: passengers, b: passengers },
+      'scalars',
+    );
     expect(result.ok).toBe(false);
   });
 
@@ -123,7 +127,13 @@ describe('createAjvSchemaValidator: error wording', () => {
       detail: 'date: expected YYYY-MM-DD, e.g. 2024-01-15, received "2024/1/5"',
       suggestion: 'Convert date to YYYY-MM-DD, e.g. 2024-01-15, and call again',
       fields: [
-        { path: '/date', problem: 'format', expected: 'YYYY-MM-DD, e.g. 2024-01-15', received: '"2024/1/5"', message: 'date: expected YYYY-MM-DD, e.g. 2024-01-15, received "2024/1/5"' },
+        {
+          path: '/date',
+          problem: 'format',
+          expected: 'YYYY-MM-DD, e.g. 2024-01-15',
+          received: '"2024/1/5"',
+          message: 'date: expected YYYY-MM-DD, e.g. 2024-01-15, received "2024/1/5"',
+        },
       ],
     });
   });
@@ -132,7 +142,12 @@ describe('createAjvSchemaValidator: error wording', () => {
     const date = validateSync(bookingSchema, { date: '2024-01-15', passengers: 1, cabin: 'economy', birthday: '15/01/1990' });
     expect(!date.ok && [date.code, date.fields[0]?.expected]).toEqual(['DATE_FORMAT_ERROR', 'YYYY-MM-DD, e.g. 2024-01-15']);
     const other = validateSync(bookingSchema, { date: '2024-01-15', passengers: 1, cabin: 'economy', code: 'jfk' });
-    expect(other).toMatchObject({ ok: false, code: 'INVALID_FORMAT', message: 'code has the wrong format', fields: [{ path: '/code', problem: 'pattern', expected: 'a string matching ^[A-Z]{3}$', received: '"jfk"' }] });
+    expect(other).toMatchObject({
+      ok: false,
+      code: 'INVALID_FORMAT',
+      message: 'code has the wrong format',
+      fields: [{ path: '/code', problem: 'pattern', expected: 'a string matching ^[A-Z]{3}$', received: '"jfk"' }],
+    });
   });
 
   it('an enum lists the allowed values and the closest one', () => {
@@ -161,7 +176,9 @@ describe('createAjvSchemaValidator: error wording', () => {
       message: 'date is missing',
       detail: 'missing required field "date" (string (YYYY-MM-DD): Travel date)',
       suggestion: 'Add "date" (string (YYYY-MM-DD)), and call again',
-      fields: [{ path: '/date', problem: 'required', expected: 'string (YYYY-MM-DD)', message: 'missing required field "date" (string (YYYY-MM-DD): Travel date)' }],
+      fields: [
+        { path: '/date', problem: 'required', expected: 'string (YYYY-MM-DD)', message: 'missing required field "date" (string (YYYY-MM-DD): Travel date)' },
+      ],
     });
   });
 
@@ -173,14 +190,25 @@ describe('createAjvSchemaValidator: error wording', () => {
       detail: 'passengers: expected integer, received string "5" — send 5 (a number), not "5" (a string)',
       suggestion: 'For passengers, send 5 (a number), not "5" (a string), and call again',
       fields: [
-        { path: '/passengers', problem: 'type', expected: 'integer', received: '"5"', message: 'passengers: expected integer, received string "5" — send 5 (a number), not "5" (a string)' },
+        {
+          path: '/passengers',
+          problem: 'type',
+          expected: 'integer',
+          received: '"5"',
+          message: 'passengers: expected integer, received string "5" — send 5 (a number), not "5" (a string)',
+        },
       ],
     });
   });
 
   it('out of range names the bound', () => {
     const result = validateSync(bookingSchema, { date: '2024-01-15', passengers: 12, cabin: 'first' });
-    expect(result).toMatchObject({ ok: false, code: 'OUT_OF_RANGE', message: 'passengers is out of range', fields: [{ path: '/passengers', problem: 'range', expected: '<= 9', received: '12' }] });
+    expect(result).toMatchObject({
+      ok: false,
+      code: 'OUT_OF_RANGE',
+      message: 'passengers is out of range',
+      fields: [{ path: '/passengers', problem: 'range', expected: '<= 9', received: '12' }],
+    });
   });
 
   it('an unknown parameter is named with the closest allowed name', () => {
@@ -203,14 +231,32 @@ describe('createAjvSchemaValidator: error wording', () => {
   });
 
   it('summarises an anyOf failure once, with the alternatives', () => {
-    const schema = { type: 'object', properties: { when: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'object', required: ['date'], properties: { date: { type: 'string' } } }] } } };
+    const schema = {
+      type: 'object',
+      properties: {
+        when: {
+          anyOf: [
+            { type: 'integer', minimum: 0 },
+            { type: 'object', required: ['date'], properties: { date: { type: 'string' } } },
+          ],
+        },
+      },
+    };
     expect(validateSync(schema, { when: true })).toEqual({
       ok: false,
       code: 'SCHEMA_VALIDATION_FAILED',
       message: 'when matches none of the allowed alternatives',
       detail: 'when: true (boolean) matches none of the alternatives; expected one of: integer >= 0 | object with date',
       suggestion: 'Send when as one of: integer >= 0 | object with date, and call again',
-      fields: [{ path: '/when', problem: 'alternatives', expected: 'one of: integer >= 0 | object with date', received: 'true', message: 'when: true (boolean) matches none of the alternatives; expected one of: integer >= 0 | object with date' }],
+      fields: [
+        {
+          path: '/when',
+          problem: 'alternatives',
+          expected: 'one of: integer >= 0 | object with date',
+          received: 'true',
+          message: 'when: true (boolean) matches none of the alternatives; expected one of: integer >= 0 | object with date',
+        },
+      ],
     });
   });
 
@@ -224,7 +270,13 @@ describe('createAjvSchemaValidator: error wording', () => {
   it('says which alternatives a oneOf matched more than once', () => {
     const schema = { oneOf: [{ type: 'integer' }, { type: 'number' }] };
     const result = validateSync(schema, 3);
-    expect(result).toMatchObject({ ok: false, code: 'SCHEMA_VALIDATION_FAILED', fields: [{ path: '', problem: 'alternatives', message: 'the arguments: 3 matches alternatives 0 and 1, but must match exactly one of one of: integer | number' }] });
+    expect(result).toMatchObject({
+      ok: false,
+      code: 'SCHEMA_VALIDATION_FAILED',
+      fields: [
+        { path: '', problem: 'alternatives', message: 'the arguments: 3 matches alternatives 0 and 1, but must match exactly one of one of: integer | number' },
+      ],
+    });
   });
 
   it('mixed problems give SCHEMA_VALIDATION_FAILED with every field and a bounded detail', () => {
@@ -239,7 +291,10 @@ describe('createAjvSchemaValidator: error wording', () => {
   });
 
   it('nested paths are JSON Pointers', () => {
-    const schema = { type: 'object', properties: { passengers: { type: 'array', items: { type: 'object', required: ['dob'], properties: { dob: { type: 'string', format: 'date' } } } } } };
+    const schema = {
+      type: 'object',
+      properties: { passengers: { type: 'array', items: { type: 'object', required: ['dob'], properties: { dob: { type: 'string', format: 'date' } } } } },
+    };
     const result = validateSync(schema, { passengers: [{ dob: '1990-01-01' }, { dob: '01/01/1990' }, {}] });
     expect(!result.ok && result.fields.map((field) => [field.path, field.problem])).toEqual([
       ['/passengers/1/dob', 'format'],

@@ -123,14 +123,19 @@ export function createAjvSchemaValidator(options: AjvSchemaValidatorOptions = {}
   };
 
   const compileJsonSchema = (schema: JsonSchema, validateOptions: ValidateOptions): CompiledToolSchema => {
-    if (useInterpreter()) return compileJsonSchemaWithoutCodeGeneration(schema, options.defaultDialect ?? 'draft-2020-12', { nullAsAbsent, coerce: validateOptions.coerce });
+    if (useInterpreter())
+      return compileJsonSchemaWithoutCodeGeneration(schema, options.defaultDialect ?? 'draft-2020-12', { nullAsAbsent, coerce: validateOptions.coerce });
     const { dialect, prepared } = chooseDialect(schema, options.defaultDialect ?? 'draft-2020-12');
     let validateFunction: AnyValidateFunction;
     try {
       validateFunction = compileWithIsolation(dialect, prepared);
     } catch (error) {
       if (ToolrunError.is(error)) throw error;
-      throw new ToolrunError('INVALID_SCHEMA', `the JSON Schema does not compile (${dialect}): ${truncateText(error instanceof Error ? error.message : String(error), 300)}`, { cause: error });
+      throw new ToolrunError(
+        'INVALID_SCHEMA',
+        `the JSON Schema does not compile (${dialect}): ${truncateText(error instanceof Error ? error.message : String(error), 300)}`,
+        { cause: error },
+      );
     }
     const normalise = { nullAsAbsent, coerce: validateOptions.coerce };
     return {
@@ -158,13 +163,20 @@ export function createAjvSchemaValidator(options: AjvSchemaValidatorOptions = {}
     compile(schema: ToolSchemaInput, validateOptions: ValidateOptions): CompiledToolSchema {
       if (typeof schema === 'boolean') return compileJsonSchema(schema, validateOptions);
       if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-        throw new ToolrunError('INVALID_SCHEMA', `a tool schema must be a JSON Schema object, a boolean or a Standard Schema object, received ${Array.isArray(schema) ? 'an array' : typeof schema}`);
+        throw new ToolrunError(
+          'INVALID_SCHEMA',
+          `a tool schema must be a JSON Schema object, a boolean or a Standard Schema object, received ${Array.isArray(schema) ? 'an array' : typeof schema}`,
+        );
       }
       let byMode = cache.get(schema);
       const cached = byMode?.get(validateOptions.coerce);
       if (cached !== undefined) return cached;
       const compiled = isStandardSchema(schema)
-        ? compileStandardSchema(schema, { coerce: validateOptions.coerce, nullAsAbsent, ...(options.toJsonSchema ? { toJsonSchema: options.toJsonSchema } : {}) })
+        ? compileStandardSchema(schema, {
+            coerce: validateOptions.coerce,
+            nullAsAbsent,
+            ...(options.toJsonSchema ? { toJsonSchema: options.toJsonSchema } : {}),
+          })
         : compileJsonSchema(schema as JsonSchema, validateOptions);
       if (byMode === undefined) {
         byMode = new Map();
@@ -189,4 +201,3 @@ function asyncErrors(error: unknown): ErrorObject[] {
   const errors = typeof error === 'object' && error !== null ? (error as { errors?: unknown }).errors : undefined;
   return Array.isArray(errors) ? (errors as ErrorObject[]) : [];
 }
-

@@ -37,6 +37,9 @@ describe('mapBfclSchema', () => {
         adults: { type: 'integer', enum: ['1', '2', 'dontcare'] },
       },
     });
-    expect(warnings).toEqual(['/properties/limit: default "10" does not match type integer', '/properties/adults: enum mixes types: values of type string under type integer']);
+    expect(warnings).toEqual([
+      '/properties/limit: default "10" does not match type integer',
+      '/properties/adults: enum mixes types: values of type string under type integer',
+    ]);
   });
 });

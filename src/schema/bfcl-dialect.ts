@@ -49,12 +49,17 @@ function mapNode(node: unknown, pointer: string, warnings: string[]): unknown {
     }
     if (key === 'properties' && typeof value === 'object' && value !== null) {
       mapped.properties = Object.fromEntries(
-        Object.entries(value as Record<string, unknown>).map(([name, inner]) => [name, mapNode(inner, `${pointer}/properties/${escapeJsonPointerToken(name)}`, warnings)]),
+        Object.entries(value as Record<string, unknown>).map(([name, inner]) => [
+          name,
+          mapNode(inner, `${pointer}/properties/${escapeJsonPointerToken(name)}`, warnings),
+        ]),
       );
       continue;
     }
     if (key === 'items' || key === 'additionalProperties') {
-      mapped[key] = Array.isArray(value) ? value.map((inner, index) => mapNode(inner, `${pointer}/${key}/${index}`, warnings)) : mapNode(value, `${pointer}/${key}`, warnings);
+      mapped[key] = Array.isArray(value)
+        ? value.map((inner, index) => mapNode(inner, `${pointer}/${key}/${index}`, warnings))
+        : mapNode(value, `${pointer}/${key}`, warnings);
       continue;
     }
     mapped[key] = value;

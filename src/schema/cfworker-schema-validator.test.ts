@@ -40,19 +40,77 @@ const sameAsAjv: Array<[string, JsonSchema, unknown, ('none' | 'scalars')?]> = [
   ['null for an optional field (normalised)', booking, { date: '2024-01-15', passengers: 2, cabin: 'economy', note: null }],
   ['coerced scalars', booking, { date: '2024-01-15', passengers: '2', cabin: 'economy', insured: 'true' }, 'scalars'],
   ['not an object', booking, ['a']],
-  ['unevaluatedProperties: false, escaped name', { type: 'object', properties: { a: { type: 'string' } }, unevaluatedProperties: false }, { a: 'x', 'b/c~d': 1 }],
-  ['anyOf: none fits', { type: 'object', properties: { when: { anyOf: [{ type: 'string', format: 'date' }, { type: 'integer', minimum: 0 }] } } }, { when: true }],
-  ['anyOf: the one alternative that fits (nullable date)', { type: 'object', properties: { when: { anyOf: [{ type: 'string', format: 'date' }, { type: 'null' }] } } }, { when: 'tomorrow' }],
+  [
+    'unevaluatedProperties: false, escaped name',
+    { type: 'object', properties: { a: { type: 'string' } }, unevaluatedProperties: false },
+    { a: 'x', 'b/c~d': 1 },
+  ],
+  [
+    'anyOf: none fits',
+    {
+      type: 'object',
+      properties: {
+        when: {
+          anyOf: [
+            { type: 'string', format: 'date' },
+            { type: 'integer', minimum: 0 },
+          ],
+        },
+      },
+    },
+    { when: true },
+  ],
+  [
+    'anyOf: the one alternative that fits (nullable date)',
+    { type: 'object', properties: { when: { anyOf: [{ type: 'string', format: 'date' }, { type: 'null' }] } } },
+    { when: 'tomorrow' },
+  ],
   ['oneOf matched twice', { type: 'object', properties: { n: { oneOf: [{ type: 'integer' }, { type: 'number' }] } } }, { n: 3 }],
   ['oneOf matched by none', { oneOf: [{ type: 'string' }, { type: 'boolean' }] }, 3],
-  ['nested paths', { type: 'object', properties: { passengers: { type: 'array', items: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 2 }, age: { type: 'integer', exclusiveMinimum: 0 } } } } } }, { passengers: [{ name: 'A', age: 0 }, { age: 3 }] }],
-  ['additionalProperties as a schema', { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'number' } }, { a: 'x', b: 'y', c: 2 }],
+  [
+    'nested paths',
+    {
+      type: 'object',
+      properties: {
+        passengers: {
+          type: 'array',
+          items: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 2 }, age: { type: 'integer', exclusiveMinimum: 0 } } },
+        },
+      },
+    },
+    { passengers: [{ name: 'A', age: 0 }, { age: 3 }] },
+  ],
+  [
+    'additionalProperties as a schema',
+    { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'number' } },
+    { a: 'x', b: 'y', c: 2 },
+  ],
   ['a false property schema', { type: 'object', properties: { secret: false } }, { secret: 1 }],
   ['the false schema', false, { a: 1 }],
-  ['$ref to $defs', { type: 'object', $defs: { code: { type: 'string', pattern: '^[A-Z]{3}$' } }, properties: { from: { $ref: '#/$defs/code' }, to: { $ref: '#/$defs/code' } } }, { from: 'lhr', to: 7 }],
+  [
+    '$ref to $defs',
+    {
+      type: 'object',
+      $defs: { code: { type: 'string', pattern: '^[A-Z]{3}$' } },
+      properties: { from: { $ref: '#/$defs/code' }, to: { $ref: '#/$defs/code' } },
+    },
+    { from: 'lhr', to: 7 },
+  ],
   ['not: {} written by the user (not a false schema)', { type: 'object', properties: { a: { not: {} } } }, { a: 1 }],
   ['const and not', { type: 'object', properties: { kind: { const: 'flight' }, id: { not: { type: 'string' } } } }, { kind: 'fligt', id: 'x' }],
-  ['multipleOf, lengths and counts', { type: 'object', properties: { step: { multipleOf: 5 }, name: { type: 'string', maxLength: 3 }, tags: { type: 'array', minItems: 2, maxItems: 3 }, meta: { type: 'object', minProperties: 1 } } }, { step: 7, name: 'abcd', tags: ['a'], meta: {} }],
+  [
+    'multipleOf, lengths and counts',
+    {
+      type: 'object',
+      properties: {
+        step: { multipleOf: 5 },
+        name: { type: 'string', maxLength: 3 },
+        tags: { type: 'array', minItems: 2, maxItems: 3 },
+        meta: { type: 'object', minProperties: 1 },
+      },
+    },
+    { step: 7, name: 'abcd', tags: ['a'], meta: {} },
+  ],
   ['uniqueItems of scalars', { type: 'array', items: { type: 'string' }, uniqueItems: true }, ['a', 'b', 'a', 'b']],
   ['uniqueItems of objects', { type: 'array', uniqueItems: true }, [{ a: 1, b: 2 }, { c: 3 }, { b: 2, a: 1 }]],
   ['propertyNames', { type: 'object', propertyNames: { pattern: '^[a-z]+$' } }, { good: 1, Bad: 2 }],
@@ -62,15 +120,43 @@ const sameAsAjv: Array<[string, JsonSchema, unknown, ('none' | 'scalars')?]> = [
   ['maxContains', { type: 'array', contains: { type: 'integer' }, maxContains: 1 }, [1, 2]],
   ['dependentRequired', { type: 'object', dependentRequired: { card: ['cvv'] } }, { card: '4111' }],
   ['if / then', { type: 'object', if: { properties: { cabin: { const: 'first' } } }, then: { required: ['lounge'] } }, { cabin: 'first' }],
-  ['draft-07 tuple with additionalItems: false', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'array', items: [{ type: 'string' }], additionalItems: false }, ['a', 'b', 'c']],
+  [
+    'draft-07 tuple with additionalItems: false',
+    { $schema: 'http://json-schema.org/draft-07/schema#', type: 'array', items: [{ type: 'string' }], additionalItems: false },
+    ['a', 'b', 'c'],
+  ],
   ['2020-12 prefixItems with items: false', { type: 'array', prefixItems: [{ type: 'string' }], items: false }, ['a', 'b', 'c']],
   ['draft-04 schema runs as draft-07', { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object', required: ['a'] }, {}],
-  ['formats: email, uri, date-time, uuid, time', { type: 'object', properties: { email: { type: 'string', format: 'email' }, uri: { type: 'string', format: 'uri' }, at: { type: 'string', format: 'date-time' }, id: { type: 'string', format: 'uuid' }, time: { type: 'string', format: 'time' } } }, { email: 'a@', uri: 'nope', at: '2024-01-15 10:00', id: '123', time: '25:00:00Z' }],
-  ['valid formats', { type: 'object', properties: { email: { type: 'string', format: 'email' }, at: { type: 'string', format: 'date-time' }, id: { type: 'string', format: 'uuid' } } }, { email: 'a@example.com', at: '2024-01-15T10:00:00Z', id: '123e4567-e89b-12d3-a456-426614174000' }],
+  [
+    'formats: email, uri, date-time, uuid, time',
+    {
+      type: 'object',
+      properties: {
+        email: { type: 'string', format: 'email' },
+        uri: { type: 'string', format: 'uri' },
+        at: { type: 'string', format: 'date-time' },
+        id: { type: 'string', format: 'uuid' },
+        time: { type: 'string', format: 'time' },
+      },
+    },
+    { email: 'a@', uri: 'nope', at: '2024-01-15 10:00', id: '123', time: '25:00:00Z' },
+  ],
+  [
+    'valid formats',
+    {
+      type: 'object',
+      properties: { email: { type: 'string', format: 'email' }, at: { type: 'string', format: 'date-time' }, id: { type: 'string', format: 'uuid' } },
+    },
+    { email: 'a@example.com', at: '2024-01-15T10:00:00Z', id: '123e4567-e89b-12d3-a456-426614174000' },
+  ],
   ['an unknown format accepts every string', { type: 'string', format: 'x-airport' }, 'anything'],
   ['pattern and format together', { type: 'string', format: 'date', pattern: '^2024' }, '2023-13-01'],
   ['a url longer than the bound', { type: 'string', format: 'url' }, `https://example.com/${'a'.repeat(2100)}`],
-  ['a property named pattern is a property', { type: 'object', properties: { pattern: { type: 'string' }, format: { type: 'integer' } }, required: ['pattern'] }, { format: 'x' }],
+  [
+    'a property named pattern is a property',
+    { type: 'object', properties: { pattern: { type: 'string' }, format: { type: 'integer' } }, required: ['pattern'] },
+    { format: 'x' },
+  ],
   ['type arrays', { type: 'object', properties: { v: { type: ['string', 'null'] } } }, { v: 3 }],
 ];
 

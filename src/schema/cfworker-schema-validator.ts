@@ -61,16 +61,27 @@ export function createCfworkerSchemaValidator(options: CfworkerSchemaValidatorOp
   const nullAsAbsent = options.nullAsAbsent ?? true;
   return {
     compile(schema: ToolSchemaInput, validateOptions: ValidateOptions): CompiledToolSchema {
-      if (typeof schema === 'boolean') return compileJsonSchemaWithoutCodeGeneration(schema, options.defaultDialect ?? 'draft-2020-12', { nullAsAbsent, coerce: validateOptions.coerce });
+      if (typeof schema === 'boolean')
+        return compileJsonSchemaWithoutCodeGeneration(schema, options.defaultDialect ?? 'draft-2020-12', { nullAsAbsent, coerce: validateOptions.coerce });
       if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-        throw new ToolrunError('INVALID_SCHEMA', `a tool schema must be a JSON Schema object, a boolean or a Standard Schema object, received ${Array.isArray(schema) ? 'an array' : typeof schema}`);
+        throw new ToolrunError(
+          'INVALID_SCHEMA',
+          `a tool schema must be a JSON Schema object, a boolean or a Standard Schema object, received ${Array.isArray(schema) ? 'an array' : typeof schema}`,
+        );
       }
       let byMode = cache.get(schema);
       const cached = byMode?.get(validateOptions.coerce);
       if (cached !== undefined) return cached;
       const compiled = isStandardSchema(schema)
-        ? compileStandardSchema(schema, { coerce: validateOptions.coerce, nullAsAbsent, ...(options.toJsonSchema ? { toJsonSchema: options.toJsonSchema } : {}) })
-        : compileJsonSchemaWithoutCodeGeneration(schema as JsonSchema, options.defaultDialect ?? 'draft-2020-12', { nullAsAbsent, coerce: validateOptions.coerce });
+        ? compileStandardSchema(schema, {
+            coerce: validateOptions.coerce,
+            nullAsAbsent,
+            ...(options.toJsonSchema ? { toJsonSchema: options.toJsonSchema } : {}),
+          })
+        : compileJsonSchemaWithoutCodeGeneration(schema as JsonSchema, options.defaultDialect ?? 'draft-2020-12', {
+            nullAsAbsent,
+            coerce: validateOptions.coerce,
+          });
       if (byMode === undefined) {
         byMode = new Map();
         cache.set(schema, byMode);
@@ -111,7 +122,11 @@ export function compileJsonSchemaWithoutCodeGeneration(schema: JsonSchema, fallb
     checkReferences(lookup);
   } catch (error) {
     if (ToolrunError.is(error)) throw error;
-    throw new ToolrunError('INVALID_SCHEMA', `the JSON Schema does not compile (${dialect}): ${truncateText(error instanceof Error ? error.message : String(error), 300)}`, { cause: error });
+    throw new ToolrunError(
+      'INVALID_SCHEMA',
+      `the JSON Schema does not compile (${dialect}): ${truncateText(error instanceof Error ? error.message : String(error), 300)}`,
+      { cause: error },
+    );
   }
   const draft = DRAFTS[dialect];
   return {
@@ -146,10 +161,33 @@ interface StringChecks {
 
 type RegisteredCheck = ((text: string) => boolean) & { readonly checks: { pattern?: LinearRegExp; format?: (text: string) => boolean; source: StringChecks } };
 
-const SCHEMA_VALUED = new Set(['not', 'if', 'then', 'else', 'contains', 'propertyNames', 'additionalProperties', 'unevaluatedProperties', 'additionalItems', 'unevaluatedItems']);
+const SCHEMA_VALUED = new Set([
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'additionalItems',
+  'unevaluatedItems',
+]);
 const SCHEMA_ARRAY_VALUED = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 const SCHEMA_MAP_VALUED = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
-const NUMERIC = new Set(['minimum', 'maximum', 'multipleOf', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'minContains', 'maxContains']);
+const NUMERIC = new Set([
+  'minimum',
+  'maximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'minContains',
+  'maxContains',
+]);
 const TYPE_NAMES = new Set(['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']);
 /** Marks the `{ not: {} }` that stands for a `false` subschema (a symbol: the interpreter never reads it). */
 const STANDS_FOR_FALSE = Symbol('toolrun.standsForFalse');
@@ -162,7 +200,13 @@ function prepareSchema(schema: JsonSchema, originals: WeakMap<object, Record<str
   return prepare(schema, '') as Schema | boolean;
 }
 
-function prepareNode(node: unknown, at: string, memo: Map<object, unknown>, prepare: (node: unknown, at: string) => unknown, originals: WeakMap<object, Record<string, unknown>>): unknown {
+function prepareNode(
+  node: unknown,
+  at: string,
+  memo: Map<object, unknown>,
+  prepare: (node: unknown, at: string) => unknown,
+  originals: WeakMap<object, Record<string, unknown>>,
+): unknown {
   if (node === false) return FALSE_SCHEMA();
   if (!isPlainObject(node)) return copyData(node, memo);
   const seen = memo.get(node);
@@ -178,16 +222,20 @@ function prepareNode(node: unknown, at: string, memo: Map<object, unknown>, prep
     if ((key === 'pattern' && pattern !== undefined) || (key === 'format' && format !== undefined)) continue;
     if (SCHEMA_VALUED.has(key)) out[key] = prepare(value, here);
     else if (key === 'items') out[key] = Array.isArray(value) ? value.map((item, index) => prepare(item, `${here}/${index}`)) : prepare(value, here);
-    else if (SCHEMA_ARRAY_VALUED.has(key)) out[key] = Array.isArray(value) ? value.map((item, index) => prepare(item, `${here}/${index}`)) : copyData(value, memo);
-    else if (SCHEMA_MAP_VALUED.has(key) && isPlainObject(value)) out[key] = mapValues(value, (item, name) => prepare(item, `${here}/${escapeJsonPointerToken(name)}`));
-    else if (key === 'dependencies' && isPlainObject(value)) out[key] = mapValues(value, (item, name) => (Array.isArray(item) ? copyData(item, memo) : prepare(item, `${here}/${escapeJsonPointerToken(name)}`)));
+    else if (SCHEMA_ARRAY_VALUED.has(key))
+      out[key] = Array.isArray(value) ? value.map((item, index) => prepare(item, `${here}/${index}`)) : copyData(value, memo);
+    else if (SCHEMA_MAP_VALUED.has(key) && isPlainObject(value))
+      out[key] = mapValues(value, (item, name) => prepare(item, `${here}/${escapeJsonPointerToken(name)}`));
+    else if (key === 'dependencies' && isPlainObject(value))
+      out[key] = mapValues(value, (item, name) => (Array.isArray(item) ? copyData(item, memo) : prepare(item, `${here}/${escapeJsonPointerToken(name)}`)));
     else out[key] = copyData(value, memo);
   }
   if (isPlainObject(node.patternProperties)) {
     // Refused where the default validator refuses them (lookaround, backreferences); run natively by the interpreter.
     for (const key of Object.keys(node.patternProperties)) compileLinearRegExp(key, 'u');
   }
-  if (pattern !== undefined || format !== undefined) out.format = registerStringChecks({ ...(pattern !== undefined ? { pattern } : {}), ...(format !== undefined ? { format } : {}) });
+  if (pattern !== undefined || format !== undefined)
+    out.format = registerStringChecks({ ...(pattern !== undefined ? { pattern } : {}), ...(format !== undefined ? { format } : {}) });
   return out;
 }
 
@@ -199,14 +247,19 @@ function checkKeywords(node: Record<string, unknown>, at: string): void {
   };
   if ('type' in node) {
     const types = Array.isArray(node.type) ? node.type : [node.type];
-    for (const type of types) if (typeof type !== 'string' || !TYPE_NAMES.has(type)) refuse(`type must be one of ${[...TYPE_NAMES].join(', ')} (or an array of them), received ${JSON.stringify(type) ?? String(type)}`);
+    for (const type of types)
+      if (typeof type !== 'string' || !TYPE_NAMES.has(type))
+        refuse(`type must be one of ${[...TYPE_NAMES].join(', ')} (or an array of them), received ${JSON.stringify(type) ?? String(type)}`);
   }
-  if ('required' in node && (!Array.isArray(node.required) || !node.required.every((item) => typeof item === 'string'))) refuse('required must be an array of strings');
+  if ('required' in node && (!Array.isArray(node.required) || !node.required.every((item) => typeof item === 'string')))
+    refuse('required must be an array of strings');
   if ('enum' in node && !Array.isArray(node.enum)) refuse('enum must be an array');
   for (const key of NUMERIC) if (key in node && typeof node[key] !== 'number') refuse(`${key} must be a number`);
   for (const key of ['exclusiveMinimum', 'exclusiveMaximum']) if (key in node && typeof node[key] !== 'number') refuse(`${key} must be a number`);
-  for (const key of ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']) if (key in node && !isPlainObject(node[key])) refuse(`${key} must be an object`);
-  for (const key of ['allOf', 'anyOf', 'oneOf', 'prefixItems']) if (key in node && (!Array.isArray(node[key]) || (node[key] as unknown[]).length === 0)) refuse(`${key} must be a non-empty array`);
+  for (const key of ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'])
+    if (key in node && !isPlainObject(node[key])) refuse(`${key} must be an object`);
+  for (const key of ['allOf', 'anyOf', 'oneOf', 'prefixItems'])
+    if (key in node && (!Array.isArray(node[key]) || (node[key] as unknown[]).length === 0)) refuse(`${key} must be a non-empty array`);
   if ('pattern' in node && typeof node.pattern !== 'string') refuse('pattern must be a string');
   if ('format' in node && typeof node.format !== 'string') refuse('format must be a string');
   if ('$ref' in node && typeof node.$ref !== 'string') refuse('$ref must be a string');
@@ -217,7 +270,8 @@ function checkReferences(lookup: Record<string, Schema | boolean>): void {
   for (const schema of Object.values(lookup)) {
     if (typeof schema !== 'object') continue;
     const target = schema.__absolute_ref__;
-    if (typeof target === 'string' && lookup[target] === undefined) throw new ToolrunError('INVALID_SCHEMA', `the JSON Schema does not compile: can't resolve reference ${truncateText(String(schema.$ref), 200)}`);
+    if (typeof target === 'string' && lookup[target] === undefined)
+      throw new ToolrunError('INVALID_SCHEMA', `the JSON Schema does not compile: can't resolve reference ${truncateText(String(schema.$ref), 200)}`);
   }
 }
 
@@ -237,7 +291,21 @@ function registerStringChecks(source: StringChecks): string {
 // The interpreter's errors as Ajv's (`allErrors: true, verbose: true`), for `describeAjvErrors`.
 
 /** Applicators whose own error only says "a subschema failed": the subschema's errors say why. */
-const WRAPPERS = new Set(['properties', 'patternProperties', 'items', 'prefixItems', '$ref', '$recursiveRef', 'allOf', 'if', 'dependentSchemas', 'additionalProperties', 'unevaluatedProperties', 'additionalItems', 'unevaluatedItems']);
+const WRAPPERS = new Set([
+  'properties',
+  'patternProperties',
+  'items',
+  'prefixItems',
+  '$ref',
+  '$recursiveRef',
+  'allOf',
+  'if',
+  'dependentSchemas',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'additionalItems',
+  'unevaluatedItems',
+]);
 /** Wrappers that are the failure themselves when their subschema is `false` (no more items / properties allowed). */
 const CLOSING = new Set(['additionalProperties', 'unevaluatedProperties', 'items', 'additionalItems', 'unevaluatedItems']);
 const COMPARISONS: Record<string, string> = { minimum: '>=', maximum: '<=', exclusiveMinimum: '>', exclusiveMaximum: '<' };
@@ -321,13 +389,21 @@ function toAjvErrors(reported: readonly OutputUnit[], instance: unknown, context
     const keywordValue = resolved.keyword !== undefined && Object.hasOwn(parent, resolved.keyword) ? parent[resolved.keyword] : resolved.value;
     const instanceTokens = locationTokens(unit.instanceLocation);
     const data = valueAt(instance, instanceTokens);
-    const base = { instancePath: toPointer(instanceTokens), schemaPath: unit.keywordLocation, message: unit.error, data, parentSchema: parent, schema: keywordValue };
+    const base = {
+      instancePath: toPointer(instanceTokens),
+      schemaPath: unit.keywordLocation,
+      message: unit.error,
+      data,
+      parentSchema: parent,
+      schema: keywordValue,
+    };
     const push = (keyword: string, params: Record<string, unknown>, extra: Partial<ErrorObject> = {}): void => {
       const error = { ...base, keyword, params, ...extra } as ErrorObject;
       located.push({ error, location: keyword === 'contains' ? error.schemaPath : unit.keywordLocation, instanceTokens });
     };
     const next = units[index + 1];
-    const childToken = (): string | undefined => (next !== undefined && next.keywordLocation.startsWith(`${unit.keywordLocation}/`) ? lastToken(next.instanceLocation) : undefined);
+    const childToken = (): string | undefined =>
+      next !== undefined && next.keywordLocation.startsWith(`${unit.keywordLocation}/`) ? lastToken(next.instanceLocation) : undefined;
 
     if (CLOSING.has(unit.keyword) && isFalseSchema(resolved.value) && !(unit.keyword === 'items' && Array.isArray(parent.items))) {
       absorbedUnder.push(`${unit.keywordLocation}/`);
@@ -338,7 +414,16 @@ function toAjvErrors(reported: readonly OutputUnit[], instance: unknown, context
         const closedKey = `${unit.keyword}\u0000${unit.instanceLocation}\u0000${unit.keywordLocation}`;
         if (closed.has(closedKey)) continue;
         closed.add(closedKey);
-        const limit = unit.keyword === 'items' ? (Array.isArray(parent.prefixItems) ? parent.prefixItems.length : 0) : unit.keyword === 'additionalItems' ? (Array.isArray(parent.items) ? parent.items.length : 0) : Number(childToken() ?? 0);
+        const limit =
+          unit.keyword === 'items'
+            ? Array.isArray(parent.prefixItems)
+              ? parent.prefixItems.length
+              : 0
+            : unit.keyword === 'additionalItems'
+              ? Array.isArray(parent.items)
+                ? parent.items.length
+                : 0
+              : Number(childToken() ?? 0);
         push(unit.keyword, { limit }, { message: `must NOT have more than ${limit} items` });
       }
       continue;
@@ -366,7 +451,11 @@ function toAjvErrors(reported: readonly OutputUnit[], instance: unknown, context
       case 'dependentRequired':
       case 'dependencies': {
         const match = /^Instance has "(.*)" but does not have "(.*)"\.$/s.exec(unit.error);
-        push(unit.keyword, { property: match?.[1] ?? '', missingProperty: match?.[2] ?? '' }, { schema: parent[unit.keyword], schemaPath: `${parentLocation(unit.keywordLocation)}/${unit.keyword}` });
+        push(
+          unit.keyword,
+          { property: match?.[1] ?? '', missingProperty: match?.[2] ?? '' },
+          { schema: parent[unit.keyword], schemaPath: `${parentLocation(unit.keywordLocation)}/${unit.keyword}` },
+        );
         break;
       }
       case 'propertyNames':
@@ -403,10 +492,18 @@ function toAjvErrors(reported: readonly OutputUnit[], instance: unknown, context
         const text = typeof data === 'string' ? data : '';
         const at = parentLocation(unit.keywordLocation);
         if (checks?.pattern !== undefined && !checks.pattern.test(text)) {
-          push('pattern', { pattern: checks.source.pattern }, { schema: checks.source.pattern, schemaPath: `${at}/pattern`, message: `must match pattern "${checks.source.pattern ?? ''}"` });
+          push(
+            'pattern',
+            { pattern: checks.source.pattern },
+            { schema: checks.source.pattern, schemaPath: `${at}/pattern`, message: `must match pattern "${checks.source.pattern ?? ''}"` },
+          );
         }
         if (checks?.format !== undefined && !checks.format(text)) {
-          push('format', { format: checks.source.format }, { schema: checks.source.format, schemaPath: `${at}/format`, message: `must match format "${checks.source.format ?? ''}"` });
+          push(
+            'format',
+            { format: checks.source.format },
+            { schema: checks.source.format, schemaPath: `${at}/format`, message: `must match format "${checks.source.format ?? ''}"` },
+          );
         }
         break;
       }
@@ -451,7 +548,18 @@ function withContainedItemErrors(units: readonly OutputUnit[], instance: unknown
     const items = valueAt(instance, locationTokens(unit.instanceLocation));
     if (!Array.isArray(items) || (isPlainObject(resolved.parent) && resolved.parent.minContains !== undefined)) continue;
     items.forEach((item: unknown, index) => {
-      result.push(...cfworkerValidate(item, resolved.value as Schema | boolean, context.draft, context.lookup, false, null, `${unit.instanceLocation}/${index}`, unit.keywordLocation).errors);
+      result.push(
+        ...cfworkerValidate(
+          item,
+          resolved.value as Schema | boolean,
+          context.draft,
+          context.lookup,
+          false,
+          null,
+          `${unit.instanceLocation}/${index}`,
+          unit.keywordLocation,
+        ).errors,
+      );
     });
   }
   return result;
@@ -462,7 +570,13 @@ function withContainedItemErrors(units: readonly OutputUnit[], instance: unknown
  * last item, through a table of seen values when the items are typed as scalars, else pairwise.
  */
 function duplicatePair(items: readonly unknown[], itemsSchema: unknown): { i: number; j: number } {
-  const itemTypes = isPlainObject(itemsSchema) ? (Array.isArray(itemsSchema.type) ? itemsSchema.type : itemsSchema.type === undefined ? [] : [itemsSchema.type]) : [];
+  const itemTypes = isPlainObject(itemsSchema)
+    ? Array.isArray(itemsSchema.type)
+      ? itemsSchema.type
+      : itemsSchema.type === undefined
+        ? []
+        : [itemsSchema.type]
+    : [];
   const scalarTyped = itemTypes.length > 0 && !itemTypes.some((type) => type === 'object' || type === 'array');
   if (scalarTyped) {
     const seen = new Map<string, number>();
@@ -602,7 +716,10 @@ function toPointer(tokens: readonly string[]): string {
  * The prepared schema value at a keyword location (following `$ref`s through the lookup), the
  * prepared schema holding it, that schema's original (what the user wrote) and the last token.
  */
-function resolveLocation(context: PreparedContext, tokens: readonly string[]): { value: unknown; parent: unknown; original: Record<string, unknown>; keyword: string | undefined } {
+function resolveLocation(
+  context: PreparedContext,
+  tokens: readonly string[],
+): { value: unknown; parent: unknown; original: Record<string, unknown>; keyword: string | undefined } {
   let current: unknown = context.root;
   let parent: unknown = undefined;
   for (const token of tokens) {

@@ -125,7 +125,9 @@ function pickSingleFittingBranch(error: ErrorObject, members: ErrorObject[], roo
   const branches = Array.isArray(error.schema) ? (error.schema as unknown[]) : [];
   const passing = (error.params as { passingSchemas?: unknown }).passingSchemas;
   if (Array.isArray(passing)) return undefined;
-  const fitting = branches.map((branch, branchIndex) => ({ branchIndex, fits: fitsShape(resolveLocal(branch, rootSchema), error.data) })).filter((entry) => entry.fits);
+  const fitting = branches
+    .map((branch, branchIndex) => ({ branchIndex, fits: fitsShape(resolveLocal(branch, rootSchema), error.data) }))
+    .filter((entry) => entry.fits);
   if (fitting.length !== 1 || fitting[0] === undefined) return undefined;
   const chosen = fitting[0].branchIndex;
   const own = `${error.schemaPath}/${chosen}/`;
@@ -193,7 +195,9 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
       const fieldPath = `${path}/${escapeJsonPointerToken(missing)}`;
       const properties = isObject(parent.properties) ? parent.properties : {};
       const because = typeof params.property === 'string' ? `, required when "${params.property}" is present` : '';
-      return [{ ...describeMissing(fieldPath, missing, properties[missing]), ...(because ? { message: `missing required field "${missing}"${because}` } : {}) }];
+      return [
+        { ...describeMissing(fieldPath, missing, properties[missing]), ...(because ? { message: `missing required field "${missing}"${because}` } : {}) },
+      ];
     }
     case 'type': {
       const expectedTypes = Array.isArray(params.type) ? params.type.map(String) : String(params.type).split(',');
@@ -215,7 +219,13 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
     case 'enum':
     case 'const': {
       const allowed = error.keyword === 'enum' ? (Array.isArray(params.allowedValues) ? params.allowedValues : []) : [params.allowedValue];
-      const closest = typeof error.data === 'string' ? findClosestName(error.data, allowed.filter((value): value is string => typeof value === 'string')) : undefined;
+      const closest =
+        typeof error.data === 'string'
+          ? findClosestName(
+              error.data,
+              allowed.filter((value): value is string => typeof value === 'string'),
+            )
+          : undefined;
       const didYouMean = closest === undefined ? '' : ` (did you mean ${JSON.stringify(closest)}?)`;
       const expected = allowed.length === 1 ? `exactly ${previewJson(allowed[0], 60)}` : `one of ${listValues(allowed, 12)}`;
       return [
@@ -268,7 +278,9 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
     case 'exclusiveMinimum':
     case 'exclusiveMaximum': {
       const expected = `${String(params.comparison)} ${String(params.limit)}`;
-      return [rangeField(path, name, 'range', expected, received(), `${name}: must be ${expected}, received ${received()}`, `send a value ${expected} for ${name}`)];
+      return [
+        rangeField(path, name, 'range', expected, received(), `${name}: must be ${expected}, received ${received()}`, `send a value ${expected} for ${name}`),
+      ];
     }
     case 'multipleOf': {
       const expected = `a multiple of ${String(params.multipleOf)}`;
@@ -283,7 +295,9 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
     case 'additionalItems':
     case 'unevaluatedItems': {
       const expected = describeLength(error.keyword, Number(params.limit));
-      return [rangeField(path, name, 'length', expected, received(), `${name}: must have ${expected}, received ${received()}`, `send ${name} with ${expected}`)];
+      return [
+        rangeField(path, name, 'length', expected, received(), `${name}: must have ${expected}, received ${received()}`, `send ${name} with ${expected}`),
+      ];
     }
     case 'additionalProperties':
     case 'unevaluatedProperties': {
@@ -323,7 +337,17 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
     }
     case 'not': {
       const expected = `not ${describeSchemaBriefly(error.schema)}`;
-      return [otherField(path, name, 'other', expected, received(), `${name}: ${received()} must not be ${describeSchemaBriefly(error.schema)}`, `send ${name} as a value that is ${expected}`)];
+      return [
+        otherField(
+          path,
+          name,
+          'other',
+          expected,
+          received(),
+          `${name}: ${received()} must not be ${describeSchemaBriefly(error.schema)}`,
+          `send ${name} as a value that is ${expected}`,
+        ),
+      ];
     }
     default:
       break;
@@ -400,7 +424,8 @@ function scalarHint(data: unknown, expectedTypes: string[]): string | undefined 
       const number = Number(trimmed);
       if (expectedTypes.includes('number') || Number.isInteger(number)) return `send ${String(number)} (a number), not ${JSON.stringify(data)} (a string)`;
     }
-    if (expectedTypes.includes('boolean') && (trimmed === 'true' || trimmed === 'false')) return `send ${trimmed} (a boolean), not ${JSON.stringify(data)} (a string)`;
+    if (expectedTypes.includes('boolean') && (trimmed === 'true' || trimmed === 'false'))
+      return `send ${trimmed} (a boolean), not ${JSON.stringify(data)} (a string)`;
   }
   if ((typeof data === 'number' || typeof data === 'boolean') && expectedTypes.includes('string')) {
     return `send ${JSON.stringify(String(data))} (a string), not ${String(data)} (a ${typeof data})`;

@@ -23,7 +23,11 @@ function describe(schema: unknown, depth: number): string {
   if (types.length > 0) return types.map((type) => describeType(type, schema, depth)).join(' or ');
   for (const keyword of ['anyOf', 'oneOf'] as const) {
     const branches = schema[keyword];
-    if (Array.isArray(branches)) return `one of: ${branches.slice(0, 4).map((branch) => describe(branch, depth + 1)).join(' | ')}${branches.length > 4 ? ' | …' : ''}`;
+    if (Array.isArray(branches))
+      return `one of: ${branches
+        .slice(0, 4)
+        .map((branch) => describe(branch, depth + 1))
+        .join(' | ')}${branches.length > 4 ? ' | …' : ''}`;
   }
   if (typeof schema.$ref === 'string') return `a value matching ${schema.$ref}`;
   if (isObject(schema.properties)) return describeType('object', schema, depth);

@@ -14,7 +14,12 @@ export function describeMissing(path: string, property: string, propertySchema: 
   const expected = propertySchema === undefined ? 'a value' : describeSchemaBriefly(propertySchema);
   const description =
     typeof propertySchema === 'object' && propertySchema !== null && typeof (propertySchema as Record<string, unknown>).description === 'string'
-      ? truncateText(String((propertySchema as Record<string, unknown>).description).replace(/\s+/g, ' ').trim(), DESCRIPTION_MAX_CHARS)
+      ? truncateText(
+          String((propertySchema as Record<string, unknown>).description)
+            .replace(/\s+/g, ' ')
+            .trim(),
+          DESCRIPTION_MAX_CHARS,
+        )
       : undefined;
   const name = describeJsonPointer(path);
   return {

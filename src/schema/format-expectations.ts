@@ -42,7 +42,6 @@ export function describeFormat(format: string): FormatExpectation {
   return FORMATS[format] ?? { expected: `a ${format} value`, example: '', isDate: false };
 }
 
-
 /**
  * Reads a `pattern` that clearly describes a date or a time (`^\d{4}-\d{2}-\d{2}$`,
  * `^[0-9]{2}/[0-9]{2}/[0-9]{4}$`, `^\d{2}:\d{2}$`...) and returns the layout it asks for, e.g.

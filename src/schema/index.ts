@@ -2,7 +2,13 @@
  * The schema layer: JSON Schema and Standard Schema validation behind the `SchemaValidator` port,
  * argument parsing and normalisation as models really send arguments, and field-level error wording.
  */
-export { createAjvSchemaValidator, MAX_URL_FORMAT_LENGTH, type AjvInstance, type AjvSchemaValidatorOptions, type JsonSchemaDialect } from './ajv-schema-validator.ts';
+export {
+  createAjvSchemaValidator,
+  MAX_URL_FORMAT_LENGTH,
+  type AjvInstance,
+  type AjvSchemaValidatorOptions,
+  type JsonSchemaDialect,
+} from './ajv-schema-validator.ts';
 export { mapBfclSchema, type BfclSchemaMapping } from './bfcl-dialect.ts';
 export { editDistance, findClosestName } from './closest-name.ts';
 export { describeAjvErrors, describeAjvFieldErrors, MAX_DESCRIBED_ERRORS } from './describe-ajv-errors.ts';
@@ -12,7 +18,13 @@ export { describeDatePattern, describeFormat, type FormatExpectation } from './f
 export { describeJsonPointer, escapeJsonPointerToken, parseJsonPointer, toJsonPointer, unescapeJsonPointerToken } from './json-pointer.ts';
 export { compileLinearRegExp, linearRegExpEngine, MAX_NATIVE_PATHS, type LinearRegExp } from './linear-regexp.ts';
 export { normaliseArguments, type NormaliseOptions, type NormaliseResult } from './normalise-arguments.ts';
-export { ARGUMENTS_PREVIEW_MAX_CHARS, parseArguments, type MalformedArgumentsFailure, type ParseArgumentsOptions, type ParseResult } from './parse-arguments.ts';
+export {
+  ARGUMENTS_PREVIEW_MAX_CHARS,
+  parseArguments,
+  type MalformedArgumentsFailure,
+  type ParseArgumentsOptions,
+  type ParseResult,
+} from './parse-arguments.ts';
 export { DEFAULT_PREVIEW_MAX_CHARS, jsonTypeOf, previewJson, truncateText } from './preview.ts';
 export {
   compileStandardSchema,

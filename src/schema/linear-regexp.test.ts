@@ -103,7 +103,10 @@ describe('the Ajv validator with the linear engine', () => {
   });
 
   it('checks patternProperties and propertyNames with the linear engine', () => {
-    const compiled = validator.compile({ type: 'object', patternProperties: { '^(a+)+$': { type: 'integer' } }, propertyNames: { pattern: '^(a|b)+$' } }, { coerce: 'none' });
+    const compiled = validator.compile(
+      { type: 'object', patternProperties: { '^(a+)+$': { type: 'integer' } }, propertyNames: { pattern: '^(a|b)+$' } },
+      { coerce: 'none' },
+    );
     const hostileKey = `${'a'.repeat(50_000)}b`;
     const result = compiled.validate({ [hostileKey]: 'x', aa: 1 });
     expect(result).toMatchObject({ ok: true });

@@ -72,7 +72,10 @@ export function compileLinearRegExp(pattern: string, flags = '', options: { engi
   try {
     native = new RegExp(pattern, flags.includes('u') ? 'u' : '');
   } catch (error) {
-    throw new ToolrunError('INVALID_SCHEMA', `the pattern ${quote(pattern)} is not a valid regular expression: ${cut(error instanceof Error ? error.message : String(error))}`);
+    throw new ToolrunError(
+      'INVALID_SCHEMA',
+      `the pattern ${quote(pattern)} is not a valid regular expression: ${cut(error instanceof Error ? error.message : String(error))}`,
+    );
   }
   const analysis = analyse(pattern);
   // Compiled with RE2 even when the native engine runs it, so that what is accepted does not depend on the engine chosen.
@@ -104,7 +107,10 @@ function cut(text: string): string {
 }
 
 function refused(pattern: string, reason: string): ToolrunError {
-  return new ToolrunError('INVALID_SCHEMA', `the pattern ${quote(pattern)} cannot be evaluated in linear time (toolrun matches model input with RE2 semantics): ${cut(reason)}`);
+  return new ToolrunError(
+    'INVALID_SCHEMA',
+    `the pattern ${quote(pattern)} cannot be evaluated in linear time (toolrun matches model input with RE2 semantics): ${cut(reason)}`,
+  );
 }
 
 function unsupported(pattern: string, construct: string): never {
@@ -314,13 +320,48 @@ function surrogatePairEscape(pattern: string, index: number): { text: string; en
 
 /** Long General_Category names (ECMA-262 accepts them) and their short forms (what RE2 knows). */
 const GENERAL_CATEGORIES: Readonly<Record<string, string>> = {
-  Letter: 'L', Cased_Letter: 'LC', Uppercase_Letter: 'Lu', Lowercase_Letter: 'Ll', Titlecase_Letter: 'Lt', Modifier_Letter: 'Lm', Other_Letter: 'Lo',
-  Mark: 'M', Combining_Mark: 'M', Nonspacing_Mark: 'Mn', Spacing_Mark: 'Mc', Enclosing_Mark: 'Me',
-  Number: 'N', Decimal_Number: 'Nd', digit: 'Nd', Letter_Number: 'Nl', Other_Number: 'No',
-  Punctuation: 'P', punct: 'P', Connector_Punctuation: 'Pc', Dash_Punctuation: 'Pd', Open_Punctuation: 'Ps', Close_Punctuation: 'Pe', Initial_Punctuation: 'Pi', Final_Punctuation: 'Pf', Other_Punctuation: 'Po',
-  Symbol: 'S', Math_Symbol: 'Sm', Currency_Symbol: 'Sc', Modifier_Symbol: 'Sk', Other_Symbol: 'So',
-  Separator: 'Z', Space_Separator: 'Zs', Line_Separator: 'Zl', Paragraph_Separator: 'Zp',
-  Other: 'C', Control: 'Cc', cntrl: 'Cc', Format: 'Cf', Surrogate: 'Cs', Private_Use: 'Co', Unassigned: 'Cn',
+  Letter: 'L',
+  Cased_Letter: 'LC',
+  Uppercase_Letter: 'Lu',
+  Lowercase_Letter: 'Ll',
+  Titlecase_Letter: 'Lt',
+  Modifier_Letter: 'Lm',
+  Other_Letter: 'Lo',
+  Mark: 'M',
+  Combining_Mark: 'M',
+  Nonspacing_Mark: 'Mn',
+  Spacing_Mark: 'Mc',
+  Enclosing_Mark: 'Me',
+  Number: 'N',
+  Decimal_Number: 'Nd',
+  digit: 'Nd',
+  Letter_Number: 'Nl',
+  Other_Number: 'No',
+  Punctuation: 'P',
+  punct: 'P',
+  Connector_Punctuation: 'Pc',
+  Dash_Punctuation: 'Pd',
+  Open_Punctuation: 'Ps',
+  Close_Punctuation: 'Pe',
+  Initial_Punctuation: 'Pi',
+  Final_Punctuation: 'Pf',
+  Other_Punctuation: 'Po',
+  Symbol: 'S',
+  Math_Symbol: 'Sm',
+  Currency_Symbol: 'Sc',
+  Modifier_Symbol: 'Sk',
+  Other_Symbol: 'So',
+  Separator: 'Z',
+  Space_Separator: 'Zs',
+  Line_Separator: 'Zl',
+  Paragraph_Separator: 'Zp',
+  Other: 'C',
+  Control: 'Cc',
+  cntrl: 'Cc',
+  Format: 'Cf',
+  Surrogate: 'Cs',
+  Private_Use: 'Co',
+  Unassigned: 'Cn',
 };
 
 /**

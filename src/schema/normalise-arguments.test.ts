@@ -45,7 +45,10 @@ describe('normaliseArguments', () => {
 
   it('does nothing when both normalisations are off', () => {
     const value = { n: '1', s: null };
-    expect(normaliseArguments(value, { properties: { n: { type: 'integer' }, s: { type: 'string' } } }, { nullAsAbsent: false, coerce: 'none' })).toEqual({ value, normalisations: [] });
+    expect(normaliseArguments(value, { properties: { n: { type: 'integer' }, s: { type: 'string' } } }, { nullAsAbsent: false, coerce: 'none' })).toEqual({
+      value,
+      normalisations: [],
+    });
   });
 
   it('never coerces into a field that also accepts strings, nor unsafe integers', () => {

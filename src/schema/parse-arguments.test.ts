@@ -82,7 +82,9 @@ describe('parseArguments', () => {
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.failure.code).toBe('MALFORMED_ARGUMENTS');
-    expect(result.failure.fields).toEqual([{ path: '', problem: 'type', expected: 'object', received, message: `expected a JSON object, received ${type} ${received}` }]);
+    expect(result.failure.fields).toEqual([
+      { path: '', problem: 'type', expected: 'object', received, message: `expected a JSON object, received ${type} ${received}` },
+    ]);
   });
 
   it('rejects a raw array or number that is not a string', () => {
@@ -97,15 +99,15 @@ describe('parseArguments: integers beyond 2^53 in the JSON text', () => {
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.failure.code).toBe('INVALID_TYPE');
-    expect(result.failure.fields).toEqual([
-      expect.objectContaining({ path: '/id', problem: 'type', received: '12345678901234567890' }),
-    ]);
+    expect(result.failure.fields).toEqual([expect.objectContaining({ path: '/id', problem: 'type', received: '12345678901234567890' })]);
     expect(result.failure.fields[0]?.message).toContain('send it as a string: "12345678901234567890"');
     expect(result.failure.suggestion).toContain('as a string');
   });
 
   it('finds them at any depth, negative too, and leaves safe integers, fractions and digit strings alone', () => {
-    const result = parseArguments('{"a": [1, {"b/c": -9007199254740993}], "ok": 9007199254740991, "f": 12345678901234567890.5, "e": 1e30, "s": "12345678901234567890"}');
+    const result = parseArguments(
+      '{"a": [1, {"b/c": -9007199254740993}], "ok": 9007199254740991, "f": 12345678901234567890.5, "e": 1e30, "s": "12345678901234567890"}',
+    );
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.failure.fields.map((field) => field.path)).toEqual(['/a/1/b~1c']);

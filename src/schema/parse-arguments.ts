@@ -28,9 +28,7 @@ export interface MalformedArgumentsFailure {
  *   `unwrapped-json-string`), for the log.
  * - `ok: false`: a `MALFORMED_ARGUMENTS` failure.
  */
-export type ParseResult =
-  | { ok: true; value: unknown; normalisations: string[] }
-  | { ok: false; failure: MalformedArgumentsFailure };
+export type ParseResult = { ok: true; value: unknown; normalisations: string[] } | { ok: false; failure: MalformedArgumentsFailure };
 
 /** Options of {@link parseArguments}. */
 export interface ParseArgumentsOptions {
@@ -201,7 +199,10 @@ function findUnsafeIntegers(text: string): UnsafeInteger[] {
         const digits = text.charCodeAt(index) === 0x2d ? end - index - 1 : end - index;
         const unsigned = text.slice(end - digits, end);
         if (digits > MAX_SAFE_DIGITS.length || (digits === MAX_SAFE_DIGITS.length && unsigned > MAX_SAFE_DIGITS)) {
-          found.push({ path: toJsonPointer(frames.map((frame) => (frame.kind === 'array' ? frame.index : (frame.key ?? '')))), literal: text.slice(index, Math.min(end, index + MAX_LITERAL_CHARS + 1)) });
+          found.push({
+            path: toJsonPointer(frames.map((frame) => (frame.kind === 'array' ? frame.index : (frame.key ?? '')))),
+            literal: text.slice(index, Math.min(end, index + MAX_LITERAL_CHARS + 1)),
+          });
         }
       }
       index = end;
@@ -240,7 +241,10 @@ function unsafeIntegerFailure(unsafe: readonly UnsafeInteger[]): MalformedArgume
   const name = truncateText(describeJsonPointer(first.path), 128);
   return {
     code: 'INVALID_TYPE',
-    message: fields.length === 1 ? `${name} is an integer too large to be exact as a JSON number` : `${fields.length} integers are too large to be exact as JSON numbers`,
+    message:
+      fields.length === 1
+        ? `${name} is an integer too large to be exact as a JSON number`
+        : `${fields.length} integers are too large to be exact as JSON numbers`,
     detail: truncateText(fields.map((field) => field.message).join('; '), 1024),
     suggestion: `Send ${fields.length === 1 ? `${name} as a string (e.g. "${first.received}")` : 'each of these integers as a string'}, unchanged, and call again`,
     fields,
@@ -319,7 +323,9 @@ function malformed(message: string, detail: string, suggestion: string, text: st
     message,
     detail,
     suggestion,
-    fields: [{ path: '', problem: 'syntax', expected: 'a single, complete JSON object', received: truncateText(redactedSlice(text, 0, 121, redact), 120), message }],
+    fields: [
+      { path: '', problem: 'syntax', expected: 'a single, complete JSON object', received: truncateText(redactedSlice(text, 0, 121, redact), 120), message },
+    ],
   };
 }
 
@@ -393,7 +399,10 @@ function previewText(text: string, position: number, redact: (text: string) => s
 
 function previewTail(text: string, redact: (text: string) => string): string {
   const window = 80;
-  return truncateText(text.length <= window ? JSON.stringify(redact(text)) : `…${JSON.stringify(redactedSlice(text, text.length - window, text.length, redact))}`, ARGUMENTS_PREVIEW_MAX_CHARS);
+  return truncateText(
+    text.length <= window ? JSON.stringify(redact(text)) : `…${JSON.stringify(redactedSlice(text, text.length - window, text.length, redact))}`,
+    ARGUMENTS_PREVIEW_MAX_CHARS,
+  );
 }
 
 function isPlainObjectLike(value: unknown): value is Record<string, unknown> {

@@ -10,10 +10,18 @@ describe('previewJson', () => {
   it('writes JSON as JSON.stringify does for small values, bigint as "5n" and a cycle as "[Circular]"', () => {
     const circular: Record<string, unknown> = { a: 1 };
     circular.self = circular;
-    expect(previewJson({ a: [1, 'x', null, undefined], b: undefined, d: new Date(0), n: Number.NaN })).toBe(JSON.stringify({ a: [1, 'x', null, null], d: new Date(0), n: null }));
+    expect(previewJson({ a: [1, 'x', null, undefined], b: undefined, d: new Date(0), n: Number.NaN })).toBe(
+      JSON.stringify({ a: [1, 'x', null, null], d: new Date(0), n: null }),
+    );
     expect(previewJson({ total: 5n })).toBe('{"total":"5n"}');
     expect(previewJson(circular)).toBe('{"a":1,"self":"[Circular]"}');
-    expect(previewJson({ get broken() { throw new Error('no'); } })).toBe('[object]');
+    expect(
+      previewJson({
+        get broken() {
+          throw new Error('no');
+        },
+      }),
+    ).toBe('[object]');
   });
 
   it('drops a short token a cut would split (the head of a split secret may not look like one)', () => {

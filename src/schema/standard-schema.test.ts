@@ -19,7 +19,11 @@ const valibotBooking = v.strictObject({
   note: v.optional(v.string()),
 });
 
-async function validate(schema: Parameters<ReturnType<typeof createAjvSchemaValidator>['compile']>[0], value: unknown, coerce: 'none' | 'scalars' = 'none'): Promise<ValidationResult> {
+async function validate(
+  schema: Parameters<ReturnType<typeof createAjvSchemaValidator>['compile']>[0],
+  value: unknown,
+  coerce: 'none' | 'scalars' = 'none',
+): Promise<ValidationResult> {
   return createAjvSchemaValidator().compile(schema, { coerce }).validate(value);
 }
 

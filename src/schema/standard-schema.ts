@@ -68,7 +68,10 @@ export interface CompileStandardSchemaOptions extends ValidateOptions {
 export function compileStandardSchema(schema: StandardSchemaV1, options: CompileStandardSchemaOptions): CompiledToolSchema {
   const converted = standardSchemaToJsonSchema(schema, options.toJsonSchema);
   const jsonSchema = converted ?? FALLBACK_ADVERTISED_SCHEMA;
-  const normalise = { nullAsAbsent: converted !== undefined && (options.nullAsAbsent ?? true), coerce: converted === undefined ? 'none' : options.coerce } as const;
+  const normalise = {
+    nullAsAbsent: converted !== undefined && (options.nullAsAbsent ?? true),
+    coerce: converted === undefined ? 'none' : options.coerce,
+  } as const;
   return {
     jsonSchema,
     validate(value: unknown): ValidationResult | Promise<ValidationResult> {
@@ -94,12 +97,44 @@ function toValidationResult(result: StandardSchemaV1.Result<unknown>, input: unk
   return summariseFieldErrors(result.issues.flatMap((issue) => describeIssue(issue, input, jsonSchema)));
 }
 
-
 type LooseIssue = StandardSchemaV1.Issue & Record<string, unknown>;
 
-const TYPE_KINDS = new Set(['invalid_type', 'string', 'number', 'bigint', 'boolean', 'object', 'array', 'tuple', 'date', 'integer', 'null', 'symbol', 'function', 'safe_integer', 'finite']);
+const TYPE_KINDS = new Set([
+  'invalid_type',
+  'string',
+  'number',
+  'bigint',
+  'boolean',
+  'object',
+  'array',
+  'tuple',
+  'date',
+  'integer',
+  'null',
+  'symbol',
+  'function',
+  'safe_integer',
+  'finite',
+]);
 const ENUM_KINDS = new Set(['invalid_value', 'picklist', 'enum', 'literal']);
-const RANGE_KINDS = new Set(['too_small', 'too_big', 'not_multiple_of', 'min_length', 'max_length', 'length', 'min_value', 'max_value', 'value', 'min_size', 'max_size', 'size', 'multiple_of', 'non_empty', 'min_entries', 'max_entries']);
+const RANGE_KINDS = new Set([
+  'too_small',
+  'too_big',
+  'not_multiple_of',
+  'min_length',
+  'max_length',
+  'length',
+  'min_value',
+  'max_value',
+  'value',
+  'min_size',
+  'max_size',
+  'size',
+  'multiple_of',
+  'non_empty',
+  'min_entries',
+  'max_entries',
+]);
 const UNION_KINDS = new Set(['invalid_union', 'union', 'variant']);
 const FORMAT_BY_KIND: Record<string, string> = {
   iso_date: 'date',
@@ -130,7 +165,14 @@ function describeIssue(issue: StandardSchemaV1.Issue, input: unknown, jsonSchema
 
   if (kind === 'unrecognized_keys' && Array.isArray(loose.keys)) {
     const allowed = propertyNamesAt(jsonSchema, segments);
-    return loose.keys.map((key) => describeUnknownKey(`${path}/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`, String(key), allowed, found.found ? (found.value as Record<string, unknown>)[String(key)] : undefined));
+    return loose.keys.map((key) =>
+      describeUnknownKey(
+        `${path}/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`,
+        String(key),
+        allowed,
+        found.found ? (found.value as Record<string, unknown>)[String(key)] : undefined,
+      ),
+    );
   }
   if (!found.found && segments.length > 0) {
     const last = segments[segments.length - 1];
@@ -181,7 +223,18 @@ function describeIssue(issue: StandardSchemaV1.Issue, input: unknown, jsonSchema
     problem = 'alternatives';
     headline = `${name} matches none of the allowed alternatives`;
   }
-  return [{ path, problem, ...(expected === undefined ? {} : { expected }), received, message: `${name}: ${libraryMessage} (received ${received})`, code, headline, fix }];
+  return [
+    {
+      path,
+      problem,
+      ...(expected === undefined ? {} : { expected }),
+      received,
+      message: `${name}: ${libraryMessage} (received ${received})`,
+      code,
+      headline,
+      fix,
+    },
+  ];
 }
 
 function describeUnknownKey(path: string, key: string, allowed: string[], value: unknown): DescribedFieldError {

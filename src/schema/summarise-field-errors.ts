@@ -62,7 +62,11 @@ export function summariseFieldErrors(described: readonly DescribedFieldError[], 
     total === 1 && first !== undefined
       ? first.headline
       : `${total} problems with the arguments: ${joinBounded(distinct(unique.map((field) => field.headline)), '; ', 200)}`;
-  const detail = joinBounded(unique.map((field) => field.message ?? field.headline), '; ', DETAIL_MAX_CHARS);
+  const detail = joinBounded(
+    unique.map((field) => field.message ?? field.headline),
+    '; ',
+    DETAIL_MAX_CHARS,
+  );
   const fixes = distinct(unique.map((field) => field.fix));
   const suggestion = `${capitalise(joinBounded(fixes, '; ', SUGGESTION_MAX_CHARS - 20))}, and call again`;
   return {

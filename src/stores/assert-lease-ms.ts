@@ -24,7 +24,10 @@ export function assertLeaseMs(leaseMs: number, method: 'reserve' | 'extendLease'
  */
 export function claimLeaseMs(leaseMs: number, method: 'acquire' | 'renew'): number {
   if (typeof leaseMs !== 'number' || !Number.isFinite(leaseMs) || leaseMs <= 0 || leaseMs > MAX_LEASE_MS) {
-    throw new ToolrunError('INVALID_OPTIONS', `${method}(leaseMs) needs a positive, finite number of milliseconds up to ${MAX_LEASE_MS}, received ${String(leaseMs)}`);
+    throw new ToolrunError(
+      'INVALID_OPTIONS',
+      `${method}(leaseMs) needs a positive, finite number of milliseconds up to ${MAX_LEASE_MS}, received ${String(leaseMs)}`,
+    );
   }
   return Math.ceil(leaseMs);
 }
@@ -48,7 +51,10 @@ export interface CheckedRelease {
 export function checkReleaseOptions(options: { delayMs?: number; countDelivery?: boolean; deliveries?: number } | undefined): CheckedRelease {
   const delayMs = options?.delayMs ?? 0;
   if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_LEASE_MS) {
-    throw new ToolrunError('INVALID_OPTIONS', `release(id, { delayMs }) needs a finite number of milliseconds from 0 to ${MAX_LEASE_MS}, received ${String(delayMs)}`);
+    throw new ToolrunError(
+      'INVALID_OPTIONS',
+      `release(id, { delayMs }) needs a finite number of milliseconds from 0 to ${MAX_LEASE_MS}, received ${String(delayMs)}`,
+    );
   }
   const deliveries = options?.deliveries;
   if (deliveries !== undefined && !Number.isSafeInteger(deliveries)) {

@@ -28,7 +28,8 @@ export function createScriptedModel(turns: readonly ScriptedTurn[], options: { a
   const model = (async (request: ModelRequest) => {
     requests.push({ ...request, messages: structuredClone([...request.messages]) });
     const index = requests.length - 1;
-    const turn = index < turns.length ? turns[index] : options.afterScript === 'finish' ? { text: 'done', usage: { input: 1, output: 1 } } : turns[turns.length - 1];
+    const turn =
+      index < turns.length ? turns[index] : options.afterScript === 'finish' ? { text: 'done', usage: { input: 1, output: 1 } } : turns[turns.length - 1];
     if (turn === undefined) return { text: '', usage: { input: 0, output: 0 } };
     return typeof turn === 'function' ? turn(request) : structuredClone(turn);
   }) as ScriptedModel;

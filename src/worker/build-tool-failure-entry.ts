@@ -82,7 +82,11 @@ export function buildToolFailureEntry(
     toolName: redactBounded(context.redactor, failure.toolName, MAX_ENTRY_TOOL_NAME_BYTES),
     toolArgs: boundedToolArgs(failure.toolArgs, context.redactor, context.sensitiveKeys),
     attempts: failure.attempts,
-    lastError: { kind: failure.lastError.kind, status: failure.lastError.status, message: redactBounded(context.redactor, failure.lastError.message, MAX_LAST_ERROR_BYTES) },
+    lastError: {
+      kind: failure.lastError.kind,
+      status: failure.lastError.status,
+      message: redactBounded(context.redactor, failure.lastError.message, MAX_LAST_ERROR_BYTES),
+    },
     conversationRef: run.conversationRef,
     tokensSpent: { ...run.tokensSpent },
     firstSeenAt: context.firstSeenAt,

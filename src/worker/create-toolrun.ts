@@ -42,12 +42,19 @@ export interface RunHooks extends AgentRunHooks {
 }
 
 function describe(value: unknown): string {
-  return typeof value === 'string' ? `the string ${JSON.stringify(value.slice(0, 40))}` : value === null ? 'null' : typeof value === 'object' ? 'an object' : String(value);
+  return typeof value === 'string'
+    ? `the string ${JSON.stringify(value.slice(0, 40))}`
+    : value === null
+      ? 'null'
+      : typeof value === 'object'
+        ? 'an object'
+        : String(value);
 }
 
 /** Throws a `ToolrunError` `INVALID_OPTIONS` naming every problem of `options` (a missing model, a negative limit…). */
 function checkToolrunOptions(options: ToolrunOptions): void {
-  if (typeof options !== 'object' || options === null) throw new ToolrunError('INVALID_OPTIONS', `createToolrun needs an options object { model, tools, … }, received ${describe(options)}`);
+  if (typeof options !== 'object' || options === null)
+    throw new ToolrunError('INVALID_OPTIONS', `createToolrun needs an options object { model, tools, … }, received ${describe(options)}`);
   const problems: string[] = [];
   if (typeof options.model !== 'function') problems.push(`\`model\` must be a function (request) => Promise<response>, received ${describe(options.model)}`);
   if (options.tools === undefined && options.runtime === undefined) problems.push('`tools` or `runtime` is needed');
@@ -101,7 +108,20 @@ export interface Toolrun {
   /** Drains the tool DLQ (see `drainToolDlq`). */
   drain(options?: Pick<DrainOptions, 'concurrency' | 'limit' | 'removeExpired' | 'onProgress' | 'dlq' | 'signal'>): Promise<DrainReport>;
   /** A worker on `stores.queue` (see `createWorker`). */
-  createWorker(options?: Pick<WorkerOptions, 'concurrency' | 'leaseMs' | 'pollIntervalMs' | 'maxDeadLetterEntries' | 'maxDeadLetterBytes' | 'redeliveryBackoff' | 'claimLeaseMs' | 'onResult' | 'onError'>): Worker;
+  createWorker(
+    options?: Pick<
+      WorkerOptions,
+      | 'concurrency'
+      | 'leaseMs'
+      | 'pollIntervalMs'
+      | 'maxDeadLetterEntries'
+      | 'maxDeadLetterBytes'
+      | 'redeliveryBackoff'
+      | 'claimLeaseMs'
+      | 'onResult'
+      | 'onError'
+    >,
+  ): Worker;
 }
 
 /**
@@ -161,7 +181,11 @@ export function createToolrun(options: ToolrunOptions): Toolrun {
     runtime,
     stores,
     handleMessage: (message, call = {}) =>
-      handleMessage(message, { ...shared, queues: call.queues ?? { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq }, ...(call.signal ? { signal: call.signal } : {}) }),
+      handleMessage(message, {
+        ...shared,
+        queues: call.queues ?? { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq },
+        ...(call.signal ? { signal: call.signal } : {}),
+      }),
     replay: (entry, call = {}) => replayToolFailure(entry, { ...shared, ...(call.signal ? { signal: call.signal } : {}) }),
     drain: (call = {}) => drainToolDlq({ ...shared, ...call }),
     createWorker: (call = {}) => createWorker({ ...shared, ...call, stores }),

@@ -129,7 +129,14 @@ describe('createWorker lease renewal', () => {
     };
     const run = slowRun();
     const errors: unknown[] = [];
-    const worker = createWorker({ stores: { ...stores, queue }, clock, model: run.model, tools: [run.tool], leaseMs: LEASE_MS, onError: (error) => errors.push(error) });
+    const worker = createWorker({
+      stores: { ...stores, queue },
+      clock,
+      model: run.model,
+      tools: [run.tool],
+      leaseMs: LEASE_MS,
+      onError: (error) => errors.push(error),
+    });
     await stores.queue.enqueue({ id: 'long', body: '{"input":"take your time"}' });
     const finished = worker.runUntilEmpty();
     await run.started;

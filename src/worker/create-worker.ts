@@ -82,9 +82,16 @@ export function createWorker(options: WorkerOptions): Worker {
   const concurrency = options.concurrency ?? 1;
   const leaseMs = options.leaseMs ?? 300_000;
   const pollIntervalMs = options.pollIntervalMs ?? 100;
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) throw new ToolrunError('INVALID_OPTIONS', `concurrency must be an integer from 1 to 10000, received ${typeof concurrency === 'string' ? `the string ${JSON.stringify(concurrency)}` : String(concurrency)}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000)
+    throw new ToolrunError(
+      'INVALID_OPTIONS',
+      `concurrency must be an integer from 1 to 10000, received ${typeof concurrency === 'string' ? `the string ${JSON.stringify(concurrency)}` : String(concurrency)}`,
+    );
   // both are timer delays (a lease is renewed every third of it): Node fires longer ones at once
-  for (const [name, value] of [['leaseMs', leaseMs], ['pollIntervalMs', pollIntervalMs]] as const) {
+  for (const [name, value] of [
+    ['leaseMs', leaseMs],
+    ['pollIntervalMs', pollIntervalMs],
+  ] as const) {
     if (!(typeof value === 'number' && Number.isFinite(value) && value > 0 && value * 10 <= 2_147_483_647)) {
       throw new ToolrunError('INVALID_OPTIONS', `${name} must be a positive number of ms up to 214748364, received ${String(value)}`);
     }
@@ -93,10 +100,16 @@ export function createWorker(options: WorkerOptions): Worker {
   const maxBytes = options.maxDeadLetterBytes ?? 268_435_456;
   const maxDeliveries = options.maxDeliveries ?? 5;
   const backoff = options.redeliveryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
-  for (const [name, value] of [['maxDeadLetterEntries', maxEntries], ['maxDeadLetterBytes', maxBytes], ['redeliveryBackoff.maxMs', backoff.maxMs]] as const) {
-    if (!(typeof value === 'number' && value > 0 && value <= Number.MAX_SAFE_INTEGER)) throw new ToolrunError('INVALID_OPTIONS', `${name} must be a positive number, received ${String(value)}`);
+  for (const [name, value] of [
+    ['maxDeadLetterEntries', maxEntries],
+    ['maxDeadLetterBytes', maxBytes],
+    ['redeliveryBackoff.maxMs', backoff.maxMs],
+  ] as const) {
+    if (!(typeof value === 'number' && value > 0 && value <= Number.MAX_SAFE_INTEGER))
+      throw new ToolrunError('INVALID_OPTIONS', `${name} must be a positive number, received ${String(value)}`);
   }
-  if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) throw new ToolrunError('INVALID_OPTIONS', `maxDeliveries must be an integer ≥ 1, received ${String(maxDeliveries)}`);
+  if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1)
+    throw new ToolrunError('INVALID_OPTIONS', `maxDeliveries must be an integer ≥ 1, received ${String(maxDeliveries)}`);
   if (!(backoff.baseMs >= 0 && backoff.baseMs <= backoff.maxMs && backoff.maxMs <= 2_147_483_647)) {
     throw new ToolrunError('INVALID_OPTIONS', `redeliveryBackoff must have 0 ≤ baseMs ≤ maxMs ≤ 2147483647, received ${JSON.stringify(backoff)}`);
   }
@@ -116,9 +129,18 @@ export function createWorker(options: WorkerOptions): Worker {
 
   const bytesOf = async (queue: Stores['messageDlq']) => (typeof queue.bytes === 'function' ? await queue.bytes() : 0);
   async function deadLettersFull(): Promise<boolean> {
-    const [messageSize, toolSize, messageBytes, toolBytes] = await Promise.all([stores.messageDlq.size(), stores.toolDlq.size(), bytesOf(stores.messageDlq), bytesOf(stores.toolDlq)]);
+    const [messageSize, toolSize, messageBytes, toolBytes] = await Promise.all([
+      stores.messageDlq.size(),
+      stores.toolDlq.size(),
+      bytesOf(stores.messageDlq),
+      bytesOf(stores.toolDlq),
+    ]);
     const full =
-      messageSize >= maxEntries || messageBytes >= maxBytes ? ('message' as const) : toolSize >= maxEntries || toolBytes >= maxBytes ? ('tool' as const) : undefined;
+      messageSize >= maxEntries || messageBytes >= maxBytes
+        ? ('message' as const)
+        : toolSize >= maxEntries || toolBytes >= maxBytes
+          ? ('tool' as const)
+          : undefined;
     if (full && !stats.paused) {
       stats.paused = true;
       emit({
@@ -147,7 +169,8 @@ export function createWorker(options: WorkerOptions): Worker {
       leaseMs,
       clock,
       onError: (error) => {
-        if (ToolrunError.is(error) && error.code === 'LEASE_LOST') emit({ type: 'lease-lost', messageId: delivery.id, deliveries: delivery.deliveries, at: clock.now() });
+        if (ToolrunError.is(error) && error.code === 'LEASE_LOST')
+          emit({ type: 'lease-lost', messageId: delivery.id, deliveries: delivery.deliveries, at: clock.now() });
         options.onError?.(error);
       },
     });
@@ -194,7 +217,16 @@ export function createWorker(options: WorkerOptions): Worker {
         options.onError?.(deadLetterError);
       }
     }
-    emit({ type: 'delivery-failed', messageId: delivery.id, deliveries: delivery.deliveries, maxDeliveries, counted: !transient, retryInMs: delayMs, error: shown, at: clock.now() });
+    emit({
+      type: 'delivery-failed',
+      messageId: delivery.id,
+      deliveries: delivery.deliveries,
+      maxDeliveries,
+      counted: !transient,
+      retryInMs: delayMs,
+      error: shown,
+      at: clock.now(),
+    });
     if (!transient) await recordDeliveryError(stores, delivery.id, error, redactor);
     await release(delivery, delayMs, !transient);
   }
@@ -236,7 +268,13 @@ export function createWorker(options: WorkerOptions): Worker {
         try {
           result = await handleMessage(
             { body: delivery.body, id: delivery.id, deliveries: delivery.deliveries },
-            { ...messageOptions, stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq }, maxDeliveries, claimLeaseMs: options.claimLeaseMs ?? leaseMs },
+            {
+              ...messageOptions,
+              stores,
+              queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq },
+              maxDeliveries,
+              claimLeaseMs: options.claimLeaseMs ?? leaseMs,
+            },
           );
         } finally {
           await lease.stop();

@@ -51,11 +51,16 @@ export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> 
   const records = await dlq.list({ ...(options.limit !== undefined ? { limit: options.limit } : {}) });
   // one runtime and one breaker for the whole drain (schemas compiled once), unless the caller gave them
   const resolved = options.stores ? resolveRuntime(options, options.stores) : undefined;
-  const replayOptions: ReplayOptions = resolved ? { ...options, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) } : options;
+  const replayOptions: ReplayOptions = resolved
+    ? { ...options, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) }
+    : options;
   const report: DrainReport = { total: records.length, removed: 0, outcomes: {}, entries: [] };
   const concurrency = options.concurrency ?? 4;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1_000) {
-    throw new ToolrunError('INVALID_OPTIONS', `drainToolDlq: concurrency must be an integer from 1 to 1000, received ${typeof concurrency === 'string' ? `the string ${JSON.stringify(concurrency)}` : String(concurrency)}`);
+    throw new ToolrunError(
+      'INVALID_OPTIONS',
+      `drainToolDlq: concurrency must be an integer from 1 to 1000, received ${typeof concurrency === 'string' ? `the string ${JSON.stringify(concurrency)}` : String(concurrency)}`,
+    );
   }
   let next = 0;
   let done = 0;

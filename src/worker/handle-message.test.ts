@@ -8,7 +8,14 @@ import type { MessageFailureEntry, ToolFailureEntry } from './dead-letter-entrie
 import { handleMessage } from './handle-message.ts';
 import type { WorkerEvent } from './worker-events.ts';
 
-const down = defineTool({ name: 'book', description: '', inputSchema: { type: 'object' }, execute: () => { throw new ToolError({ kind: 'server', status: 503 }); } });
+const down = defineTool({
+  name: 'book',
+  description: '',
+  inputSchema: { type: 'object' },
+  execute: () => {
+    throw new ToolError({ kind: 'server', status: 503 });
+  },
+});
 const call = (id: string) => ({ toolCalls: [{ id, name: 'book', args: '{}' }], usage: { input: 10, output: 1 } });
 
 describe('handleMessage', () => {
@@ -23,7 +30,13 @@ describe('handleMessage', () => {
         entries.push(entry);
       },
     };
-    const options = { model: createScriptedModel([call('a'), call('b')]), tools: [down], stores, queues: { messageDlq: [], toolDlq }, runtimeOptions: { clock } };
+    const options = {
+      model: createScriptedModel([call('a'), call('b')]),
+      tools: [down],
+      stores,
+      queues: { messageDlq: [], toolDlq },
+      runtimeOptions: { clock },
+    };
     const message = { body: '{"input":"book it"}', id: 'm-crash' };
     await expect(handleMessage(message, options)).rejects.toThrow('process died');
     expect(entries).toHaveLength(0);
@@ -52,7 +65,13 @@ describe('handleMessage', () => {
     const stores = createMemoryStores();
     const events: WorkerEvent[] = [];
     const model = createScriptedModel([]);
-    const options = { model, tools: [down], stores, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq }, onEvent: (event: WorkerEvent) => events.push(event) };
+    const options = {
+      model,
+      tools: [down],
+      stores,
+      queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq },
+      onEvent: (event: WorkerEvent) => events.push(event),
+    };
     const first = await handleMessage({ body: '{not json', id: 'm-bad' }, options);
     const second = await handleMessage({ body: '{not json', id: 'm-bad' }, options);
     expect(first).toMatchObject({ status: 'rejected', messageId: 'm-bad', alreadyFinished: false });
@@ -82,7 +101,14 @@ describe('handleMessage', () => {
         return result;
       },
     };
-    const options = { model: createScriptedModel([call('a'), call('b')]), tools: [down], stores, queues: { messageDlq: stores.messageDlq, toolDlq }, runtimeOptions: { clock }, onEvent: (event: WorkerEvent) => events.push(event) };
+    const options = {
+      model: createScriptedModel([call('a'), call('b')]),
+      tools: [down],
+      stores,
+      queues: { messageDlq: stores.messageDlq, toolDlq },
+      runtimeOptions: { clock },
+      onEvent: (event: WorkerEvent) => events.push(event),
+    };
     const message = { body: '{"input":"book it"}', id: 'm-keyed' };
     await expect(handleMessage(message, options)).rejects.toThrow('process died');
     crash = false;
@@ -101,9 +127,14 @@ describe('handleMessage', () => {
   it('an invalid body names the field problems in the message-DLQ entry', async () => {
     const messageDlq: unknown[] = [];
     const model = createScriptedModel([{ text: 'x', usage: { input: 1, output: 1 } }]);
-    const result = await handleMessage({ body: '{"input": 5}', id: 'm-2' }, { model, tools: [down], stores: createMemoryStores(), queues: { messageDlq, toolDlq: [] } });
+    const result = await handleMessage(
+      { body: '{"input": 5}', id: 'm-2' },
+      { model, tools: [down], stores: createMemoryStores(), queues: { messageDlq, toolDlq: [] } },
+    );
     expect(result.status).toBe('rejected');
-    expect(messageDlq).toEqual([expect.objectContaining({ kind: 'message', rawBody: '{"input": 5}', reason: expect.objectContaining({ code: 'INVALID_MESSAGE' }) })]);
+    expect(messageDlq).toEqual([
+      expect.objectContaining({ kind: 'message', rawBody: '{"input": 5}', reason: expect.objectContaining({ code: 'INVALID_MESSAGE' }) }),
+    ]);
     expect(model.calls).toBe(0);
   });
 });

@@ -200,7 +200,12 @@ function reject(
 }
 
 /** Parses and validates a body; a failure is a message-DLQ entry. */
-function parseRunRequest(message: RunMessage, maxBodyBytes: number, receivedAt: string, redactor: Redactor): { ok: true; request: RunRequest } | { ok: false; entry: MessageFailureEntry } {
+function parseRunRequest(
+  message: RunMessage,
+  maxBodyBytes: number,
+  receivedAt: string,
+  redactor: Redactor,
+): { ok: true; request: RunRequest } | { ok: false; entry: MessageFailureEntry } {
   if (typeof message !== 'object' || message === null || typeof message.body !== 'string') {
     return { ok: false, entry: reject(message, 'INVALID_MESSAGE', 'The message has no string body', receivedAt, redactor) };
   }
@@ -211,7 +216,16 @@ function parseRunRequest(message: RunMessage, maxBodyBytes: number, receivedAt: 
   try {
     parsed = JSON.parse(message.body);
   } catch (error) {
-    return { ok: false, entry: reject(message, 'MALFORMED_JSON', truncateText(`The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 512), receivedAt, redactor) };
+    return {
+      ok: false,
+      entry: reject(
+        message,
+        'MALFORMED_JSON',
+        truncateText(`The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 512),
+        receivedAt,
+        redactor,
+      ),
+    };
   }
   // Strict JSON Schema: a message comes from a program, not a model, so `null` is not read as "absent".
   const schema = (requestSchema ??= createAjvSchemaValidator({ nullAsAbsent: false }).compile(RUN_REQUEST_SCHEMA, { coerce: 'none' }));
@@ -226,7 +240,12 @@ function parseRunRequest(message: RunMessage, maxBodyBytes: number, receivedAt: 
         validation.detail,
         receivedAt,
         redactor,
-        validation.fields.map(({ path, problem, expected, received }) => ({ path, problem, ...(expected !== undefined ? { expected } : {}), ...(received !== undefined ? { received } : {}) })),
+        validation.fields.map(({ path, problem, expected, received }) => ({
+          path,
+          problem,
+          ...(expected !== undefined ? { expected } : {}),
+          ...(received !== undefined ? { received } : {}),
+        })),
       ),
     };
   }
@@ -275,14 +294,21 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
   const existing = await stores.runs.get(runId);
   if (existing && messageId !== undefined && existing.messageId !== '' && existing.messageId !== messageId) {
     // Another message's run: running this one would resume, or silently skip, a run it does not own.
-    const entry = reject(message, 'RUN_ID_CONFLICT', `runId "${runId}" belongs to the run of message "${existing.messageId}"; give this message its own runId`, receivedAt, runtime.redactor);
+    const entry = reject(
+      message,
+      'RUN_ID_CONFLICT',
+      `runId "${runId}" belongs to the run of message "${existing.messageId}"; give this message its own runId`,
+      receivedAt,
+      runtime.redactor,
+    );
     return rejectMessage(entry, messageId, options, clock);
   }
   if (existing && isTerminalRunStatus(existing.status)) {
     options.onEvent?.({ type: 'message-duplicate', messageId, runId, runStatus: existing.status, at: clock.now() });
     // A crash after the run ended failed but before the message was acknowledged: push the
     // entry now unless it was pushed, so it is never lost and never doubled.
-    const pushed = existing.status === 'tool_failed' || existing.status === 'model_failed' ? await ensureDeadLettered(existing, runtime, stores, options, clock) : undefined;
+    const pushed =
+      existing.status === 'tool_failed' || existing.status === 'model_failed' ? await ensureDeadLettered(existing, runtime, stores, options, clock) : undefined;
     return {
       status: existing.status as AgentRunStatus,
       runId,
@@ -300,7 +326,12 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
     return deadLetterPoisonMessage(message, { ...options, stores, lastError: await readDeliveryError(stores, messageId), deliveries: deliveries - 1, runId });
   }
 
-  const claimed = await claimRun(stores.claims, runId, { holder: newClaimHolder('worker'), leaseMs: options.claimLeaseMs ?? 300_000, clock, holdWhile: options.holdClaimWhile });
+  const claimed = await claimRun(stores.claims, runId, {
+    holder: newClaimHolder('worker'),
+    leaseMs: options.claimLeaseMs ?? 300_000,
+    clock,
+    holdWhile: options.holdClaimWhile,
+  });
   if (!claimed.ok) {
     options.onEvent?.({ type: 'run-busy', runId, messageId, holder: claimed.holder, at: clock.now() });
     return { status: 'busy', runId, messageId, holder: claimed.holder, alreadyFinished: false };
@@ -339,13 +370,33 @@ export async function handleMessage(message: RunMessage, options: HandleMessageO
       firstSeenAt: now(),
     });
     if (await pushResumable(entry, stores, options)) {
-      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', kind: 'tool', reason: entry.reason, lastError: entry.lastError.message, toolName: entry.toolName, runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+      options.onEvent?.({
+        type: 'dead-letter-add',
+        queue: 'tool',
+        kind: 'tool',
+        reason: entry.reason,
+        lastError: entry.lastError.message,
+        toolName: entry.toolName,
+        runId,
+        ...(messageId !== undefined ? { messageId } : {}),
+        at: clock.now(),
+      });
       result.toolFailure = entry;
     }
   } else if (run.status === 'model_failed' && run.modelFailure) {
     const entry = buildModelFailureEntry(run.runId, run.conversationRef, run.tokensSpent, run.modelFailure, messageId ?? '', now());
     if (await pushResumable(entry, stores, options)) {
-      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', kind: 'model', reason: entry.reason, lastError: entry.lastError.message, modelName: entry.modelName, runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+      options.onEvent?.({
+        type: 'dead-letter-add',
+        queue: 'tool',
+        kind: 'model',
+        reason: entry.reason,
+        lastError: entry.lastError.message,
+        modelName: entry.modelName,
+        runId,
+        ...(messageId !== undefined ? { messageId } : {}),
+        at: clock.now(),
+      });
       result.modelFailure = entry;
     }
   }
@@ -372,9 +423,23 @@ export function runOptionsOf(
   };
 }
 
-async function rejectMessage(entry: MessageFailureEntry, messageId: string | undefined, options: HandleMessageOptions, clock: Clock): Promise<HandleMessageResult> {
+async function rejectMessage(
+  entry: MessageFailureEntry,
+  messageId: string | undefined,
+  options: HandleMessageOptions,
+  clock: Clock,
+): Promise<HandleMessageResult> {
   const added = await pushDeadLetter(options.queues.messageDlq, messageId === undefined ? undefined : messageDeadLetterKey(messageId), entry);
-  if (added) options.onEvent?.({ type: 'dead-letter-add', queue: 'message', kind: 'message', reason: entry.reason.code, lastError: entry.reason.detail, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+  if (added)
+    options.onEvent?.({
+      type: 'dead-letter-add',
+      queue: 'message',
+      kind: 'message',
+      reason: entry.reason.code,
+      lastError: entry.reason.detail,
+      ...(messageId !== undefined ? { messageId } : {}),
+      at: clock.now(),
+    });
   return { status: 'rejected', runId: null, messageId, reason: entry.reason, alreadyFinished: !added };
 }
 
@@ -441,7 +506,7 @@ function deliveryErrorKey(messageId: string): string {
 function describeThrown(error: unknown, redactor: Redactor): string {
   let text: string;
   try {
-    text = error instanceof Error ? `${error.name}: ${error.message}` : typeof error === 'string' ? error : JSON.stringify(error) ?? String(error);
+    text = error instanceof Error ? `${error.name}: ${error.message}` : typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error));
   } catch {
     text = Object.prototype.toString.call(error);
   }
@@ -525,16 +590,57 @@ export async function deadLetterPoisonMessage(message: RunMessage, options: Pois
     };
     const added = await pushResumable(entry, stores, options);
     if (added) {
-      options.onEvent?.({ type: 'delivery-limit-exceeded', messageId: messageId ?? '', runId: checkpoint.runId, deliveries: options.deliveries, queue: 'tool', error: entry.lastError.message, at: clock.now() });
-      options.onEvent?.({ type: 'dead-letter-add', queue: 'tool', kind: 'run', reason: entry.reason, lastError: entry.lastError.message, runId: checkpoint.runId, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+      options.onEvent?.({
+        type: 'delivery-limit-exceeded',
+        messageId: messageId ?? '',
+        runId: checkpoint.runId,
+        deliveries: options.deliveries,
+        queue: 'tool',
+        error: entry.lastError.message,
+        at: clock.now(),
+      });
+      options.onEvent?.({
+        type: 'dead-letter-add',
+        queue: 'tool',
+        kind: 'run',
+        reason: entry.reason,
+        lastError: entry.lastError.message,
+        runId: checkpoint.runId,
+        ...(messageId !== undefined ? { messageId } : {}),
+        at: clock.now(),
+      });
     }
     return { status: 'delivery_limit_exceeded', runId: checkpoint.runId, messageId, queue: 'tool', deliveries: options.deliveries, alreadyFinished: !added };
   }
-  const entry = reject(message, 'DELIVERY_LIMIT_EXCEEDED', `${options.deliveries} deliveries failed; the last: ${error}`, new Date(clock.now()).toISOString(), runtime.redactor, undefined, { deliveries: options.deliveries });
+  const entry = reject(
+    message,
+    'DELIVERY_LIMIT_EXCEEDED',
+    `${options.deliveries} deliveries failed; the last: ${error}`,
+    new Date(clock.now()).toISOString(),
+    runtime.redactor,
+    undefined,
+    { deliveries: options.deliveries },
+  );
   const added = await pushDeadLetter(options.queues.messageDlq, messageId === undefined ? undefined : messageDeadLetterKey(messageId), entry);
   if (added) {
-    options.onEvent?.({ type: 'delivery-limit-exceeded', messageId: messageId ?? '', runId: null, deliveries: options.deliveries, queue: 'message', error: entry.reason.detail, at: clock.now() });
-    options.onEvent?.({ type: 'dead-letter-add', queue: 'message', kind: 'message', reason: entry.reason.code, lastError: entry.reason.detail, ...(messageId !== undefined ? { messageId } : {}), at: clock.now() });
+    options.onEvent?.({
+      type: 'delivery-limit-exceeded',
+      messageId: messageId ?? '',
+      runId: null,
+      deliveries: options.deliveries,
+      queue: 'message',
+      error: entry.reason.detail,
+      at: clock.now(),
+    });
+    options.onEvent?.({
+      type: 'dead-letter-add',
+      queue: 'message',
+      kind: 'message',
+      reason: entry.reason.code,
+      lastError: entry.reason.detail,
+      ...(messageId !== undefined ? { messageId } : {}),
+      at: clock.now(),
+    });
   }
   return { status: 'delivery_limit_exceeded', runId: null, messageId, queue: 'message', deliveries: options.deliveries, alreadyFinished: !added };
 }

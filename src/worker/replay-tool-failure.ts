@@ -99,8 +99,13 @@ export async function replayToolFailure(entry: ResumableEntry, options: ReplayOp
   if (!isReplayable(entry)) return { status: 'invalid_entry', runId: null, modelCalls: 0, text: null };
   const stores = options.stores ?? createMemoryStores();
   const { runtime, breaker } = resolveRuntime(options, stores);
-  const claimed = await claimRun(stores.claims, entry.runId, { holder: newClaimHolder('replay'), leaseMs: options.claimLeaseMs ?? 300_000, clock: runtime.clock });
-  if (!claimed.ok) return { status: 'in_progress', runId: entry.runId, modelCalls: 0, text: null, ...(claimed.holder !== undefined ? { holder: claimed.holder } : {}) };
+  const claimed = await claimRun(stores.claims, entry.runId, {
+    holder: newClaimHolder('replay'),
+    leaseMs: options.claimLeaseMs ?? 300_000,
+    clock: runtime.clock,
+  });
+  if (!claimed.ok)
+    return { status: 'in_progress', runId: entry.runId, modelCalls: 0, text: null, ...(claimed.holder !== undefined ? { holder: claimed.holder } : {}) };
   try {
     return await replayClaimed(entry, options, stores, runtime, breaker);
   } finally {
@@ -108,7 +113,13 @@ export async function replayToolFailure(entry: ResumableEntry, options: ReplayOp
   }
 }
 
-async function replayClaimed(entry: ResumableEntry, options: ReplayOptions, stores: Stores, runtime: ToolRuntime, breaker: SharedBreaker | undefined): Promise<ReplayResult> {
+async function replayClaimed(
+  entry: ResumableEntry,
+  options: ReplayOptions,
+  stores: Stores,
+  runtime: ToolRuntime,
+  breaker: SharedBreaker | undefined,
+): Promise<ReplayResult> {
   const checkpoint = await stores.runs.get(entry.runId);
   if (checkpoint?.status === 'completed') {
     return { status: 'already_completed', runId: entry.runId, modelCalls: 0, text: decodeRunState(checkpoint.data).text ?? null };

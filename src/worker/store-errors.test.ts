@@ -21,7 +21,17 @@ describe('isTransientStoreError', () => {
     ['data the store refuses (22P05)', Object.assign(new Error('unsupported Unicode escape sequence'), { code: '22P05' })],
     ['a programmer error', new ToolrunError('INVALID_OPTIONS', 'bad')],
     ['a string', 'boom'],
-    ['a getter that throws', new Proxy({}, { get: () => { throw new Error('no'); } })],
+    [
+      'a getter that throws',
+      new Proxy(
+        {},
+        {
+          get: () => {
+            throw new Error('no');
+          },
+        },
+      ),
+    ],
   ])('%s counts toward the bound', (_name, error) => {
     expect(isTransientStoreError(error)).toBe(false);
   });

@@ -157,17 +157,15 @@ export async function resolveToolrunConfig(value: unknown, context: ToolrunConfi
  */
 export function assertToolrunConfig(value: unknown, source = 'config'): asserts value is ToolrunConfig {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ToolrunError(
-      'INVALID_CONFIG',
-      `${source}: expected an object { model, tools, ... } (or a function returning one), received ${describe(value)}`,
-    );
+    throw new ToolrunError('INVALID_CONFIG', `${source}: expected an object { model, tools, ... } (or a function returning one), received ${describe(value)}`);
   }
   const config = value as Record<string, unknown>;
   const problems: string[] = [];
   if (config.model === undefined) problems.push('`model` is missing (a function (request) => Promise<response>)');
   else if (typeof config.model !== 'function') problems.push(`\`model\` must be a function, received ${describe(config.model)}`);
   if (config.tools === undefined) problems.push('`tools` is missing (an array of defineTool definitions, or a record of tools)');
-  else if (typeof config.tools !== 'object' || config.tools === null) problems.push(`\`tools\` must be an array or an object, received ${describe(config.tools)}`);
+  else if (typeof config.tools !== 'object' || config.tools === null)
+    problems.push(`\`tools\` must be an array or an object, received ${describe(config.tools)}`);
   checkNumber(config, 'toolRetryBudget', { integer: true, minimum: 0 }, problems);
   checkNumber(config, 'maxSteps', { integer: true, minimum: 1 }, problems);
   checkNumber(config, 'deadlineMs', { integer: false, minimum: Number.MIN_VALUE, maximum: MAX_TIMER_MS }, problems);
@@ -190,15 +188,24 @@ export function assertToolrunConfig(value: unknown, source = 'config'): asserts 
   if (config.modelName !== undefined && (typeof config.modelName !== 'string' || config.modelName.trim() === '')) {
     problems.push(`\`modelName\` must be a non-empty string, received ${describe(config.modelName)}`);
   }
-  if (config.onEvent !== undefined && typeof config.onEvent !== 'function') problems.push(`\`onEvent\` must be a function, received ${describe(config.onEvent)}`);
-  if (config.runtimeOptions !== undefined && (typeof config.runtimeOptions !== 'object' || config.runtimeOptions === null || Array.isArray(config.runtimeOptions))) {
+  if (config.onEvent !== undefined && typeof config.onEvent !== 'function')
+    problems.push(`\`onEvent\` must be a function, received ${describe(config.onEvent)}`);
+  if (
+    config.runtimeOptions !== undefined &&
+    (typeof config.runtimeOptions !== 'object' || config.runtimeOptions === null || Array.isArray(config.runtimeOptions))
+  ) {
     problems.push(`\`runtimeOptions\` must be an object, received ${describe(config.runtimeOptions)}`);
   }
-  if (config.sharedBreaker !== undefined && config.sharedBreaker !== false && (typeof config.sharedBreaker !== 'object' || config.sharedBreaker === null || Array.isArray(config.sharedBreaker))) {
+  if (
+    config.sharedBreaker !== undefined &&
+    config.sharedBreaker !== false &&
+    (typeof config.sharedBreaker !== 'object' || config.sharedBreaker === null || Array.isArray(config.sharedBreaker))
+  ) {
     problems.push(`\`sharedBreaker\` must be an object or false, received ${describe(config.sharedBreaker)}`);
   }
   const unknown = Object.keys(config).filter((key) => !KNOWN_KEYS.has(key));
-  if (unknown.length > 0) problems.push(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `\`${key}\``).join(', ')} (known: ${[...KNOWN_KEYS].join(', ')})`);
+  if (unknown.length > 0)
+    problems.push(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `\`${key}\``).join(', ')} (known: ${[...KNOWN_KEYS].join(', ')})`);
   if (problems.length > 0) throw new ToolrunError('INVALID_CONFIG', `${source}: ${problems.join('; ')}`);
 }
 

@@ -4,7 +4,18 @@
  */
 export type WorkerEvent =
   /** An entry was added: `kind` is the entry's (`message`; in the tool DLQ `tool`, `model` or `run`), `lastError` its redacted, bounded last error. */
-  | { type: 'dead-letter-add'; queue: 'message' | 'tool'; reason: string; kind?: 'message' | 'tool' | 'model' | 'run'; lastError?: string; toolName?: string; modelName?: string; runId?: string; messageId?: string; at: number }
+  | {
+      type: 'dead-letter-add';
+      queue: 'message' | 'tool';
+      reason: string;
+      kind?: 'message' | 'tool' | 'model' | 'run';
+      lastError?: string;
+      toolName?: string;
+      modelName?: string;
+      runId?: string;
+      messageId?: string;
+      at: number;
+    }
   /** `toolName` is the breaker's key: a tool name, or `model:<name>` for the shared model breaker (`target: 'model'`). */
   | { type: 'breaker-open'; toolName: string; target?: 'tool' | 'model'; openings: number; lastError: string; at: number }
   | { type: 'breaker-half-open'; toolName: string; target?: 'tool' | 'model'; at: number }

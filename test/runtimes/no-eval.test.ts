@@ -19,14 +19,25 @@ describe('the default validator without code generation', () => {
     expect(printed.codeGeneration).toBe(false);
     const withAjv = createAjvSchemaValidator({ jsonSchemaEngine: 'ajv' });
     expect(printed.failure).toEqual(withAjv.compile(bookingSchema, { coerce: 'none' }).validate(invalidBooking));
-    expect(printed.failure).toMatchObject({ ok: false, code: 'SCHEMA_VALIDATION_FAILED', fields: [{ path: '/pasengers' }, { path: '/date' }, { path: '/passengers' }, { path: '/cabin' }, { path: '/code' }] });
+    expect(printed.failure).toMatchObject({
+      ok: false,
+      code: 'SCHEMA_VALIDATION_FAILED',
+      fields: [{ path: '/pasengers' }, { path: '/date' }, { path: '/passengers' }, { path: '/cabin' }, { path: '/code' }],
+    });
     expect(printed.second).toEqual(withAjv.compile({ type: 'integer', minimum: 1 }, { coerce: 'none' }).validate(0));
   }, 90_000);
 
   it('Ajv itself fails there: the switch is what makes it work', () => {
     const run = spawnSync(
       process.execPath,
-      ['--disallow-code-generation-from-strings', '--import', 'tsx', '--input-type=module', '-e', "import { createAjvSchemaValidator } from './src/schema/ajv-schema-validator.ts'; try { createAjvSchemaValidator({ jsonSchemaEngine: 'ajv' }).compile({ type: 'string' }, { coerce: 'none' }); console.log('compiled'); } catch (error) { console.log(error.code, String(error.message).includes('Code generation from strings disallowed')); }"],
+      [
+        '--disallow-code-generation-from-strings',
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        "import { createAjvSchemaValidator } from './src/schema/ajv-schema-validator.ts'; try { createAjvSchemaValidator({ jsonSchemaEngine: 'ajv' }).compile({ type: 'string' }, { coerce: 'none' }); console.log('compiled'); } catch (error) { console.log(error.code, String(error.message).includes('Code generation from strings disallowed')); }",
+      ],
       { encoding: 'utf8', timeout: 60_000, cwd: fileURLToPath(new URL('../..', import.meta.url)) },
     );
     expect(run.stdout.trim()).toBe('INVALID_SCHEMA true');

@@ -13,7 +13,17 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const entry = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
 
 /** Packages that only subpaths may reach (optional peers, or Node-only). */
-const FORBIDDEN_PACKAGES = [/^better-sqlite3(\/|$)/, /^pino(\/|$)/, /^@opentelemetry\/sdk-/, /^@opentelemetry\/exporter-/, /^commander(\/|$)/, /^cli-progress(\/|$)/, /^pg(\/|$)/, /^ioredis(\/|$)/, /^bullmq(\/|$)/];
+const FORBIDDEN_PACKAGES = [
+  /^better-sqlite3(\/|$)/,
+  /^pino(\/|$)/,
+  /^@opentelemetry\/sdk-/,
+  /^@opentelemetry\/exporter-/,
+  /^commander(\/|$)/,
+  /^cli-progress(\/|$)/,
+  /^pg(\/|$)/,
+  /^ioredis(\/|$)/,
+  /^bullmq(\/|$)/,
+];
 const NODE_BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 
 interface Reached {
@@ -67,7 +77,14 @@ describe('the root entry’s import graph', () => {
     const { forbidden, inputs } = await bundleRootEntry();
     expect(forbidden).toEqual(PENDING);
     // The graph is real: the runtime, the agent loop, the worker and the validators are in it.
-    expect(inputs).toEqual(expect.arrayContaining(['src/core/create-tool-runtime.ts', 'src/agent/run-agent.ts', 'src/schema/ajv-schema-validator.ts', 'src/schema/cfworker-schema-validator.ts']));
+    expect(inputs).toEqual(
+      expect.arrayContaining([
+        'src/core/create-tool-runtime.ts',
+        'src/agent/run-agent.ts',
+        'src/schema/ajv-schema-validator.ts',
+        'src/schema/cfworker-schema-validator.ts',
+      ]),
+    );
     expect(inputs.some((input) => input.includes('node_modules/@cfworker/json-schema/'))).toBe(true);
     expect(inputs.filter((input) => input.includes('node_modules/better-sqlite3') || input.includes('node_modules/pino'))).toEqual([]);
   }, 60_000);

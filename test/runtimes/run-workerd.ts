@@ -32,7 +32,9 @@ try {
     external: ['node:*'],
   });
   const bytes = Object.values(built.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
-  const nodeImports = [...new Set(Object.values(built.metafile.inputs).flatMap((input) => input.imports.filter((item) => item.path.startsWith('node:')).map((item) => item.path)))];
+  const nodeImports = [
+    ...new Set(Object.values(built.metafile.inputs).flatMap((input) => input.imports.filter((item) => item.path.startsWith('node:')).map((item) => item.path))),
+  ];
   console.log(`workerd smoke: bundled ${Object.keys(built.metafile.inputs).length} modules, ${(bytes / 1024).toFixed(0)} KiB`);
   // The root-graph test fails on any node: import but the ones it lists as pending; until those are
   // gone the Worker needs nodejs_compat, and this says so on every run.

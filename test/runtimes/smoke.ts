@@ -26,7 +26,11 @@ export async function runSmoke(runtime: string): Promise<SmokeReport> {
       type: 'object',
       additionalProperties: false,
       required: ['date', 'passengers'],
-      properties: { date: { type: 'string', format: 'date' }, passengers: { type: 'integer', minimum: 1, maximum: 9 }, code: { type: 'string', pattern: '^[A-Z]{3}$' } },
+      properties: {
+        date: { type: 'string', format: 'date' },
+        passengers: { type: 'integer', minimum: 1, maximum: 9 },
+        code: { type: 'string', pattern: '^[A-Z]{3}$' },
+      },
     },
     execute() {
       bookings += 1;
@@ -54,19 +58,40 @@ export async function runSmoke(runtime: string): Promise<SmokeReport> {
   const check = (name: string, ok: boolean, got?: unknown): void => {
     checks.push({ name, ok, ...(ok ? {} : { got }) });
   };
-  check('a wrong date is DATE_FORMAT_ERROR at /date', failure(wrongDate)?.code === 'DATE_FORMAT_ERROR' && failure(wrongDate)?.fields?.[0]?.path === '/date', failure(wrongDate));
-  check('the date error gives an example', failure(wrongDate)?.detail === 'date: expected YYYY-MM-DD, e.g. 2024-01-15, received "2024/1/5"', failure(wrongDate)?.detail);
+  check(
+    'a wrong date is DATE_FORMAT_ERROR at /date',
+    failure(wrongDate)?.code === 'DATE_FORMAT_ERROR' && failure(wrongDate)?.fields?.[0]?.path === '/date',
+    failure(wrongDate),
+  );
+  check(
+    'the date error gives an example',
+    failure(wrongDate)?.detail === 'date: expected YYYY-MM-DD, e.g. 2024-01-15, received "2024/1/5"',
+    failure(wrongDate)?.detail,
+  );
   check(
     'mixed problems name every field, in order',
-    failure(mixed)?.code === 'SCHEMA_VALIDATION_FAILED' && JSON.stringify(failure(mixed)?.fields?.map((field) => field.path)) === JSON.stringify(['/pasengers', '/passengers', '/code']),
+    failure(mixed)?.code === 'SCHEMA_VALIDATION_FAILED' &&
+      JSON.stringify(failure(mixed)?.fields?.map((field) => field.path)) === JSON.stringify(['/pasengers', '/passengers', '/code']),
     failure(mixed),
   );
-  check('the unknown parameter names the closest one', failure(mixed)?.fields?.[0]?.message?.includes('did you mean "passengers"?') === true, failure(mixed)?.fields?.[0]);
+  check(
+    'the unknown parameter names the closest one',
+    failure(mixed)?.fields?.[0]?.message?.includes('did you mean "passengers"?') === true,
+    failure(mixed)?.fields?.[0],
+  );
   check('a tool that throws not_found is NOT_FOUND, not retried', failure(notFound)?.code === 'NOT_FOUND' && notFound.attempts === 1, notFound);
-  check('an unknown tool is TOOL_NOT_FOUND with the closest name', failure(unknownTool)?.code === 'TOOL_NOT_FOUND' && failure(unknownTool)?.closest_tool === 'book_flight', failure(unknownTool));
+  check(
+    'an unknown tool is TOOL_NOT_FOUND with the closest name',
+    failure(unknownTool)?.code === 'TOOL_NOT_FOUND' && failure(unknownTool)?.closest_tool === 'book_flight',
+    failure(unknownTool),
+  );
   check('invalid arguments never reached the tool', bookings === 1, bookings);
   check('a valid call succeeds', booked.status === 'success', booked);
-  check('formatToolResult wraps the envelope', formatToolResult(wrongDate).startsWith('<tool_result tool="book_flight" status="failed">'), formatToolResult(wrongDate));
+  check(
+    'formatToolResult wraps the envelope',
+    formatToolResult(wrongDate).startsWith('<tool_result tool="book_flight" status="failed">'),
+    formatToolResult(wrongDate),
+  );
 
   return {
     runtime,

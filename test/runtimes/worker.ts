@@ -9,7 +9,11 @@ export default {
   async test(): Promise<void> {
     const report = await runSmoke('workerd');
     const engineChecked = report.jsonSchemaEngine === 'cfworker';
-    report.checks.push({ name: 'code generation is refused, so the interpreter validated', ok: engineChecked, ...(engineChecked ? {} : { got: report.jsonSchemaEngine }) });
+    report.checks.push({
+      name: 'code generation is refused, so the interpreter validated',
+      ok: engineChecked,
+      ...(engineChecked ? {} : { got: report.jsonSchemaEngine }),
+    });
     report.ok = report.ok && engineChecked;
     console.log(formatSmokeReport(report));
     if (!report.ok) throw new Error('the workerd smoke test failed');

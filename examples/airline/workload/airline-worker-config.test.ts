@@ -27,14 +27,21 @@ describe('airline worker config', () => {
     expect(config.modelKind).toBe('recorded');
     expect(config.tools.map((tool) => tool.name)).toHaveLength(14);
     expect(config.tools.every((tool) => tool.timeoutMs === AIRLINE_DEMO_SETTINGS.toolTimeoutMs)).toBe(true);
-    expect(config).toMatchObject({ toolRetryBudget: 2, sharedBreaker: { failureThreshold: 2, halfOpenAfterMs: 4000 }, runtimeOptions: { retry: AIRLINE_DEMO_SETTINGS.retry } });
+    expect(config).toMatchObject({
+      toolRetryBudget: 2,
+      sharedBreaker: { failureThreshold: 2, halfOpenAfterMs: 4000 },
+      runtimeOptions: { retry: AIRLINE_DEMO_SETTINGS.retry },
+    });
   });
 
   it.skipIf(!dataPresent)('switches to a real OpenAI-compatible model when TOOLRUN_OPENAI_MODEL is set', () => {
     const config = createAirlineWorkerConfig({ env: { ...URL_ENV, TOOLRUN_OPENAI_MODEL: 'gpt-4o-mini', TOOLRUN_OPENAI_API_KEY: 'sk-test' }, runs: [] });
     expect(config.modelKind).toBe('openai');
     expect(config.modelDescription).toContain('gpt-4o-mini at https://api.openai.com/v1');
-    const local = createAirlineWorkerConfig({ env: { ...URL_ENV, TOOLRUN_OPENAI_MODEL: 'llama3', TOOLRUN_OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' }, runs: [] });
+    const local = createAirlineWorkerConfig({
+      env: { ...URL_ENV, TOOLRUN_OPENAI_MODEL: 'llama3', TOOLRUN_OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' },
+      runs: [],
+    });
     expect(local.modelDescription).toContain('llama3 at http://127.0.0.1:11434/v1');
     expect(() => createAirlineWorkerConfig({ env: { ...URL_ENV, TOOLRUN_OPENAI_MODEL: 'gpt-4o' }, runs: [] })).toThrow(/no API key/);
   });

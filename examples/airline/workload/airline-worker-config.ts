@@ -80,7 +80,9 @@ function createModel(options: AirlineWorkerConfigOptions): { model: Model; model
     const baseURL = env.TOOLRUN_OPENAI_BASE_URL || undefined;
     const apiKey = env.TOOLRUN_OPENAI_API_KEY || env.OPENAI_API_KEY || (baseURL !== undefined ? 'not-needed' : undefined);
     if (apiKey === undefined) {
-      throw new Error('TOOLRUN_OPENAI_MODEL is set but no API key is: set TOOLRUN_OPENAI_API_KEY (or OPENAI_API_KEY), or TOOLRUN_OPENAI_BASE_URL for a local server that needs none');
+      throw new Error(
+        'TOOLRUN_OPENAI_MODEL is set but no API key is: set TOOLRUN_OPENAI_API_KEY (or OPENAI_API_KEY), or TOOLRUN_OPENAI_BASE_URL for a local server that needs none',
+      );
     }
     return {
       model: createOpenAiChatModel({ model: modelName, apiKey, ...(baseURL !== undefined ? { baseURL } : {}), temperature: 0 }),

@@ -30,7 +30,12 @@ describe('createConversationScheduler', () => {
     expect(scheduler.resume('t0-trial0-r0')).toEqual({ state: 'next', run: runs[1] });
     expect(scheduler.isSettled()).toBe(false);
     expect(scheduler.parkedRuns()).toEqual([]);
-    expect(scheduler.progress().find((item) => item.conversationKey === 't0-trial0')).toEqual({ conversationKey: 't0-trial0', state: 'running', runIndex: 1, runCount: 3 });
+    expect(scheduler.progress().find((item) => item.conversationKey === 't0-trial0')).toEqual({
+      conversationKey: 't0-trial0',
+      state: 'running',
+      runIndex: 1,
+      runCount: 3,
+    });
   });
 
   it('ignores a run that is not the current one of its conversation (a redelivery, an unknown id)', () => {

@@ -11,11 +11,7 @@
 import type { AirlineRun } from '../trajectories.ts';
 
 /** What became of a conversation after one of its runs ended. */
-export type ConversationStep =
-  | { state: 'next'; run: AirlineRun }
-  | { state: 'parked'; runId: string }
-  | { state: 'finished' }
-  | { state: 'unknown-run' };
+export type ConversationStep = { state: 'next'; run: AirlineRun } | { state: 'parked'; runId: string } | { state: 'finished' } | { state: 'unknown-run' };
 
 /** Where a conversation stands. */
 export interface ConversationProgress {
@@ -100,7 +96,9 @@ export function createConversationScheduler(runs: readonly AirlineRun[]): Conver
       return advance(place.conversationKey, place.index);
     },
     parkedRuns() {
-      return [...conversations.values()].filter((conversation) => conversation.state === 'parked').map((conversation) => conversation.runs[conversation.index]!.runId);
+      return [...conversations.values()]
+        .filter((conversation) => conversation.state === 'parked')
+        .map((conversation) => conversation.runs[conversation.index]!.runId);
     },
     isSettled() {
       return [...conversations.values()].every((conversation) => conversation.state === 'parked' || conversation.state === 'finished');

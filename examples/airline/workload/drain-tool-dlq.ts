@@ -46,6 +46,10 @@ export function toolDlqDrainArguments(options: Pick<DrainToolDlqOptions, 'projec
 export async function drainToolDlqLikeAUser(options: DrainToolDlqOptions): Promise<ToolDlqDrainOutcome> {
   const startedAt = Date.now();
   const args = toolDlqDrainArguments(options);
-  const { exitCode, output } = await spawnToolrun(args, { projectRoot: options.projectRoot, env: options.env, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) });
+  const { exitCode, output } = await spawnToolrun(args, {
+    projectRoot: options.projectRoot,
+    env: options.env,
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+  });
   return { command: `toolrun ${args.join(' ')}`, exitCode, output, durationMs: Date.now() - startedAt };
 }

@@ -67,7 +67,10 @@ describe('readReturnedLiteral', () => {
 `;
 
   it('reads the literal after the first return of the named function', () => {
-    expect(readReturnedLiteral(source, 'get_info')).toEqual({ type: 'function', function: { name: 'get_user_details', parameters: { required: ['user_id'] } } });
+    expect(readReturnedLiteral(source, 'get_info')).toEqual({
+      type: 'function',
+      function: { name: 'get_user_details', parameters: { required: ['user_id'] } },
+    });
     expect(readReturnedLiteral(source, 'invoke')).toBe('not this one');
   });
 

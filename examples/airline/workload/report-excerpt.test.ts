@@ -24,7 +24,9 @@ function failure(toolName: string, index: number): ToolFailureLogRecord {
 
 describe('excerptFailureReport', () => {
   // 6 tools: tool_a fails 6 times, tool_b 5 times, … tool_f once.
-  const records = ['tool_a', 'tool_b', 'tool_c', 'tool_d', 'tool_e', 'tool_f'].flatMap((toolName, rank) => Array.from({ length: 6 - rank }, (_, index) => failure(toolName, rank * 10 + index)));
+  const records = ['tool_a', 'tool_b', 'tool_c', 'tool_d', 'tool_e', 'tool_f'].flatMap((toolName, rank) =>
+    Array.from({ length: 6 - rank }, (_, index) => failure(toolName, rank * 10 + index)),
+  );
   const text = formatFailureReport(buildFailureReport(records));
 
   it('keeps the first tools (most failures first) with their detail lines, and says how many were left out', () => {

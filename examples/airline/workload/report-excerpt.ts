@@ -39,13 +39,17 @@ export function excerptFailureReport(text: string, options: ReportExcerptOptions
   const patterns = options.patterns ?? 3;
   const maxLineLength = options.maxLineLength ?? 130;
   const cut = (line: string) => (line.length > maxLineLength ? `${line.slice(0, maxLineLength - 1)}…` : line);
-  const blocks = text.trimEnd().split(/\n\s*\n/).map((block) => block.split('\n'));
+  const blocks = text
+    .trimEnd()
+    .split(/\n\s*\n/)
+    .map((block) => block.split('\n'));
   return blocks.flatMap((block, index) => {
     const title = block[0] ?? '';
     let lines = block;
     if (title === 'Tools') lines = cutSection(block, tools, (line) => /^ {2}\S/.test(line), 'tool');
     else if (title === 'Failure patterns') lines = cutSection(block, patterns, (line) => /^ {2}\S/.test(line), 'pattern');
-    else if (title === 'Failure types' && (options.hideZeroTypes ?? true)) lines = [title, ...block.slice(1).filter((line) => !/^\s+\S+\s+0\s+0\.0%$/.test(line))];
+    else if (title === 'Failure types' && (options.hideZeroTypes ?? true))
+      lines = [title, ...block.slice(1).filter((line) => !/^\s+\S+\s+0\s+0\.0%$/.test(line))];
     return (index === 0 ? lines : ['', ...lines]).map(cut);
   });
 }

@@ -58,10 +58,14 @@ export async function inspectResumedRuns(
     const run = runsById.get(entry.runId);
     let stepsMatchRecording = false;
     if (run !== undefined) {
-      const live = conversation.slice(run.messagesBefore.length).filter((message) => message.role === 'assistant').map(turnSignature);
+      const live = conversation
+        .slice(run.messagesBefore.length)
+        .filter((message) => message.role === 'assistant')
+        .map(turnSignature);
       const recorded = run.assistantTurns.filter((message) => message.role === 'assistant').map(turnSignature);
       // A run that ended on a tool reply in the recording gets one closing text turn from the recorded model.
-      stepsMatchRecording = live.length >= recorded.length && recorded.every((signature, index) => live[index] === signature) && live.length <= recorded.length + 1;
+      stepsMatchRecording =
+        live.length >= recorded.length && recorded.every((signature, index) => live[index] === signature) && live.length <= recorded.length + 1;
     }
     resumed.push({
       entryId: record.id,

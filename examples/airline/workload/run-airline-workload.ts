@@ -167,7 +167,12 @@ function removeDatabaseFiles(dbPath: string): void {
 export async function runAirlineWorkload(options: AirlineWorkloadOptions): Promise<AirlineWorkloadReport> {
   const startedAt = Date.now();
   const report = await runWorkerAndDrain(options);
-  const failureReport = await (options.failureReport ?? runFailureReportLikeAUser)({ projectRoot: options.projectRoot, dbPath: options.dbPath, env: options.env, top: 3 });
+  const failureReport = await (options.failureReport ?? runFailureReportLikeAUser)({
+    projectRoot: options.projectRoot,
+    dbPath: options.dbPath,
+    env: options.env,
+    top: 3,
+  });
   return { ...report, failureReport, durationMs: Date.now() - startedAt };
 }
 
@@ -224,7 +229,12 @@ async function runWorkerAndDrain(options: AirlineWorkloadOptions): Promise<Omit<
     service.setFaultProfile({});
     const drainEnv = { ...env, ...options.drainEnv };
     const coolDownMs = breakerCoolDownMs(drainEnv, settings);
-    const probeAt = Math.max(0, ...Object.values(breakersBeforeDrain).filter((record) => record.state !== 'closed').map((record) => (record.openedAt ?? 0) + coolDownMs));
+    const probeAt = Math.max(
+      0,
+      ...Object.values(breakersBeforeDrain)
+        .filter((record) => record.state !== 'closed')
+        .map((record) => (record.openedAt ?? 0) + coolDownMs),
+    );
     const coolDownWaitMs = Math.max(0, probeAt - Date.now());
     if (coolDownWaitMs > 0) {
       log(`faults cleared; waiting ${(coolDownWaitMs / 1000).toFixed(1)} s for the shared breaker's cool-down, so that the drain's first call is its probe`);
@@ -285,7 +295,11 @@ async function runWorkerAndDrain(options: AirlineWorkloadOptions): Promise<Omit<
       toolDlqAtEnd: await stores.toolDlq.size(),
       toolDlqLeft: (await stores.toolDlq.list()) as Array<DeadLetterRecord<ToolFailureEntry>>,
       sideEffects: checkSideEffects(service, runs, (id) => Object.hasOwn(initialReservations, id), config.modelKind === 'recorded'),
-      failureLogRows: { faultPhase: failureLogAfterFaultPhase, drain: failureLogAfterDrain - failureLogAfterFaultPhase, resumePhase: failureLogAtEnd - failureLogAfterDrain },
+      failureLogRows: {
+        faultPhase: failureLogAfterFaultPhase,
+        drain: failureLogAfterDrain - failureLogAfterFaultPhase,
+        resumePhase: failureLogAtEnd - failureLogAfterDrain,
+      },
       failureLogAppendErrors,
       durationMs: Date.now() - startedAt,
     };

@@ -87,7 +87,9 @@ export function observeReservations(stores: Stores, onReserved: (messageId: stri
  * hooks and redactor when `observability` is given. Without `stores`, `queues`, `signal`,
  * concurrency or result hooks: those belong to the consumer.
  */
-export function workloadHandleOptions(options: Pick<RunConversationsOptions, 'config' | 'observer' | 'observability'>): Omit<HandleMessageOptions, 'queues' | 'stores' | 'signal'> {
+export function workloadHandleOptions(
+  options: Pick<RunConversationsOptions, 'config' | 'observer' | 'observability'>,
+): Omit<HandleMessageOptions, 'queues' | 'stores' | 'signal'> {
   const { config, observer, observability } = options;
   return {
     model: async (request) => {

@@ -43,7 +43,8 @@ function recordedWrites(runs: readonly AirlineRun[]): Map<string, Record<string,
       } else if (message.role === 'tool') {
         const names = callNames.get(message.toolCallId ?? '') ?? [];
         const name = names.shift();
-        if (name !== undefined && (AIRLINE_WRITE_TOOLS as ReadonlySet<string>).has(name) && !(message.content ?? '').startsWith('Error')) counts[name] = (counts[name] ?? 0) + 1;
+        if (name !== undefined && (AIRLINE_WRITE_TOOLS as ReadonlySet<string>).has(name) && !(message.content ?? '').startsWith('Error'))
+          counts[name] = (counts[name] ?? 0) + 1;
       }
     }
   }
@@ -76,13 +77,16 @@ export function checkSideEffects(
   const foreignKeys: string[] = [];
   for (const mutation of mutations) {
     appliedByTool[mutation.toolName] = (appliedByTool[mutation.toolName] ?? 0) + mutation.applications;
-    if (mutation.toolName === 'book_reservation') bookingsByConversation.set(mutation.databaseKey, (bookingsByConversation.get(mutation.databaseKey) ?? 0) + mutation.applications);
+    if (mutation.toolName === 'book_reservation')
+      bookingsByConversation.set(mutation.databaseKey, (bookingsByConversation.get(mutation.databaseKey) ?? 0) + mutation.applications);
     const match = /^(.+):(\d+):(\d+)$/.exec(mutation.idempotencyKey);
-    if (match === null || !runIdsByConversation.get(mutation.databaseKey)?.has(match[1] as string)) foreignKeys.push(`${mutation.databaseKey} ${mutation.idempotencyKey}`);
+    if (match === null || !runIdsByConversation.get(mutation.databaseKey)?.has(match[1] as string))
+      foreignKeys.push(`${mutation.databaseKey} ${mutation.idempotencyKey}`);
   }
 
   const recordedByTool: Record<string, number> = {};
-  for (const counts of recordedWrites(runs).values()) for (const [tool, count] of Object.entries(counts)) recordedByTool[tool] = (recordedByTool[tool] ?? 0) + count;
+  for (const counts of recordedWrites(runs).values())
+    for (const [tool, count] of Object.entries(counts)) recordedByTool[tool] = (recordedByTool[tool] ?? 0) + count;
 
   const reservationMismatches: SideEffectReport['reservationMismatches'] = [];
   let reservationsCreated = 0;
@@ -99,7 +103,8 @@ export function checkSideEffects(
   if (stats.maxApplicationsPerKey > 1) problems.push(`a write was applied ${stats.maxApplicationsPerKey} times under one idempotency key`);
   for (const mutation of appliedTwice) problems.push(`${mutation.toolName} ${mutation.idempotencyKey} applied ${mutation.applications}×`);
   for (const key of foreignKeys) problems.push(`write under a key that is no run step of its conversation: ${key}`);
-  for (const mismatch of reservationMismatches) problems.push(`${mismatch.conversationKey}: ${mismatch.created} new reservations for ${mismatch.booked} applied bookings`);
+  for (const mismatch of reservationMismatches)
+    problems.push(`${mismatch.conversationKey}: ${mismatch.created} new reservations for ${mismatch.booked} applied bookings`);
   for (const [tool, applied] of compareWithRecordings ? Object.entries(appliedByTool) : []) {
     if (applied > (recordedByTool[tool] ?? 0)) problems.push(`${tool}: ${applied} applied, more than the ${recordedByTool[tool] ?? 0} the recordings made`);
   }

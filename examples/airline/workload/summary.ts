@@ -38,7 +38,10 @@ function describeBreaker(toolName: string, counts: WorkloadCounts, before: Share
     `${toolName}: opened ${opened.length}× → ${opened.length} alert${opened.length === 1 ? '' : 's'}${opened[0]?.lastError ? ` ("${opened[0].lastError}")` : ''}`,
     `  while the credential was broken: ${probes} half-open probe${probes === 1 ? '' : 's'} after the cool-down, ${reopened} failed and re-opened it (no new alert)`,
   ];
-  if (before !== undefined && after !== undefined) lines.push(`  state before the drain: ${before.state}; after the drain: ${after.state}${after.state === 'closed' && before.state !== 'closed' ? ' (the drain\'s probe succeeded and closed it)' : ''}`);
+  if (before !== undefined && after !== undefined)
+    lines.push(
+      `  state before the drain: ${before.state}; after the drain: ${after.state}${after.state === 'closed' && before.state !== 'closed' ? " (the drain's probe succeeded and closed it)" : ''}`,
+    );
   return lines;
 }
 
@@ -83,13 +86,17 @@ export function formatWorkloadSummary(report: AirlineWorkloadReport): string[] {
   section('shared breaker and alerts');
   const breakerTools = [...new Set([...phase.breaker.map((transition) => transition.toolName), ...Object.keys(report.breakersBeforeDrain)])];
   if (breakerTools.length === 0) lines.push('  no shared breaker opened');
-  for (const toolName of breakerTools) lines.push(...describeBreaker(toolName, phase, report.breakersBeforeDrain[toolName], report.breakersAfterDrain[toolName]).map((line) => `  ${line}`));
+  for (const toolName of breakerTools)
+    lines.push(...describeBreaker(toolName, phase, report.breakersBeforeDrain[toolName], report.breakersAfterDrain[toolName]).map((line) => `  ${line}`));
   lines.push(`  alerts raised (breaker-open events): ${phase.breaker.filter((transition) => transition.type === 'breaker-open').length}`);
 
   section('time and tokens');
   lines.push(
     ...table([
-      ['run wall time', `p50 ${number(percentile(wall, 0.5) ?? 0)} ms · p95 ${number(percentile(wall, 0.95) ?? 0)} ms · max ${number(Math.max(0, ...wall))} ms (${number(wall.length)} runs)`],
+      [
+        'run wall time',
+        `p50 ${number(percentile(wall, 0.5) ?? 0)} ms · p95 ${number(percentile(wall, 0.95) ?? 0)} ms · max ${number(Math.max(0, ...wall))} ms (${number(wall.length)} runs)`,
+      ],
       [
         'tokens spent on failed runs',
         `${number(phase.tokensOnFailedRuns.input)} input · ${number(phase.tokensOnFailedRuns.output)} output, by the ${number(phase.handled - (status.completed ?? 0) - (status.rejected ?? 0))} runs that did not complete${report.modelKind === 'recorded' ? ' (estimated: characters / 4)' : ''}`,
@@ -101,11 +108,19 @@ export function formatWorkloadSummary(report: AirlineWorkloadReport): string[] {
   lines.push(`  $ ${report.drain.command}`);
   if (report.coolDownWaitMs > 0) lines.push(`  waited ${seconds(report.coolDownWaitMs)} for the breaker's cool-down first`);
   lines.push(`  ran as its own process in ${seconds(report.drain.durationMs)}, exit code ${report.drain.exitCode}; its output:`);
-  lines.push(...report.drain.output.trimEnd().split('\n').map((line) => `  │ ${line}`));
+  lines.push(
+    ...report.drain.output
+      .trimEnd()
+      .split('\n')
+      .map((line) => `  │ ${line}`),
+  );
   const resumedCompleted = report.resumed.filter((run) => run.status === 'completed' && !run.stillInDlq);
   const matching = report.resumed.filter((run) => run.stepsMatchRecording).length;
-  lines.push(`  resumed from their failed step and completed: ${number(resumedCompleted.length)} of ${number(report.resumed.length)}; tool DLQ now ${number(report.toolDlqAfterDrain)}`);
-  if (report.modelKind === 'recorded') lines.push(`  steps of the resumed runs equal the recording (none repeated, none skipped): ${number(matching)} of ${number(report.resumed.length)}`);
+  lines.push(
+    `  resumed from their failed step and completed: ${number(resumedCompleted.length)} of ${number(report.resumed.length)}; tool DLQ now ${number(report.toolDlqAfterDrain)}`,
+  );
+  if (report.modelKind === 'recorded')
+    lines.push(`  steps of the resumed runs equal the recording (none repeated, none skipped): ${number(matching)} of ${number(report.resumed.length)}`);
   for (const run of report.resumed.slice(0, 5)) {
     lines.push(`    ${run.runId.padEnd(16)} failed at step ${run.failedStep} (${run.toolName}, ${run.cause}) → ${run.status} after ${run.steps} steps`);
   }
@@ -115,7 +130,14 @@ export function formatWorkloadSummary(report: AirlineWorkloadReport): string[] {
   section(`after the drain: ${number(resume.conversationsResumed)} parked conversations go on`);
   lines.push(
     ...table([
-      ['runs handled', `${number(resume.counts.handled)} in ${seconds(resume.durationMs)}: ${Object.entries(resume.counts.byStatus).map(([name, count]) => `${name} ${number(count)}`).join(', ') || 'none'}`],
+      [
+        'runs handled',
+        `${number(resume.counts.handled)} in ${seconds(resume.durationMs)}: ${
+          Object.entries(resume.counts.byStatus)
+            .map(([name, count]) => `${name} ${number(count)}`)
+            .join(', ') || 'none'
+        }`,
+      ],
     ]),
   );
 
@@ -127,9 +149,12 @@ export function formatWorkloadSummary(report: AirlineWorkloadReport): string[] {
       ['writes applied', `${number(applied)}: ${codes(effects.appliedByTool)}`],
       ['answered from the idempotency store', `${number(effects.idempotentReplays)} (retries of writes that had been applied: not applied again)`],
       ['max applications per idempotency key', `${effects.maxApplicationsPerKey} ${effects.maxApplicationsPerKey <= 1 ? '✓' : '✗'}`],
-      ['new reservations / bookings applied', `${number(effects.reservationsCreated)} / ${number(effects.bookingsApplied)} ${effects.reservationMismatches.length === 0 ? '✓' : '✗'}`],
+      [
+        'new reservations / bookings applied',
+        `${number(effects.reservationsCreated)} / ${number(effects.bookingsApplied)} ${effects.reservationMismatches.length === 0 ? '✓' : '✗'}`,
+      ],
       ...(report.modelKind === 'recorded'
-        ? [['writes per tool ≤ the recordings\'', effects.problems.some((problem) => problem.includes('more than the')) ? '✗' : '✓'] as [string, string]]
+        ? [["writes per tool ≤ the recordings'", effects.problems.some((problem) => problem.includes('more than the')) ? '✗' : '✓'] as [string, string]]
         : []),
     ]),
   );
@@ -142,14 +167,20 @@ export function formatWorkloadSummary(report: AirlineWorkloadReport): string[] {
   lines.push(
     `  the failure log holds ${number(rows.faultPhase + rows.drain + rows.resumePhase)} records (worker with faults ${number(rows.faultPhase)}, drain ${number(rows.drain)}, after the drain ${number(rows.resumePhase)})`,
   );
-  lines.push(`  ran as its own process in ${seconds(failureReport.durationMs)}, exit code ${failureReport.exitCode}; its output, cut to the top tools and patterns:`);
-  const printed = failureReport.exitCode === 0 ? excerptFailureReport(failureReport.stdout) : `${failureReport.stdout}${failureReport.stderr}`.trimEnd().split('\n');
+  lines.push(
+    `  ran as its own process in ${seconds(failureReport.durationMs)}, exit code ${failureReport.exitCode}; its output, cut to the top tools and patterns:`,
+  );
+  const printed =
+    failureReport.exitCode === 0 ? excerptFailureReport(failureReport.stdout) : `${failureReport.stdout}${failureReport.stderr}`.trimEnd().split('\n');
   lines.push(...printed.map((line) => `  │ ${line}`.trimEnd()));
 
   section('in the end');
   lines.push(
     ...table([
-      ['conversations finished', `${number(report.conversationsFinished)} of ${number(report.conversations)}${report.conversationsParked > 0 ? ` (${number(report.conversationsParked)} still parked behind a tool-DLQ entry)` : ''}`],
+      [
+        'conversations finished',
+        `${number(report.conversationsFinished)} of ${number(report.conversations)}${report.conversationsParked > 0 ? ` (${number(report.conversationsParked)} still parked behind a tool-DLQ entry)` : ''}`,
+      ],
       [
         'runs completed',
         `${number(report.runsCompleted)} of ${number(report.runs)}${
@@ -157,7 +188,10 @@ export function formatWorkloadSummary(report: AirlineWorkloadReport): string[] {
             ? ''
             : ` (${Object.entries(report.runsByFinalStatus)
                 .filter(([status]) => status !== 'completed')
-                .map(([status, count]) => `${status === 'tool_failed' ? 'in the tool DLQ' : status === 'not started' ? 'waiting behind them' : status} ${number(count)}`)
+                .map(
+                  ([status, count]) =>
+                    `${status === 'tool_failed' ? 'in the tool DLQ' : status === 'not started' ? 'waiting behind them' : status} ${number(count)}`,
+                )
                 .join(', ')})`
         }`,
       ],
@@ -166,9 +200,12 @@ export function formatWorkloadSummary(report: AirlineWorkloadReport): string[] {
       ['total time', seconds(report.durationMs)],
     ]),
   );
-  if (report.toolDlqLeft.length > 0) lines.push('  left in the tool DLQ (runs that failed after the drain, as their conversations went on; for a person to look at):');
+  if (report.toolDlqLeft.length > 0)
+    lines.push('  left in the tool DLQ (runs that failed after the drain, as their conversations went on; for a person to look at):');
   for (const record of report.toolDlqLeft) {
-    lines.push(`    ${record.entry.runId.padEnd(16)} step ${record.entry.stepIndex} ${record.entry.toolName}: ${describeToolFailureCause(record.entry)} — "${record.entry.lastError.message}"`);
+    lines.push(
+      `    ${record.entry.runId.padEnd(16)} step ${record.entry.stepIndex} ${record.entry.toolName}: ${describeToolFailureCause(record.entry)} — "${record.entry.lastError.message}"`,
+    );
   }
   return lines;
 }

@@ -79,7 +79,18 @@ export function createWorkloadObserver(): WorkloadObserver {
     handled: 0,
     byStatus: {},
     runWallTimesMs: [],
-    toolCalls: { calls: 0, succeeded: 0, failedByCode: {}, failedByTool: {}, failedByType: {}, recovered: 0, recoveredAttemptsByCode: {}, retryAfterWaits: 0, retryAfterWaitMs: 0, backoffWaits: 0 },
+    toolCalls: {
+      calls: 0,
+      succeeded: 0,
+      failedByCode: {},
+      failedByTool: {},
+      failedByType: {},
+      recovered: 0,
+      recoveredAttemptsByCode: {},
+      retryAfterWaits: 0,
+      retryAfterWaitMs: 0,
+      backoffWaits: 0,
+    },
     breaker: [],
     modelCalls: 0,
     modelCallRunIds: [],
@@ -131,7 +142,12 @@ export function createWorkloadObserver(): WorkloadObserver {
     },
     workerEvent(event) {
       if (event.type === 'breaker-open' || event.type === 'breaker-half-open' || event.type === 'breaker-close' || event.type === 'breaker-reopen') {
-        counts.breaker.push({ type: event.type, toolName: event.toolName, at: event.at, ...(event.type === 'breaker-open' ? { lastError: event.lastError } : {}) });
+        counts.breaker.push({
+          type: event.type,
+          toolName: event.toolName,
+          at: event.at,
+          ...(event.type === 'breaker-open' ? { lastError: event.lastError } : {}),
+        });
       }
     },
     modelCalled(runId) {

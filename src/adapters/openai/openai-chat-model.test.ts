@@ -15,7 +15,14 @@ describe('createOpenAiChatModel', () => {
           create: async (body) => {
             bodies.push(body);
             return {
-              choices: [{ message: { content: null, tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'get_user_details', arguments: '{"user_id": "mia_li_3668"' } }] } }],
+              choices: [
+                {
+                  message: {
+                    content: null,
+                    tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'get_user_details', arguments: '{"user_id": "mia_li_3668"' } }],
+                  },
+                },
+              ],
               usage: { prompt_tokens: 812, completion_tokens: 19 },
             };
           },
@@ -36,7 +43,11 @@ describe('createOpenAiChatModel', () => {
       ],
     });
     // A truncated argument string is passed through raw for the runtime to classify.
-    expect(response).toEqual({ text: null, toolCalls: [{ id: 'call_9', name: 'get_user_details', args: '{"user_id": "mia_li_3668"' }], usage: { input: 812, output: 19 } });
+    expect(response).toEqual({
+      text: null,
+      toolCalls: [{ id: 'call_9', name: 'get_user_details', args: '{"user_id": "mia_li_3668"' }],
+      usage: { input: 812, output: 19 },
+    });
     expect(bodies[0]).toMatchObject({
       model: 'gpt-4o',
       tools: [{ type: 'function', function: { name: 'get_user_details', parameters: { type: 'object' } } }],
@@ -63,8 +74,16 @@ describe('createOpenAiChatModel: failures a model policy can classify', () => {
     ['content that is not text', { choices: [{ message: { content: 42 } }] }, 'content is a number'],
     ['tool_calls that is not a list', { choices: [{ message: { content: null, tool_calls: '{"name":"x"}' } }] }, 'tool_calls is a string'],
     ['a tool call without a function', { choices: [{ message: { content: null, tool_calls: [{ id: 'c1' }] } }] }, 'tool_calls[0] has no `function` object'],
-    ['a tool call without a name', { choices: [{ message: { content: null, tool_calls: [{ id: 'c1', function: { name: 7, arguments: '{}' } }] } }] }, 'tool_calls[0].function.name is a number'],
-    ['arguments that are not JSON text', { choices: [{ message: { content: null, tool_calls: [{ id: 'c1', function: { name: 'x', arguments: 12 } }] } }] }, 'arguments is a number'],
+    [
+      'a tool call without a name',
+      { choices: [{ message: { content: null, tool_calls: [{ id: 'c1', function: { name: 7, arguments: '{}' } }] } }] },
+      'tool_calls[0].function.name is a number',
+    ],
+    [
+      'arguments that are not JSON text',
+      { choices: [{ message: { content: null, tool_calls: [{ id: 'c1', function: { name: 'x', arguments: 12 } }] } }] },
+      'arguments is a number',
+    ],
     ['an error body without a status', { error: { message: 'upstream exploded', type: 'upstream_error' } }, 'an error body'],
   ])('%s → ModelResponseError, classified invalid_response (transient)', async (_label, body, problem) => {
     const rejection = await createOpenAiChatModel({ model: 'gpt-4o', client: answering(body) })(request).then(
@@ -77,13 +96,31 @@ describe('createOpenAiChatModel: failures a model policy can classify', () => {
   });
 
   it('a 2xx error body with an HTTP status in error.code is classified by that status', async () => {
-    const rejection = await createOpenAiChatModel({ model: 'm', client: answering({ error: { code: 429, message: 'Rate limit exceeded: free-models-per-min' } }) })(request).catch((error: unknown) => error);
-    expect(classifyModelError(rejection, { nowMs })).toMatchObject({ kind: 'rate_limit', status: 429, transient: true, message: 'Rate limit exceeded: free-models-per-min' });
+    const rejection = await createOpenAiChatModel({
+      model: 'm',
+      client: answering({ error: { code: 429, message: 'Rate limit exceeded: free-models-per-min' } }),
+    })(request).catch((error: unknown) => error);
+    expect(classifyModelError(rejection, { nowMs })).toMatchObject({
+      kind: 'rate_limit',
+      status: 429,
+      transient: true,
+      message: 'Rate limit exceeded: free-models-per-min',
+    });
   });
 
   it('accepts what compatible servers send: no call id, object arguments, absent arguments, text parts, no usage', async () => {
     const body = {
-      choices: [{ message: { content: [{ type: 'text', text: 'Hel' }, { type: 'text', text: 'lo' }], tool_calls: [{ function: { name: 'a', arguments: { x: 1 } } }, { id: 'c2', function: { name: 'b' } }] } }],
+      choices: [
+        {
+          message: {
+            content: [
+              { type: 'text', text: 'Hel' },
+              { type: 'text', text: 'lo' },
+            ],
+            tool_calls: [{ function: { name: 'a', arguments: { x: 1 } } }, { id: 'c2', function: { name: 'b' } }],
+          },
+        },
+      ],
     };
     expect(await createOpenAiChatModel({ model: 'm', client: answering(body) })(request)).toEqual({
       text: 'Hello',
@@ -93,7 +130,10 @@ describe('createOpenAiChatModel: failures a model policy can classify', () => {
       ],
       usage: { input: 0, output: 0 },
     });
-    expect(parseChatCompletion({ choices: [{ message: { content: 'ok' } }], usage: { prompt_tokens: -3, completion_tokens: 'x' } }, 0)).toEqual({ text: 'ok', usage: { input: 0, output: 0 } });
+    expect(parseChatCompletion({ choices: [{ message: { content: 'ok' } }], usage: { prompt_tokens: -3, completion_tokens: 'x' } }, 0)).toEqual({
+      text: 'ok',
+      usage: { input: 0, output: 0 },
+    });
   });
 
   it('an SDK error of the endpoint rejects unchanged, status and headers kept', async () => {
@@ -136,11 +176,21 @@ describe('createOpenAiChatModel: failures a model policy can classify', () => {
 
     it('a 429 with reset headers: one request (no SDK retries underneath), classified with the server’s wait', async () => {
       requests = 0;
-      answers.push({ status: 429, headers: { 'x-ratelimit-reset-requests': '6m0s', 'x-ratelimit-remaining-requests': '0' }, body: '{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}' });
+      answers.push({
+        status: 429,
+        headers: { 'x-ratelimit-reset-requests': '6m0s', 'x-ratelimit-remaining-requests': '0' },
+        body: '{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}',
+      });
       const rejection = await createOpenAiChatModel({ model: 'gpt-4o', apiKey: 'sk-test', baseURL })(request).catch((error: unknown) => error);
       expect(requests).toBe(1);
       expect(rejection).toBeInstanceOf(OpenAI.RateLimitError);
-      expect(classifyModelError(rejection, { nowMs })).toMatchObject({ kind: 'rate_limit', code: 'RATE_LIMITED', status: 429, transient: true, retryAfterMs: 360_000 });
+      expect(classifyModelError(rejection, { nowMs })).toMatchObject({
+        kind: 'rate_limit',
+        code: 'RATE_LIMITED',
+        status: 429,
+        transient: true,
+        retryAfterMs: 360_000,
+      });
     });
 
     it('a 401: the rejected key is a misconfiguration', async () => {

@@ -54,7 +54,13 @@ export function toChatCompletionsMessages(messages: readonly ChatMessage[]): Arr
           role: 'assistant',
           content: message.content,
           ...(message.toolCalls && message.toolCalls.length > 0
-            ? { tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {}) } })) }
+            ? {
+                tool_calls: message.toolCalls.map((call) => ({
+                  id: call.id,
+                  type: 'function',
+                  function: { name: call.name, arguments: typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {}) },
+                })),
+              }
             : {}),
         };
       default:
@@ -97,13 +103,14 @@ export function parseChatCompletion(completion: unknown, stepIndex: number): Mod
       const code = (error as { code?: unknown }).code;
       const message = (error as { message?: unknown }).message;
       const text = typeof message === 'string' ? message : 'the endpoint answered with an error body';
-      if (typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599) throw Object.assign(new Error(text), { name: 'ModelProviderError', status: code, error });
+      if (typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599)
+        throw Object.assign(new Error(text), { name: 'ModelProviderError', status: code, error });
       throw new ModelResponseError(`the endpoint answered with an error body instead of a chat completion: ${text}`);
     }
     throw new ModelResponseError(Array.isArray(choices) ? 'the completion has no choices' : 'the completion has no `choices` list');
   }
   const message = (choices[0] as { message?: unknown } | null)?.message;
-  if (typeof message !== 'object' || message === null) throw new ModelResponseError('the completion\'s first choice has no `message`');
+  if (typeof message !== 'object' || message === null) throw new ModelResponseError("the completion's first choice has no `message`");
   const { content, tool_calls: rawCalls } = message as { content?: unknown; tool_calls?: unknown };
   const text = readContent(content);
   const toolCalls: ModelToolCall[] = [];
@@ -113,7 +120,8 @@ export function parseChatCompletion(completion: unknown, stepIndex: number): Mod
       const fn = typeof call === 'object' && call !== null ? (call as { function?: unknown }).function : undefined;
       if (typeof fn !== 'object' || fn === null) throw new ModelResponseError(`tool_calls[${index}] has no \`function\` object`);
       const { name, arguments: args } = fn as { name?: unknown; arguments?: unknown };
-      if (typeof name !== 'string' || name.length === 0) throw new ModelResponseError(`tool_calls[${index}].function.name is ${describeBody(name)}, not a tool name`);
+      if (typeof name !== 'string' || name.length === 0)
+        throw new ModelResponseError(`tool_calls[${index}].function.name is ${describeBody(name)}, not a tool name`);
       if (args !== undefined && args !== null && typeof args !== 'string' && (typeof args !== 'object' || Array.isArray(args))) {
         throw new ModelResponseError(`tool_calls[${index}].function.arguments is ${describeBody(args)}, not a JSON string`);
       }
@@ -207,7 +215,12 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): Model {
         model: options.model,
         messages: toChatCompletionsMessages(request.messages),
         ...(request.tools.length > 0
-          ? { tools: request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } })) }
+          ? {
+              tools: request.tools.map((tool) => ({
+                type: 'function',
+                function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+              })),
+            }
           : {}),
         ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
         ...options.extraBody,

@@ -57,7 +57,13 @@ async function withStores<T>(options: DlqOptions, mustExist: boolean, work: (sto
  * the stores' failure log, run hooks, logs with `--log-level`/`--log-file`. Flushes the failure log
  * before the stores close.
  */
-async function withObservedReplays<T>(config: ToolrunConfig, options: DlqOptions, stores: Stores, resolved: ResolvedStores, work: (replay: ReplayOptions) => Promise<T>): Promise<T> {
+async function withObservedReplays<T>(
+  config: ToolrunConfig,
+  options: DlqOptions,
+  stores: Stores,
+  resolved: ResolvedStores,
+  work: (replay: ReplayOptions) => Promise<T>,
+): Promise<T> {
   const observed = await createCliObservability({ config, openFailureLog: resolved.openFailureLog, logLevel: options.logLevel, logFile: options.logFile });
   const { observability } = observed;
   const configOnEvent = guardConfigOnEvent(config.onEvent, observed.redactor);
@@ -112,7 +118,17 @@ function toolRows(records: DeadLetterRecord<unknown>[]): string[][] {
         : typeof tool.attempts === 'number'
           ? `${tool.attempts} attempt${tool.attempts === 1 ? '' : 's'}`
           : '-';
-    return [id, ageOf(tool.firstSeenAt, addedAt), kind === 'unknown' ? '?' : kind, tries, name, String(tool.runId ?? '?'), `step ${tool.stepIndex ?? '?'}`, String(tool.reason ?? ''), lastErrorText(tool, 50)];
+    return [
+      id,
+      ageOf(tool.firstSeenAt, addedAt),
+      kind === 'unknown' ? '?' : kind,
+      tries,
+      name,
+      String(tool.runId ?? '?'),
+      `step ${tool.stepIndex ?? '?'}`,
+      String(tool.reason ?? ''),
+      lastErrorText(tool, 50),
+    ];
   });
 }
 
@@ -130,7 +146,11 @@ export function replayPlanOf(entry: unknown): ReplayPlan {
   const tool = (typeof entry === 'object' && entry !== null ? entry : {}) as AnyToolEntry;
   const step = Number.isInteger(tool.stepIndex) ? (tool.stepIndex as number) : null;
   if (typeof tool.runId !== 'string' || typeof tool.conversationRef !== 'string' || step === null) {
-    return { action: 'not-replayable', stepIndex: step, text: 'this entry lacks the run id, step or conversation a replay needs: a replay ends `invalid_entry` and changes nothing' };
+    return {
+      action: 'not-replayable',
+      stepIndex: step,
+      text: 'this entry lacks the run id, step or conversation a replay needs: a replay ends `invalid_entry` and changes nothing',
+    };
   }
   const after =
     'The run is claimed first: while another drain, replay or worker holds it, a replay does nothing (in_progress). The entry is removed once the run completes.';
@@ -163,7 +183,13 @@ export const RAW_BODY_NOTICE =
 function messageRows(records: DeadLetterRecord<unknown>[]): string[][] {
   return records.map(({ id, addedAt, entry }) => {
     const message = entry as Partial<MessageFailureEntry>;
-    return [id, ageOf(message.receivedAt, addedAt), String(message.reason?.code ?? '?'), String(message.messageId ?? '-'), preview(String(message.rawBody ?? ''), 50)];
+    return [
+      id,
+      ageOf(message.receivedAt, addedAt),
+      String(message.reason?.code ?? '?'),
+      String(message.messageId ?? '-'),
+      preview(String(message.rawBody ?? ''), 50),
+    ];
   });
 }
 
@@ -174,7 +200,8 @@ async function printList(stores: Stores, queue: QueueName, options: DlqOptions):
   const size = await dlq.size();
   printLine(`${queue} DLQ: ${size} entr${size === 1 ? 'y' : 'ies'}`);
   if (records.length > 0) {
-    const header = queue === 'tool' ? ['ID', 'AGE', 'KIND', 'TRIES', 'TOOL/MODEL', 'RUN', 'STEP', 'REASON', 'LAST ERROR'] : ['ID', 'AGE', 'REASON', 'MESSAGE ID', 'BODY'];
+    const header =
+      queue === 'tool' ? ['ID', 'AGE', 'KIND', 'TRIES', 'TOOL/MODEL', 'RUN', 'STEP', 'REASON', 'LAST ERROR'] : ['ID', 'AGE', 'REASON', 'MESSAGE ID', 'BODY'];
     for (const line of formatTable([header, ...(queue === 'tool' ? toolRows(records) : messageRows(records))])) printLine(`  ${line}`);
   }
   const shown = (options.offset ?? 0) + records.length;
@@ -214,7 +241,9 @@ function whyFailed(result: ReplayResult): string {
 
 function requireToolQueue(options: DlqOptions, action: string): void {
   if (queueName(options.queue, 'tool') === 'message') {
-    throw usageError(`only tool-DLQ entries can be ${action}: a message-DLQ entry is a defect of the message; fix its body and enqueue it again (toolrun dlq show ID --queue message)`);
+    throw usageError(
+      `only tool-DLQ entries can be ${action}: a message-DLQ entry is a defect of the message; fix its body and enqueue it again (toolrun dlq show ID --queue message)`,
+    );
   }
 }
 
@@ -253,7 +282,7 @@ export function addDlqCommand(program: Command): void {
 
   const show = dlq
     .command('show')
-    .description('print one entry in full (JSON); for a tool-DLQ entry also what a replay will do; a message-DLQ entry\'s raw body is not redacted')
+    .description("print one entry in full (JSON); for a tool-DLQ entry also what a replay will do; a message-DLQ entry's raw body is not redacted")
     .argument('<id>', 'entry id (from toolrun dlq list)')
     .option(...queueOption)
     .option('--json', 'print the record as one JSON line');
@@ -281,7 +310,9 @@ export function addDlqCommand(program: Command): void {
 
   const replay = dlq
     .command('replay')
-    .description('resume the run of one tool-DLQ entry from its failed step; removed from the DLQ when the run completes; exit 1 when it did not complete, or when another drain, replay or worker holds the run (in_progress: nothing done)')
+    .description(
+      'resume the run of one tool-DLQ entry from its failed step; removed from the DLQ when the run completes; exit 1 when it did not complete, or when another drain, replay or worker holds the run (in_progress: nothing done)',
+    )
     .argument('<id>', 'entry id (from toolrun dlq list --queue tool)')
     .option(...queueOption)
     .option('--config <file>', 'config module with the model and tools (default: $TOOLRUN_CONFIG or ./toolrun.config.{ts,mjs,js})')
@@ -304,7 +335,9 @@ export function addDlqCommand(program: Command): void {
           `not replayed ${id} (run ${result.runId ?? '?'}): in_progress — the run is claimed by ${result.holder ?? 'another consumer'} (another drain, replay or worker is running it); nothing was done, the entry stays in the tool DLQ: try again once it is done`,
         );
       } else {
-        printLine(`replayed ${id} (run ${result.runId ?? '?'}): ${result.status}${whyFailed(result)}, ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'}; ${removed ? 'removed from' : 'kept in'} the tool DLQ`);
+        printLine(
+          `replayed ${id} (run ${result.runId ?? '?'}): ${result.status}${whyFailed(result)}, ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'}; ${removed ? 'removed from' : 'kept in'} the tool DLQ`,
+        );
       }
       if (!done) process.exitCode = EXIT_CODES.failure;
     });
@@ -312,7 +345,9 @@ export function addDlqCommand(program: Command): void {
 
   const drain = dlq
     .command('drain')
-    .description('replay tool-DLQ entries (tool, model and run failures) with bounded concurrency and report counts per outcome; entries another drain, replay or worker holds are counted in_progress and left to it')
+    .description(
+      'replay tool-DLQ entries (tool, model and run failures) with bounded concurrency and report counts per outcome; entries another drain, replay or worker holds are counted in_progress and left to it',
+    )
     .option(...queueOption)
     .option('--config <file>', 'config module with the model and tools (default: $TOOLRUN_CONFIG or ./toolrun.config.{ts,mjs,js})')
     .option('--limit <n>', 'drain at most N entries, oldest first', integerOption(1))
@@ -325,29 +360,44 @@ export function addDlqCommand(program: Command): void {
     requireToolQueue(options, 'drained');
     const config = await loadReplayConfig(options);
     await withStores(options, true, async (stores, resolved) => {
-      const bar = process.stdout.isTTY && !options.json ? new cliProgress.SingleBar({ format: 'draining [{bar}] {value}/{total} {status}', stream: process.stdout, hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
+      const bar =
+        process.stdout.isTTY && !options.json
+          ? new cliProgress.SingleBar(
+              { format: 'draining [{bar}] {value}/{total} {status}', stream: process.stdout, hideCursor: true },
+              cliProgress.Presets.shades_classic,
+            )
+          : undefined;
       let started = false;
-      const report = await withObservedReplays(config, options, stores, resolved, (replay) => drainToolDlq({
-        ...replay,
-        concurrency: options.concurrency,
-        ...(options.limit !== undefined ? { limit: options.limit } : {}),
-        ...(options.removeExpired ? { removeExpired: true } : {}),
-        onProgress: ({ done, total, status }) => {
-          if (!bar) return;
-          if (!started) bar.start(total, 0, { status: '' });
-          started = true;
-          bar.update(done, { status });
-        },
-      }));
+      const report = await withObservedReplays(config, options, stores, resolved, (replay) =>
+        drainToolDlq({
+          ...replay,
+          concurrency: options.concurrency,
+          ...(options.limit !== undefined ? { limit: options.limit } : {}),
+          ...(options.removeExpired ? { removeExpired: true } : {}),
+          onProgress: ({ done, total, status }) => {
+            if (!bar) return;
+            if (!started) bar.start(total, 0, { status: '' });
+            started = true;
+            bar.update(done, { status });
+          },
+        }),
+      );
       bar?.stop();
       if (options.json) printJson(report);
       else {
         const left = await stores.toolDlq.size();
-        printLine(`drained ${report.total} entr${report.total === 1 ? 'y' : 'ies'}: ${formatCounts(report.outcomes)}; removed ${report.removed}, ${left} left in the tool DLQ`);
+        printLine(
+          `drained ${report.total} entr${report.total === 1 ? 'y' : 'ies'}: ${formatCounts(report.outcomes)}; removed ${report.removed}, ${left} left in the tool DLQ`,
+        );
         const busy = report.entries.filter((item) => item.status === 'in_progress');
         if (busy.length > 0) {
-          const ids = busy.slice(0, 10).map((item) => item.id).join(', ');
-          printLine(`  in progress elsewhere: ${busy.length} (${ids}${busy.length > 10 ? ', …' : ''}) — claimed by another drain, replay or worker; not replayed here, left to it`);
+          const ids = busy
+            .slice(0, 10)
+            .map((item) => item.id)
+            .join(', ');
+          printLine(
+            `  in progress elsewhere: ${busy.length} (${ids}${busy.length > 10 ? ', …' : ''}) — claimed by another drain, replay or worker; not replayed here, left to it`,
+          );
         }
         for (const entry of report.entries.filter((item) => item.status === 'error')) printLine(`  ${entry.id}: error: ${entry.error ?? ''}`);
       }

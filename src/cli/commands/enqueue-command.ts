@@ -65,13 +65,21 @@ export function addEnqueueCommand(program: Command): void {
   addStoreOptions(command, { queueUrl: true });
   command.action(async (body: string | undefined, options: EnqueueCommandOptions) => {
     const { text, source } = await readInput(body, options);
-    const lines = options.jsonl ? text.split(/\r?\n/).map((line, index) => ({ line, number: index + 1 })).filter(({ line }) => line.trim() !== '') : [{ line: text, number: 0 }];
+    const lines = options.jsonl
+      ? text
+          .split(/\r?\n/)
+          .map((line, index) => ({ line, number: index + 1 }))
+          .filter(({ line }) => line.trim() !== '')
+      : [{ line: text, number: 0 }];
     if (lines.length === 0) throw usageError(`no message in ${source}`, 'INVALID_INPUT');
     if (options.validate) {
       for (const { line, number } of lines) {
         const problem = checkBody(line);
         if (problem !== undefined) {
-          throw usageError(`${options.jsonl ? `${source} line ${number}` : source} is ${problem}; nothing was enqueued (--no-validate enqueues it anyway)`, 'INVALID_INPUT');
+          throw usageError(
+            `${options.jsonl ? `${source} line ${number}` : source} is ${problem}; nothing was enqueued (--no-validate enqueues it anyway)`,
+            'INVALID_INPUT',
+          );
         }
       }
     }

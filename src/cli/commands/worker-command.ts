@@ -69,7 +69,11 @@ export function addWorkerCommand(program: Command): void {
     .option('--concurrency <n>', 'messages handled at once', integerOption(1), 1)
     .option('--lease-ms <ms>', 'how long a taken message stays invisible to other workers; make it longer than a run', integerOption(1), 300_000)
     .option('--until-empty', 'exit once the queue is empty instead of waiting for messages')
-    .option('--metrics-port <n>', 'serve this worker\'s metrics (tool calls, runs, retries, breakers, DLQ) for Prometheus on 127.0.0.1:N/metrics (0: a free port)', integerOption(0))
+    .option(
+      '--metrics-port <n>',
+      "serve this worker's metrics (tool calls, runs, retries, breakers, DLQ) for Prometheus on 127.0.0.1:N/metrics (0: a free port)",
+      integerOption(0),
+    )
     .option('--json', 'print events, results and the summary as JSON lines')
     .addHelpText('after', WORKER_EXIT_CODES_HELP);
   addLogOptions(command);
@@ -132,7 +136,8 @@ export function addWorkerCommand(program: Command): void {
       if (options.untilEmpty) await worker.runUntilEmpty();
       else await worker.run();
       const left = await stores.queue.size();
-      if (left > 0 && !options.json) printLine(`toolrun worker: ${left} message${left === 1 ? '' : 's'} left in the queue (leased by another worker, or not taken)`);
+      if (left > 0 && !options.json)
+        printLine(`toolrun worker: ${left} message${left === 1 ? '' : 's'} left in the queue (leased by another worker, or not taken)`);
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);

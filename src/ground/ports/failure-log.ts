@@ -84,4 +84,3 @@ export interface FailureLog {
   list(options?: { limit?: number; offset?: number }): Promise<FailureLogRecord[]>;
   size(): Promise<number>;
 }
-

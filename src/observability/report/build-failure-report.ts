@@ -117,7 +117,10 @@ export function redactFailureLogRecord(record: FailureLogRecord, redactor: Redac
         callId: bounded(record.callId, REPORT_BOUNDS.id),
         code: bounded(record.code, REPORT_BOUNDS.code),
         message: bounded(record.message, REPORT_BOUNDS.message),
-        fields: redactFieldErrors(redactor, Array.isArray(record.fields) ? record.fields : [], { maxBytes: REPORT_BOUNDS.value, maxFields: REPORT_MAX_FIELDS }).fields.map((field) => ({
+        fields: redactFieldErrors(redactor, Array.isArray(record.fields) ? record.fields : [], {
+          maxBytes: REPORT_BOUNDS.value,
+          maxFields: REPORT_MAX_FIELDS,
+        }).fields.map((field) => ({
           ...field,
           problem: bounded(field.problem, REPORT_BOUNDS.code),
         })),
@@ -281,7 +284,9 @@ export function buildFailureReport(records: Iterable<FailureLogRecord>, options:
         share: share(tool.failures, failures.length),
         types: REPORT_FAILURE_TYPES.filter((type) => (tool.types.get(type) ?? 0) > 0).map((type) => ({ type, count: tool.types.get(type) ?? 0 })),
         codes: sortedCounts(tool.codes, 'code'),
-        fields: fieldReports.filter((field) => field.toolName === toolName).map(({ path, failures: fieldFailures, problems }) => ({ path, failures: fieldFailures, problems })),
+        fields: fieldReports
+          .filter((field) => field.toolName === toolName)
+          .map(({ path, failures: fieldFailures, problems }) => ({ path, failures: fieldFailures, problems })),
         recovery: { episodes: rounds.length, meanRounds: mean(rounds) },
         breakerTrips: tripsByTool.get(toolName) ?? { session: 0, shared: 0 },
       };
@@ -305,7 +310,14 @@ export function buildFailureReport(records: Iterable<FailureLogRecord>, options:
     source: options.source ?? 'records',
     from,
     to,
-    totals: { records: count, failures: failures.length, runsWithFailures: runs.size, tools: toolNames.size, recoveries: recoveries.length, breakerTrips: trips.length },
+    totals: {
+      records: count,
+      failures: failures.length,
+      runsWithFailures: runs.size,
+      tools: toolNames.size,
+      recoveries: recoveries.length,
+      breakerTrips: trips.length,
+    },
     types: REPORT_FAILURE_TYPES.map((type) => ({ type, count: typeCounts.get(type) ?? 0, share: share(typeCounts.get(type) ?? 0, failures.length) })),
     fields: fieldReports,
     tools: toolReports,

@@ -35,7 +35,10 @@ export function formatFailureReport(report: FailureReport, options: FormatFailur
     lines.push(
       `  ${String(index + 1).padStart(2)}. ${field.toolName} ${field.path || '(arguments)'} — ${field.failures} failed call${field.failures === 1 ? '' : 's'} (${percent(field.shareOfTool)} of the tool's failures): ${counts(field.problems, 'problem')}`,
     );
-    const seen = [field.expected !== undefined ? `expected ${field.expected}` : undefined, field.received.length > 0 ? `received ${field.received.join(', ')}` : undefined].filter(Boolean);
+    const seen = [
+      field.expected !== undefined ? `expected ${field.expected}` : undefined,
+      field.received.length > 0 ? `received ${field.received.join(', ')}` : undefined,
+    ].filter(Boolean);
     if (seen.length > 0) lines.push(`      ${seen.join('; ')}`);
     lines.push(`      hint: ${field.hint}`);
   });
@@ -44,20 +47,29 @@ export function formatFailureReport(report: FailureReport, options: FormatFailur
   lines.push('', 'Failure types');
   const width = Math.max(...report.types.map((entry) => entry.type.length));
   const countWidth = Math.max(...report.types.map((entry) => String(entry.count).length));
-  for (const entry of report.types) lines.push(`  ${entry.type.padEnd(width)}  ${String(entry.count).padStart(countWidth)}  ${percent(entry.share).padStart(6)}`);
+  for (const entry of report.types)
+    lines.push(`  ${entry.type.padEnd(width)}  ${String(entry.count).padStart(countWidth)}  ${percent(entry.share).padStart(6)}`);
 
   lines.push('', 'Tools');
   for (const tool of report.tools) {
-    lines.push(`  ${tool.toolName}: ${tool.failures} failed call${tool.failures === 1 ? '' : 's'} (${percent(tool.share)})${tool.types.length > 0 ? ` — ${counts(tool.types, 'type')}` : ''}`);
+    lines.push(
+      `  ${tool.toolName}: ${tool.failures} failed call${tool.failures === 1 ? '' : 's'} (${percent(tool.share)})${tool.types.length > 0 ? ` — ${counts(tool.types, 'type')}` : ''}`,
+    );
     if (tool.codes.length > 0) lines.push(`    codes: ${counts(tool.codes, 'code')}`);
-    if (tool.fields.length > 0) lines.push(`    fields: ${tool.fields.map((field) => `${field.path || '(arguments)'} ${field.failures} (${counts(field.problems, 'problem')})`).join('; ')}`);
-    const recovery = tool.recovery.episodes > 0 ? `recovered ${tool.recovery.episodes}×, mean ${tool.recovery.meanRounds?.toFixed(2)} rounds` : 'no recovery recorded';
+    if (tool.fields.length > 0)
+      lines.push(
+        `    fields: ${tool.fields.map((field) => `${field.path || '(arguments)'} ${field.failures} (${counts(field.problems, 'problem')})`).join('; ')}`,
+      );
+    const recovery =
+      tool.recovery.episodes > 0 ? `recovered ${tool.recovery.episodes}×, mean ${tool.recovery.meanRounds?.toFixed(2)} rounds` : 'no recovery recorded';
     lines.push(`    ${recovery}; breaker trips: session ${tool.breakerTrips.session}, shared ${tool.breakerTrips.shared}`);
   }
 
   lines.push('', 'Failure patterns');
   for (const pattern of report.patterns) {
-    lines.push(`  ${pattern.id.padEnd(26)} ${String(pattern.count).padStart(countWidth)}  ${pattern.strategy ?? '-'}${pattern.rootCause ? ` — ${pattern.rootCause}` : ''}`);
+    lines.push(
+      `  ${pattern.id.padEnd(26)} ${String(pattern.count).padStart(countWidth)}  ${pattern.strategy ?? '-'}${pattern.rootCause ? ` — ${pattern.rootCause}` : ''}`,
+    );
   }
 
   lines.push('');

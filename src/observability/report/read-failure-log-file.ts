@@ -74,7 +74,15 @@ export function failureRecordFromLogLine(line: Line): FailureLogRecord | null | 
       const failedAtStep = integer(line.failed_at_step);
       const recoveredAtStep = integer(line.recovered_at_step);
       if (at === null || toolName === null || rounds === null || failedAtStep === null || recoveredAtStep === null) return undefined;
-      return { kind: 'recovery', ...base(), recoveredWith: text(line.recovered_with) ?? '', failedAtStep, recoveredAtStep, rounds, failures: integer(line.failures) ?? 1 };
+      return {
+        kind: 'recovery',
+        ...base(),
+        recoveredWith: text(line.recovered_with) ?? '',
+        failedAtStep,
+        recoveredAtStep,
+        rounds,
+        failures: integer(line.failures) ?? 1,
+      };
     }
     case 'breaker_open': {
       const scope = line.scope;

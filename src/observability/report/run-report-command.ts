@@ -83,7 +83,11 @@ export async function runReportCommand(options: ReportCommandOptions): Promise<R
     writeError(`toolrun report: cannot read ${options.fromLog ?? options.db}: ${error instanceof Error ? error.message : String(error)}\n`);
     return { exitCode: 1 };
   }
-  const report = buildFailureReport(records, { source, ...(options.patterns ? { patterns: options.patterns } : {}), ...(options.redactor ? { redactor: options.redactor } : {}) });
+  const report = buildFailureReport(records, {
+    source,
+    ...(options.patterns ? { patterns: options.patterns } : {}),
+    ...(options.redactor ? { redactor: options.redactor } : {}),
+  });
   write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatFailureReport(report, options.top !== undefined ? { topFields: options.top } : {}));
   return { exitCode: 0, report };
 }

@@ -94,7 +94,10 @@ describe('the BullMQ worker', () => {
 
     expect(worker.stats.byStatus).toEqual({ completed: 1, rejected: 1, tool_failed: 1 });
     expect((await stores.runs.get('run_ok'))?.status).toBe('completed');
-    expect(await sideEffects()).toEqual([{ run_id: 'run_ok', step_index: 0 }, { run_id: 'run_ok', step_index: 1 }]);
+    expect(await sideEffects()).toEqual([
+      { run_id: 'run_ok', step_index: 0 },
+      { run_id: 'run_ok', step_index: 1 },
+    ]);
     const messageEntries = (await stores.messageDlq.list()).map((record) => record.entry as MessageFailureEntry);
     expect(messageEntries).toMatchObject([{ kind: 'message', rawBody: '{not json', messageId: '42', reason: { code: 'MALFORMED_JSON' } }]);
     const toolEntries = (await stores.toolDlq.list()).map((record) => record.entry as ToolFailureEntry);
@@ -102,7 +105,12 @@ describe('the BullMQ worker', () => {
     expect(toolEntries[0]!.conversationRef).toMatch(/^conv_/);
     expect((await queue.getJob(toJobId('ok')))?.returnvalue).toEqual({ status: 'completed', runId: 'run_ok' });
     expect(await queue.getJobCounts('completed', 'failed', 'wait', 'active', 'delayed')).toEqual({ completed: 3, failed: 0, wait: 0, active: 0, delayed: 0 });
-    expect(events.filter((event) => event.type === 'dead-letter-add').map((event) => (event as { queue: string }).queue).sort()).toEqual(['message', 'tool']);
+    expect(
+      events
+        .filter((event) => event.type === 'dead-letter-add')
+        .map((event) => (event as { queue: string }).queue)
+        .sort(),
+    ).toEqual(['message', 'tool']);
   });
 
   it('resumes a stalled job from its checkpoint on another worker, without repeating a recorded tool call', async () => {
@@ -114,9 +122,24 @@ describe('the BullMQ worker', () => {
     const hangingTools = tools.map((tool) =>
       tool.name !== 'record_effect'
         ? tool
-        : { ...tool, execute: async (args: { step: number }, context: Parameters<typeof tool.execute>[1]) => { if (args.step === 1) await stuck; return tool.execute(args, context); } },
+        : {
+            ...tool,
+            execute: async (args: { step: number }, context: Parameters<typeof tool.execute>[1]) => {
+              if (args.step === 1) await stuck;
+              return tool.execute(args, context);
+            },
+          },
     );
-    const first = startWorker({ tools: hangingTools, concurrency: 1, lockDurationMs: 1_000, stalledIntervalMs: 500, model: async (request) => { modelCalls += 1; return distributedModel(request); } });
+    const first = startWorker({
+      tools: hangingTools,
+      concurrency: 1,
+      lockDurationMs: 1_000,
+      stalledIntervalMs: 500,
+      model: async (request) => {
+        modelCalls += 1;
+        return distributedModel(request);
+      },
+    });
     await enqueueRun(queue, JSON.stringify({ input: 'effects 2' }), 'resumed');
     await waitFor('the effect of step 0', async () => (await sideEffects()).length === 1);
     await waitFor('the second model call', () => modelCalls === 2);
@@ -124,13 +147,25 @@ describe('the BullMQ worker', () => {
     expect(modelCalls).toBe(2);
 
     let secondModelCalls = 0;
-    const second = startWorker({ tools, concurrency: 1, lockDurationMs: 1_000, stalledIntervalMs: 500, model: async (request) => { secondModelCalls += 1; return distributedModel(request); } });
+    const second = startWorker({
+      tools,
+      concurrency: 1,
+      lockDurationMs: 1_000,
+      stalledIntervalMs: 500,
+      model: async (request) => {
+        secondModelCalls += 1;
+        return distributedModel(request);
+      },
+    });
     await waitFor('the redelivered run', () => second.stats.handled === 1);
 
     expect(second.stats.byStatus).toEqual({ completed: 1 });
     // step 1's model turn was checkpointed: the second worker only runs step 1's call and asks for the answer
     expect(secondModelCalls).toBe(1);
-    expect(await sideEffects()).toEqual([{ run_id: 'run_resumed', step_index: 0 }, { run_id: 'run_resumed', step_index: 1 }]);
+    expect(await sideEffects()).toEqual([
+      { run_id: 'run_resumed', step_index: 0 },
+      { run_id: 'run_resumed', step_index: 1 },
+    ]);
     const invocations = await pool.query(`SELECT idempotency_key FROM "${schema}".tool_invocations ORDER BY idempotency_key`);
     expect(invocations.rows.map((row: { idempotency_key: string }) => row.idempotency_key)).toEqual(['run_resumed:0:0', 'run_resumed:1:0']);
   });
@@ -184,7 +219,16 @@ describe('the BullMQ worker', () => {
   it('retries a job whose stores failed, and completes it once they are back', async () => {
     const errors: unknown[] = [];
     let failNext = 2;
-    const flaky = { ...stores, runs: { get: stores.runs.get, put: async (checkpoint: Parameters<typeof stores.runs.put>[0]) => { if (failNext-- > 0) throw new Error('connection terminated'); return stores.runs.put(checkpoint); } } };
+    const flaky = {
+      ...stores,
+      runs: {
+        get: stores.runs.get,
+        put: async (checkpoint: Parameters<typeof stores.runs.put>[0]) => {
+          if (failNext-- > 0) throw new Error('connection terminated');
+          return stores.runs.put(checkpoint);
+        },
+      },
+    };
     const worker = startWorker({ stores: flaky, retryBackoff: { baseMs: 10, maxMs: 20 }, onError: (error) => errors.push(error) });
     await enqueueRun(queue, JSON.stringify({ input: 'effects 1' }), 'flaky');
     await waitFor('the completed run', () => worker.stats.handled === 1);
@@ -211,7 +255,14 @@ describe('the BullMQ worker', () => {
         },
       },
     };
-    const worker = startWorker({ stores: poisoned, concurrency: 1, maxDeliveries: 3, retryBackoff: { baseMs: 10, maxMs: 20 }, onEvent: (event) => events.push(event), onError: () => undefined });
+    const worker = startWorker({
+      stores: poisoned,
+      concurrency: 1,
+      maxDeliveries: 3,
+      retryBackoff: { baseMs: 10, maxMs: 20 },
+      onEvent: (event) => events.push(event),
+      onError: () => undefined,
+    });
     await enqueueRun(queue, JSON.stringify({ input: 'effects 1', system: 'run_poison' }), 'poison');
     await enqueueRun(queue, JSON.stringify({ input: 'effects 1' }), 'next');
     await waitFor('both jobs handled', () => worker.stats.handled === 2);

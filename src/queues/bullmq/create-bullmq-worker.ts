@@ -12,7 +12,13 @@ function describeError(error: unknown): string {
     return 'an unreadable error';
   }
 }
-import { deadLetterPoisonMessage, handleMessage, recordDeliveryError, type HandleMessageOptions, type HandleMessageResult } from '../../worker/handle-message.ts';
+import {
+  deadLetterPoisonMessage,
+  handleMessage,
+  recordDeliveryError,
+  type HandleMessageOptions,
+  type HandleMessageResult,
+} from '../../worker/handle-message.ts';
 import { resolveRuntime } from '../../worker/resolve-runtime.ts';
 import { isTransientStoreError } from '../../worker/store-errors.ts';
 import { createDeadLetterBound } from './dead-letter-bound.ts';
@@ -129,20 +135,45 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
   const clock = options.clock ?? options.runtimeOptions?.clock ?? systemClock;
   const concurrency = options.concurrency ?? 1;
   const maxEntries = options.maxDeadLetterEntries ?? 10_000;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new ToolrunError('INVALID_OPTIONS', `concurrency must be an integer ≥ 1, received ${concurrency}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new ToolrunError('INVALID_OPTIONS', `concurrency must be an integer ≥ 1, received ${concurrency}`);
   if (!(maxEntries > 0)) throw new ToolrunError('INVALID_OPTIONS', `maxDeadLetterEntries must be > 0, received ${maxEntries}`);
   const queues = options.deadLetterQueues ?? { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq };
   const backoff = options.retryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
   const checkIntervalMs = options.deadLetterCheckIntervalMs ?? 1_000;
   const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false, failedDeliveries: 0 };
   const maxDeliveries = options.maxDeliveries ?? 5;
-  if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) throw new ToolrunError('INVALID_OPTIONS', `maxDeliveries must be an integer ≥ 1, received ${String(maxDeliveries)}`);
+  if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1)
+    throw new ToolrunError('INVALID_OPTIONS', `maxDeliveries must be an integer ≥ 1, received ${String(maxDeliveries)}`);
   const delayOf = (attempt: number) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(30, Math.max(0, attempt - 1)));
-  const bound = createDeadLetterBound({ queues, maxEntries, maxBytes: options.maxDeadLetterBytes ?? 268_435_456, checkIntervalMs, clock, onEvent: options.onEvent });
+  const bound = createDeadLetterBound({
+    queues,
+    maxEntries,
+    maxBytes: options.maxDeadLetterBytes ?? 268_435_456,
+    checkIntervalMs,
+    clock,
+    onEvent: options.onEvent,
+  });
   const {
-    connection: _connection, queueName: _queueName, stores: _stores, deadLetterQueues: _deadLetterQueues, outbox, concurrency: _concurrency,
-    lockDurationMs, stalledIntervalMs, maxStalledCount, retryBackoff: _retryBackoff, maxDeadLetterEntries: _maxDeadLetterEntries,
-    deadLetterCheckIntervalMs: _deadLetterCheckIntervalMs, workerOptions, autorun, onResult, onError, maxDeliveries: _maxDeliveries, maxDeadLetterBytes: _maxDeadLetterBytes, ...handleOptions
+    connection: _connection,
+    queueName: _queueName,
+    stores: _stores,
+    deadLetterQueues: _deadLetterQueues,
+    outbox,
+    concurrency: _concurrency,
+    lockDurationMs,
+    stalledIntervalMs,
+    maxStalledCount,
+    retryBackoff: _retryBackoff,
+    maxDeadLetterEntries: _maxDeadLetterEntries,
+    deadLetterCheckIntervalMs: _deadLetterCheckIntervalMs,
+    workerOptions,
+    autorun,
+    onResult,
+    onError,
+    maxDeliveries: _maxDeliveries,
+    maxDeadLetterBytes: _maxDeadLetterBytes,
+    ...handleOptions
   } = options;
   // the runtime (schemas compiled once) and the shared breaker, built once for every job of this worker
   const resolved = resolveRuntime({ ...handleOptions, clock }, stores);
@@ -150,7 +181,8 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
 
   const finish = async (message: { body: string; id: string }, result: HandleMessageResult) => {
     // a dead letter may have reached the bound: the next job reads the sizes instead of the cache
-    if (result.status === 'rejected' || result.status === 'tool_failed' || result.status === 'model_failed' || result.status === 'delivery_limit_exceeded') bound.invalidate();
+    if (result.status === 'rejected' || result.status === 'tool_failed' || result.status === 'model_failed' || result.status === 'delivery_limit_exceeded')
+      bound.invalidate();
     if (outbox) await outbox.ack(message.id);
     stats.handled += 1;
     stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;
@@ -185,14 +217,22 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
       const message = messageOf(job);
       // deliveries: this one, plus the earlier ones that failed for the message's own sake (store
       // outages are not counted: they are kept apart in the job's data) and the stalls (a dead worker)
-      const counted = typeof (job.data as { failedDeliveries?: unknown })?.failedDeliveries === 'number' ? (job.data as { failedDeliveries: number }).failedDeliveries : 0;
+      const counted =
+        typeof (job.data as { failedDeliveries?: unknown })?.failedDeliveries === 'number' ? (job.data as { failedDeliveries: number }).failedDeliveries : 0;
       const deliveries = counted + (typeof job.stalledCounter === 'number' ? job.stalledCounter : 0) + 1;
       let result: HandleMessageResult;
       try {
         result = await handleMessage(
           { ...message, deliveries },
           // the run's claim lapses with the job's lock when this worker closes (or is closed by force mid-run)
-          { ...messageOptions, stores, queues, maxDeliveries, claimLeaseMs: handleOptions.claimLeaseMs ?? lockDurationMs ?? 30_000, holdClaimWhile: () => !worker.closing },
+          {
+            ...messageOptions,
+            stores,
+            queues,
+            maxDeliveries,
+            claimLeaseMs: handleOptions.claimLeaseMs ?? lockDurationMs ?? 30_000,
+            holdClaimWhile: () => !worker.closing,
+          },
         );
       } catch (error) {
         stats.failedDeliveries += 1;
@@ -205,7 +245,16 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
           return finish(message, poisoned);
         }
         const retryInMs = delayOf(job.attemptsMade + 1);
-        options.onEvent?.({ type: 'delivery-failed', messageId: message.id, deliveries, maxDeliveries, counted: !transient, retryInMs, error: shown, at: clock.now() });
+        options.onEvent?.({
+          type: 'delivery-failed',
+          messageId: message.id,
+          deliveries,
+          maxDeliveries,
+          counted: !transient,
+          retryInMs,
+          error: shown,
+          at: clock.now(),
+        });
         if (!transient) {
           await recordDeliveryError(stores, message.id, error, redactor);
           await job.updateData({ ...(job.data as RunJobData), failedDeliveries: counted + 1 } as RunJobData).catch(() => undefined);
@@ -247,4 +296,3 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
     },
   };
 }
-

@@ -17,7 +17,10 @@ export interface DeadLetterBound {
  * as "not full" (the worker keeps going; the next check tries again).
  */
 export function createDeadLetterBound(options: {
-  queues: { messageDlq: Pick<DeadLetterQueue<unknown>, 'size'> & Partial<Pick<DeadLetterQueue<unknown>, 'bytes'>>; toolDlq: Pick<DeadLetterQueue<unknown>, 'size'> & Partial<Pick<DeadLetterQueue<unknown>, 'bytes'>> };
+  queues: {
+    messageDlq: Pick<DeadLetterQueue<unknown>, 'size'> & Partial<Pick<DeadLetterQueue<unknown>, 'bytes'>>;
+    toolDlq: Pick<DeadLetterQueue<unknown>, 'size'> & Partial<Pick<DeadLetterQueue<unknown>, 'bytes'>>;
+  };
   maxEntries: number;
   /** Bound in bytes of stored JSON. @defaultValue unbounded */
   maxBytes?: number;
@@ -32,7 +35,8 @@ export function createDeadLetterBound(options: {
 
   const check = async (): Promise<boolean> => {
     let sizes: [number, number, number, number];
-    const bytesOf = async (queue: Partial<Pick<DeadLetterQueue<unknown>, 'bytes'>>) => (options.maxBytes !== undefined && typeof queue.bytes === 'function' ? await queue.bytes() : 0);
+    const bytesOf = async (queue: Partial<Pick<DeadLetterQueue<unknown>, 'bytes'>>) =>
+      options.maxBytes !== undefined && typeof queue.bytes === 'function' ? await queue.bytes() : 0;
     try {
       sizes = await Promise.all([queues.messageDlq.size(), queues.toolDlq.size(), bytesOf(queues.messageDlq), bytesOf(queues.toolDlq)]);
     } catch {
@@ -40,7 +44,12 @@ export function createDeadLetterBound(options: {
     }
     const [messageSize, toolSize, messageBytes, toolBytes] = sizes;
     const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
-    const full = messageSize >= maxEntries || messageBytes >= maxBytes ? ('message' as const) : toolSize >= maxEntries || toolBytes >= maxBytes ? ('tool' as const) : undefined;
+    const full =
+      messageSize >= maxEntries || messageBytes >= maxBytes
+        ? ('message' as const)
+        : toolSize >= maxEntries || toolBytes >= maxBytes
+          ? ('tool' as const)
+          : undefined;
     if (full && !paused) {
       paused = true;
       options.onEvent?.({
@@ -53,7 +62,12 @@ export function createDeadLetterBound(options: {
       });
     } else if (!full && paused) {
       paused = false;
-      options.onEvent?.({ type: 'dead-letter-below-bound', queue: messageSize >= toolSize ? 'message' : 'tool', size: Math.max(messageSize, toolSize), at: clock.now() });
+      options.onEvent?.({
+        type: 'dead-letter-below-bound',
+        queue: messageSize >= toolSize ? 'message' : 'tool',
+        size: Math.max(messageSize, toolSize),
+        at: clock.now(),
+      });
     }
     return full !== undefined;
   };

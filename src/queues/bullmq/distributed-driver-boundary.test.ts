@@ -31,7 +31,9 @@ function reachableFrom(entry: string): Set<string> {
   const visit = (path: string) => {
     if (seen.has(path)) return;
     seen.add(path);
-    const code = readFileSync(path, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    const code = readFileSync(path, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '');
     for (const match of code.matchAll(/(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) {
       visit(resolve(dirname(path), match[1]!));
     }

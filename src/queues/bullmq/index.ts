@@ -5,7 +5,13 @@
  *
  * @packageDocumentation
  */
-export { createBullMqWorker, type BullMqRunWorker, type BullMqWorkerOptions, type RunRequestAcknowledger, type WorkerDeadLetterQueues } from './create-bullmq-worker.ts';
+export {
+  createBullMqWorker,
+  type BullMqRunWorker,
+  type BullMqWorkerOptions,
+  type RunRequestAcknowledger,
+  type WorkerDeadLetterQueues,
+} from './create-bullmq-worker.ts';
 export { enqueueRun, type EnqueueRunOptions, type RunRequestOutbox } from './enqueue-run.ts';
 export { requeueRunRequests, type PendingRunRequests, type RequeueReport } from './requeue-run-requests.ts';
 export { DEFAULT_RUN_JOB_OPTIONS, type RunJobData } from './run-job.ts';

@@ -7,7 +7,10 @@ const admin = createTestPool({ max: 2 });
 afterAll(() => admin.end());
 
 async function rejection(promise: Promise<unknown>): Promise<ToolrunError> {
-  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   if (!ToolrunError.is(error)) throw new Error(`expected a ToolrunError, got ${String(error)}`);
   return error;
 }
@@ -20,7 +23,16 @@ describe('the CLI opens postgres:// URLs', () => {
       const writer = await resolveStores({ store: url, env: {} }, { mustExist: false });
       expect(writer.label).toBe(`${new URL(POSTGRES_URL).protocol}//${new URL(POSTGRES_URL).host}/test (schema ${schema})`);
       await writer.stores.queue.enqueue({ id: 'm1', body: '{"input":"hello"}' });
-      await writer.stores.runs.put({ runId: 'run_m1', messageId: 'm1', status: 'completed', stepIndex: 1, conversationRef: 'conv_1', tokensSpent: { input: 1, output: 1 }, toolAttempts: {}, updatedAt: '2026-01-01T00:00:00.000Z' });
+      await writer.stores.runs.put({
+        runId: 'run_m1',
+        messageId: 'm1',
+        status: 'completed',
+        stepIndex: 1,
+        conversationRef: 'conv_1',
+        tokensSpent: { input: 1, output: 1 },
+        toolAttempts: {},
+        updatedAt: '2026-01-01T00:00:00.000Z',
+      });
       await writer.stores.close();
 
       const reader = await resolveStores({ store: url, queue: url.replace('postgres:', 'postgresql:'), env: {} }, { mustExist: true });

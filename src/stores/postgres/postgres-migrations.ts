@@ -150,7 +150,12 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.versio
  * @throws ToolrunError `STORE_UNAVAILABLE` when the schema was written by a newer toolrun;
  * the driver's error when the server cannot be reached or refuses a statement.
  */
-export async function migratePostgresSchema(pool: PostgresPoolLike, schema: string, nowMs: number, targetVersion: number = POSTGRES_SCHEMA_VERSION): Promise<void> {
+export async function migratePostgresSchema(
+  pool: PostgresPoolLike,
+  schema: string,
+  nowMs: number,
+  targetVersion: number = POSTGRES_SCHEMA_VERSION,
+): Promise<void> {
   const quoted = quoteSchema(schema);
   await inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`toolrun:migrate:${schema}`]);

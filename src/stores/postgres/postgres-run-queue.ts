@@ -124,7 +124,12 @@ export function createPostgresRunQueue(pool: PostgresQueryable, options: { schem
         ...statements.pending,
         values: [pendingOptions?.afterSequence ?? 0, limit],
       });
-      return rows.map((row) => ({ id: fromStoredText(row.id), body: fromStoredText(row.body), sequence: toNumber(row.seq), enqueuedAt: new Date(toNumber(row.enqueued_at_ms)).toISOString() }));
+      return rows.map((row) => ({
+        id: fromStoredText(row.id),
+        body: fromStoredText(row.body),
+        sequence: toNumber(row.seq),
+        enqueuedAt: new Date(toNumber(row.enqueued_at_ms)).toISOString(),
+      }));
     },
   };
 }

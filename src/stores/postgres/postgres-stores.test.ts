@@ -14,7 +14,14 @@ describeStoresContract('postgres (one schema per test, shared pool)', async () =
   const clock = createFakeClock();
   const schema = uniqueName('toolrun_test_');
   const stores = await createPostgresStores({ pool: admin, schema, clock });
-  return { stores, clock, cleanup: async () => { await stores.close(); await dropSchema(admin, schema); } };
+  return {
+    stores,
+    clock,
+    cleanup: async () => {
+      await stores.close();
+      await dropSchema(admin, schema);
+    },
+  };
 });
 
 describeStoresContract('postgres from a connection string with a one-hour conversation TTL', async () => {
@@ -22,7 +29,15 @@ describeStoresContract('postgres from a connection string with a one-hour conver
   const schema = uniqueName('toolrun_test_');
   const conversationTtlMs = 60 * 60 * 1000;
   const stores = await createPostgresStores({ connectionString: POSTGRES_URL, schema, clock, conversationTtlMs, maxConnections: 4 });
-  return { stores, clock, conversationTtlMs, cleanup: async () => { await stores.close(); await dropSchema(admin, schema); } };
+  return {
+    stores,
+    clock,
+    conversationTtlMs,
+    cleanup: async () => {
+      await stores.close();
+      await dropSchema(admin, schema);
+    },
+  };
 });
 
 async function rejection(promise: Promise<unknown>): Promise<ToolrunError> {
@@ -38,9 +53,7 @@ async function rejection(promise: Promise<unknown>): Promise<ToolrunError> {
 describe('PostgreSQL stores', () => {
   it('migrates once when several processes start on a fresh schema at the same time', async () => {
     const schema = uniqueName('toolrun_test_');
-    const opened = await Promise.all(
-      Array.from({ length: 6 }, () => createPostgresStores({ connectionString: POSTGRES_URL, schema, maxConnections: 2 })),
-    );
+    const opened = await Promise.all(Array.from({ length: 6 }, () => createPostgresStores({ connectionString: POSTGRES_URL, schema, maxConnections: 2 })));
     try {
       const { rows } = await admin.query(`SELECT version FROM "${schema}".schema_version ORDER BY version`);
       expect(rows).toEqual(Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, index) => ({ version: index + 1 })));
@@ -120,7 +133,11 @@ describe('PostgreSQL stores', () => {
       await stores.queue.reserve(60_000);
       await stores.queue.ack('b');
       const pending = await stores.queue.pending();
-      expect(pending.map((message) => [message.id, message.body])).toEqual([['a', 'body a'], ['c', 'body c'], ['d', 'body d']]);
+      expect(pending.map((message) => [message.id, message.body])).toEqual([
+        ['a', 'body a'],
+        ['c', 'body c'],
+        ['d', 'body d'],
+      ]);
       expect((await stores.queue.pending({ afterSequence: pending[0]!.sequence, limit: 1 })).map((message) => message.id)).toEqual(['c']);
       // past nine messages, sequences still order as numbers; ids and bodies come back exactly
       const more = Array.from({ length: 10 }, (_, index) => `e${index}`);
@@ -141,7 +158,10 @@ describe('PostgreSQL stores', () => {
     const clock = createFakeClock();
     try {
       await migratePostgresSchema(admin, schema, clock.now(), 1);
-      const entries = [{ kind: 'message', rawBody: 'Grüße 東京 🚀' }, { runId: 'run_1', stepIndex: 2 }];
+      const entries = [
+        { kind: 'message', rawBody: 'Grüße 東京 🚀' },
+        { runId: 'run_1', stepIndex: 2 },
+      ];
       await admin.query(`INSERT INTO "${schema}".dead_letters (queue, entry, added_at_ms) VALUES ('message', $1, $3), ('tool', $2, $3)`, [
         JSON.stringify(entries[0]),
         JSON.stringify(entries[1]),
@@ -186,7 +206,11 @@ describe('PostgreSQL stores', () => {
       expect(await stores.toolDlq.bytes()).toBe(6);
       await Promise.all(Array.from({ length: 200 }, (_, index) => stores.toolDlq.push({ index, text: 'é'.repeat(index) })));
       expect(await stores.toolDlq.bytes()).toBe(
-        6 + Array.from({ length: 200 }, (_, index) => Buffer.byteLength(JSON.stringify({ index, text: 'é'.repeat(index) }), 'utf8')).reduce((sum, bytes) => sum + bytes, 0),
+        6 +
+          Array.from({ length: 200 }, (_, index) => Buffer.byteLength(JSON.stringify({ index, text: 'é'.repeat(index) }), 'utf8')).reduce(
+            (sum, bytes) => sum + bytes,
+            0,
+          ),
       );
       expect(await stores.toolDlq.purge()).toBe(201);
       expect(await stores.toolDlq.bytes()).toBe(0);
@@ -210,7 +234,9 @@ describe('PostgreSQL stores', () => {
       await right.claims.acquire('run:new-2', 'worker', 1_000);
       expect(await countRows()).toBe(2);
 
-      const results = await Promise.all(Array.from({ length: 30 }, (_, index) => (index % 2 === 0 ? left : right).claims.acquire('run:race', `holder-${index}`, 60_000)));
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, index) => (index % 2 === 0 ? left : right).claims.acquire('run:race', `holder-${index}`, 60_000)),
+      );
       expect(results.filter(Boolean)).toHaveLength(1);
       expect((await right.claims.get('run:race'))?.holder).toBe(`holder-${results.indexOf(true)}`);
       // a fractional lease is rounded up to a whole millisecond, not refused by the bigint column

@@ -148,14 +148,15 @@ describe('Redis dead-letter queues', () => {
     }
   });
 
-
   it('push once per key across clients, keep the key after removal, and keep the queues apart', async () => {
     const prefix = uniqueName('toolrun-test:');
     const clock = createFakeClock();
     const first = await createRedisDeadLetterQueues({ url: REDIS_URL, prefix, clock });
     const second = await createRedisDeadLetterQueues({ url: REDIS_URL, prefix, clock });
     try {
-      const results = await Promise.all(Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? first : second).messageDlq.pushOnce('message:m1', { writer: index })));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? first : second).messageDlq.pushOnce('message:m1', { writer: index })),
+      );
       expect(results.filter((result) => result.added)).toHaveLength(1);
       expect(new Set(results.map((result) => result.id)).size).toBe(1);
       expect(await second.messageDlq.size()).toBe(1);

@@ -43,7 +43,11 @@ process.stdout.write(out.join('\\n') + '\\ndone\\n');
 `;
 
 function startChild(path: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, path, String(KEY_COUNT), String(PROCESS_COUNT), String(ROUND_SIZE)], { cwd: projectRoot });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', CHILD, path, String(KEY_COUNT), String(PROCESS_COUNT), String(ROUND_SIZE)],
+    { cwd: projectRoot },
+  );
   let stdout = '';
   let stderr = '';
   let markReady: () => void = () => {};

@@ -129,21 +129,23 @@ export const SQLITE_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
  * @throws ToolrunError `STORE_UNAVAILABLE` when the file was written by a newer schema.
  */
 export function migrateSqliteSchema(database: Database, nowMs: number, targetVersion: number = SQLITE_SCHEMA_VERSION): void {
-  database.transaction(() => {
-    database.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-    const row = database.prepare('SELECT MAX(version) AS version FROM schema_version').get() as { version: number | null };
-    const current = row.version ?? 0;
-    if (current > SQLITE_SCHEMA_VERSION) {
-      throw new ToolrunError(
-        'STORE_UNAVAILABLE',
-        `the SQLite store has schema version ${current}, newer than the ${SQLITE_SCHEMA_VERSION} this toolrun knows; upgrade toolrun`,
-      );
-    }
-    const record = database.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)');
-    for (const migration of MIGRATIONS) {
-      if (migration.version <= current || migration.version > targetVersion) continue;
-      database.exec(migration.sql);
-      record.run(migration.version, new Date(nowMs).toISOString());
-    }
-  }).immediate();
+  database
+    .transaction(() => {
+      database.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+      const row = database.prepare('SELECT MAX(version) AS version FROM schema_version').get() as { version: number | null };
+      const current = row.version ?? 0;
+      if (current > SQLITE_SCHEMA_VERSION) {
+        throw new ToolrunError(
+          'STORE_UNAVAILABLE',
+          `the SQLite store has schema version ${current}, newer than the ${SQLITE_SCHEMA_VERSION} this toolrun knows; upgrade toolrun`,
+        );
+      }
+      const record = database.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)');
+      for (const migration of MIGRATIONS) {
+        if (migration.version <= current || migration.version > targetVersion) continue;
+        database.exec(migration.sql);
+        record.run(migration.version, new Date(nowMs).toISOString());
+      }
+    })
+    .immediate();
 }

@@ -44,9 +44,7 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
      ORDER BY seq LIMIT 1`,
   );
   const lease = database.prepare('UPDATE queue_messages SET lease_until_ms = ?, delayed = 0, deliveries = deliveries + 1 WHERE seq = ?');
-  const acknowledge = database.prepare(
-    "UPDATE queue_messages SET acked_at_ms = ?, lease_until_ms = NULL, body = '' WHERE id = ? AND acked_at_ms IS NULL",
-  );
+  const acknowledge = database.prepare("UPDATE queue_messages SET acked_at_ms = ?, lease_until_ms = NULL, body = '' WHERE id = ? AND acked_at_ms IS NULL");
   const giveBack = database.prepare(
     `UPDATE queue_messages SET
        deliveries = CASE WHEN @uncount = 1 AND lease_until_ms IS NOT NULL AND delayed = 0 AND deliveries > 0 THEN deliveries - 1 ELSE deliveries END,

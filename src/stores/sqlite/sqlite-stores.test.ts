@@ -96,7 +96,10 @@ describe('SQLite stores', () => {
     const clock = createFakeClock();
     const old = new BetterSqlite3(path);
     migrateSqliteSchema(old, clock.now(), 2);
-    const entries = [{ kind: 'message', rawBody: 'Grüße 東京 🚀' }, { runId: 'run_1', stepIndex: 2 }];
+    const entries = [
+      { kind: 'message', rawBody: 'Grüße 東京 🚀' },
+      { runId: 'run_1', stepIndex: 2 },
+    ];
     const insert = old.prepare('INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES (?, ?, ?)');
     insert.run('message', JSON.stringify(entries[0]), clock.now());
     insert.run('tool', JSON.stringify(entries[1]), clock.now());
@@ -125,8 +128,8 @@ describe('SQLite stores', () => {
     const stores = createSqliteStores({ path: freshPath() });
     await stores.toolDlq.push('a');
     await stores.toolDlq.push('bb');
-    stores.database.prepare("DELETE FROM dead_letters WHERE entry = '\"a\"'").run();
-    stores.database.prepare("UPDATE dead_letters SET entry = '\"cccc\"'").run();
+    stores.database.prepare('DELETE FROM dead_letters WHERE entry = \'"a"\'').run();
+    stores.database.prepare('UPDATE dead_letters SET entry = \'"cccc"\'').run();
     expect(await stores.toolDlq.bytes()).toBe(6);
     await stores.close();
   });
@@ -150,7 +153,9 @@ describe('SQLite stores', () => {
     const path = freshPath();
     const left = createSqliteStores({ path });
     const right = createSqliteStores({ path });
-    const results = await Promise.all(Array.from({ length: 20 }, (_, index) => (index % 2 === 0 ? left : right).claims.acquire('run:race', `holder-${index}`, 60_000)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => (index % 2 === 0 ? left : right).claims.acquire('run:race', `holder-${index}`, 60_000)),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
     expect((await right.claims.get('run:race'))?.holder).toBe(`holder-${results.indexOf(true)}`);
     await left.close();
@@ -161,7 +166,9 @@ describe('SQLite stores', () => {
     const path = freshPath();
     const left = createSqliteStores({ path });
     const right = createSqliteStores({ path });
-    const results = await Promise.all(Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? left : right).toolDlq.pushOnce('tool:run_1:1', { writer: index })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? left : right).toolDlq.pushOnce('tool:run_1:1', { writer: index })),
+    );
     expect(results.filter((result) => result.added)).toHaveLength(1);
     expect(new Set(results.map((result) => result.id)).size).toBe(1);
     expect(await right.toolDlq.remove(results[0]!.id)).toBe(true);
@@ -223,9 +230,7 @@ describe('SQLite stores', () => {
     const left = createSqliteStores({ path, clock });
     const right = createSqliteStores({ path, clock });
     for (let index = 0; index < 40; index++) await (index % 2 === 0 ? left : right).queue.enqueue({ id: `m${index}`, body: String(index) });
-    const reservations = await Promise.all(
-      Array.from({ length: 60 }, (_, index) => (index % 2 === 0 ? left : right).queue.reserve(60_000)),
-    );
+    const reservations = await Promise.all(Array.from({ length: 60 }, (_, index) => (index % 2 === 0 ? left : right).queue.reserve(60_000)));
     const ids = reservations.filter((delivery) => delivery !== undefined).map((delivery) => delivery.id);
     expect(ids).toHaveLength(40);
     expect(new Set(ids).size).toBe(40);

@@ -32,10 +32,7 @@ function jsonBytes(entry: unknown): number {
  * included: one entry per key, atomic for concurrent callers, keys kept after their entry was
  * removed or purged, keys per queue; `bytes()` as the exact UTF-8 size of the stored entries' JSON.
  */
-export function describeDeadLetterQueueContract(
-  makeStores: MakeStores,
-  which: 'messageDlq' | 'toolDlq',
-): void {
+export function describeDeadLetterQueueContract(makeStores: MakeStores, which: 'messageDlq' | 'toolDlq'): void {
   describe(`DeadLetterQueue (${which})`, () => {
     const harness = useStoresHarness(makeStores);
     const dlq = () => harness().stores[which];
@@ -215,7 +212,7 @@ export function describeDeadLetterQueueContract(
       expect([removed.id, purged.id]).not.toContain(fresh.id);
     });
 
-    it('counts no bytes when empty, and the UTF-8 bytes of each stored entry\'s JSON after pushes', async () => {
+    it("counts no bytes when empty, and the UTF-8 bytes of each stored entry's JSON after pushes", async () => {
       expect(await dlq().bytes()).toBe(0);
       const entries: unknown[] = [toolFailureEntry(1), 'é', '東京 🚀', { nested: ['x', null, 1.5] }, 0];
       for (const entry of entries) await dlq().push(entry);

@@ -41,9 +41,7 @@ export function describeIdempotencyLedgerContract(makeStores: MakeStores): void 
 
     it('lets exactly one of many concurrent callers store', async () => {
       const { ledger } = harness().stores;
-      const results = await Promise.all(
-        Array.from({ length: 25 }, (_, index) => ledger.putIfAbsent('run_race:0:0', { writer: index })),
-      );
+      const results = await Promise.all(Array.from({ length: 25 }, (_, index) => ledger.putIfAbsent('run_race:0:0', { writer: index })));
       const winners = results.filter((result) => result.stored);
       expect(winners).toHaveLength(1);
       const winner = winners[0]!.value;
