@@ -41,10 +41,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   worker: ['ground', 'schema', 'policies', 'core', 'agent', 'stores'],
   stores: ['ground', 'core'],
   queues: ['ground', 'core', 'agent', 'worker', 'stores'],
-  adapters: ['ground', 'core', 'agent'],
+  adapters: ['ground', 'schema', 'policies', 'core', 'agent'],
+  dashboard: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores', 'queues', 'observability'],
   observability: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores'],
   testing: ['ground', 'core', 'agent', 'stores'],
-  cli: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores', 'queues', 'observability', 'index.ts'],
+  cli: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores', 'queues', 'observability', 'adapters', 'dashboard', 'index.ts'],
   'index.ts': ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores'],
 };
 
