@@ -1,8 +1,11 @@
-import { fingerprintArguments } from '../policies/fingerprint-arguments.ts';
+import type { Clock, RandomSource } from '../ground/ports/clock.ts';
+import { systemClock, systemRandom } from '../ground/ports/clock.ts';
+import type { SchemaValidator } from '../ground/ports/schema-validator.ts';
+import type { ToolFailure, ToolFailureError, ToolResult } from '../ground/tool-result.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
+import { DEFAULT_RETRY_POLICY, resolveRetryPolicy } from '../policies/retry-policy.ts';
 import { createSessionBreakers, type SessionBreakerOptions, type SessionBreakers } from '../policies/session-breaker.ts';
-import { decideRetry, DEFAULT_RETRY_POLICY, resolveRetryPolicy, type RetryDecision } from '../policies/retry-policy.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
-import { parseArguments } from '../schema/parse-arguments.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
 import {
   boundFailureEnvelope,
@@ -13,23 +16,25 @@ import {
   MIN_MAX_ENVELOPE_BYTES,
   type EnvelopeBounds,
 } from './bound-envelope.ts';
-import { buildFailure, redactBounded, sanitiseErrorText, truncateText, utf8ByteLength, type FailureParts } from './build-failure.ts';
-import { classifyError, type ClassifiedError } from './classify-error.ts';
-import type { FailurePatternLibrary } from './failure-patterns.ts';
+import { buildFailure, redactBounded, sanitiseErrorText, truncateText } from './build-failure.ts';
 import { MAX_TIMER_MS, type RetryOverrides } from './define-tool.ts';
 import { describeThrown, messageOf, safeString } from './describe-thrown.ts';
-import { systemClock, systemRandom, type Clock, type RandomSource } from '../ground/ports/clock.ts';
-import type { SchemaValidator } from '../ground/ports/schema-validator.ts';
+import type { FailurePatternLibrary } from './failure-patterns.ts';
+import { acquireStep } from './pipeline/acquire-step.ts';
+import type { CallState, PipelineParts, StepFailure } from './pipeline/call-state.ts';
+import { envelopeBase, executeStep } from './pipeline/execute-step.ts';
+import { resolveStep } from './pipeline/resolve-step.ts';
+import { sessionBreakerStep } from './pipeline/session-breaker-step.ts';
+import { validateStep } from './pipeline/validate-step.ts';
 import { createRedactor, type Redactor, type RedactorOptions } from './redact.ts';
-import { runAttempt } from './run-attempt.ts';
-import type { AttemptRecord, ToolCallRecord } from './tool-call-record.ts';
+import type { ToolCallRecord } from './tool-call-record.ts';
 import { assertRetryDelaysFitTimers, createToolRegistry, type RegisteredTool, type ToolSpec, type ToolsInput } from './tool-registry.ts';
-import type { ToolFailure, ToolFailureError, ToolResult } from '../ground/tool-result.ts';
-import { ToolrunError } from '../ground/toolrun-error.ts';
-import { beforeExecution } from './turn-guard.ts';
+import type { ToolRunInput } from './tool-run-input.ts';
+import { createTurnGuard } from './turn-guard.ts';
 
 export { DEFAULT_MAX_ENVELOPE_BYTES, DEFAULT_MAX_FIELD_ERRORS, MIN_MAX_ENVELOPE_BYTES } from './bound-envelope.ts';
 export { MAX_EXECUTIONS_PER_TURN } from './turn-guard.ts';
+export type { ToolRunInput } from './tool-run-input.ts';
 
 /** Web Crypto's UUID (Node ≥ 20, Bun, Deno, Workers): no `node:` import in the core. */
 const randomUUID: () => string = globalThis.crypto.randomUUID.bind(globalThis.crypto);
@@ -108,28 +113,6 @@ export interface ToolRuntimeOptions {
   failurePatterns?: FailurePatternLibrary;
 }
 
-/** One call, as a model asked for it. */
-export interface ToolRunInput {
-  /** The tool name the model produced (resolved against the registry). */
-  name: string;
-  /** An object, or the raw argument string the model produced. */
-  args?: unknown;
-  callId?: string;
-  /** Scope of the per-session breaker. @defaultValue `'default'` */
-  sessionId?: string;
-  runId?: string;
-  /** Cancels the call: the tool's signal is aborted and the envelope says `CANCELLED`. */
-  signal?: AbortSignal;
-  /** Stable key of this call across retries and replays. @defaultValue `${sessionId}:${callId}` */
-  idempotencyKey?: string;
-  /** Caps the attempts of this call (the agent loop passes what is left of the run's retry budget). */
-  maxAttempts?: number;
-  /** Absolute deadline (epoch ms, on the runtime's clock), e.g. the run's; the call budget also applies. */
-  deadlineAt?: number;
-  /** Trace id to join logs; @defaultValue a new W3C trace id */
-  traceId?: string;
-}
-
 /** A tool runtime: the registry plus the pipeline resolve → normalise → validate → policies → execute → envelope. */
 export interface ToolRuntime {
   /**
@@ -184,17 +167,6 @@ function scanPrefix(text: string, maxBytes: number): string {
   return text.length > limit ? text.slice(0, limit) : text;
 }
 
-const ENVIRONMENT_MESSAGES: Partial<Record<string, (tool: string, classified: ClassifiedError) => string>> = {
-  TIMEOUT: (tool) => `${tool} did not answer in time`,
-  UNAVAILABLE: (tool, c) => `${tool} is unavailable${c.status !== null ? ` (HTTP ${c.status})` : ''}`,
-  RATE_LIMITED: (tool) => `${tool} is rate limited`,
-  NETWORK_ERROR: (tool) => `${tool} could not be reached`,
-  AUTH_EXPIRED: (tool) => `${tool} rejected its credentials`,
-  PERMISSION_DENIED: (tool) => `Permission denied for ${tool}`,
-  TOOL_EXCEPTION: (tool) => `${tool} failed with an unexpected error`,
-  CANCELLED: (tool) => `The call to ${tool} was cancelled`,
-};
-
 /**
  * Creates a tool runtime.
  *
@@ -225,7 +197,6 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   });
   const sessionBreakers = options.sessionBreaker === false ? undefined : createSessionBreakers(options.sessionBreaker ?? {});
   const sharedBreaker = options.sharedBreaker;
-  const resolveNames = options.resolveToolNames ?? true;
 
   /** Calls started and not finished. */
   let inFlight = 0;
@@ -234,429 +205,167 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   /** How many there were (the success path checks the set only when there were some). */
   let limitTrips = 0;
 
-  /** Excerpts of malformed argument text are cut from redacted text (a cut must not split a secret). */
-  const parseOptions = { redactText: (text: string) => redactor.text(text) };
+  const parts: PipelineParts = {
+    clock,
+    random,
+    registry,
+    redactor,
+    bounds,
+    sessionBreakers,
+    sharedBreaker,
+    turnGuard: createTurnGuard(),
+    resolveToolNames: options.resolveToolNames ?? true,
+    defaultTimeoutMs,
+    callBudgetMs,
+    maxInFlightCalls,
+    maxOutputBytes,
+    outputOverflow,
+    onAuthError: options.onAuthError,
+    // Excerpts of malformed argument text are cut from redacted text (a cut must not split a secret).
+    parseOptions: { redactText: (text: string) => redactor.text(text) },
+    modelText: (text: string) => redactBounded(redactor, sanitiseErrorText(scanPrefix(text, maxErrorTextBytes)), maxErrorTextBytes),
+    isLimitEnvelope: (value) => limitTrips > 0 && typeof value === 'object' && value !== null && limitEnvelopes.has(value),
+  };
 
-  /** A tool's own error text for the model: scanned prefix, stack lines and host paths removed, redacted, bounded. */
-  const modelText = (text: string) => redactBounded(redactor, sanitiseErrorText(scanPrefix(text, maxErrorTextBytes)), maxErrorTextBytes);
+  /** The developer record of a finished call; `onCallEnd` sees it. */
+  function finish(call: CallState, result: ToolResult): ToolCallRecord {
+    if (result.status === 'failed' && result.error.code === 'CALL_LIMIT_EXCEEDED') {
+      limitEnvelopes.add(result);
+      limitTrips += 1;
+    }
+    const record: ToolCallRecord = {
+      result,
+      traceId: call.traceId,
+      callId: call.callId,
+      sessionId: call.sessionId,
+      runId: call.input.runId,
+      requestedName: call.requestedName,
+      toolName: call.toolName,
+      arguments: call.args,
+      sensitiveKeys: call.tool?.definition.sensitive ?? [],
+      normalisations: call.normalisations,
+      attempts: call.attempts,
+      misconfiguration: call.misconfiguration,
+      startedAt: call.startedAt,
+      durationMs: result.duration_ms,
+    };
+    if (call.errorRecord) record.error = call.errorRecord;
+    if (options.onCallEnd) {
+      try {
+        options.onCallEnd(record);
+      } catch {
+        // the developer channel must never break a call
+      }
+    }
+    return record;
+  }
+
+  /** The failure envelope of a step that ended the call: phrased by the failure patterns, redacted, bounded. */
+  function fail(call: CallState, failure: StepFailure): ToolCallRecord {
+    const definition = call.tool?.definition;
+    const error: ToolFailureError = buildFailure({ ...failure.parts, ...(definition?.fallbacks ? { fallbacks: definition.fallbacks } : {}) });
+    if (options.failurePatterns && !failure.toolSuggested) {
+      try {
+        const phrased = options.failurePatterns.suggest({
+          toolName: call.toolName,
+          code: error.code,
+          message: error.message,
+          detail: error.detail,
+          suggestion: error.suggestion,
+          ...(error.fields ? { fields: error.fields } : {}),
+        });
+        if (phrased !== undefined) error.suggestion = truncateText(phrased, 600);
+      } catch {
+        // a pattern library that throws keeps the built-in suggestion
+      }
+    }
+    return finish(call, boundFailureEnvelope({ status: 'failed', ...envelopeBase(parts, call), error }, redactor, bounds, definition?.sensitive));
+  }
+
+  /** The steps in order; the first failed outcome ends the call. */
+  async function runSteps(call: CallState): Promise<ToolCallRecord> {
+    if (inFlight > maxInFlightCalls) {
+      call.errorRecord = {
+        kind: 'call_limit',
+        status: null,
+        message: `${inFlight - 1} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`,
+        causes: [],
+      };
+      return fail(call, {
+        parts: {
+          code: 'CALL_LIMIT_EXCEEDED',
+          message: `${boundToolName(redactor, call.requestedName)} was not run: ${maxInFlightCalls} tool call${maxInFlightCalls === 1 ? ' is' : 's are'} already running`,
+          detail: `The runtime runs at most ${maxInFlightCalls} call${maxInFlightCalls === 1 ? '' : 's'} at once; a tool that calls tools recursively reaches this limit.`,
+        },
+      });
+    }
+    const resolved = resolveStep(parts, call);
+    if (!resolved.ok) return fail(call, resolved.failure);
+    const tool = resolved.value;
+    const breaker = sessionBreakerStep(parts, call);
+    if (!breaker.ok) return fail(call, breaker.failure);
+    const validated = await validateStep(parts, call, tool);
+    if (!validated.ok) return fail(call, validated.failure);
+    const acquired = await acquireStep(parts, call);
+    if (!acquired.ok) return fail(call, acquired.failure);
+    const executed = await executeStep(parts, call, tool);
+    if (!executed.ok) return fail(call, executed.failure);
+    return finish(call, executed.value);
+  }
 
   async function execute(input: ToolRunInput): Promise<ToolCallRecord> {
     const startedAt = clock.now();
     const source: Partial<ToolRunInput> = typeof input === 'object' && input !== null ? input : {};
     // One random draw serves both ids: a W3C-style 32-hex trace id, and a call id derived from it.
     const randomHex = source.traceId === undefined || source.callId === undefined ? randomUUID().replaceAll('-', '') : '';
-    const traceId = source.traceId === undefined ? randomHex : boundIdentifier(source.traceId);
-    const callId = source.callId === undefined ? `call_${randomHex}` : boundIdentifier(source.callId);
-    const sessionId = typeof source.sessionId === 'string' ? source.sessionId : source.sessionId === undefined ? 'default' : safeString(source.sessionId);
     const requestedName = typeof source.name === 'string' ? source.name : safeString(source.name);
-    const normalisations: string[] = [];
-    const attempts: AttemptRecord[] = [];
-    let toolName = requestedName;
-    let tool: RegisteredTool | undefined;
-    let parsedArguments: unknown = source.args;
-    let errorRecord: ToolCallRecord['error'];
-    let misconfiguration = false;
-    /** A shared-breaker probe this call holds and has not reported: released when the call ends. */
-    let heldProbe: { id: string | undefined } | undefined;
-
-    const finish = (result: ToolResult): ToolCallRecord => {
-      if (result.status === 'failed' && result.error.code === 'CALL_LIMIT_EXCEEDED') {
-        limitEnvelopes.add(result);
-        limitTrips += 1;
-      }
-      const record: ToolCallRecord = {
-        result,
-        traceId,
-        callId,
-        sessionId,
-        runId: source.runId,
-        requestedName,
-        toolName,
-        arguments: parsedArguments,
-        sensitiveKeys: tool?.definition.sensitive ?? [],
-        normalisations,
-        attempts,
-        misconfiguration,
-        startedAt,
-        durationMs: result.duration_ms,
-      };
-      if (errorRecord) record.error = errorRecord;
-      if (options.onCallEnd) {
-        try {
-          options.onCallEnd(record);
-        } catch {
-          // the developer channel must never break a call
-        }
-      }
-      return record;
+    const call: CallState = {
+      input: source,
+      startedAt,
+      traceId: source.traceId === undefined ? randomHex : boundIdentifier(source.traceId),
+      callId: source.callId === undefined ? `call_${randomHex}` : boundIdentifier(source.callId),
+      sessionId: typeof source.sessionId === 'string' ? source.sessionId : source.sessionId === undefined ? 'default' : safeString(source.sessionId),
+      requestedName,
+      toolName: requestedName,
+      tool: undefined,
+      args: source.args,
+      normalisations: [],
+      attempts: [],
+      errorRecord: undefined,
+      misconfiguration: false,
+      heldProbe: undefined,
     };
-    const envelopeBase = () => ({
-      tool_name: toolName,
-      call_id: callId,
-      duration_ms: Math.max(0, clock.now() - startedAt),
-      attempts: attempts.length,
-      trace_id: traceId,
-    });
-    const fail = (parts: FailureParts, toolSuggested = false): ToolCallRecord => {
-      const error: ToolFailureError = buildFailure({ ...parts, ...(tool?.definition.fallbacks ? { fallbacks: tool.definition.fallbacks } : {}) });
-      if (options.failurePatterns && !toolSuggested) {
-        try {
-          const phrased = options.failurePatterns.suggest({
-            toolName,
-            code: error.code,
-            message: error.message,
-            detail: error.detail,
-            suggestion: error.suggestion,
-            ...(error.fields ? { fields: error.fields } : {}),
-          });
-          if (phrased !== undefined) error.suggestion = truncateText(phrased, 600);
-        } catch {
-          // a pattern library that throws keeps the built-in suggestion
-        }
-      }
-      return finish(boundFailureEnvelope({ status: 'failed', ...envelopeBase(), error }, redactor, bounds, tool?.definition.sensitive));
-    };
-
     inFlight += 1;
     try {
-      if (inFlight > maxInFlightCalls) {
-        errorRecord = {
-          kind: 'call_limit',
-          status: null,
-          message: `${inFlight - 1} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`,
-          causes: [],
-        };
-        return fail({
-          code: 'CALL_LIMIT_EXCEEDED',
-          message: `${boundToolName(redactor, requestedName)} was not run: ${maxInFlightCalls} tool call${maxInFlightCalls === 1 ? ' is' : 's are'} already running`,
-          detail: `The runtime runs at most ${maxInFlightCalls} call${maxInFlightCalls === 1 ? '' : 's'} at once; a tool that calls tools recursively reaches this limit.`,
-        });
-      }
-
-      // 1. resolve the tool
-      tool = registry.get(requestedName);
-      if (!tool) {
-        const resolution = registry.resolve(requestedName);
-        if (resolveNames && resolution.match !== undefined) {
-          tool = registry.get(resolution.match);
-          normalisations.push(`tool-name-resolved:${truncateText(requestedName, 256)}->${resolution.match}`);
-          toolName = resolution.match;
-        }
-        if (!tool) {
-          // `TOOL_NOT_FOUND`, counted by the session breaker under the name the model sent. The
-          // envelope's tool_name is model text like any: redacted (a key sent as a name is masked) and bounded.
-          toolName = redactBounded(redactor, requestedName, 128);
-          const closest = resolution.closest;
-          const shownName = boundToolName(redactor, requestedName);
-          const names = registry.names;
-          const listed = names.slice(0, 50);
-          const available = `${listed.join(', ')}${names.length > listed.length ? `, … (${names.length - listed.length} more)` : ''}`;
-          const closestFields = closest !== undefined ? { closestTool: closest } : {};
-          if (sessionBreakers && sessionBreakers.check(sessionId, requestedName).state === 'open') {
-            errorRecord = {
-              kind: 'unknown_tool',
-              status: null,
-              message: `Unknown tool ${truncateText(requestedName, 256)}, called too many times in this session`,
-              causes: [],
-            };
-            return fail({
-              code: 'TOO_MANY_FAILURES',
-              message: `There is no tool named "${shownName}", and it was called too many times in this session`,
-              detail: `Available tools: ${available}.`,
-              suggestion: `Stop calling "${shownName}": it does not exist. ${closest ? `Call "${closest}" if it does what you need, or another of the available tools` : 'Call one of the available tools'}, or answer the user with what you have.`,
-              availableTools: [...listed],
-              ...closestFields,
-            });
-          }
-          sessionBreakers?.recordFailure(sessionId, requestedName, { kind: 'counted' });
-          errorRecord = { kind: 'unknown_tool', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}`, causes: [] };
-          return fail({
-            code: 'TOOL_NOT_FOUND',
-            message: `There is no tool named "${shownName}"`,
-            detail: `Available tools: ${available}.${closest ? ` Did you mean "${closest}"?` : ''}`,
-            suggestion: closest
-              ? `Call "${closest}" instead if it does what you need, or another of the available tools.`
-              : 'Call one of the available tools instead, or answer without a tool.',
-            availableTools: [...listed],
-            ...closestFields,
-          });
-        }
-      }
-      const definition = tool.definition;
-
-      // 2. per-session breaker
-      if (sessionBreakers && sessionBreakers.check(sessionId, toolName).state === 'open') {
-        return fail({ code: 'TOO_MANY_FAILURES', message: `${toolName} failed too many times in a row in this session and is cut off` });
-      }
-
-      // 3. normalise and validate the arguments
-      const parsed = parseArguments(source.args, parseOptions);
-      if (!parsed.ok) {
-        sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(source.args) });
-        return fail(parsed.failure);
-      }
-      normalisations.push(...parsed.normalisations);
-      parsedArguments = parsed.value;
-      if (tool.validator) {
-        const validation = await tool.validator.validate(parsed.value);
-        if (!validation.ok) {
-          sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(parsed.value) });
-          // A validator may report problems it did not describe (the Ajv one describes at most 1,000).
-          const omittedFields = 'omittedFields' in validation && typeof validation.omittedFields === 'number' ? validation.omittedFields : 0;
-          return fail({
-            code: validation.code,
-            message: validation.message,
-            detail: validation.detail,
-            suggestion: validation.suggestion,
-            fields: validation.fields,
-            omittedFields,
-          });
-        }
-        normalisations.push(...validation.normalisations);
-        parsedArguments = validation.value;
-      } else {
-        // A tool never starts in the same synchronous run as its caller: a tool that calls the
-        // runtime on itself recurses through the microtask queue, not the stack.
-        await undefined;
-      }
-
-      // 4. shared breaker
-      if (sharedBreaker) {
-        try {
-          const acquired = await sharedBreaker.acquire(toolName);
-          if (acquired.decision === 'reject') {
-            // The developer record (and a tool-DLQ entry built from it) says why the breaker is open.
-            const opened = await sharedBreaker.state(toolName).catch(() => undefined);
-            misconfiguration = true;
-            errorRecord = { kind: 'circuit_open', status: null, message: `shared breaker open${opened?.lastError ? `: ${opened.lastError}` : ''}`, causes: [] };
-            return fail({
-              code: 'CIRCUIT_OPEN',
-              message: `${toolName} is switched off for every run: it is failing for everyone`,
-              ...(acquired.retryInMs !== undefined
-                ? { detail: `The breaker is ${acquired.state}; it will be probed again in about ${Math.ceil(acquired.retryInMs / 1000)} s.` }
-                : {}),
-            });
-          }
-          if (acquired.decision === 'probe') heldProbe = { id: acquired.probeId };
-        } catch {
-          // a breaker store that cannot be reached must not stop tool calls: fail open
-        }
-      }
-
-      // 5. execute with timeout, retries, Retry-After and the call budget
-      const callerDeadline = typeof source.deadlineAt === 'number' && !Number.isNaN(source.deadlineAt) ? source.deadlineAt : Number.POSITIVE_INFINITY;
-      const deadlineAt = Math.min(startedAt + callBudgetMs, callerDeadline);
-      const callerMaxAttempts =
-        typeof source.maxAttempts === 'number' && !Number.isNaN(source.maxAttempts) ? Math.floor(source.maxAttempts) : Number.POSITIVE_INFINITY;
-      const maxAttempts = Math.max(1, Math.min(tool.retry.maxAttempts, callerMaxAttempts));
-      const policy = maxAttempts === tool.retry.maxAttempts ? tool.retry : { ...tool.retry, maxAttempts };
-      const idempotencyKey = source.idempotencyKey ?? `${sessionId}:${callId}`;
-      let authRefreshed = false;
-      let classified: ClassifiedError | undefined;
-      let thrown: unknown;
-      let decision: RetryDecision | undefined;
-      let attemptsAllowed = maxAttempts;
-      for (let attempt = 1; ; attempt++) {
-        // Yield to the event loop when tools have run back to back without it turning.
-        const turn = beforeExecution();
-        if (turn !== undefined) await turn;
-        const remainingMs = deadlineAt - clock.now();
-        if (remainingMs <= 0) {
-          if (attempt === 1) {
-            return fail({ code: 'BUDGET_EXHAUSTED', message: `No time budget was left to call ${toolName}`, retryable: false });
-          }
-          break;
-        }
-        const attemptStartedAt = clock.now();
-        const outcome = await runAttempt(
-          definition.execute as (args: unknown, context: unknown) => unknown,
-          parsedArguments,
-          { callId, sessionId, runId: source.runId, idempotencyKey, attempt },
-          {
-            timeoutMs: Math.min(definition.timeoutMs ?? defaultTimeoutMs, remainingMs),
-            clock,
-            callerSignal: source.signal,
-          },
-        );
-        const attemptRecord: AttemptRecord = { attempt, durationMs: clock.now() - attemptStartedAt, outcome: 'success' };
-        attempts.push(attemptRecord);
-        if (outcome.ok) {
-          const value = outcome.value;
-          if (limitTrips > 0 && typeof value === 'object' && value !== null && limitEnvelopes.has(value)) {
-            // The tool returned the envelope of a nested call that hit the call limit: it recursed.
-            attemptRecord.outcome = 'CALL_LIMIT_EXCEEDED';
-            errorRecord = {
-              kind: 'call_limit',
-              status: null,
-              message: 'the tool returned a CALL_LIMIT_EXCEEDED envelope of a nested call (it calls the runtime recursively)',
-              causes: [],
-            };
-            return fail({
-              code: 'CALL_LIMIT_EXCEEDED',
-              message: `${toolName} called tools recursively until the runtime's limit of ${maxInFlightCalls} calls in flight`,
-              detail: 'A nested call of this tool was refused because too many calls were running; the tool returned that refusal.',
-            });
-          }
-          // A success envelope holding a copy of the result's JSON, or a failure when it is not JSON.
-          const built = buildSuccess(value, envelopeBase());
-          if (built.status === 'failed' && built.error.code === 'TOOL_EXCEPTION') {
-            attemptRecord.outcome = 'TOOL_EXCEPTION';
-            errorRecord = { kind: 'exception', status: null, message: `the tool returned a value that is not JSON: ${built.error.detail}`, causes: [] };
-            sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'counted' });
-            return fail({ code: 'TOOL_EXCEPTION', message: built.error.message, detail: built.error.detail });
-          }
-          // A success, or OUTPUT_TOO_LARGE: the tool worked; the model must ask for less.
-          if (sessionBreakers) sessionBreakers.recordSuccess(sessionId, toolName);
-          if (sharedBreaker) {
-            const probe = heldProbe;
-            heldProbe = undefined;
-            await sharedBreaker.recordSuccess(toolName, probe?.id).catch(() => undefined);
-          }
-          if (built.status === 'failed') {
-            attemptRecord.outcome = built.error.code;
-            return finish(boundFailureEnvelope(built, redactor, bounds));
-          }
-          return finish(built);
-        }
-        thrown = outcome.thrown;
-        classified = classify(outcome.thrown, outcome.abortReason);
-        attemptRecord.outcome = classified.code;
-        if (classified.code === 'AUTH_EXPIRED' && options.onAuthError && !authRefreshed) {
-          authRefreshed = true;
-          let refreshed = false;
-          try {
-            refreshed = await options.onAuthError({ toolName, sessionId, runId: source.runId, message: classified.message });
-          } catch {
-            refreshed = false;
-          }
-          if (refreshed) {
-            attemptRecord.retryReason = 'auth-refreshed';
-            attemptsAllowed += 1;
-            continue;
-          }
-        }
-        if (classified.kind === 'cancelled') break;
-        decision = decideRetry({
-          attempt: attempt - (attemptsAllowed - maxAttempts),
-          failure: {
-            transient: classified.transient,
-            ambiguous: classified.ambiguous,
-            ...(classified.retryAfterMs !== undefined ? { retryAfterMs: classified.retryAfterMs } : {}),
-          },
-          policy,
-          idempotent: tool.idempotent,
-          remainingBudgetMs: deadlineAt - clock.now(),
-          random,
-        });
-        attemptRecord.retryReason = decision.reason;
-        if (!decision.retry) break;
-        attemptRecord.delayAfterMs = decision.delayMs;
-        try {
-          await clock.sleep(decision.delayMs, source.signal);
-        } catch {
-          classified = classify(undefined, 'cancelled');
-          break;
-        }
-      }
-
-      // 6. the failure envelope
-      const failure = classified ?? classify(undefined, 'timeout');
-      misconfiguration = failure.misconfiguration;
-      errorRecord = { kind: failure.kind, status: failure.status, message: failure.message, ...describeThrown(thrown) };
-      if (sessionBreakers && failure.kind !== 'cancelled') sessionBreakers.recordFailure(sessionId, toolName, { kind: 'counted' });
-      if (sharedBreaker && failure.misconfiguration) {
-        const probe = heldProbe;
-        heldProbe = undefined;
-        await sharedBreaker.recordFailure(toolName, { message: modelText(failure.message) }, probe?.id).catch(() => undefined);
-      }
-      return fail(describeFailure(toolName, failure, decision, attempts.length, modelText), failure.suggestion !== undefined);
+      return await runSteps(call);
     } catch (internal) {
       // A bug inside the pipeline or a port: still an envelope, never a rejection.
       try {
-        errorRecord = { kind: 'exception', status: null, message: messageOf(internal), ...describeThrown(internal) };
-        return fail({
-          code: 'TOOL_EXCEPTION',
-          message: `${boundToolName(redactor, toolName)} could not be run`,
-          detail: 'toolrun failed internally while running this call; the developer log has the details.',
+        call.errorRecord = { kind: 'exception', status: null, message: messageOf(internal), ...describeThrown(internal) };
+        return fail(call, {
+          parts: {
+            code: 'TOOL_EXCEPTION',
+            message: `${boundToolName(redactor, call.toolName)} could not be run`,
+            detail: 'toolrun failed internally while running this call; the developer log has the details.',
+          },
         });
       } catch {
         // Not even the clock is trusted here.
-        return finish(lastResort({ tool_name: toolName, call_id: callId, duration_ms: 0, attempts: attempts.length, trace_id: traceId }));
+        return finish(
+          call,
+          lastResort({ tool_name: call.toolName, call_id: call.callId, duration_ms: 0, attempts: call.attempts.length, trace_id: call.traceId }),
+        );
       }
     } finally {
       inFlight -= 1;
-      if (heldProbe !== undefined && sharedBreaker) {
+      if (call.heldProbe !== undefined && sharedBreaker) {
         // The probe never got an outcome (no time left, cancelled, the result was not JSON, an
         // internal error): free it so the next call may probe, instead of CIRCUIT_OPEN for everyone.
-        const probe = heldProbe;
-        heldProbe = undefined;
-        await sharedBreaker.releaseProbe(toolName, probe.id).catch(() => undefined);
+        const probe = call.heldProbe;
+        call.heldProbe = undefined;
+        await sharedBreaker.releaseProbe(call.toolName, probe.id).catch(() => undefined);
       }
     }
-  }
-
-  /** classifyError, guarded: an unreadable thrown value is a `TOOL_EXCEPTION`, never a rejection. */
-  function classify(thrown: unknown, abortReason: 'timeout' | 'cancelled' | undefined): ClassifiedError {
-    try {
-      return classifyError(thrown, { nowMs: clock.now(), ...(abortReason ? { abortReason } : {}) });
-    } catch {
-      return {
-        code: 'TOOL_EXCEPTION',
-        kind: 'exception',
-        status: null,
-        transient: false,
-        ambiguous: false,
-        misconfiguration: false,
-        message: 'The tool threw a value that could not be read',
-      };
-    }
-  }
-
-  function buildSuccess(value: unknown, base: { tool_name: string; call_id: string; duration_ms: number; attempts: number; trace_id: string }): ToolResult {
-    if (value === undefined || value === null) return { status: 'success', ...base, data: null };
-    switch (typeof value) {
-      case 'boolean':
-        return { status: 'success', ...base, data: value };
-      case 'number':
-        return { status: 'success', ...base, data: Number.isFinite(value) ? value : null };
-      case 'string':
-      case 'object':
-        break;
-      default:
-        return notJson(base, `a ${typeof value}`);
-    }
-    let json: string | undefined;
-    try {
-      json = JSON.stringify(value);
-    } catch (error) {
-      return notJson(base, notJsonReason(error));
-    }
-    if (json === undefined) return notJson(base, 'a value whose JSON is empty');
-    if (json.length * 3 > maxOutputBytes) {
-      const bytes = utf8ByteLength(json);
-      if (bytes > maxOutputBytes) {
-        if (outputOverflow === 'truncate') return { status: 'success', ...base, data: truncateText(json, maxOutputBytes), truncated: true };
-        return {
-          status: 'failed',
-          ...base,
-          error: buildFailure({ code: 'OUTPUT_TOO_LARGE', message: `${base.tool_name} returned ${bytes} bytes, over the ${maxOutputBytes}-byte bound` }),
-        };
-      }
-    }
-    // The envelope keeps what was serialised: a copy, not the tool's live object.
-    return { status: 'success', ...base, data: typeof value === 'string' ? value : (JSON.parse(json) as unknown) };
-  }
-
-  function notJson(base: { tool_name: string; call_id: string; duration_ms: number; attempts: number; trace_id: string }, what: string): ToolFailure {
-    return {
-      status: 'failed',
-      ...base,
-      error: buildFailure({
-        code: 'TOOL_EXCEPTION',
-        message: `${base.tool_name} returned a value that is not JSON`,
-        detail: `The result could not be serialised as JSON (${what}).`,
-      }),
-    };
   }
 
   return {
@@ -669,14 +378,6 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     sessionBreakers,
     clock,
   };
-}
-
-/** Why `JSON.stringify` threw, in words for the model (a BigInt, a cycle, a getter that throws). */
-function notJsonReason(error: unknown): string {
-  const message = messageOf(error);
-  if (/bigint/i.test(message)) return 'it holds a BigInt';
-  if (/circular|cyclic/i.test(message)) return 'it holds a cycle';
-  return 'reading it threw';
 }
 
 /** The envelope when even building the failure failed: fixed texts only. */
@@ -694,28 +395,4 @@ function lastResort(base: { tool_name: string; call_id: string; duration_ms: num
       detail: 'toolrun failed internally while running this call; the developer log has the details.',
     }),
   };
-}
-
-function describeFailure(
-  toolName: string,
-  failure: ClassifiedError,
-  decision: RetryDecision | undefined,
-  attempts: number,
-  modelText: (text: string) => string,
-): FailureParts {
-  const detail = modelText(failure.message);
-  const standard = ENVIRONMENT_MESSAGES[failure.code];
-  const message = standard ? standard(toolName, failure) + (attempts > 1 ? ` after ${attempts} attempts` : '') : detail;
-  const parts: FailureParts = { code: failure.code, message, detail };
-  if (failure.suggestion !== undefined) parts.suggestion = modelText(failure.suggestion);
-  if (failure.transient || failure.code === 'CANCELLED') parts.retryable = false;
-  if (decision && !decision.retry) {
-    if (decision.reason === 'ambiguous-not-idempotent') {
-      parts.suggestion = `The call may have taken effect before it failed, so it was not repeated automatically. Check whether it happened (look it up) before calling ${toolName} again.`;
-    } else if (decision.reason === 'retry-after-exceeds-budget' && decision.retryAfterMs !== undefined) {
-      parts.retryAfterMs = decision.retryAfterMs;
-      parts.detail = `${detail} The server asked to wait ${Math.ceil(decision.retryAfterMs / 1000)} s, longer than the time left.`;
-    }
-  }
-  return parts;
 }

@@ -1,7 +1,7 @@
 /**
- * Resolution of the tool names models really produce to the names a runtime offers
- * (SPEC.md §1.5, issue 2): a different case, `.` vs `_`, a prefix (`functions.`, `default_api:`), a
- * typo, a dropped or wrong namespace.
+ * Resolution of the tool names models really produce to the names a runtime offers: a different
+ * case, `.` vs `_`, a prefix (`functions.`, `default_api:`), a typo, a dropped or wrong namespace,
+ * the name's words in another order; the call's argument names weigh the suggestions.
  */
 
 /**
@@ -16,7 +16,26 @@ export interface ToolNameResolution {
   match?: string;
   closest?: string;
   candidates: string[];
+  /**
+   * Why `closest` was chosen when the name alone does not say it, as a phrase for a message:
+   * `it takes "diameter"` (the arguments fit it), `the same words in another order`. Absent otherwise.
+   */
+  reason?: string;
 }
+
+/**
+ * An available tool as the resolver sees it: its name and, when known, the names of its parameters
+ * (the top-level properties of its JSON Schema) and which of them are required. Without
+ * `parameters` the tool's fit to a call's arguments is unknown (neither favoured nor penalised).
+ */
+export interface ToolNameEntry {
+  name: string;
+  parameters?: readonly string[];
+  required?: readonly string[];
+}
+
+/** Looks a requested name up; `args` (an object or its JSON text) weighs the suggestions. */
+export type ToolNameResolver = (requested: string, args?: unknown) => ToolNameResolution;
 
 /**
  * Prefixes models put before a tool name, stripped from the request (repeatedly) when the name as
@@ -58,6 +77,12 @@ interface PreparedName {
   /** Character counts of `compact` and `last`, for a cheap lower bound of the edit distance. */
   compactBag: Int16Array;
   lastBag: Int16Array;
+  /** The name's words (lowercase, camelCase split), and the same sorted and joined: reordered parts compare equal. */
+  words: string[];
+  wordKey: string;
+  /** Compact forms of the declared parameter names; `undefined` when unknown. */
+  parameters: Map<string, string> | undefined;
+  required: string[];
 }
 
 /**
@@ -81,15 +106,16 @@ interface PreparedName {
  *
  * @see SPEC.md §1.5
  */
-export function createToolNameResolver(available: readonly string[]): (requested: string) => ToolNameResolution {
+export function createToolNameResolver(available: ReadonlyArray<string | ToolNameEntry>): ToolNameResolver {
   const prepared: PreparedName[] = [];
   const exact = new Set<string>();
   const byCompact = new Map<string, PreparedName[]>();
   const bySuffix = new Map<string, PreparedName[]>();
-  for (const name of available) {
+  for (const item of available) {
+    const name = typeof item === 'string' ? item : item.name;
     if (exact.has(name)) continue;
     exact.add(name);
-    const entry = prepareName(name, prepared.length);
+    const entry = prepareName(name, prepared.length, typeof item === 'string' ? undefined : item);
     prepared.push(entry);
     pushTo(byCompact, entry.compact, entry);
     for (const suffix of namespaceSuffixes(name)) {
@@ -98,10 +124,11 @@ export function createToolNameResolver(available: readonly string[]): (requested
   }
   const workspace: DistanceWorkspace = { rows: [new Int32Array(0), new Int32Array(0), new Int32Array(0)] };
 
-  return (requested: string): ToolNameResolution => {
+  return (requested: string, args?: unknown): ToolNameResolution => {
     if (exact.has(requested)) return resolved(requested);
     if (typeof requested !== 'string' || requested.length > MAX_RESOLVED_NAME_LENGTH) return { candidates: [] };
     const variants = requestVariants(requested);
+    const argumentNames = argumentNamesOf(args);
 
     // 1. equivalent spellings
     for (const variant of variants) {
@@ -119,7 +146,7 @@ export function createToolNameResolver(available: readonly string[]): (requested
         const sameSeparators = same.filter((entry) => entry.loose === loose);
         if (sameSeparators.length === 1) return resolved(sameSeparators[0]!.name);
       }
-      return suggestions(rankByRawDistance([...same, ...rivals], variant));
+      return weighed(rankByRawDistance([...same, ...rivals], variant), argumentNames);
     }
 
     // 2. a dropped namespace
@@ -127,7 +154,7 @@ export function createToolNameResolver(available: readonly string[]): (requested
       const owners = bySuffix.get(compactOf(variant));
       if (owners === undefined) continue;
       if (owners.length === 1) return resolved(owners[0]!.name);
-      return suggestions(rankByRawDistance(owners, variant));
+      return weighed(rankByRawDistance(owners, variant), argumentNames);
     }
 
     // 3. typos and wrong namespaces
@@ -136,13 +163,221 @@ export function createToolNameResolver(available: readonly string[]): (requested
     const requestLast = lastSegmentOf(request);
     const requestNamespaced = hasNamespace(request);
     const requestBags = { compact: bagOf(requestCompact), last: bagOf(requestLast) };
-    const scored: Array<{ entry: PreparedName; cost: number; distance: number }> = [];
+    const requestWords = wordsOf(request);
+    const requestWordKey = [...requestWords].sort().join(' ');
+    const scored: Array<{ entry: PreparedName; cost: number; nameCost: number; distance: number; reordered: boolean }> = [];
     for (const entry of prepared) {
       const cost = suggestionCost(requestCompact, requestLast, requestNamespaced, requestBags, entry, workspace);
-      if (cost !== undefined) scored.push({ entry, cost: cost.cost, distance: cost.distance });
+      let nameCost = cost?.cost;
+      let distance = cost?.distance ?? Number.MAX_SAFE_INTEGER;
+      // `evolution.prediction` for `prediction.evolution`: the same words in another order
+      const reordered = requestWords.length >= 2 && entry.wordKey === requestWordKey;
+      if (reordered && (nameCost === undefined || nameCost > REORDERED_COST)) {
+        nameCost = REORDERED_COST;
+        distance = 0;
+      }
+      const fit = argumentNames === undefined ? undefined : argumentFit(argumentNames, entry);
+      // a name that shares words with the request and takes exactly these arguments (`circle.calculate_circumference`
+      // for `circle.calculate_perimeter` with `diameter`) is a candidate even when its spelling is far
+      if (nameCost === undefined && fit !== undefined && fit.complete) {
+        const overlap = wordOverlap(requestWords, entry.words);
+        if (overlap >= MIN_WORD_OVERLAP) nameCost = WORD_POOL_COST + (1 - overlap) * WORD_POOL_SPREAD;
+      }
+      if (nameCost === undefined) continue;
+      scored.push({ entry, nameCost, cost: nameCost - (fit === undefined ? 0 : ARGUMENT_WEIGHT * fit.score), distance, reordered });
     }
+    const byName = [...scored].sort((a, b) => a.nameCost - b.nameCost || a.distance - b.distance || a.entry.index - b.entry.index);
     scored.sort((a, b) => a.cost - b.cost || a.distance - b.distance || a.entry.index - b.entry.index);
-    return suggestions(scored.map((item) => item.entry.name));
+    const result = suggestions(scored.map((item) => item.entry.name));
+    const top = scored[0];
+    if (top === undefined) return result;
+    if (top.reordered) return { ...result, reason: 'the same words in another order' };
+    if (argumentNames !== undefined && byName[0]?.entry !== top.entry) {
+      const reason = takesReason(argumentNames, top.entry);
+      if (reason !== undefined) return { ...result, reason };
+    }
+    return result;
+  };
+
+  /** Equally good names reordered by how well they take the arguments (stable); the reason when that changed the first. */
+  function weighed(names: readonly string[], argumentNames: readonly string[] | undefined): ToolNameResolution {
+    if (argumentNames === undefined || names.length < 2) return suggestions(names);
+    const entries = names.map((name, order) => {
+      const entry = prepared.find((candidate) => candidate.name === name)!;
+      return { entry, order, score: argumentFit(argumentNames, entry).score };
+    });
+    entries.sort((a, b) => b.score - a.score || a.order - b.order);
+    const result = suggestions(entries.map((item) => item.entry.name));
+    const top = entries[0]!;
+    if (top.order === 0) return result;
+    const reason = takesReason(argumentNames, top.entry);
+    return reason === undefined ? result : { ...result, reason };
+  }
+}
+
+/** The cost of a suggestion whose words are the request's in another order. */
+const REORDERED_COST = 0.05;
+/** How much a perfect fit of the arguments lowers a suggestion's cost (a name cost is at most {@link MAX_SUGGESTION_COST}). */
+const ARGUMENT_WEIGHT = 0.25;
+/** Shared words (Jaccard) a name needs to be suggested on its arguments alone. */
+const MIN_WORD_OVERLAP = 0.4;
+/** Cost of a name suggested on shared words and fitting arguments: this plus up to {@link WORD_POOL_SPREAD} for fewer shared words. */
+const WORD_POOL_COST = 0.3;
+const WORD_POOL_SPREAD = 0.1;
+/** Arguments weighed per call, and the longest argument text read for their names. */
+const MAX_WEIGHED_ARGUMENTS = 64;
+const MAX_ARGUMENT_TEXT = 65_536;
+
+/** The top-level argument names of a call (`args` an object or its JSON text), compact; `undefined` when there are none or they cannot be read. */
+function argumentNamesOf(args: unknown): string[] | undefined {
+  let value = args;
+  if (typeof value === 'string') {
+    if (value.length > MAX_ARGUMENT_TEXT) return undefined;
+    try {
+      value = JSON.parse(value) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const names: string[] = [];
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    names.push(key);
+    if (names.length >= MAX_WEIGHED_ARGUMENTS) break;
+  }
+  return names.length === 0 ? undefined : names;
+}
+
+/**
+ * How well a tool takes the arguments: the share of argument names it declares, times a factor
+ * for the share of its required parameters present (0.6 + 0.4 × share). `complete` when every
+ * argument is declared and every required parameter present. A tool of unknown parameters scores 0.5.
+ */
+function argumentFit(argumentNames: readonly string[], entry: PreparedName): { score: number; complete: boolean } {
+  if (entry.parameters === undefined) return { score: 0.5, complete: false };
+  let declared = 0;
+  const present = new Set<string>();
+  for (const name of argumentNames) {
+    const compact = compactOf(name);
+    if (entry.parameters.has(compact)) {
+      declared += 1;
+      present.add(compact);
+    }
+  }
+  const declaredShare = declared / argumentNames.length;
+  const requiredPresent = entry.required.filter((name) => present.has(name)).length;
+  const requiredShare = entry.required.length === 0 ? 1 : requiredPresent / entry.required.length;
+  return { score: declaredShare * (0.6 + 0.4 * requiredShare), complete: declaredShare === 1 && requiredShare === 1 };
+}
+
+/** `it takes "diameter"` (the argument names the tool declares, at most 3), or `undefined` when it declares none. */
+function takesReason(argumentNames: readonly string[], entry: PreparedName): string | undefined {
+  if (entry.parameters === undefined) return undefined;
+  const declared = argumentNames.filter((name) => entry.parameters!.has(compactOf(name))).map((name) => entry.parameters!.get(compactOf(name))!);
+  if (declared.length === 0) return undefined;
+  const shown = declared.slice(0, 3).map((name) => JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name));
+  return `it takes ${shown.join(', ')}${declared.length > 3 ? ', …' : ''}`;
+}
+
+/** Jaccard similarity of two word lists (as sets). */
+function wordOverlap(a: readonly string[], b: readonly string[]): number {
+  const left = new Set(a);
+  const right = new Set(b);
+  let shared = 0;
+  for (const word of left) if (right.has(word)) shared += 1;
+  const union = left.size + right.size - shared;
+  return union === 0 ? 0 : shared / union;
+}
+
+/** The words of a name: lowercase, split at separators and camelCase humps. */
+function wordsOf(name: string): string[] {
+  return looseOf(name)
+    .split('_')
+    .filter((word) => word !== '');
+}
+
+/** What {@link resolveToolName} reads of a registry: its names, and each tool's advertised JSON Schema. */
+export interface ToolNameRegistry {
+  readonly names: readonly string[];
+  get(name: string): { spec: { inputSchema: unknown } } | undefined;
+}
+
+const resolverCache = new WeakMap<object, { names: readonly string[]; resolve: ToolNameResolver }>();
+
+/**
+ * Resolves a requested tool name against a registry, weighing the call's arguments: built once
+ * per registry (and again if its name list changes) from each tool's parameters, read from the
+ * top-level `properties` and `required` of its schema (and of its `allOf`/`anyOf`/`oneOf` parts).
+ * A tool whose schema declares no properties has unknown parameters.
+ *
+ * The rules of {@link createToolNameResolver} hold: `match` only for an unambiguous equivalent
+ * spelling; the arguments only reorder suggestions (and may add one that shares words with the
+ * request and takes exactly these arguments), so they never make a tool run.
+ *
+ * @param args - the call's arguments, an object or its JSON text; anything else weighs nothing.
+ */
+export function resolveToolName(requested: string, args: unknown, registry: ToolNameRegistry): ToolNameResolution {
+  let cached = resolverCache.get(registry);
+  if (cached === undefined || cached.names !== registry.names) {
+    const entries = registry.names.map((name) => ({ name, ...parametersOf(registry.get(name)?.spec.inputSchema) }));
+    cached = { names: registry.names, resolve: createToolNameResolver(entries) };
+    resolverCache.set(registry, cached);
+  }
+  return cached.resolve(requested, args);
+}
+
+/** The top-level parameter names and required names of a JSON Schema; no `parameters` when it declares none. */
+function parametersOf(schema: unknown): { parameters?: string[]; required?: string[] } {
+  const parameters = new Set<string>();
+  const required = new Set<string>();
+  const visit = (part: unknown, depth: number): void => {
+    if (typeof part !== 'object' || part === null || Array.isArray(part) || depth > 2) return;
+    const record = part as Record<string, unknown>;
+    if (typeof record.properties === 'object' && record.properties !== null) for (const key of Object.keys(record.properties)) parameters.add(key);
+    if (Array.isArray(record.required) && depth === 0) for (const key of record.required) if (typeof key === 'string') required.add(key);
+    for (const keyword of ['allOf', 'anyOf', 'oneOf'] as const) {
+      const branches = record[keyword];
+      if (Array.isArray(branches)) for (const branch of branches) visit(branch, depth + 1);
+    }
+  };
+  visit(schema, 0);
+  return parameters.size === 0 ? {} : { parameters: [...parameters], required: [...required] };
+}
+
+/** The wording of a `TOOL_NOT_FOUND` failure. */
+export interface ToolNotFoundWording {
+  message: string;
+  detail: string;
+  suggestion: string;
+}
+
+/**
+ * Words a `TOOL_NOT_FOUND` failure from a resolution: the message names the unknown tool, the
+ * detail lists the available ones and the closest (with the resolution's `reason`), the
+ * suggestion says which tool to call instead. OpenAI's `multi_tool_use.parallel` wrapper gets its
+ * own advice: make one tool call per tool.
+ *
+ * @param shownName - the requested name as the envelope may show it (redacted and bounded by the caller).
+ * @param available - the listed tool names, already joined (`a, b, … (N more)`).
+ */
+export function describeToolNotFound(shownName: string, resolution: ToolNameResolution, available: string): ToolNotFoundWording {
+  const message = `There is no tool named "${shownName}"`;
+  if (isParallelWrapperName(shownName)) {
+    return {
+      message,
+      detail: `"${shownName}" is a wrapper some models use for several calls at once; it is not a tool here. Available tools: ${available}.`,
+      suggestion: `Do not wrap calls in "${shownName}": make one tool call per tool, each with its own name and arguments${resolution.closest ? ` (e.g. "${resolution.closest}" with its arguments)` : ''}.`,
+    };
+  }
+  const closest = resolution.closest;
+  const because = resolution.reason ? ` (${resolution.reason})` : '';
+  return {
+    message,
+    detail: `Available tools: ${available}.${closest ? ` Did you mean "${closest}"${because}?` : ''}`,
+    suggestion: closest
+      ? `Call "${closest}"${because} instead if it does what you need, or another of the available tools.`
+      : 'Call one of the available tools instead, or answer without a tool.',
   };
 }
 
@@ -163,10 +398,27 @@ function pushTo(map: Map<string, PreparedName[]>, key: string, entry: PreparedNa
   else if (!list.includes(entry)) list.push(entry);
 }
 
-function prepareName(name: string, index: number): PreparedName {
+function prepareName(name: string, index: number, described: ToolNameEntry | undefined): PreparedName {
   const compact = compactOf(name);
   const last = lastSegmentOf(name);
-  return { name, index, compact, loose: looseOf(name), last, namespaced: hasNamespace(name), compactBag: bagOf(compact), lastBag: bagOf(last) };
+  const words = wordsOf(name);
+  const parameters =
+    described?.parameters === undefined ? undefined : new Map(described.parameters.map((parameter) => [compactOf(parameter), parameter] as const));
+  const required = (described?.required ?? []).map(compactOf);
+  return {
+    name,
+    index,
+    compact,
+    loose: looseOf(name),
+    last,
+    namespaced: hasNamespace(name),
+    compactBag: bagOf(compact),
+    lastBag: bagOf(last),
+    words,
+    wordKey: [...words].sort().join(' '),
+    parameters,
+    required,
+  };
 }
 
 /** The request as sent (cleaned), then after each known prefix stripped. */

@@ -6,8 +6,8 @@
  * loop turning, the next one first waits for a macrotask (`setImmediate` where there is one, else
  * `MessageChannel`, else `setTimeout(0)`), which lets timers, I/O and other work run.
  *
- * Shared by every runtime of the process (the event loop is). No `node:` import: runs on Node, Bun,
- * Deno and Cloudflare Workers.
+ * One guard per runtime (so a tool recursing through several runtimes yields in each). No `node:`
+ * import: runs on Node, Bun, Deno and Cloudflare Workers.
  */
 
 /** Executions allowed between two turns of the event loop before the next one yields. */
@@ -46,31 +46,44 @@ const scheduleMacrotask: Schedule = (() => {
   return (callback) => void timeout(callback, 0);
 })();
 
-let executionsThisTurn = 0;
-let resetScheduled = false;
-let waiters: Array<() => void> = [];
-
-function onTurn(): void {
-  executionsThisTurn = 0;
-  resetScheduled = false;
-  const ready = waiters;
-  waiters = [];
-  for (const resume of ready) resume();
+/**
+ * A turn guard: counts tool executions between two turns of the event loop. Each runtime owns one
+ * (no state is shared between runtimes or kept in the module).
+ */
+export interface TurnGuard {
+  /**
+   * Counts one tool execution. Returns `undefined` when it may run at once (the common case: no
+   * allocation), or a promise that resolves on the next turn of the event loop when this turn has
+   * already run {@link MAX_EXECUTIONS_PER_TURN} executions.
+   */
+  beforeExecution(): Promise<void> | undefined;
 }
 
-/**
- * Counts one tool execution. Returns `undefined` when it may run at once (the common case: no
- * allocation), or a promise that resolves on the next turn of the event loop when this turn has
- * already run {@link MAX_EXECUTIONS_PER_TURN} executions.
- */
-export function beforeExecution(): Promise<void> | undefined {
-  if (!resetScheduled) {
-    resetScheduled = true;
-    scheduleMacrotask(onTurn);
+/** Creates a {@link TurnGuard}. */
+export function createTurnGuard(): TurnGuard {
+  let executionsThisTurn = 0;
+  let resetScheduled = false;
+  let waiters: Array<() => void> = [];
+
+  function onTurn(): void {
+    executionsThisTurn = 0;
+    resetScheduled = false;
+    const ready = waiters;
+    waiters = [];
+    for (const resume of ready) resume();
   }
-  executionsThisTurn += 1;
-  if (executionsThisTurn <= MAX_EXECUTIONS_PER_TURN) return undefined;
-  return new Promise<void>((resolve) => {
-    waiters.push(resolve);
-  });
+
+  return {
+    beforeExecution() {
+      if (!resetScheduled) {
+        resetScheduled = true;
+        scheduleMacrotask(onTurn);
+      }
+      executionsThisTurn += 1;
+      if (executionsThisTurn <= MAX_EXECUTIONS_PER_TURN) return undefined;
+      return new Promise<void>((resolve) => {
+        waiters.push(resolve);
+      });
+    },
+  };
 }

@@ -1,0 +1,276 @@
+/**
+ * Step 5 of a call: run the tool with its timeout, retries, backoff with jitter, `Retry-After` and
+ * the call's time budget; one extra attempt after a credential refresh. Ends with the envelope of a
+ * success (or `OUTPUT_TOO_LARGE`: the tool worked, the model must ask for less), or the failure of
+ * the last attempt, classified, with the session and shared breakers fed.
+ */
+import type { ToolFailure, ToolResult } from '../../ground/tool-result.ts';
+import { decideRetry, type RetryDecision } from '../../policies/retry-policy.ts';
+import { boundFailureEnvelope } from '../bound-envelope.ts';
+import { buildFailure, truncateText, utf8ByteLength, type FailureParts } from '../build-failure.ts';
+import { classifyError, type ClassifiedError } from '../classify-error.ts';
+import { describeThrown, messageOf } from '../describe-thrown.ts';
+import { runAttempt } from '../run-attempt.ts';
+import type { AttemptRecord } from '../tool-call-record.ts';
+import type { RegisteredTool } from '../tool-registry.ts';
+import { stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
+
+/** The identity fields of an envelope. */
+export interface EnvelopeBase {
+  tool_name: string;
+  call_id: string;
+  duration_ms: number;
+  attempts: number;
+  trace_id: string;
+}
+
+const ENVIRONMENT_MESSAGES: Partial<Record<string, (tool: string, classified: ClassifiedError) => string>> = {
+  TIMEOUT: (tool) => `${tool} did not answer in time`,
+  UNAVAILABLE: (tool, c) => `${tool} is unavailable${c.status !== null ? ` (HTTP ${c.status})` : ''}`,
+  RATE_LIMITED: (tool) => `${tool} is rate limited`,
+  NETWORK_ERROR: (tool) => `${tool} could not be reached`,
+  AUTH_EXPIRED: (tool) => `${tool} rejected its credentials`,
+  PERMISSION_DENIED: (tool) => `Permission denied for ${tool}`,
+  TOOL_EXCEPTION: (tool) => `${tool} failed with an unexpected error`,
+  CANCELLED: (tool) => `The call to ${tool} was cancelled`,
+};
+
+/** The envelope's identity fields now. */
+export function envelopeBase(parts: PipelineParts, call: CallState): EnvelopeBase {
+  return {
+    tool_name: call.toolName,
+    call_id: call.callId,
+    duration_ms: Math.max(0, parts.clock.now() - call.startedAt),
+    attempts: call.attempts.length,
+    trace_id: call.traceId,
+  };
+}
+
+/** Runs the tool until it succeeds, fails for good, or the budget is spent. */
+export async function executeStep(parts: PipelineParts, call: CallState, tool: RegisteredTool): Promise<StepOutcome<ToolResult>> {
+  const { clock, sessionBreakers, sharedBreaker } = parts;
+  const { input, sessionId, callId, toolName } = call;
+  const definition = tool.definition;
+  const callerDeadline = typeof input.deadlineAt === 'number' && !Number.isNaN(input.deadlineAt) ? input.deadlineAt : Number.POSITIVE_INFINITY;
+  const deadlineAt = Math.min(call.startedAt + parts.callBudgetMs, callerDeadline);
+  const callerMaxAttempts =
+    typeof input.maxAttempts === 'number' && !Number.isNaN(input.maxAttempts) ? Math.floor(input.maxAttempts) : Number.POSITIVE_INFINITY;
+  const maxAttempts = Math.max(1, Math.min(tool.retry.maxAttempts, callerMaxAttempts));
+  const policy = maxAttempts === tool.retry.maxAttempts ? tool.retry : { ...tool.retry, maxAttempts };
+  const idempotencyKey = input.idempotencyKey ?? `${sessionId}:${callId}`;
+  let authRefreshed = false;
+  let classified: ClassifiedError | undefined;
+  let thrown: unknown;
+  let decision: RetryDecision | undefined;
+  let attemptsAllowed = maxAttempts;
+  for (let attempt = 1; ; attempt++) {
+    // Yield to the event loop when tools have run back to back without it turning.
+    const turn = parts.turnGuard.beforeExecution();
+    if (turn !== undefined) await turn;
+    const remainingMs = deadlineAt - clock.now();
+    if (remainingMs <= 0) {
+      if (attempt === 1) return stepFailed({ code: 'BUDGET_EXHAUSTED', message: `No time budget was left to call ${toolName}`, retryable: false });
+      break;
+    }
+    const attemptStartedAt = clock.now();
+    const outcome = await runAttempt(
+      definition.execute as (args: unknown, context: unknown) => unknown,
+      call.args,
+      { callId, sessionId, runId: input.runId, idempotencyKey, attempt },
+      { timeoutMs: Math.min(definition.timeoutMs ?? parts.defaultTimeoutMs, remainingMs), clock, callerSignal: input.signal },
+    );
+    const attemptRecord: AttemptRecord = { attempt, durationMs: clock.now() - attemptStartedAt, outcome: 'success' };
+    call.attempts.push(attemptRecord);
+    if (outcome.ok) return succeeded(parts, call, outcome.value, attemptRecord);
+    thrown = outcome.thrown;
+    classified = classify(parts, outcome.thrown, outcome.abortReason);
+    attemptRecord.outcome = classified.code;
+    if (classified.code === 'AUTH_EXPIRED' && parts.onAuthError && !authRefreshed) {
+      authRefreshed = true;
+      let refreshed = false;
+      try {
+        refreshed = await parts.onAuthError({ toolName, sessionId, runId: input.runId, message: classified.message });
+      } catch {
+        refreshed = false;
+      }
+      if (refreshed) {
+        attemptRecord.retryReason = 'auth-refreshed';
+        attemptsAllowed += 1;
+        continue;
+      }
+    }
+    if (classified.kind === 'cancelled') break;
+    decision = decideRetry({
+      attempt: attempt - (attemptsAllowed - maxAttempts),
+      failure: {
+        transient: classified.transient,
+        ambiguous: classified.ambiguous,
+        ...(classified.retryAfterMs !== undefined ? { retryAfterMs: classified.retryAfterMs } : {}),
+      },
+      policy,
+      idempotent: tool.idempotent,
+      remainingBudgetMs: deadlineAt - clock.now(),
+      random: parts.random,
+    });
+    attemptRecord.retryReason = decision.reason;
+    if (!decision.retry) break;
+    attemptRecord.delayAfterMs = decision.delayMs;
+    try {
+      await clock.sleep(decision.delayMs, input.signal);
+    } catch {
+      classified = classify(parts, undefined, 'cancelled');
+      break;
+    }
+  }
+
+  // The last attempt's failure, classified.
+  const failure = classified ?? classify(parts, undefined, 'timeout');
+  call.misconfiguration = failure.misconfiguration;
+  call.errorRecord = { kind: failure.kind, status: failure.status, message: failure.message, ...describeThrown(thrown) };
+  if (sessionBreakers && failure.kind !== 'cancelled') sessionBreakers.recordFailure(sessionId, toolName, { kind: 'counted' });
+  if (sharedBreaker && failure.misconfiguration) {
+    const probe = call.heldProbe;
+    call.heldProbe = undefined;
+    await sharedBreaker.recordFailure(toolName, { message: parts.modelText(failure.message) }, probe?.id).catch(() => undefined);
+  }
+  return stepFailed(describeFailure(toolName, failure, decision, call.attempts.length, parts.modelText), failure.suggestion !== undefined);
+}
+
+/** The tool returned `value`: its envelope, or the failure when the value cannot be one. */
+async function succeeded(parts: PipelineParts, call: CallState, value: unknown, attemptRecord: AttemptRecord): Promise<StepOutcome<ToolResult>> {
+  const { sessionBreakers, sharedBreaker } = parts;
+  const { sessionId, toolName } = call;
+  if (parts.isLimitEnvelope(value)) {
+    // The tool returned the envelope of a nested call that hit the call limit: it recursed.
+    attemptRecord.outcome = 'CALL_LIMIT_EXCEEDED';
+    call.errorRecord = {
+      kind: 'call_limit',
+      status: null,
+      message: 'the tool returned a CALL_LIMIT_EXCEEDED envelope of a nested call (it calls the runtime recursively)',
+      causes: [],
+    };
+    return stepFailed({
+      code: 'CALL_LIMIT_EXCEEDED',
+      message: `${toolName} called tools recursively until the runtime's limit of ${parts.maxInFlightCalls} calls in flight`,
+      detail: 'A nested call of this tool was refused because too many calls were running; the tool returned that refusal.',
+    });
+  }
+  // A success envelope holding a copy of the result's JSON, or a failure when it is not JSON.
+  const built = buildSuccess(parts, value, envelopeBase(parts, call));
+  if (built.status === 'failed' && built.error.code === 'TOOL_EXCEPTION') {
+    attemptRecord.outcome = 'TOOL_EXCEPTION';
+    call.errorRecord = { kind: 'exception', status: null, message: `the tool returned a value that is not JSON: ${built.error.detail}`, causes: [] };
+    sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'counted' });
+    return stepFailed({ code: 'TOOL_EXCEPTION', message: built.error.message, detail: built.error.detail });
+  }
+  // A success, or OUTPUT_TOO_LARGE: the tool worked; the model must ask for less.
+  if (sessionBreakers) sessionBreakers.recordSuccess(sessionId, toolName);
+  if (sharedBreaker) {
+    const probe = call.heldProbe;
+    call.heldProbe = undefined;
+    await sharedBreaker.recordSuccess(toolName, probe?.id).catch(() => undefined);
+  }
+  if (built.status === 'failed') {
+    attemptRecord.outcome = built.error.code;
+    return { ok: true, value: boundFailureEnvelope(built, parts.redactor, parts.bounds) };
+  }
+  return { ok: true, value: built };
+}
+
+/** classifyError, guarded: an unreadable thrown value is a `TOOL_EXCEPTION`, never a rejection. */
+function classify(parts: PipelineParts, thrown: unknown, abortReason: 'timeout' | 'cancelled' | undefined): ClassifiedError {
+  try {
+    return classifyError(thrown, { nowMs: parts.clock.now(), ...(abortReason ? { abortReason } : {}) });
+  } catch {
+    return {
+      code: 'TOOL_EXCEPTION',
+      kind: 'exception',
+      status: null,
+      transient: false,
+      ambiguous: false,
+      misconfiguration: false,
+      message: 'The tool threw a value that could not be read',
+    };
+  }
+}
+
+/** The success envelope of a returned value: a copy of its JSON, bounded by `maxOutputBytes`. */
+function buildSuccess(parts: PipelineParts, value: unknown, base: EnvelopeBase): ToolResult {
+  if (value === undefined || value === null) return { status: 'success', ...base, data: null };
+  switch (typeof value) {
+    case 'boolean':
+      return { status: 'success', ...base, data: value };
+    case 'number':
+      return { status: 'success', ...base, data: Number.isFinite(value) ? value : null };
+    case 'string':
+    case 'object':
+      break;
+    default:
+      return notJson(base, `a ${typeof value}`);
+  }
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (error) {
+    return notJson(base, notJsonReason(error));
+  }
+  if (json === undefined) return notJson(base, 'a value whose JSON is empty');
+  const maxOutputBytes = parts.maxOutputBytes;
+  if (json.length * 3 > maxOutputBytes) {
+    const bytes = utf8ByteLength(json);
+    if (bytes > maxOutputBytes) {
+      if (parts.outputOverflow === 'truncate') return { status: 'success', ...base, data: truncateText(json, maxOutputBytes), truncated: true };
+      return {
+        status: 'failed',
+        ...base,
+        error: buildFailure({ code: 'OUTPUT_TOO_LARGE', message: `${base.tool_name} returned ${bytes} bytes, over the ${maxOutputBytes}-byte bound` }),
+      };
+    }
+  }
+  // The envelope keeps what was serialised: a copy, not the tool's live object.
+  return { status: 'success', ...base, data: typeof value === 'string' ? value : (JSON.parse(json) as unknown) };
+}
+
+function notJson(base: EnvelopeBase, what: string): ToolFailure {
+  return {
+    status: 'failed',
+    ...base,
+    error: buildFailure({
+      code: 'TOOL_EXCEPTION',
+      message: `${base.tool_name} returned a value that is not JSON`,
+      detail: `The result could not be serialised as JSON (${what}).`,
+    }),
+  };
+}
+
+/** Why `JSON.stringify` threw, in words for the model (a BigInt, a cycle, a getter that throws). */
+function notJsonReason(error: unknown): string {
+  const message = messageOf(error);
+  if (/bigint/i.test(message)) return 'it holds a BigInt';
+  if (/circular|cyclic/i.test(message)) return 'it holds a cycle';
+  return 'reading it threw';
+}
+
+function describeFailure(
+  toolName: string,
+  failure: ClassifiedError,
+  decision: RetryDecision | undefined,
+  attempts: number,
+  modelText: (text: string) => string,
+): FailureParts {
+  const detail = modelText(failure.message);
+  const standard = ENVIRONMENT_MESSAGES[failure.code];
+  const message = standard ? standard(toolName, failure) + (attempts > 1 ? ` after ${attempts} attempts` : '') : detail;
+  const parts: FailureParts = { code: failure.code, message, detail };
+  if (failure.suggestion !== undefined) parts.suggestion = modelText(failure.suggestion);
+  if (failure.transient || failure.code === 'CANCELLED') parts.retryable = false;
+  if (decision && !decision.retry) {
+    if (decision.reason === 'ambiguous-not-idempotent') {
+      parts.suggestion = `The call may have taken effect before it failed, so it was not repeated automatically. Check whether it happened (look it up) before calling ${toolName} again.`;
+    } else if (decision.reason === 'retry-after-exceeds-budget' && decision.retryAfterMs !== undefined) {
+      parts.retryAfterMs = decision.retryAfterMs;
+      parts.detail = `${detail} The server asked to wait ${Math.ceil(decision.retryAfterMs / 1000)} s, longer than the time left.`;
+    }
+  }
+  return parts;
+}

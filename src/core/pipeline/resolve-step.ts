@@ -1,0 +1,70 @@
+/**
+ * Step 1 of a call: find the tool. An exact name, else an equivalent spelling the registry resolves
+ * unambiguously (`math_factorial` for `math.factorial`); else `TOOL_NOT_FOUND` with the closest
+ * name, or `TOO_MANY_FAILURES` once the session breaker has seen that unknown name too often.
+ */
+import { boundToolName } from '../bound-envelope.ts';
+import { redactBounded, truncateText } from '../build-failure.ts';
+import type { RegisteredTool } from '../tool-registry.ts';
+import { stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
+
+/** At most this many tool names are listed in a `TOOL_NOT_FOUND` envelope. */
+const LISTED_TOOLS = 50;
+
+/** Resolves the call's tool; on success `call.tool` and `call.toolName` are set. */
+export function resolveStep(parts: PipelineParts, call: CallState): StepOutcome<RegisteredTool> {
+  const { registry, redactor, sessionBreakers } = parts;
+  const requestedName = call.requestedName;
+  const exact = registry.get(requestedName);
+  if (exact) {
+    call.tool = exact;
+    return { ok: true, value: exact };
+  }
+  const resolution = registry.resolve(requestedName);
+  if (parts.resolveToolNames && resolution.match !== undefined) {
+    const resolved = registry.get(resolution.match);
+    if (resolved) {
+      call.normalisations.push(`tool-name-resolved:${truncateText(requestedName, 256)}->${resolution.match}`);
+      call.toolName = resolution.match;
+      call.tool = resolved;
+      return { ok: true, value: resolved };
+    }
+  }
+  // `TOOL_NOT_FOUND`, counted by the session breaker under the name the model sent. The
+  // envelope's tool_name is model text like any: redacted (a key sent as a name is masked) and bounded.
+  call.toolName = redactBounded(redactor, requestedName, 128);
+  const closest = resolution.closest;
+  const shownName = boundToolName(redactor, requestedName);
+  const names = registry.names;
+  const listed = names.slice(0, LISTED_TOOLS);
+  const available = `${listed.join(', ')}${names.length > listed.length ? `, … (${names.length - listed.length} more)` : ''}`;
+  const closestFields = closest !== undefined ? { closestTool: closest } : {};
+  if (sessionBreakers && sessionBreakers.check(call.sessionId, requestedName).state === 'open') {
+    call.errorRecord = {
+      kind: 'unknown_tool',
+      status: null,
+      message: `Unknown tool ${truncateText(requestedName, 256)}, called too many times in this session`,
+      causes: [],
+    };
+    return stepFailed({
+      code: 'TOO_MANY_FAILURES',
+      message: `There is no tool named "${shownName}", and it was called too many times in this session`,
+      detail: `Available tools: ${available}.`,
+      suggestion: `Stop calling "${shownName}": it does not exist. ${closest ? `Call "${closest}" if it does what you need, or another of the available tools` : 'Call one of the available tools'}, or answer the user with what you have.`,
+      availableTools: [...listed],
+      ...closestFields,
+    });
+  }
+  sessionBreakers?.recordFailure(call.sessionId, requestedName, { kind: 'counted' });
+  call.errorRecord = { kind: 'unknown_tool', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}`, causes: [] };
+  return stepFailed({
+    code: 'TOOL_NOT_FOUND',
+    message: `There is no tool named "${shownName}"`,
+    detail: `Available tools: ${available}.${closest ? ` Did you mean "${closest}"?` : ''}`,
+    suggestion: closest
+      ? `Call "${closest}" instead if it does what you need, or another of the available tools.`
+      : 'Call one of the available tools instead, or answer without a tool.',
+    availableTools: [...listed],
+    ...closestFields,
+  });
+}
