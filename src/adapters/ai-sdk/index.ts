@@ -1,0 +1,18 @@
+/**
+ * `toolrun/ai-sdk`: toolrun inside the Vercel AI SDK (`ai` 5 and 6 on Node 20, `ai` 7 on Node 22+;
+ * `ai` is an optional peer dependency, used for its types only): `toAiSdk` gives `generateText` /
+ * `streamText` toolrun's tools and tool-call repair, and `fromAiSdkModel` makes any AI SDK provider
+ * model toolrun's `Model`.
+ *
+ * @packageDocumentation
+ */
+export { toAiSdk, REPAIRED_CALL_KEY, type AiSdkTools, type ToAiSdkOptions } from './to-ai-sdk.ts';
+export { ToolCallFailure } from './tool-call-failure.ts';
+export {
+  fromAiSdkModel,
+  parseAiSdkResult,
+  toAiSdkPrompt,
+  type AiSdkCallOptions,
+  type AiSdkLanguageModel,
+  type FromAiSdkModelOptions,
+} from './from-ai-sdk-model.ts';

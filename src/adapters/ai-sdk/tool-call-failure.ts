@@ -1,0 +1,54 @@
+import type { ToolFailure } from '../../ground/tool-result.ts';
+
+const BRAND = Symbol.for('toolrun.ToolCallFailure');
+
+/**
+ * What a tool of `toAiSdk` throws when toolrun's call failed, so the AI SDK records a `tool-error`
+ * (the host's UI, `onStepFinish` and telemetry see a failure) while the model reads toolrun's
+ * envelope: the message is the failure envelope's JSON, which the SDK sends as the tool result's
+ * `error-text`.
+ *
+ * `envelope` is the failure itself (`error.code`, `error.fields`, `error.suggestion`…); `code` is
+ * its `error.code`. Recognise it with {@link ToolCallFailure.is} (its brand survives two copies of
+ * toolrun) or by `name === 'ToolCallFailure'`.
+ */
+export class ToolCallFailure extends Error {
+  readonly [BRAND] = true;
+  /** The failure envelope toolrun returned for the call. */
+  readonly envelope: ToolFailure;
+  /** The envelope's `error.code`, e.g. `INVALID_ARGUMENTS`, `TOOL_NOT_FOUND`, `UNAVAILABLE`. */
+  readonly code: ToolFailure['error']['code'];
+
+  constructor(envelope: ToolFailure) {
+    super(envelopeJson(envelope));
+    this.name = 'ToolCallFailure';
+    this.envelope = envelope;
+    this.code = envelope.error.code;
+  }
+
+  /** True for any ToolCallFailure, even one from another copy of the package. Never throws. */
+  static is(value: unknown): value is ToolCallFailure {
+    if (typeof value !== 'object' || value === null) return false;
+    try {
+      return (value as Record<symbol, unknown>)[BRAND] === true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** The envelope as JSON, as the agent loop gives it to the model (a fixed failure body if it cannot be serialised). */
+function envelopeJson(envelope: ToolFailure): string {
+  try {
+    const json = JSON.stringify(envelope);
+    if (typeof json === 'string') return json;
+  } catch {
+    // below
+  }
+  return JSON.stringify({
+    status: 'failed',
+    tool_name: String(envelope.tool_name),
+    call_id: String(envelope.call_id),
+    error: { type: 'logic', code: 'TOOL_EXCEPTION', message: 'The tool result could not be serialised', retryable: false },
+  });
+}
