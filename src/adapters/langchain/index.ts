@@ -1,0 +1,10 @@
+/**
+ * `toolrun/langchain`: toolrun inside LangChain v1's `createAgent` — `toolrunMiddleware(runtime)`
+ * runs every tool call through toolrun (unknown names and unparsable arguments included) and answers
+ * with toolrun's envelope in a `ToolMessage` (`status: 'error'` for a failure). `langchain` and
+ * `@langchain/core` are optional peer dependencies, needed only by this subpath.
+ *
+ * @packageDocumentation
+ */
+export { toolrunMiddleware, type ToolrunMiddlewareOptions } from './toolrun-middleware.ts';
+export { toLangChainTools, ToolCallFailedError, type LangChainCallScope } from './langchain-tools.ts';
