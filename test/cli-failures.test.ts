@@ -246,7 +246,7 @@ describe('toolrun worker: a line per dead letter, and where every message went',
     expect(human.stdout).toMatch(/^tool DLQ: 2 \(oldest \d+(ms|s)\) — book_flight 1 · kinds: tool 1, model 1, run 0 · models: cli-test-model 1 · \d+ B$/m);
     expect(human.stdout).toMatch(/^message DLQ: 1 \(oldest \d+(ms|s)\) — MALFORMED_JSON 1 · \d+ B$/m);
 
-    const table = await cli(['dlq', 'list', '--queue', 'tool', '--db', db]);
+    const table = await cli(['dlq', 'list', '--dlq', 'tool', '--db', db]);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/ID\s+AGE\s+KIND\s+TRIES\s+TOOL\/MODEL\s+RUN\s+STEP\s+REASON\s+LAST ERROR/);
     expect(table.stdout).toMatch(/\s+tool\s+3 attempts\s+book_flight\s+run_book-1\s+step 1\s+retry-budget-exhausted\s+server 503: booking service unavailable/);
@@ -254,7 +254,7 @@ describe('toolrun worker: a line per dead letter, and where every message went',
     expect(table.stdout).not.toContain(SECRET_KEY);
     const modelId = /^\s+(\d+)\s+\S+\s+model\s/m.exec(table.stdout)![1]!;
 
-    const show = await cli(['dlq', 'show', modelId, '--queue', 'tool', '--db', db]);
+    const show = await cli(['dlq', 'show', modelId, '--dlq', 'tool', '--db', db]);
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(new RegExp(`^tool-DLQ entry ${modelId} \\(kind model\\):\\n\\{\\n`));
     const json = show.stdout.slice(show.stdout.indexOf('{'), show.stdout.lastIndexOf('}') + 1);
@@ -271,9 +271,9 @@ describe('toolrun worker: a line per dead letter, and where every message went',
     expect(show.stdout).not.toContain(SECRET_KEY);
     expect(show.stdout).not.toContain('mia.li3818@example.com');
 
-    const message = await cli(['dlq', 'list', '--queue', 'message', '--json', '--db', db]);
+    const message = await cli(['dlq', 'list', '--dlq', 'message', '--json', '--db', db]);
     const [messageRecord] = JSON.parse(message.stdout) as DeadLetterRecord<unknown>[];
-    const shown = await cli(['dlq', 'show', messageRecord!.id, '--queue', 'message', '--json', '--db', db]);
+    const shown = await cli(['dlq', 'show', messageRecord!.id, '--dlq', 'message', '--json', '--db', db]);
     expect(JSON.parse(shown.stdout)).toMatchObject({
       entry: { rawBody: '{not json', rawBodyRedacted: false },
       rawBodyRedacted: false,
@@ -341,10 +341,10 @@ describe('a consumer that crashes on a message every time', () => {
     expect(worker.stdout).toContain('toolrun worker: handled 2 messages (completed 1, delivery_limit_exceeded 1)');
     expect(worker.stdout).toContain('toolrun worker: where they went: 1 completed; 1 to the tool DLQ (tool 0, model 0, run 1); 0 to the message DLQ');
 
-    const table = await cli(['dlq', 'list', '--queue', 'tool', '--db', db]);
+    const table = await cli(['dlq', 'list', '--dlq', 'tool', '--db', db]);
     expect(table.stdout).toMatch(/\s+run\s+1 delivery\s+-\s+run_crash-1\s+step 0\s+delivery-limit-exceeded\s+crash: every delivery ended/);
     const [record] = await withStores(db, (stores) => stores.toolDlq.list());
-    const show = await cli(['dlq', 'show', record!.id, '--queue', 'tool', '--json', '--db', db]);
+    const show = await cli(['dlq', 'show', record!.id, '--dlq', 'tool', '--json', '--db', db]);
     const shown = JSON.parse(show.stdout) as DeadLetterRecord<RunFailureEntry> & { kind: string; replay: { action: string; stepIndex: number; text: string } };
     expect(shown.entry).toMatchObject({ kind: 'run', runId: 'run_crash-1', deliveries: 1, reason: 'delivery-limit-exceeded', lastError: { kind: 'crash' } });
     expect(shown.kind).toBe('run');

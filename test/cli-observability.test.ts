@@ -28,6 +28,7 @@ import {
 import { createObservability, type FailureReport } from '../src/observability/index.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { createScriptedModel } from '../src/testing/scripted-model.ts';
+import type { DeadLetterQueue } from '../src/ground/ports/stores.ts';
 
 const CONFIG = 'test/fixtures/cli-config.ts';
 const directory = mkdtempSync(join(tmpdir(), 'toolrun-cli-observability-'));
@@ -179,9 +180,9 @@ async function seedDatabase(path: string): Promise<void> {
     }
     await observability.flush();
     const firstSeenAt = new Date(Date.now() - 60_000).toISOString();
-    await stores.toolDlq.push({ runId: 'run_x', toolName: 'create_ticket', stepIndex: 0, firstSeenAt });
-    await stores.toolDlq.push({ runId: 'run_y', toolName: 'create_ticket', stepIndex: 1, firstSeenAt });
-    await stores.messageDlq.push({ reason: { code: 'MALFORMED_JSON' }, rawBody: '{', receivedAt: firstSeenAt });
+    await (stores.toolDlq as DeadLetterQueue<unknown>).push({ runId: 'run_x', toolName: 'create_ticket', stepIndex: 0, firstSeenAt });
+    await (stores.toolDlq as DeadLetterQueue<unknown>).push({ runId: 'run_y', toolName: 'create_ticket', stepIndex: 1, firstSeenAt });
+    await (stores.messageDlq as DeadLetterQueue<unknown>).push({ reason: { code: 'MALFORMED_JSON' }, rawBody: '{', receivedAt: firstSeenAt });
   } finally {
     await stores.close();
   }
@@ -236,18 +237,17 @@ describe('toolrun report', () => {
     expect(JSON.parse(fromEnvironment.stdout)).toEqual(report);
   });
 
-  it('says what is wrong: both sources or a bad --top is a usage error (2), a missing file a failure (1)', async () => {
+  it('says what is wrong: both sources, a bad --top or a missing file is a usage error (2), one line like every command', async () => {
     expectUsageError(await cli(['report', '--db', db, '--from-log', join(directory, 'x.log')]), /pass either --db FILE or --from-log FILE, not both/);
     expectUsageError(await cli(['report', '--db', db, '--top', '0']), /--top <n>.*expected an integer ≥ 1/);
     expectUsageError(await cli(['report', '--db', db, '--format', 'csv']), /unknown option '--format'/);
+    // A missing source is the same condition as for stats / dlq / metrics: exit 2, `toolrun: error: …` (it was exit 1, `toolrun report: …`).
     const missing = await cli(['report', '--db', join(directory, 'nothing-here.db')]);
-    expect(missing.code).toBe(1);
-    expect(missing.stdout).toBe('');
-    expect(missing.stderr).toMatch(/no toolrun database at .*nothing-here\.db/);
+    expectUsageError(missing, /^toolrun: error: no toolrun database at .*nothing-here\.db/);
     expect(existsSync(join(directory, 'nothing-here.db'))).toBe(false);
     const missingLog = await cli(['report', '--from-log', join(directory, 'nothing-here.log')]);
-    expect(missingLog.code).toBe(1);
-    expect(missingLog.stderr).toMatch(/cannot read .*nothing-here\.log/);
+    expectUsageError(missingLog, /^toolrun: error: no log file at .*nothing-here\.log/);
+    expect(missingLog.stderr).not.toContain('ENOENT');
   });
 });
 
@@ -302,7 +302,8 @@ describe('toolrun worker and dlq drain, observed', () => {
   const release = join(directory, 'release');
 
   it('the worker serves its tool-call counters with --metrics-port, and records failures in the file and the log', async () => {
-    for (const input of ['lookup O-1', 'book HAT001', 'slow one']) expect((await cli(['enqueue', JSON.stringify({ input }), '--db', db])).code).toBe(0);
+    for (const input of ['lookup O-1', 'book HAT001', 'slow one'])
+      expect((await cli(['enqueue', JSON.stringify({ input }), '--db', db, '--init'])).code).toBe(0);
     const worker = start(['worker', '--db', db, '--config', CONFIG, '--until-empty', '--concurrency', '3', '--metrics-port', '0', '--log-file', logFile], {
       CLI_TEST_STARTED_FILE: started,
       CLI_TEST_RELEASE_FILE: release,
@@ -358,7 +359,7 @@ describe('toolrun worker and dlq drain, observed', () => {
   });
 
   it('dlq drain records the replayed runs in the same failure log, with their steps', async () => {
-    const entry = JSON.parse((await cli(['dlq', 'list', '--queue', 'tool', '--json', '--db', db])).stdout) as Array<{ id: string; entry: ToolFailureEntry }>;
+    const entry = JSON.parse((await cli(['dlq', 'list', '--dlq', 'tool', '--json', '--db', db])).stdout) as Array<{ id: string; entry: ToolFailureEntry }>;
     expect(entry).toHaveLength(1);
     const before = failureRowsByToolAndCode(db);
     // Still broken: the replay fails again, and says so on stderr (--log-level warn) and in the file.

@@ -22,6 +22,7 @@ import {
 } from '../src/index.ts';
 import { resolveToolrunConfig } from '../src/worker/worker-config.ts';
 import { createFakeClock } from '../src/testing/index.ts';
+import type { DeadLetterQueue } from '../src/ground/ports/stores.ts';
 
 const CONFIG = 'test/fixtures/cli-config.ts';
 
@@ -82,7 +83,7 @@ describe('toolrun enqueue → worker → stats → dlq', () => {
   it('enqueues from an argument, a file, stdin and JSON lines', async () => {
     const file = join(directory, 'message.json');
     writeFileSync(file, JSON.stringify({ input: 'lookup O-2' }));
-    expect(await cli(['enqueue', '{"input": "lookup O-1"}', '--id', 'lookup-1', '--db', db])).toMatchObject({ code: 0, stdout: 'lookup-1\n' });
+    expect(await cli(['enqueue', '{"input": "lookup O-1"}', '--id', 'lookup-1', '--db', db, '--init'])).toMatchObject({ code: 0, stdout: 'lookup-1\n' });
     expect(await cli(['enqueue', '--file', file, '--id', 'lookup-2', '--db', db])).toMatchObject({ code: 0, stdout: 'lookup-2\n' });
     expect(await cli(['enqueue', '--id', 'book-1', '--db', db], { input: '{"input": "book HAT001, mail me at mia.li3818@example.com"}' })).toMatchObject({
       code: 0,
@@ -95,8 +96,12 @@ describe('toolrun enqueue → worker → stats → dlq', () => {
     // A body that is not a run request is refused unless asked for; then it goes to the message DLQ.
     expectUsageError(await cli(['enqueue', '{"prompt": "hi"}', '--db', db]), /not a run request.*nothing was enqueued/);
     expect(await cli(['enqueue', '{"prompt": "hi"}', '--no-validate', '--id', 'bad-1', '--db', db])).toMatchObject({ code: 0, stdout: 'bad-1\n' });
-    // The same id again is a no-op.
-    expect(await cli(['enqueue', '{"input": "lookup O-1"}', '--id', 'lookup-1', '--db', db])).toMatchObject({ code: 0 });
+    // The same id again is a no-op, and says so (a warning: exit code 0, nothing on stdout).
+    expect(await cli(['enqueue', '{"input": "lookup O-1"}', '--id', 'lookup-1', '--db', db])).toMatchObject({
+      code: 0,
+      stdout: '',
+      stderr: 'toolrun: warning: message id lookup-1 was enqueued before (the queue never takes an id twice): nothing was done for it\n',
+    });
   });
 
   it('works the queue off with --until-empty and reports where everything went', async () => {
@@ -141,21 +146,24 @@ describe('toolrun enqueue → worker → stats → dlq', () => {
     expect(both.tool.map((record) => record.entry.originalMessageId).sort()).toEqual(['batch-1', 'book-1']);
 
     const toolId = both.tool[0]!.id;
-    const show = await cli(['dlq', 'show', toolId, '--queue', 'tool', '--json', '--db', db]);
+    const show = await cli(['dlq', 'show', toolId, '--dlq', 'tool', '--json', '--db', db]);
     expect(show.code).toBe(0);
     const record = JSON.parse(show.stdout) as DeadLetterRecord<ToolFailureEntry>;
     expect(record.entry).toMatchObject({ kind: 'tool', toolName: 'book_flight', attempts: 3, lastError: { status: 503 } });
     expect(show.stdout).not.toContain('mia.li3818@example.com');
 
-    const table = await cli(['dlq', 'list', '--queue', 'tool', '--db', db]);
+    const table = await cli(['dlq', 'list', '--dlq', 'tool', '--db', db]);
     expect(table.stdout).toMatch(/^tool DLQ: 2 entries\n/);
     expect(table.stdout).toMatch(/book_flight\s+run_book-1\s+step 1\s+retry-budget-exhausted\s+server 503/);
-    expectUsageError(await cli(['dlq', 'show', '999', '--queue', 'tool', '--db', db]), /no entry "999" in the tool DLQ/);
-    expectUsageError(await cli(['dlq', 'show', toolId, '--db', db]), /--queue message or --queue tool/);
+    expectUsageError(await cli(['dlq', 'show', '999', '--dlq', 'tool', '--db', db]), /no entry "999" in the tool DLQ/);
+    // Ids are unique across the two DLQs: show finds the entry without --dlq.
+    const found = await cli(['dlq', 'show', toolId, '--json', '--db', db]);
+    expect(found.code).toBe(0);
+    expect(JSON.parse(found.stdout)).toMatchObject({ id: toolId, queue: 'tool', kind: 'tool' });
   });
 
   it('replays one entry and drains the rest once the tool works again', async () => {
-    const list = JSON.parse((await cli(['dlq', 'list', '--queue', 'tool', '--json', '--db', db])).stdout) as DeadLetterRecord<ToolFailureEntry>[];
+    const list = JSON.parse((await cli(['dlq', 'list', '--dlq', 'tool', '--json', '--db', db])).stdout) as DeadLetterRecord<ToolFailureEntry>[];
     const [first, second] = list;
     // Still broken: the replay fails again, the entry stays, exit code 1.
     const failed = await cli(['dlq', 'replay', first!.id, '--config', CONFIG, '--db', db]);
@@ -178,8 +186,8 @@ describe('toolrun enqueue → worker → stats → dlq', () => {
   });
 
   it('purges only with --yes', async () => {
-    expectUsageError(await cli(['dlq', 'purge', '--queue', 'message', '--db', db]), /deletes all 1 entry of the message DLQ.*--yes/);
-    expect(await cli(['dlq', 'purge', '--queue', 'message', '--yes', '--db', db])).toMatchObject({ code: 0, stdout: 'purged 1 entry from the message DLQ\n' });
+    expectUsageError(await cli(['dlq', 'purge', '--dlq', 'message', '--db', db]), /deletes all 1 entry of the message DLQ.*--yes/);
+    expect(await cli(['dlq', 'purge', '--dlq', 'message', '--yes', '--db', db])).toMatchObject({ code: 0, stdout: 'purged 1 entry from the message DLQ\n' });
     expect(JSON.parse((await cli(['stats', '--json', '--db', db])).stdout).deadLetters.message.depth).toBe(0);
   });
 
@@ -195,7 +203,7 @@ describe('toolrun worker shutdown', () => {
     const db = join(directory, 'shutdown.db');
     const started = join(directory, 'started');
     const release = join(directory, 'release');
-    expect((await cli(['enqueue', '--jsonl', '--db', db], { input: '{"input": "slow one"}\n{"input": "lookup after"}\n' })).code).toBe(0);
+    expect((await cli(['enqueue', '--jsonl', '--db', db, '--init'], { input: '{"input": "slow one"}\n{"input": "lookup after"}\n' })).code).toBe(0);
     const result = await cli(['worker', '--db', db, '--config', CONFIG], {
       env: { CLI_TEST_STARTED_FILE: started, CLI_TEST_RELEASE_FILE: release },
       onSpawn: (child) => {
@@ -219,7 +227,7 @@ describe('toolrun bad input', () => {
   const db = join(directory, 'errors.db');
 
   it('exits 2 with one line for usage errors', async () => {
-    expect((await cli(['enqueue', '{"input": "x"}', '--db', db])).code).toBe(0);
+    expect((await cli(['enqueue', '{"input": "x"}', '--db', db, '--init'])).code).toBe(0);
     const badFile = join(directory, 'bad.json');
     writeFileSync(badFile, '{"input": "unterminated');
     expectUsageError(await cli(['enqueue', '--file', badFile, '--db', db]), /bad\.json is not valid JSON/);
@@ -303,9 +311,9 @@ describe('the config module format and the dead-letter metrics behind toolrun st
       { kind: 'run', runId: 'r4', stepIndex: 1, deliveries: 5, firstSeenAt: '2025-12-31T23:40:00.000Z' },
       { runId: 'old', toolName: 'get_user', stepIndex: 0 }, // written without a kind: a tool failure
     ];
-    for (const toolEntry of toolEntries) await stores.toolDlq.push(toolEntry);
+    for (const toolEntry of toolEntries) await (stores.toolDlq as DeadLetterQueue<unknown>).push(toolEntry);
     const messageEntry = { kind: 'message', rawBody: '{', reason: { code: 'MALFORMED_JSON', detail: '' }, receivedAt: '2025-12-31T23:30:00.000Z' };
-    await stores.messageDlq.push(messageEntry);
+    await (stores.messageDlq as DeadLetterQueue<unknown>).push(messageEntry);
     await clock.advance(60_000);
     const metrics = await readDeadLetterMetrics(stores, { clock, pageSize: 3 });
     const bytesOf = (values: unknown[]) => values.reduce<number>((sum, value) => sum + new TextEncoder().encode(JSON.stringify(value)).length, 0);
@@ -326,7 +334,7 @@ describe('the config module format and the dead-letter metrics behind toolrun st
       entriesByReason: { MALFORMED_JSON: 1 },
     });
     expect(metrics.measuredAt).toBe('2026-01-01T00:01:00.000Z');
-    await stores.toolDlq.push({ kind: 'something-else', runId: 'r5' });
+    await (stores.toolDlq as DeadLetterQueue<unknown>).push({ kind: 'something-else', runId: 'r5' });
     expect((await readDeadLetterMetrics(stores, { clock })).tool.entriesByKind).toEqual({ tool: 5, model: 2, run: 1, unknown: 1 });
     await stores.toolDlq.purge();
     expect((await readDeadLetterMetrics(stores, { clock })).tool).toEqual({

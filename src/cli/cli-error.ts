@@ -6,11 +6,27 @@ import { ToolrunError } from '../index.ts';
  */
 const USAGE_CODES: ReadonlySet<string> = new Set(['USAGE', 'NOT_FOUND', 'INVALID_CONFIG', 'INVALID_INPUT', 'UNSUPPORTED_BACKEND']);
 
-/** Exit codes of the `toolrun` command. */
+/**
+ * Exit codes of the `toolrun` command, the same for every command: 0 done; 1 a runtime failure
+ * (a store or port that cannot be opened, a replay that failed again); 2 the user's mistake (a bad
+ * flag, an unknown id, a missing database or file, a file that is not what it should be, an invalid
+ * config). Every error is one line on stderr starting with {@link ERROR_PREFIX}, never a stack.
+ */
 export const EXIT_CODES = Object.freeze({ ok: 0, failure: 1, usage: 2 });
 
+/** What every error line on stderr starts with. */
+export const ERROR_PREFIX = 'toolrun: error: ';
+
+/** What every warning line on stderr starts with (a warning does not change the exit code). */
+export const WARNING_PREFIX = 'toolrun: warning: ';
+
+/** Writes one warning line on stderr (`toolrun: warning: …`). */
+export function warn(message: string): void {
+  process.stderr.write(`${WARNING_PREFIX}${message.replaceAll('\n', ' ')}\n`);
+}
+
 /** A usage error (exit code 2): the command line or its input is wrong. */
-export function usageError(message: string, code: 'USAGE' | 'NOT_FOUND' | 'INVALID_INPUT' | 'UNSUPPORTED_BACKEND' = 'USAGE'): ToolrunError {
+export function usageError(message: string, code: 'USAGE' | 'NOT_FOUND' | 'INVALID_INPUT' | 'UNSUPPORTED_BACKEND' | 'INVALID_CONFIG' = 'USAGE'): ToolrunError {
   return new ToolrunError(code, message);
 }
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { extname, join, resolve } from 'node:path';
@@ -32,6 +33,23 @@ async function importTsxApi(configPath: string): Promise<{ register: () => unkno
       return undefined;
     }
   }
+}
+
+/**
+ * Where a config module's syntax error is, as `FILE:LINE[:COLUMN]: message`, or `undefined` when
+ * the error is not a syntax error or names no place. esbuild (tsx) puts the place in its message;
+ * Node's own ESM loader does not, so a JavaScript file is checked once more with `node --check`.
+ */
+function syntaxErrorPlace(error: unknown, path: string): string | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  const esbuild = /^Transform failed with \d+ errors?:\n(.+?):(\d+):(\d+): ERROR: (.+)$/m.exec(message);
+  if (esbuild) return `${esbuild[1]}:${esbuild[2]}:${esbuild[3]}: ${esbuild[4]}`;
+  if (!(error instanceof SyntaxError) || TYPESCRIPT_EXTENSIONS.has(extname(path))) return undefined;
+  const checked = spawnSync(process.execPath, ['--check', path], { encoding: 'utf8', timeout: 10_000 });
+  if (checked.status === 0 || typeof checked.stderr !== 'string') return undefined;
+  const place = /^(.+):(\d+)$/m.exec(checked.stderr);
+  const reason = /^SyntaxError: (.+)$/m.exec(checked.stderr);
+  return place ? `${place[1]}:${place[2]}: ${reason?.[1] ?? message}` : undefined;
 }
 
 /** Finds the config file: `--config`, else `TOOLRUN_CONFIG`, else a default name in `cwd`. */
@@ -79,6 +97,8 @@ export async function loadConfig(path: string, env: NodeJS.ProcessEnv): Promise<
       if (error.code === 'INVALID_CONFIG') throw error;
       throw new ToolrunError('INVALID_CONFIG', `${path}: ${error.message}`, { cause: error });
     }
+    const place = syntaxErrorPlace(error, path);
+    if (place !== undefined) throw new ToolrunError('INVALID_CONFIG', `cannot load config ${path}: syntax error at ${place}`, { cause: error });
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     throw new ToolrunError('INVALID_CONFIG', `cannot load config ${path}: ${reason}`, { cause: error });
   }

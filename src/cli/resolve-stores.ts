@@ -21,6 +21,11 @@ export interface ResolvedStores {
    * backend keeps one: SQLite's `failure_log` table in the same file. Creates the table if needed.
    */
   openFailureLog?: () => FailureLog;
+  /**
+   * Which of `ids` the run queue has ever held (waiting, leased or acked: an enqueue of such an id
+   * is a no-op), when the backend can say; `undefined` for one that cannot (`memory:` starts empty).
+   */
+  findMessageIds?: (ids: readonly string[]) => Promise<Set<string>>;
 }
 
 /** A run queue opened from a `--queue` URL, and how to close it. */
@@ -28,13 +33,26 @@ export interface ResolvedQueue {
   queue: RunQueue;
   label: string;
   close(): Promise<void>;
+  /** As {@link ResolvedStores.findMessageIds}, for this queue. */
+  findMessageIds?: (ids: readonly string[]) => Promise<Set<string>>;
 }
 
 /** What the CLI knows when it opens a backend. */
 export interface OpenBackendContext {
-  /** Read-only commands (`stats`, `dlq list`…): a missing database is an error, not a new file. */
+  /**
+   * A missing database (SQLite file, PostgreSQL schema) is an error, not a new one: always for
+   * read-only commands (`stats`, `dlq list`…), and for `worker` / `enqueue` unless `--init` or the
+   * default `.toolrun/toolrun.db` (a mistyped `--db` would otherwise start an empty database).
+   */
   mustExist: boolean;
+  /** The same for a `--queue URL` of its own (never a default path). @defaultValue `mustExist` */
+  queueMustExist?: boolean;
+  /** What the NOT_FOUND message suggests. @defaultValue how to create one (enqueue or worker with --init) */
+  missingHint?: string;
 }
+
+/** The hint of a missing database for read-only commands. */
+const READ_ONLY_MISSING_HINT = 'check --db / --store / $TOOLRUN_DB; `toolrun enqueue --init` or `toolrun worker --init` creates a new one';
 
 /**
  * A storage backend the CLI can open. To add one (e.g. `postgres://` state, a `redis://` BullMQ
@@ -58,12 +76,24 @@ function sqlitePath(target: string): string {
   return path;
 }
 
+/** The SQLite file a `--store`/`--db` value names, or `undefined` when it names another backend. */
+export function sqlitePathOf(url: string): string | undefined {
+  const scheme = schemeOf(url);
+  return scheme === undefined || scheme === 'sqlite:' ? sqlitePath(url) : undefined;
+}
+
+/** The NOT_FOUND error of a missing SQLite file. */
+export function missingDatabaseError(path: string, hint: string = READ_ONLY_MISSING_HINT): ToolrunError {
+  return usageError(`no toolrun database at ${path} (${hint})`, 'NOT_FOUND');
+}
+
 function openSqlite(target: string, context: OpenBackendContext) {
   const path = sqlitePath(target);
-  if (context.mustExist && path !== ':memory:' && !existsSync(path)) {
-    throw usageError(`no toolrun database at ${path} (enqueue a message or run the worker first, or pass --db FILE)`, 'NOT_FOUND');
-  }
-  return { stores: createSqliteStores({ path }), label: `sqlite:${path === ':memory:' ? path : resolve(path)}` };
+  if (context.mustExist && path !== ':memory:' && !existsSync(path)) throw missingDatabaseError(path, context.missingHint);
+  const stores = createSqliteStores({ path });
+  const selectIds = stores.database.prepare('SELECT id FROM queue_messages WHERE id IN (SELECT value FROM json_each(?))');
+  const findMessageIds = async (ids: readonly string[]) => new Set((selectIds.all(JSON.stringify(ids)) as Array<{ id: string }>).map((row) => row.id));
+  return { stores, label: `sqlite:${path === ':memory:' ? path : resolve(path)}`, findMessageIds };
 }
 
 /**
@@ -95,7 +125,7 @@ async function openPostgres(target: string, context: OpenBackendContext): Promis
     if (context.mustExist) {
       const { rows } = await pool.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [`"${schema}".schema_version`]);
       if (rows[0]?.found === null || rows[0]?.found === undefined) {
-        throw usageError(`no toolrun schema "${schema}" at ${label} (run the worker or enqueue a message first, or add ?schema=NAME)`, 'NOT_FOUND');
+        throw usageError(`no toolrun schema "${schema}" at ${label} (${context.missingHint ?? `${READ_ONLY_MISSING_HINT}; or add ?schema=NAME`})`, 'NOT_FOUND');
       }
     }
     const stores = await createPostgresStores({ pool, schema });
@@ -117,12 +147,19 @@ async function openPostgres(target: string, context: OpenBackendContext): Promis
   }
 }
 
+function postgresMessageIds(stores: PostgresStores): (ids: readonly string[]) => Promise<Set<string>> {
+  return async (ids) => {
+    const { rows } = await stores.pool.query<{ id: string }>(`SELECT id FROM "${stores.schema}".queue_messages WHERE id = ANY($1::text[])`, [[...ids]]);
+    return new Set(rows.map((row) => row.id));
+  };
+}
+
 /** The backends this CLI can open, looked up by scheme. */
 export const STORE_BACKENDS: StoreBackend[] = [
   {
     schemes: ['sqlite:'],
     async openStores(target, context) {
-      const { stores, label } = openSqlite(target, context);
+      const { stores, label, findMessageIds } = openSqlite(target, context);
       const countStatement = stores.database.prepare('SELECT status, COUNT(*) AS count FROM runs GROUP BY status ORDER BY status');
       return {
         stores,
@@ -130,11 +167,12 @@ export const STORE_BACKENDS: StoreBackend[] = [
         countRunsByStatus: async () =>
           Object.fromEntries((countStatement.all() as Array<{ status: string; count: number }>).map((row) => [row.status, row.count])),
         openFailureLog: () => createSqliteFailureLog(stores.database),
+        findMessageIds,
       };
     },
     async openQueue(target, context) {
-      const { stores, label } = openSqlite(target, context);
-      return { queue: stores.queue, label, close: () => stores.close() };
+      const { stores, label, findMessageIds } = openSqlite(target, context);
+      return { queue: stores.queue, label, close: () => stores.close(), findMessageIds };
     },
   },
   {
@@ -157,6 +195,7 @@ export const STORE_BACKENDS: StoreBackend[] = [
       return {
         stores,
         label,
+        findMessageIds: postgresMessageIds(stores),
         countRunsByStatus: async () => {
           const { rows } = await stores.pool.query<{ status: string; count: string }>(
             `SELECT status, COUNT(*)::text AS count FROM ${runs} GROUP BY status ORDER BY status`,
@@ -167,7 +206,7 @@ export const STORE_BACKENDS: StoreBackend[] = [
     },
     async openQueue(target, context) {
       const { stores, label } = await openPostgres(target, context);
-      return { queue: stores.queue, label, close: () => stores.close() };
+      return { queue: stores.queue, label, close: () => stores.close(), findMessageIds: postgresMessageIds(stores) };
     },
   },
 ];
@@ -210,6 +249,24 @@ export interface StoreLocation {
   env: NodeJS.ProcessEnv;
 }
 
+/** Whether `location` names no database at all, so the default `.toolrun/toolrun.db` is used. */
+export function usesDefaultDatabase(location: StoreLocation): boolean {
+  return location.store === undefined && location.db === undefined && (location.env.TOOLRUN_DB === undefined || location.env.TOOLRUN_DB === '');
+}
+
+/**
+ * The open context of a command that writes (`worker`, `enqueue`): the database is created only
+ * at the default path or with `--init`; a `--db`, `--store` or `$TOOLRUN_DB` that names nothing is
+ * an error (a typo would otherwise start an empty database, and a worker on it wait forever).
+ */
+export function writerContext(location: StoreLocation, init: boolean | undefined): OpenBackendContext {
+  return {
+    mustExist: init !== true && !usesDefaultDatabase(location),
+    queueMustExist: init !== true,
+    missingHint: 'check the path; pass --init to create a new database there',
+  };
+}
+
 /**
  * Opens the stores a command works on. The store URL is `--store`, else `sqlite:` + (`--db`, else
  * `TOOLRUN_DB`, else {@link DEFAULT_DATABASE_PATH}). With `--queue URL`, the run queue comes from
@@ -228,7 +285,7 @@ export async function resolveStores(location: StoreLocation, context: OpenBacken
   if (!queueBackend) return resolved;
   let queue: ResolvedQueue;
   try {
-    queue = await queueBackend.openQueue!(location.queue!, { mustExist: false });
+    queue = await queueBackend.openQueue!(location.queue!, { ...context, mustExist: context.queueMustExist ?? context.mustExist });
   } catch (error) {
     await resolved.stores.close();
     throw error;
@@ -240,5 +297,6 @@ export async function resolveStores(location: StoreLocation, context: OpenBacken
       await Promise.allSettled([resolved.stores.close(), queue.close()]);
     },
   };
-  return { ...resolved, stores, label: `${resolved.label} (queue ${queue.label})` };
+  const { findMessageIds: _storesOwn, ...rest } = resolved;
+  return { ...rest, stores, label: `${resolved.label} (queue ${queue.label})`, ...(queue.findMessageIds ? { findMessageIds: queue.findMessageIds } : {}) };
 }

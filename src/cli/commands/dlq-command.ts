@@ -1,7 +1,10 @@
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
 import {
+  createRedactor,
   drainToolDlq,
+  ToolrunError,
   replayToolFailure,
   type DeadLetterRecord,
   type MessageFailureEntry,
@@ -10,21 +13,25 @@ import {
   type ResumableEntry,
   type Stores,
   type ToolrunConfig,
+  type ChatMessage,
 } from '../../index.ts';
 import { toolDeadLetterKind } from '../../worker/dead-letter-metrics.ts';
+import { resumableDeadLetterKey } from '../../worker/handle-message.ts';
 import { assertConfigToolsBuild } from '../check-config-tools.ts';
-import { EXIT_CODES, usageError } from '../cli-error.ts';
+import { EXIT_CODES, usageError, warn } from '../cli-error.ts';
 import { formatCounts, formatDurationMs, formatTable, preview, printJson, printLine } from '../format.ts';
 import { findConfigFile, loadConfig } from '../load-config.ts';
-import { addLogOptions, addStoreOptions, integerOption, type LogOptions, type StoreOptions } from '../parse-options.ts';
+import { addLogOptions, addStoreOptions, integerOption, QUEUE_URL_HELP, type LogOptions, type StoreOptions } from '../parse-options.ts';
 import { resolveStores, type ResolvedStores } from '../resolve-stores.ts';
+import { checkRunRequestBody } from './enqueue-command.ts';
 import { createCliObservability } from '../cli-observability.ts';
 import { guardConfigOnEvent } from '../worker-output.ts';
 
 type QueueName = 'message' | 'tool';
 
 interface DlqOptions extends StoreOptions, LogOptions {
-  queue?: string;
+  /** `--dlq message|tool`: which dead-letter queue. */
+  dlq?: string;
   json?: boolean;
   limit?: number;
   offset?: number;
@@ -32,24 +39,68 @@ interface DlqOptions extends StoreOptions, LogOptions {
   config?: string;
   yes?: boolean;
   removeExpired?: boolean;
+  conversation?: boolean;
+  bodyFile?: string;
+  validate?: boolean;
 }
 
-function queueName(value: string | undefined, fallback?: QueueName): QueueName {
-  if (value === undefined) {
-    if (fallback !== undefined) return fallback;
-    throw usageError('say which dead-letter queue: --queue message or --queue tool');
+/** The `dlq` subcommands, for messages. */
+type DlqAction = 'list' | 'show' | 'replay' | 'drain' | 'purge' | 'redrive';
+
+/**
+ * The dead-letter queue the user picked with `--dlq` (or the deprecated `--queue message|tool`,
+ * with a warning), or `undefined`. `--queue` is a run-queue URL on every command: on `dlq redrive`
+ * it is where the message goes; the other `dlq` commands do not touch the run queue.
+ */
+function selectedDlq(options: DlqOptions, action: DlqAction): QueueName | undefined {
+  let chosen = options.dlq;
+  if (options.queue !== undefined) {
+    if (options.queue === 'message' || options.queue === 'tool') {
+      if (chosen !== undefined && chosen !== options.queue) throw usageError(`--dlq ${chosen} and --queue ${options.queue} disagree: pass only --dlq`);
+      warn(`--queue ${options.queue} on dlq commands is deprecated (--queue is a run-queue URL on every command): use --dlq ${options.queue}`);
+      chosen = options.queue;
+      delete options.queue;
+    } else if (action !== 'redrive') {
+      throw usageError(
+        `dlq ${action} does not use the run queue: --queue takes a run-queue URL (for dlq redrive); pick a dead-letter queue with --dlq message or --dlq tool`,
+      );
+    }
   }
-  if (value !== 'message' && value !== 'tool') throw usageError(`--queue must be "message" or "tool", received "${value}"`);
-  return value;
+  if (chosen !== undefined && chosen !== 'message' && chosen !== 'tool') throw usageError(`--dlq must be "message" or "tool", received "${chosen}"`);
+  return chosen;
+}
+
+function requiredDlq(options: DlqOptions, action: DlqAction): QueueName {
+  const chosen = selectedDlq(options, action);
+  if (chosen === undefined) throw usageError(`say which dead-letter queue: --dlq message or --dlq tool`);
+  return chosen;
 }
 
 async function withStores<T>(options: DlqOptions, mustExist: boolean, work: (stores: Stores, resolved: ResolvedStores) => Promise<T>): Promise<T> {
-  const resolved = await resolveStores({ db: options.db, store: options.store, env: process.env }, { mustExist });
+  const resolved = await resolveStores({ db: options.db, store: options.store, queue: options.queue, env: process.env }, { mustExist });
   try {
     return await work(resolved.stores, resolved);
   } finally {
     await resolved.stores.close();
   }
+}
+
+/** Finds entry `id`: in `dlq` when given, else in both (ids are unique per store on SQLite and PostgreSQL). */
+async function findEntry(stores: Stores, id: string, dlq: QueueName | undefined): Promise<{ queue: QueueName; record: DeadLetterRecord<unknown> }> {
+  const look = async (queue: QueueName) => {
+    const record = await (queue === 'tool' ? stores.toolDlq : stores.messageDlq).get(id);
+    return record === undefined ? undefined : { queue, record };
+  };
+  if (dlq !== undefined) {
+    const found = await look(dlq);
+    if (found === undefined) throw usageError(`no entry "${id}" in the ${dlq} DLQ (toolrun dlq list --dlq ${dlq})`, 'NOT_FOUND');
+    return found;
+  }
+  const [message, tool] = await Promise.all([look('message'), look('tool')]);
+  if (message && tool) throw usageError(`entry "${id}" is in both DLQs on this backend: pass --dlq message or --dlq tool`);
+  const found = message ?? tool;
+  if (found === undefined) throw usageError(`no entry "${id}" in either DLQ (toolrun dlq list)`, 'NOT_FOUND');
+  return found;
 }
 
 /**
@@ -178,7 +229,7 @@ export function replayPlanOf(entry: unknown): ReplayPlan {
 
 /** What `dlq show` says about a message-DLQ entry's raw body. */
 export const RAW_BODY_NOTICE =
-  'rawBody is the message body AS RECEIVED, NOT REDACTED: it may hold secrets (restrict who can read this DLQ); every other field is redacted. Message-DLQ entries are not replayed: fix the body and enqueue it again (toolrun enqueue --file FILE).';
+  'rawBody is the message body AS RECEIVED, NOT REDACTED: it may hold secrets (restrict who can read this DLQ); every other field is redacted. Message-DLQ entries are not replayed: fix the body and redrive it (toolrun dlq redrive ID --body-file FILE): it is enqueued again and leaves this DLQ.';
 
 function messageRows(records: DeadLetterRecord<unknown>[]): string[][] {
   return records.map(({ id, addedAt, entry }) => {
@@ -239,71 +290,229 @@ function whyFailed(result: ReplayResult): string {
   return ` at step ${stepIndex} (${kind === 'model' ? `model ${toolName}` : toolName}: ${reason})`;
 }
 
-function requireToolQueue(options: DlqOptions, action: string): void {
-  if (queueName(options.queue, 'tool') === 'message') {
+function requireToolQueue(options: DlqOptions, action: 'replay' | 'drain'): void {
+  if (selectedDlq(options, action) === 'message') {
     throw usageError(
-      `only tool-DLQ entries can be ${action}: a message-DLQ entry is a defect of the message; fix its body and enqueue it again (toolrun dlq show ID --queue message)`,
+      `only tool-DLQ entries can be ${action === 'replay' ? 'replayed' : 'drained'}: a message-DLQ entry is a defect of the message; fix its body and redrive it (toolrun dlq redrive ID --body-file FILE)`,
     );
   }
 }
 
+/** The longest text of one message `dlq show --conversation` prints (the rest is cut, marked). */
+const CONVERSATION_TEXT_LIMIT = 2_000;
+
+/** The redacted conversation behind a tool-DLQ entry, or why there is none. */
+interface ConversationView {
+  conversationRef: string | null;
+  /** `null`: the conversation is gone (its TTL passed) or the entry names none. */
+  messages: unknown[] | null;
+  /** The step the entry failed at (its assistant turn is marked). */
+  stepIndex: number | null;
+}
+
+async function readConversation(stores: Stores, entry: unknown): Promise<ConversationView> {
+  const tool = (typeof entry === 'object' && entry !== null ? entry : {}) as AnyToolEntry;
+  const ref = typeof tool.conversationRef === 'string' ? tool.conversationRef : null;
+  const stepIndex = Number.isInteger(tool.stepIndex) ? (tool.stepIndex as number) : null;
+  if (ref === null) return { conversationRef: null, messages: null, stepIndex };
+  const stored = await stores.conversations.get(ref);
+  // the stored conversation holds the real arguments (a replay needs them): never print it unredacted
+  const messages = stored === undefined ? null : (createRedactor().value(stored) as unknown[]);
+  return { conversationRef: ref, messages: Array.isArray(messages) ? messages : null, stepIndex };
+}
+
+function conversationLines(view: ConversationView): string[] {
+  if (view.conversationRef === null) return ['conversation: none (the entry names no conversation)'];
+  if (view.messages === null) return [`conversation ${view.conversationRef}: gone (its time to live passed; a replay ends expired)`];
+  const cut = (text: string) => (text.length > CONVERSATION_TEXT_LIMIT ? `${text.slice(0, CONVERSATION_TEXT_LIMIT)}…[cut]` : text);
+  const lines = [`conversation ${view.conversationRef} (${view.messages.length} messages, redacted):`];
+  let step = -1;
+  for (const [index, value] of view.messages.entries()) {
+    const message = (typeof value === 'object' && value !== null ? value : {}) as Partial<ChatMessage>;
+    const content = typeof message.content === 'string' ? cut(message.content.replaceAll('\n', ' ')) : '';
+    if (message.role === 'assistant') {
+      step += 1;
+      const calls = (message.toolCalls ?? []).map((call) => `${call.name}(${cut(JSON.stringify(call.args ?? {}))}) [${call.id}]`);
+      const failed = step === view.stepIndex ? '  ◀ the failed step' : '';
+      lines.push(`  [${index}] assistant, step ${step}: ${content}${calls.length > 0 ? `${content ? ' ' : ''}→ ${calls.join(', ')}` : ''}${failed}`);
+    } else if (message.role === 'tool') {
+      lines.push(`  [${index}] tool ${message.name ?? '?'} [${message.toolCallId ?? '?'}]: ${content}`);
+    } else lines.push(`  [${index}] ${String(message.role ?? '?')}: ${content}`);
+  }
+  return lines;
+}
+
+/** How long a redrive holds its claim on a message-DLQ entry (ms): far more than one enqueue takes. */
+const REDRIVE_CLAIM_MS = 60_000;
+
+/** The run-queue id a redriven message gets: deterministic, so a repeated redrive enqueues nothing new. */
+export function redriveMessageId(entryId: string, messageId: string | undefined): string {
+  return `${messageId !== undefined && messageId !== '' ? messageId : 'message'}.redrive-${entryId}`;
+}
+
+/** What `dlq redrive` did. */
+interface RedriveOutcome {
+  id: string;
+  messageId: string;
+  /** `enqueued`: put on the run queue now; `already_enqueued`: an earlier redrive of this entry did (the body given now is not used). */
+  status: 'enqueued' | 'already_enqueued';
+  /** Whether this command removed the entry from the message DLQ (`false`: it had left already). */
+  removed: boolean;
+  bodySource: 'the entry' | string;
+}
+
 /**
- * `toolrun dlq list|show|replay|drain|purge`: inspect and work off the two dead-letter queues.
- * The tool DLQ holds three kinds of resumable entries — `tool` (a tool failed past in-band
- * recovery), `model` (the model could not be reached), `run` (a poison run: every delivery of its
- * message failed) — and `list` shows the kind, the tool or model, and the attempts or deliveries;
- * `show` prints the whole entry and what a replay will do. `replay` and `drain` build the config's
- * tools first (an invalid tool: exit 2, nothing replayed) and claim each run before resuming it: an
- * entry whose run another drain, replay or worker holds is `in_progress` — `replay` prints who holds
- * it and exits 1 having done nothing; `drain` counts it apart and leaves it to its holder.
+ * Puts a message-DLQ entry back on the run queue, with its raw body or a fixed one, and removes it
+ * from the message DLQ — once, even with two operators at once: the entry is claimed first
+ * (`dlq:message:<id>` in `stores.claims`), the message id is deterministic (a repeat of a redrive
+ * that died before the removal enqueues nothing: the queue never takes an id twice), and the
+ * removal is the store's atomic `remove`.
+ */
+async function redrive(stores: Stores, resolved: ResolvedStores, id: string, options: DlqOptions): Promise<RedriveOutcome> {
+  const key = `dlq:message:${id}`;
+  const holder = `redrive:${process.pid}:${globalThis.crypto.randomUUID()}`;
+  if (!(await stores.claims.acquire(key, holder, REDRIVE_CLAIM_MS))) {
+    const current = await stores.claims.get(key).catch(() => undefined);
+    throw new ToolrunError(
+      'STORE_CONFLICT',
+      `not redriven ${id}: another redrive holds it (${current?.holder ?? 'unknown holder'}); nothing was done, try again once it is done`,
+    );
+  }
+  try {
+    const record = await stores.messageDlq.get(id);
+    if (record === undefined) {
+      const inTool = await stores.toolDlq.get(id);
+      throw usageError(
+        inTool !== undefined
+          ? `entry "${id}" is a tool-DLQ entry: tool-DLQ entries are resumed, not redriven (toolrun dlq replay ${id})`
+          : `no entry "${id}" in the message DLQ (already redriven or purged? toolrun dlq list --dlq message)`,
+        'NOT_FOUND',
+      );
+    }
+    const entry = record.entry as Partial<MessageFailureEntry>;
+    let body: string;
+    let bodySource: string;
+    if (options.bodyFile !== undefined) {
+      try {
+        body = readFileSync(options.bodyFile === '-' ? 0 : options.bodyFile, 'utf8');
+      } catch (error) {
+        const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : ((error as NodeJS.ErrnoException).code ?? String(error));
+        throw usageError(`cannot read ${options.bodyFile}: ${reason}`, 'NOT_FOUND');
+      }
+      bodySource = options.bodyFile;
+    } else {
+      if (typeof entry.rawBody !== 'string')
+        throw usageError(`entry "${id}" has no raw body to redrive: pass the fixed body with --body-file FILE`, 'INVALID_INPUT');
+      body = entry.rawBody;
+      bodySource = 'the entry';
+    }
+    if (options.validate !== false) {
+      const problem = checkRunRequestBody(body);
+      if (problem !== undefined) {
+        throw usageError(
+          `the body from ${bodySource} is ${problem}; nothing was redriven (fix it and pass --body-file FILE; --no-validate redrives it anyway)`,
+          'INVALID_INPUT',
+        );
+      }
+    }
+    const messageId = redriveMessageId(id, typeof entry.messageId === 'string' ? entry.messageId : undefined);
+    const known = resolved.findMessageIds ? await resolved.findMessageIds([messageId]) : new Set<string>();
+    const status = known.has(messageId) ? 'already_enqueued' : 'enqueued';
+    if (status === 'enqueued') await stores.queue.enqueue({ id: messageId, body });
+    const removed = await stores.messageDlq.remove(id);
+    return { id, messageId, status, removed, bodySource };
+  } finally {
+    await stores.claims.release(key, holder).catch(() => undefined);
+  }
+}
+
+/**
+ * `toolrun dlq list|show|replay|drain|purge|redrive`: inspect and work off the two dead-letter
+ * queues, picked with `--dlq message|tool` (`--queue message|tool` still works, with a warning:
+ * `--queue` is a run-queue URL on every command). The tool DLQ holds three kinds of resumable
+ * entries — `tool` (a tool failed past in-band recovery), `model` (the model could not be reached),
+ * `run` (a poison run: every delivery of its message failed) — and `list` shows the kind, the tool
+ * or model, and the attempts or deliveries; `show ID` finds the entry in either DLQ and prints it
+ * whole, what a replay will do, and with `--conversation` the redacted conversation behind it.
+ * `replay` and `drain` build the config's tools first (an invalid tool: exit 2, nothing replayed)
+ * and claim each run before resuming it: an entry whose run another drain, replay or worker holds is
+ * `in_progress` — `replay` prints who holds it and exits 1 having done nothing; `drain` counts it
+ * apart and leaves it to its holder. A replay that fails again at another step replaces the entry
+ * with the new one (so `list` shows the new failing step). `redrive ID [--body-file F]` puts a
+ * message-DLQ entry back on the run queue (fixed or as it was) and removes it, once.
  * Replays are observed like the worker's runs: failures, recoveries and breaker openings go to the
  * SQLite file's failure log (`toolrun report --db`), and `--log-level`/`--log-file` log each call.
  */
 export function addDlqCommand(program: Command): void {
-  const dlq = program.command('dlq').description('inspect, replay, drain and purge the message and tool dead-letter queues');
-  const queueOption = ['--queue <name>', 'which dead-letter queue: message or tool'] as const;
+  const dlq = program.command('dlq').description('inspect, replay, drain, redrive and purge the message and tool dead-letter queues');
+  const dlqOption = ['--dlq <name>', 'which dead-letter queue: message or tool'] as const;
+  const legacyQueueOption = [
+    '--queue <url>',
+    'run-queue URL (dlq redrive only); the old "--queue message|tool" still picks a DLQ but is deprecated: use --dlq',
+  ] as const;
+  const addOptions = (command: Command) => {
+    command.option(...legacyQueueOption);
+    addStoreOptions(command, { queueUrl: false });
+    return command;
+  };
 
   const list = dlq
     .command('list')
-    .description('list entries, oldest first (both queues unless --queue)')
-    .option(...queueOption)
+    .description('list entries, oldest first (both queues unless --dlq)')
+    .option(...dlqOption)
     .option('--limit <n>', 'entries per queue', integerOption(1), 50)
     .option('--offset <n>', 'skip the oldest N entries', integerOption(0), 0)
     .option('--json', 'print the records as JSON');
-  addStoreOptions(list, { queueUrl: false });
+  addOptions(list);
   list.action(async (options: DlqOptions) => {
-    const queues: QueueName[] = options.queue === undefined ? ['message', 'tool'] : [queueName(options.queue)];
+    const chosen = selectedDlq(options, 'list');
+    const queues: QueueName[] = chosen === undefined ? ['message', 'tool'] : [chosen];
     await withStores(options, true, async (stores) => {
       const result: Partial<Record<QueueName, DeadLetterRecord<unknown>[]>> = {};
       for (const queue of queues) result[queue] = await printList(stores, queue, options);
-      if (options.json) printJson(options.queue === undefined ? result : result[queues[0]!]);
+      if (options.json) printJson(chosen === undefined ? result : result[queues[0]!]);
     });
   });
 
   const show = dlq
     .command('show')
-    .description("print one entry in full (JSON); for a tool-DLQ entry also what a replay will do; a message-DLQ entry's raw body is not redacted")
+    .description(
+      "print one entry in full (JSON), from either DLQ; for a tool-DLQ entry also what a replay will do (and, with --conversation, the redacted conversation); a message-DLQ entry's raw body is not redacted",
+    )
     .argument('<id>', 'entry id (from toolrun dlq list)')
-    .option(...queueOption)
+    .option(...dlqOption)
+    .option('--conversation', 'also print the redacted conversation behind a tool-DLQ entry, up to the failed step')
     .option('--json', 'print the record as one JSON line');
-  addStoreOptions(show, { queueUrl: false });
+  addOptions(show);
   show.action(async (id: string, options: DlqOptions) => {
-    const queue = queueName(options.queue);
+    const chosen = selectedDlq(options, 'show');
     await withStores(options, true, async (stores) => {
-      const record = await (queue === 'tool' ? stores.toolDlq : stores.messageDlq).get(id);
-      if (record === undefined) throw usageError(`no entry "${id}" in the ${queue} DLQ (toolrun dlq list --queue ${queue})`, 'NOT_FOUND');
+      const { queue, record } = await findEntry(stores, id, chosen);
       if (queue === 'tool') {
         const plan = replayPlanOf(record.entry);
-        if (options.json) printJson({ ...record, kind: toolDeadLetterKind(record.entry), replay: plan });
-        else {
+        const conversation = options.conversation ? await readConversation(stores, record.entry) : undefined;
+        if (options.json) {
+          printJson({
+            ...record,
+            queue,
+            kind: toolDeadLetterKind(record.entry),
+            replay: plan,
+            ...(conversation ? { conversation: { ref: conversation.conversationRef, messages: conversation.messages, redacted: true } } : {}),
+          });
+        } else {
           printLine(`tool-DLQ entry ${id} (kind ${toolDeadLetterKind(record.entry)}):`);
           printLine(JSON.stringify(record, null, 2));
           printLine(`replay: ${plan.text}`);
+          if (conversation) for (const line of conversationLines(conversation)) printLine(line);
         }
-      } else if (options.json) printJson({ ...record, rawBodyRedacted: false, notice: RAW_BODY_NOTICE });
-      else {
-        printLine(`message-DLQ entry ${id} — note: ${RAW_BODY_NOTICE}`);
-        printLine(JSON.stringify(record, null, 2));
+      } else {
+        if (options.conversation)
+          throw usageError(`entry "${id}" is a message-DLQ entry: its run never started, so it has no conversation (drop --conversation)`);
+        if (options.json) printJson({ ...record, queue, rawBodyRedacted: false, notice: RAW_BODY_NOTICE });
+        else {
+          printLine(`message-DLQ entry ${id} — note: ${RAW_BODY_NOTICE}`);
+          printLine(JSON.stringify(record, null, 2));
+        }
       }
     });
   });
@@ -311,32 +520,56 @@ export function addDlqCommand(program: Command): void {
   const replay = dlq
     .command('replay')
     .description(
-      'resume the run of one tool-DLQ entry from its failed step; removed from the DLQ when the run completes; exit 1 when it did not complete, or when another drain, replay or worker holds the run (in_progress: nothing done)',
+      'resume the run of one tool-DLQ entry from its failed step; removed from the DLQ when the run completes, replaced by the new entry when it fails at another step; exit 1 when it did not complete, or when another drain, replay or worker holds the run (in_progress: nothing done)',
     )
-    .argument('<id>', 'entry id (from toolrun dlq list --queue tool)')
-    .option(...queueOption)
+    .argument('<id>', 'entry id (from toolrun dlq list --dlq tool)')
+    .option(...dlqOption)
     .option('--config <file>', 'config module with the model and tools (default: $TOOLRUN_CONFIG or ./toolrun.config.{ts,mjs,js})')
     .option('--remove-expired', 'also remove the entry when its conversation has expired')
     .option('--json', 'print the replay result as JSON');
   addLogOptions(replay);
-  addStoreOptions(replay, { queueUrl: false });
+  addOptions(replay);
   replay.action(async (id: string, options: DlqOptions) => {
-    requireToolQueue(options, 'replayed');
+    requireToolQueue(options, 'replay');
     const config = await loadReplayConfig(options);
     await withStores(options, true, async (stores, resolved) => {
       const record = await stores.toolDlq.get(id);
-      if (record === undefined) throw usageError(`no entry "${id}" in the tool DLQ (toolrun dlq list --queue tool)`, 'NOT_FOUND');
-      const result = await withObservedReplays(config, options, stores, resolved, (replay) => replayToolFailure(record.entry as ResumableEntry, replay));
+      if (record === undefined) {
+        const inMessage = await stores.messageDlq.get(id);
+        throw usageError(
+          inMessage !== undefined
+            ? `entry "${id}" is a message-DLQ entry: fix its body and redrive it (toolrun dlq redrive ${id} --body-file FILE)`
+            : `no entry "${id}" in the tool DLQ (toolrun dlq list --dlq tool)`,
+          'NOT_FOUND',
+        );
+      }
+      const old = record.entry as ResumableEntry;
+      const result = await withObservedReplays(config, options, stores, resolved, (replay) => replayToolFailure(old, replay));
       const done = result.status === 'completed' || result.status === 'already_completed';
       const removed = (done || (result.status === 'expired' && options.removeExpired === true)) && (await stores.toolDlq.remove(id));
-      if (options.json) printJson({ id, removed, ...result });
+      // Failed again at another step (or the model failed this time): the new entry replaces the old
+      // one, as a drain does, so `dlq list` shows where the run fails now. Pushed first, keyed like
+      // the worker's push; the old one goes only if the new one is there.
+      let replacedBy: string | undefined;
+      if (!done && result.entry && (result.entry.stepIndex !== old.stepIndex || result.entry.kind !== old.kind)) {
+        const pushed = await stores.toolDlq.pushOnce(resumableDeadLetterKey(result.entry), result.entry);
+        if (pushed.id !== id && (await stores.toolDlq.get(pushed.id)) !== undefined) {
+          await stores.toolDlq.remove(id);
+          replacedBy = pushed.id;
+        }
+      }
+      if (options.json) printJson({ id, removed, ...(replacedBy !== undefined ? { replacedBy } : {}), ...result });
       else if (result.status === 'in_progress') {
         printLine(
           `not replayed ${id} (run ${result.runId ?? '?'}): in_progress — the run is claimed by ${result.holder ?? 'another consumer'} (another drain, replay or worker is running it); nothing was done, the entry stays in the tool DLQ: try again once it is done`,
         );
       } else {
+        const place =
+          replacedBy !== undefined
+            ? `entry ${replacedBy} (step ${result.entry?.stepIndex ?? '?'}) replaces it in the tool DLQ`
+            : `${removed ? 'removed from' : 'kept in'} the tool DLQ`;
         printLine(
-          `replayed ${id} (run ${result.runId ?? '?'}): ${result.status}${whyFailed(result)}, ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'}; ${removed ? 'removed from' : 'kept in'} the tool DLQ`,
+          `replayed ${id} (run ${result.runId ?? '?'}): ${result.status}${whyFailed(result)}, ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'}; ${place}`,
         );
       }
       if (!done) process.exitCode = EXIT_CODES.failure;
@@ -348,16 +581,16 @@ export function addDlqCommand(program: Command): void {
     .description(
       'replay tool-DLQ entries (tool, model and run failures) with bounded concurrency and report counts per outcome; entries another drain, replay or worker holds are counted in_progress and left to it',
     )
-    .option(...queueOption)
+    .option(...dlqOption)
     .option('--config <file>', 'config module with the model and tools (default: $TOOLRUN_CONFIG or ./toolrun.config.{ts,mjs,js})')
     .option('--limit <n>', 'drain at most N entries, oldest first', integerOption(1))
     .option('--concurrency <n>', 'replays at once', integerOption(1), 4)
     .option('--remove-expired', 'also remove entries whose conversation has expired')
     .option('--json', 'print the drain report as JSON');
   addLogOptions(drain);
-  addStoreOptions(drain, { queueUrl: false });
+  addOptions(drain);
   drain.action(async (options: DlqOptions) => {
-    requireToolQueue(options, 'drained');
+    requireToolQueue(options, 'drain');
     const config = await loadReplayConfig(options);
     await withStores(options, true, async (stores, resolved) => {
       const bar =
@@ -405,19 +638,53 @@ export function addDlqCommand(program: Command): void {
     });
   });
 
+  const redriveCommand = dlq
+    .command('redrive')
+    .description(
+      'put a message-DLQ entry back on the run queue — its raw body, or the fixed body of --body-file — and remove it from the message DLQ (once, even with two operators at once)',
+    )
+    .argument('<id>', 'message-DLQ entry id (from toolrun dlq list --dlq message)')
+    .option('--body-file <file>', 'the fixed message body (- for stdin); default: the raw body as received')
+    .option('--no-validate', 'redrive a body that is not a valid run request (it will come back to the message DLQ)')
+    .option('--json', 'print the outcome as JSON');
+  redriveCommand.option(...dlqOption);
+  redriveCommand.option('--queue <url>', QUEUE_URL_HELP);
+  addStoreOptions(redriveCommand, { queueUrl: false });
+  redriveCommand.action(async (id: string, options: DlqOptions) => {
+    if (selectedDlq(options, 'redrive') === 'tool') throw usageError(`tool-DLQ entries are resumed, not redriven: toolrun dlq replay ${id}`);
+    await withStores(options, true, async (stores, resolved) => {
+      const outcome = await redrive(stores, resolved, id, options);
+      if (options.json) printJson(outcome);
+      else if (outcome.status === 'enqueued') {
+        printLine(
+          `redrove ${id}: enqueued as message ${outcome.messageId} (body from ${outcome.bodySource}); ${outcome.removed ? 'removed from the message DLQ' : 'it had already left the message DLQ'}`,
+        );
+      } else {
+        printLine(
+          `redrove ${id}: message ${outcome.messageId} was enqueued by an earlier redrive of this entry, nothing enqueued now (the body from ${outcome.bodySource} was not used); ${outcome.removed ? 'removed from the message DLQ' : 'it had already left the message DLQ'}`,
+        );
+      }
+    });
+  });
+
   const purge = dlq
     .command('purge')
-    .description('delete every entry of one dead-letter queue')
-    .option(...queueOption)
+    .description('delete every entry of one dead-letter queue (asks for --yes unless it is empty)')
+    .option(...dlqOption)
     .option('--yes', 'confirm the deletion')
     .option('--json', 'print the count as JSON');
-  addStoreOptions(purge, { queueUrl: false });
+  addOptions(purge);
   purge.action(async (options: DlqOptions) => {
-    const queue = queueName(options.queue);
+    const queue = requiredDlq(options, 'purge');
     await withStores(options, true, async (stores) => {
       const dlqStore = queue === 'tool' ? stores.toolDlq : stores.messageDlq;
       if (!options.yes) {
         const size = await dlqStore.size();
+        if (size === 0) {
+          if (options.json) printJson({ queue, purged: 0 });
+          else printLine(`the ${queue} DLQ is empty: nothing to purge`);
+          return;
+        }
         throw usageError(`purge deletes all ${size} entr${size === 1 ? 'y' : 'ies'} of the ${queue} DLQ for good: pass --yes to confirm`);
       }
       const purged = await dlqStore.purge();

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { createAjvSchemaValidator, RUN_REQUEST_SCHEMA } from '../../index.ts';
-import { usageError } from '../cli-error.ts';
+import { usageError, warn } from '../cli-error.ts';
 import { printJson, printLine } from '../format.ts';
-import { addStoreOptions, type StoreOptions } from '../parse-options.ts';
-import { resolveStores } from '../resolve-stores.ts';
+import { addInitOption, addStoreOptions, type StoreOptions } from '../parse-options.ts';
+import { resolveStores, writerContext } from '../resolve-stores.ts';
 
 interface EnqueueCommandOptions extends StoreOptions {
+  init?: boolean;
   file?: string;
   id?: string;
   jsonl?: boolean;
@@ -37,8 +38,8 @@ async function readInput(body: string | undefined, options: EnqueueCommandOption
 
 let validator: ReturnType<ReturnType<typeof createAjvSchemaValidator>['compile']> | undefined;
 
-/** Checks one body against the run-request schema; returns why it is not one, or `undefined`. */
-function checkBody(text: string): string | undefined {
+/** Checks one message body against `RUN_REQUEST_SCHEMA` (strict: no null-as-absent); returns why it is not a run request, or `undefined`. */
+export function checkRunRequestBody(text: string): string | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -51,7 +52,12 @@ function checkBody(text: string): string | undefined {
   return `not a run request: ${result.detail} (the smallest valid body is {"input": "..."})`;
 }
 
-/** `toolrun enqueue`: adds run-request messages to the queue. */
+/**
+ * `toolrun enqueue`: adds run-request messages to the queue. An id the queue had before (waiting,
+ * in flight or done) is not enqueued again: the command says so on stderr (a warning, exit code 0)
+ * and lists only the ids it enqueued on stdout (`--json`: `ids`, plus `alreadyEnqueued` when some
+ * were). The database is created only at the default path or with `--init`.
+ */
 export function addEnqueueCommand(program: Command): void {
   const command = program
     .command('enqueue')
@@ -63,6 +69,7 @@ export function addEnqueueCommand(program: Command): void {
     .option('--no-validate', 'enqueue bodies that are not valid run requests (they go to the message DLQ)')
     .option('--json', 'print the ids as JSON');
   addStoreOptions(command, { queueUrl: true });
+  addInitOption(command);
   command.action(async (body: string | undefined, options: EnqueueCommandOptions) => {
     const { text, source } = await readInput(body, options);
     const lines = options.jsonl
@@ -74,7 +81,7 @@ export function addEnqueueCommand(program: Command): void {
     if (lines.length === 0) throw usageError(`no message in ${source}`, 'INVALID_INPUT');
     if (options.validate) {
       for (const { line, number } of lines) {
-        const problem = checkBody(line);
+        const problem = checkRunRequestBody(line);
         if (problem !== undefined) {
           throw usageError(
             `${options.jsonl ? `${source} line ${number}` : source} is ${problem}; nothing was enqueued (--no-validate enqueues it anyway)`,
@@ -83,17 +90,35 @@ export function addEnqueueCommand(program: Command): void {
         }
       }
     }
-    const { stores } = await resolveStores({ ...options, env: process.env }, { mustExist: false });
+    const location = { ...options, env: process.env };
+    const { stores, findMessageIds } = await resolveStores(location, writerContext(location, options.init));
     const ids: string[] = [];
+    const alreadyEnqueued: string[] = [];
     try {
-      for (const { line, number } of lines) {
-        const id = options.id === undefined ? undefined : options.jsonl ? `${options.id}-${number}` : options.id;
-        ids.push(await stores.queue.enqueue({ body: line, ...(id !== undefined ? { id } : {}) }));
+      const messages = lines.map(({ line, number }) => ({
+        body: line,
+        id: options.id === undefined ? undefined : options.jsonl ? `${options.id}-${number}` : options.id,
+      }));
+      const given = messages.flatMap((message) => (message.id !== undefined ? [message.id] : []));
+      // the queue makes an existing id a no-op without saying so: ask the backend first
+      const existing = given.length > 0 && findMessageIds ? await findMessageIds(given) : new Set<string>();
+      for (const message of messages) {
+        if (message.id !== undefined && existing.has(message.id)) {
+          alreadyEnqueued.push(message.id);
+          continue;
+        }
+        ids.push(await stores.queue.enqueue({ body: message.body, ...(message.id !== undefined ? { id: message.id } : {}) }));
       }
     } finally {
       await stores.close();
     }
-    if (options.json) printJson({ ids });
+    if (alreadyEnqueued.length > 0) {
+      const shown = alreadyEnqueued.slice(0, 5).join(', ') + (alreadyEnqueued.length > 5 ? ', …' : '');
+      warn(
+        `${alreadyEnqueued.length === 1 ? `message id ${shown} was` : `${alreadyEnqueued.length} message ids (${shown}) were`} enqueued before (the queue never takes an id twice): nothing was done for ${alreadyEnqueued.length === 1 ? 'it' : 'them'}`,
+      );
+    }
+    if (options.json) printJson({ ids, ...(alreadyEnqueued.length > 0 ? { alreadyEnqueued } : {}) });
     else for (const id of ids) printLine(id);
   });
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { printLine } from '../format.ts';
-import { addStoreOptions, integerOption, type StoreOptions } from '../parse-options.ts';
+import { addStoreOptions, portOption, type StoreOptions } from '../parse-options.ts';
 import { resolveStores } from '../resolve-stores.ts';
 import { serveMetrics } from '../serve-metrics.ts';
 
@@ -19,7 +19,7 @@ export function addMetricsCommand(program: Command): void {
   const command = program
     .command('metrics')
     .description('serve dead-letter depth and oldest-entry age for Prometheus on 127.0.0.1 (tool and run counters: toolrun worker --metrics-port)')
-    .option('--port <n>', 'TCP port (0: a free one)', integerOption(0), 9464);
+    .option('--port <n>', 'TCP port from 0 to 65535 (0: a free one)', portOption(0), 9464);
   addStoreOptions(command, { queueUrl: false });
   command.action(async (options: MetricsOptions) => {
     const { stores, label } = await resolveStores({ ...options, env: process.env }, { mustExist: true });

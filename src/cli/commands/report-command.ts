@@ -1,41 +1,138 @@
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
+import { ToolrunError } from '../../index.ts';
 import { usageError } from '../cli-error.ts';
-import { integerOption } from '../parse-options.ts';
-import { DEFAULT_DATABASE_PATH } from '../resolve-stores.ts';
+import { integerOption, STORE_URL_HELP } from '../parse-options.ts';
+import { DEFAULT_DATABASE_PATH, missingDatabaseError, sqlitePathOf } from '../resolve-stores.ts';
 
 interface ReportOptions {
   db?: string;
+  store?: string;
   fromLog?: string;
   top: number;
   json?: boolean;
 }
 
+/** The `event` values of the lines toolrun's tool-call logger writes. */
+const TOOLRUN_LOG_EVENTS: ReadonlySet<string> = new Set(['tool_call', 'tool_recovery', 'breaker_open', 'worker_event', 'dead_letter_add']);
+
+/** Lines looked at to tell a toolrun log from another file. */
+const SNIFFED_LINES = 1_000;
+
 /**
- * `toolrun report [--db FILE | --from-log FILE] [--top N] [--json]`: which tools and argument
- * fields fail most, and how, from the recorded failures — the failure log of a SQLite stores file
- * (written by `toolrun worker` and `toolrun dlq replay|drain`), or a pino log file written with
- * `--log-file`. Without a source: `$TOOLRUN_DB`, else `.toolrun/toolrun.db`. Exit codes: 0 printed;
- * 1 the source cannot be read (a missing file); 2 both sources given.
+ * Whether `path` is a toolrun log: among its first non-empty lines (up to 1 000), at least one is
+ * a JSON object with a toolrun `event`. An empty file is one (a worker that made no call).
+ */
+async function sniffToolrunLog(path: string): Promise<{ lines: number; toolrunLines: number }> {
+  const stream = createReadStream(path, { encoding: 'utf8' });
+  const reader = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+  let lines = 0;
+  let toolrunLines = 0;
+  try {
+    for await (const raw of reader) {
+      const line = raw.trim();
+      if (line === '') continue;
+      lines += 1;
+      if (line.startsWith('{')) {
+        try {
+          const parsed = JSON.parse(line) as { event?: unknown };
+          if (typeof parsed.event === 'string' && TOOLRUN_LOG_EVENTS.has(parsed.event)) toolrunLines += 1;
+        } catch {
+          // not JSON: not a toolrun line
+        }
+      }
+      if (lines >= SNIFFED_LINES || toolrunLines > 0) break;
+    }
+  } finally {
+    reader.close();
+    stream.destroy();
+  }
+  return { lines, toolrunLines };
+}
+
+/** Checks the `--from-log` file: it exists, is a file, and holds toolrun log lines. */
+async function checkLogFile(path: string): Promise<void> {
+  let isFile: boolean;
+  try {
+    isFile = statSync(path).isFile();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw usageError(`no log file at ${path} (toolrun worker --log-file FILE writes one)`, 'NOT_FOUND');
+    }
+    throw new ToolrunError('STORE_UNAVAILABLE', `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error });
+  }
+  if (!isFile) throw usageError(`${path} is not a file (--from-log takes the file toolrun worker --log-file wrote)`, 'INVALID_INPUT');
+  const { lines, toolrunLines } = await sniffToolrunLog(path);
+  if (lines > 0 && toolrunLines === 0) {
+    throw usageError(
+      `${path} is not a toolrun log: none of its first ${lines} line${lines === 1 ? '' : 's'} is a toolrun JSON log line (toolrun worker --log-file FILE writes one)`,
+      'INVALID_INPUT',
+    );
+  }
+}
+
+/** The SQLite file of `--db` / `--store` / `$TOOLRUN_DB` / the default, checked to exist. */
+function databasePath(options: ReportOptions): string {
+  if (options.store !== undefined) {
+    const path = sqlitePathOf(options.store);
+    if (path === undefined) {
+      throw usageError(
+        'report reads the failure log that only the SQLite stores keep (postgres:// and memory: keep none): pass --from-log FILE, written by toolrun worker --log-file FILE',
+        'UNSUPPORTED_BACKEND',
+      );
+    }
+    return path;
+  }
+  const envPath = process.env.TOOLRUN_DB !== undefined && process.env.TOOLRUN_DB !== '' ? process.env.TOOLRUN_DB : undefined;
+  return options.db ?? envPath ?? DEFAULT_DATABASE_PATH;
+}
+
+/**
+ * `toolrun report [--db FILE | --store URL | --from-log FILE] [--top N] [--json]`: which tools and
+ * argument fields fail most, and how, from the recorded failures — the failure log of a SQLite
+ * stores file (written by `toolrun worker` and `toolrun dlq replay|drain`), or a pino log file
+ * written with `--log-file`. Without a source: `$TOOLRUN_DB`, else `.toolrun/toolrun.db`.
+ * Exit codes as every command: 0 printed; 2 a missing database or log file, a file that is not a
+ * toolrun log, a store without a failure log, two sources; 1 a source that exists but cannot be
+ * read (a file that is not SQLite).
  */
 export function addReportCommand(program: Command): void {
   program
     .command('report')
     .description('which tools and argument fields fail most, and how (from the recorded failures)')
     .option('--db <file>', 'SQLite database file (default: $TOOLRUN_DB or .toolrun/toolrun.db)')
+    .option('--store <url>', `${STORE_URL_HELP}; only sqlite: keeps a failure log`)
     .option('--from-log <file>', 'read a toolrun pino log file (NDJSON, toolrun worker --log-file) instead of the database')
     .option('--top <n>', 'fields listed first', integerOption(1), 10)
     .option('--json', 'print the report as JSON')
     .action(async (options: ReportOptions) => {
-      if (options.db !== undefined && options.fromLog !== undefined) throw usageError('pass either --db FILE or --from-log FILE, not both');
+      if (options.db !== undefined && options.store !== undefined) throw usageError('pass either --store URL or --db FILE, not both');
+      if ((options.db !== undefined || options.store !== undefined) && options.fromLog !== undefined) {
+        throw usageError(`pass either ${options.db !== undefined ? '--db FILE' : '--store URL'} or --from-log FILE, not both`);
+      }
+      let db: string | undefined;
+      if (options.fromLog !== undefined) await checkLogFile(options.fromLog);
+      else {
+        db = databasePath(options);
+        if (db !== ':memory:' && !existsSync(db)) throw missingDatabaseError(db);
+      }
       const { runReportCommand } = await import('../../observability/report/run-report-command.ts');
-      const envPath = process.env.TOOLRUN_DB !== undefined && process.env.TOOLRUN_DB !== '' ? process.env.TOOLRUN_DB : undefined;
-      const db = options.db ?? (options.fromLog === undefined ? (envPath ?? DEFAULT_DATABASE_PATH) : undefined);
+      let problem = '';
       const { exitCode } = await runReportCommand({
         ...(db !== undefined ? { db } : {}),
         ...(options.fromLog !== undefined ? { fromLog: options.fromLog } : {}),
         ...(options.json ? { json: true } : {}),
         top: options.top,
+        writeError: (text) => (problem += text),
       });
-      process.exitCode = exitCode;
+      if (exitCode !== 0) {
+        // one convention for every command: the reason as a ToolrunError, printed by the entry
+        const reason = problem
+          .trim()
+          .replace(/^toolrun report: /, '')
+          .replaceAll('\n', ' ');
+        throw exitCode === 2 ? usageError(reason) : new ToolrunError('STORE_UNAVAILABLE', reason);
+      }
     });
 }

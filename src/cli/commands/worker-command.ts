@@ -6,8 +6,9 @@ import { createCliObservability } from '../cli-observability.ts';
 import { EXIT_CODES } from '../cli-error.ts';
 import { printJson, printLine } from '../format.ts';
 import { findConfigFile, loadConfig } from '../load-config.ts';
-import { addLogOptions, addStoreOptions, integerOption, type LogOptions, type StoreOptions } from '../parse-options.ts';
-import { resolveStores } from '../resolve-stores.ts';
+import { addInitOption, addLogOptions, addStoreOptions, integerOption, portOption, type LogOptions, type StoreOptions } from '../parse-options.ts';
+import { resolveStores, writerContext } from '../resolve-stores.ts';
+import { countInFlight, DEFAULT_HEARTBEAT_MS, startHeartbeat } from '../worker-heartbeat.ts';
 import { serveMetrics } from '../serve-metrics.ts';
 import { createWorkerOutput, guardConfigOnEvent } from '../worker-output.ts';
 
@@ -18,6 +19,8 @@ interface WorkerCommandOptions extends StoreOptions, LogOptions {
   untilEmpty?: boolean;
   json?: boolean;
   metricsPort?: number;
+  heartbeatMs?: number;
+  init?: boolean;
 }
 
 /** The exit codes of `toolrun worker`, as its help prints them. */
@@ -29,10 +32,12 @@ Exit codes:
   1    a dead-letter queue is at its bound (entries or bytes) and --until-empty stopped the worker;
        or a store or the metrics port cannot be opened
   2    a usage error or an invalid config, including a tool whose definition or schema cannot be
-       built (checked at start-up, before any message is taken)
+       built (checked at start-up, before any message is taken), or a --db / --store / $TOOLRUN_DB
+       that names no database (pass --init to create one; only .toolrun/toolrun.db is created
+       without it)
   130  a second SIGINT/SIGTERM: exited at once (leased messages are redelivered)
 
-Output: one line per event on stdout; for each dead letter its queue, kind (message, tool, model,
+Output: one line per event on stdout; on a terminal a heartbeat line every 10 s (--heartbeat-ms); for each dead letter its queue, kind (message, tool, model,
 run), reason, run, tool or model, and the last error (redacted); failed deliveries, poison messages
 (delivery-limit-exceeded) and lost leases are warnings on stderr. The summary counts where the
 messages went: completed, tool DLQ (tool / model / run), message DLQ.`;
@@ -72,18 +77,27 @@ export function addWorkerCommand(program: Command): void {
     .option(
       '--metrics-port <n>',
       "serve this worker's metrics (tool calls, runs, retries, breakers, DLQ) for Prometheus on 127.0.0.1:N/metrics (0: a free port)",
+      portOption(0),
+    )
+    .option(
+      '--heartbeat-ms <ms>',
+      `print a heartbeat line (handled, throughput, in flight, queue, DLQ depths) every N ms; default ${DEFAULT_HEARTBEAT_MS} when stdout is a terminal, else none; 0: none; never with --json`,
       integerOption(0),
     )
     .option('--json', 'print events, results and the summary as JSON lines')
     .addHelpText('after', WORKER_EXIT_CODES_HELP);
   addLogOptions(command);
   addStoreOptions(command, { queueUrl: true });
+  addInitOption(command);
   command.action(async (options: WorkerCommandOptions) => {
     const configPath = findConfigFile(options.config, process.env, process.cwd());
     const config = await loadConfig(configPath, process.env);
     // before any store is opened or message taken: a tool that cannot be built fails once, here
     assertConfigToolsBuild(config, configPath);
-    const { stores, label, openFailureLog } = await resolveStores({ ...options, env: process.env }, { mustExist: false });
+    const location = { ...options, env: process.env };
+    const { stores: opened, label, openFailureLog } = await resolveStores(location, writerContext(location, options.init));
+    const counted = countInFlight(opened.queue);
+    const stores = { ...opened, queue: counted.queue };
     let server: MetricsServer | undefined;
     let observed: Awaited<ReturnType<typeof createCliObservability>>;
     try {
@@ -132,6 +146,11 @@ export function addWorkerCommand(program: Command): void {
       printLine(`toolrun worker: consuming ${label} (concurrency ${options.concurrency})`);
       if (server) printLine(`toolrun worker: metrics at ${server.url}`);
     } else if (server) printJson({ type: 'metrics', url: server.url });
+    const heartbeatMs = options.json ? 0 : (options.heartbeatMs ?? (process.stdout.isTTY ? DEFAULT_HEARTBEAT_MS : 0));
+    const heartbeat =
+      heartbeatMs > 0
+        ? startHeartbeat({ intervalMs: heartbeatMs, stores, handled: () => worker.stats.handled, inFlight: counted.inFlight, writeLine: printLine })
+        : undefined;
     try {
       if (options.untilEmpty) await worker.runUntilEmpty();
       else await worker.run();
@@ -139,6 +158,7 @@ export function addWorkerCommand(program: Command): void {
       if (left > 0 && !options.json)
         printLine(`toolrun worker: ${left} message${left === 1 ? '' : 's'} left in the queue (leased by another worker, or not taken)`);
     } finally {
+      heartbeat?.stop();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       output.flush();
