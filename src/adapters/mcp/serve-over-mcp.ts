@@ -1,0 +1,93 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
+import { formatToolResult } from '../../core/format-tool-result.ts';
+import type { ToolFailure, ToolResult } from '../../ground/tool-result.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
+import { TOOL_FAILURE_META_KEY, TOOLRUN_ENVELOPE_META_KEY, toolFailureClassification } from './mcp-failure.ts';
+
+/**
+ * A toolrun failure envelope as an MCP `isError` result: the envelope's text (what the model
+ * reads, `formatToolResult`) as the content, the envelope itself as `structuredContent` (unless
+ * `structured: false`, for a tool that declares an `outputSchema` a failure envelope does not
+ * match) and under `_meta["dev.toolrun/envelope"]`, and its classification under
+ * `_meta["io.modelcontextprotocol/toolFailure"]` (class, code, retryable, retryNotBefore, correlationId, agentGuidance).
+ */
+export function failureToCallToolResult(failure: ToolFailure, options: { nowMs: number; structured?: boolean }): CallToolResult {
+  return {
+    content: [{ type: 'text', text: formatToolResult(failure) }],
+    ...(options.structured === false ? {} : { structuredContent: failure as unknown as Record<string, unknown> }),
+    isError: true,
+    _meta: { [TOOL_FAILURE_META_KEY]: toolFailureClassification(failure, options.nowMs), [TOOLRUN_ENVELOPE_META_KEY]: failure },
+  };
+}
+
+/**
+ * A toolrun envelope as an MCP tool result: a success carries the envelope as `structuredContent`
+ * and as text; a failure is {@link failureToCallToolResult}.
+ */
+export function envelopeToCallToolResult(result: ToolResult, nowMs: number): CallToolResult {
+  if (result.status === 'failed') return failureToCallToolResult(result, { nowMs });
+  return { content: [{ type: 'text', text: formatToolResult(result) }], structuredContent: result as unknown as Record<string, unknown> };
+}
+
+/** Options of {@link serveOverMcp}. */
+export interface ServeOverMcpOptions {
+  /**
+   * The per-session breaker's scope of a call: the MCP session id (Streamable HTTP), else this.
+   * @defaultValue `'mcp'`
+   */
+  defaultSessionId?: string;
+  /** Tool annotations to advertise besides `idempotentHint` (e.g. `readOnlyHint`), by tool name. */
+  annotations?: Readonly<Record<string, Tool['annotations']>>;
+}
+
+/**
+ * Serves every tool of a toolrun runtime on a low-level MCP SDK `Server`: `tools/list` advertises
+ * each tool's schema (`runtime.specs`) with `annotations.idempotentHint` from its definition;
+ * `tools/call` runs it through the runtime (validation, retries, breakers, `ctx.signal` aborted
+ * when the client cancels) and answers with the envelope (see {@link envelopeToCallToolResult}):
+ * `isError` and a `_meta` classification on failure. An unknown tool is an `isError` result with
+ * `TOOL_NOT_FOUND` and the closest name, not a protocol error. Call it before `server.connect()`
+ * (it registers the `tools` capability).
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` when the server is already connected.
+ *
+ * @example
+ * ```ts
+ * const server = new Server({ name: 'my-tools', version: '1.0.0' });
+ * serveOverMcp(createToolRuntime({ tools }), server);
+ * await server.connect(new StdioServerTransport());
+ * ```
+ */
+export function serveOverMcp(runtime: ToolRuntime, server: Server, options: ServeOverMcpOptions = {}): void {
+  try {
+    server.registerCapabilities({ tools: {} });
+  } catch (error) {
+    throw new ToolrunError('INVALID_OPTIONS', 'serveOverMcp must be called before server.connect(): capabilities cannot change after connecting', {
+      cause: error,
+    });
+  }
+  const defaultSessionId = options.defaultSessionId ?? 'mcp';
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: runtime.specs.map((spec): Tool => {
+      const registered = runtime.getTool(spec.name);
+      const schema = spec.inputSchema as Record<string, unknown>;
+      return {
+        name: spec.name,
+        description: spec.description,
+        inputSchema: { ...schema, type: 'object' } as Tool['inputSchema'],
+        annotations: { ...options.annotations?.[spec.name], idempotentHint: registered?.idempotent ?? false },
+      };
+    }),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const result = await runtime.run({
+      name: request.params.name,
+      args: request.params.arguments ?? {},
+      sessionId: extra.sessionId ?? defaultSessionId,
+      signal: extra.signal,
+    });
+    return envelopeToCallToolResult(result, runtime.clock.now());
+  });
+}

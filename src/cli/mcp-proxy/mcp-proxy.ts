@@ -1,0 +1,455 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  McpError,
+  ResultSchema,
+  type CallToolResult,
+  type ClientCapabilities,
+  type Implementation,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type Notification,
+  type Progress,
+  type Result,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { createMcpConnection, type McpConnection } from '../../adapters/mcp/mcp-connection.ts';
+import { createMcpStatusFetch } from '../../adapters/mcp/mcp-status-fetch.ts';
+import { callMcpTool, isMcpToolIdempotent, listAllMcpTools, TOOL_NAME_PATTERN } from '../../adapters/mcp/mcp-tools.ts';
+import { failureToCallToolResult } from '../../adapters/mcp/serve-over-mcp.ts';
+import { createToolRuntime, type ToolRuntime, type ToolRuntimeOptions } from '../../core/create-tool-runtime.ts';
+import type { ToolContext, ToolDefinition } from '../../core/define-tool.ts';
+import { ToolError } from '../../core/tool-error.ts';
+import type { SharedBreaker } from '../../policies/shared-breaker.ts';
+
+/** The MCP server the proxy guards. */
+export type UpstreamSpec =
+  | {
+      kind: 'stdio';
+      command: string;
+      args: readonly string[];
+      /** The child's environment: the proxy's own, so API keys an MCP client config passes reach the server. */
+      env: Readonly<Record<string, string | undefined>>;
+      cwd?: string;
+    }
+  | { kind: 'http'; url: URL; headers?: Readonly<Record<string, string>> };
+
+/** Options of {@link createMcpProxy}. Durations in milliseconds. */
+export interface McpProxyOptions {
+  upstream: UpstreamSpec;
+  /** Options of the runtime that guards `tools/call` (observability hooks, redaction…). */
+  runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
+  /** The breaker shared with other proxy replicas through the store. */
+  sharedBreaker?: SharedBreaker;
+  /** Attempts of an idempotent or read-only tool's call on an environment failure; other tools get one. @defaultValue 3 */
+  maxAttempts?: number;
+  /** Per-attempt timeout of a tool call. @defaultValue 60_000 */
+  timeoutMs?: number;
+  /** The longest wait for the upstream to start and answer `initialize`. @defaultValue 20_000 */
+  startupTimeoutMs?: number;
+  /** Backoff of upstream restarts. @defaultValue 200 ms doubling to 10 s */
+  restart?: { baseDelayMs: number; maxDelayMs: number };
+  /** A line for the proxy's stderr. */
+  log: (line: string) => void;
+  /** Bytes of the upstream's stderr kept to explain a start failure. @defaultValue 2048 */
+  stderrTailBytes?: number;
+}
+
+/** A downstream session: one MCP client on one transport. */
+interface Session {
+  readonly label: string;
+  server: Server | undefined;
+  lastActiveAt: number;
+}
+
+/** What a guarded `tools/call` keeps while the runtime runs it. */
+interface PendingCall {
+  arguments: Record<string, unknown> | undefined;
+  meta: Record<string, unknown> | undefined;
+  onProgress: ((progress: Progress) => void) | undefined;
+  result: CallToolResult | undefined;
+}
+
+/** The guarding proxy: one upstream MCP server, any number of downstream sessions. */
+export interface McpProxy {
+  /**
+   * Serves one downstream session on `transport` (not yet started). The first `initialize` starts
+   * the upstream (with that client's name and capabilities); when it cannot start, the client gets
+   * a JSON-RPC error saying why and may send `initialize` again.
+   */
+  attach(transport: Transport, options: { label: string; onClose?: () => void }): Promise<void>;
+  /** The upstream's process id (stdio), once started. */
+  readonly upstreamPid: number | undefined;
+  /** The tool names `tools/call` guards (validation, classification, breakers). */
+  readonly guardedTools: readonly string[];
+  /** Closes every session and the upstream. */
+  close(): Promise<void>;
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * Creates the proxy. Everything passes through unchanged except `tools/call` of a tool in the
+ * upstream's `tools/list`: its arguments are validated against the tool's `inputSchema` before
+ * the upstream sees them (a failing call never reaches it), failures are classified and answered
+ * as `isError` results with toolrun's envelope and a `_meta` classification, environment failures
+ * are retried only for idempotent or read-only tools, a per-session breaker cuts off a tool that
+ * keeps failing in one session and the shared breaker one that fails for everyone. Successes are
+ * the upstream's result, unchanged. A tool that cannot be guarded (a name toolrun cannot
+ * register, a schema that does not compile, a task-augmented call) is passed through unguarded.
+ */
+export function createMcpProxy(options: McpProxyOptions): McpProxy {
+  const sessions = new Set<Session>();
+  const pending = new Map<string, PendingCall>();
+  const maxAttempts = options.maxAttempts ?? 3;
+  const stderrTailBytes = options.stderrTailBytes ?? 2048;
+  let connection: McpConnection | undefined;
+  let runtime: ToolRuntime | undefined;
+  let upstreamTools = new Map<string, Tool>();
+  let guarded = new Set<string>();
+  let upstreamPid: number | undefined;
+  let stderrTail = '';
+  let callSequence = 0;
+  let refreshing: Promise<void> | undefined;
+  let closed = false;
+
+  const log = options.log;
+
+  function makeTransport(): Transport {
+    const upstream = options.upstream;
+    if (upstream.kind === 'http') {
+      return new StreamableHTTPClientTransport(upstream.url, {
+        fetch: createMcpStatusFetch(),
+        ...(upstream.headers ? { requestInit: { headers: { ...upstream.headers } } } : {}),
+      });
+    }
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(upstream.env)) if (value !== undefined) env[key] = value;
+    const transport = new StdioClientTransport({
+      command: upstream.command,
+      args: [...upstream.args],
+      env,
+      stderr: 'pipe',
+      ...(upstream.cwd !== undefined ? { cwd: upstream.cwd } : {}),
+    });
+    stderrTail = '';
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      stderrTail = (stderrTail + chunk.toString('utf8')).slice(-stderrTailBytes);
+    });
+    const start = transport.start.bind(transport);
+    transport.start = async () => {
+      await start();
+      upstreamPid = transport.pid ?? undefined;
+      log(`upstream started (pid ${upstreamPid ?? '?'}): ${upstream.command}`);
+    };
+    return transport;
+  }
+
+  function describeUpstream(): string {
+    const upstream = options.upstream;
+    return upstream.kind === 'http' ? upstream.url.toString() : [upstream.command, ...upstream.args].join(' ');
+  }
+
+  function guardedDefinition(tool: Tool): ToolDefinition {
+    const idempotent = isMcpToolIdempotent(tool);
+    return {
+      name: tool.name,
+      description: tool.description ?? '',
+      inputSchema: tool.inputSchema as Record<string, unknown>,
+      idempotent,
+      retry: { maxAttempts: idempotent ? maxAttempts : 1 },
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      execute: async (args: Record<string, unknown>, context: ToolContext) => {
+        const call = pending.get(context.callId);
+        const client = connection?.client;
+        if (!client) throw new ToolError({ kind: 'server', message: `the upstream MCP server is not running (restarting after it exited)` });
+        const result = await callMcpTool({
+          client,
+          name: tool.name,
+          arguments: call?.arguments ?? args,
+          signal: context.signal,
+          ...(call?.meta ? { meta: call.meta } : {}),
+          ...(call?.onProgress ? { onProgress: call.onProgress } : {}),
+        });
+        if (call) call.result = result;
+        // The envelope's data is not what the client receives (the upstream's result is): keep it small.
+        return null;
+      },
+    };
+  }
+
+  /** Reads the upstream's tools and builds the guarding runtime from those toolrun can guard. */
+  async function refreshTools(client: Client): Promise<void> {
+    const tools = await listAllMcpTools(client);
+    const definitions: ToolDefinition[] = [];
+    const skipped: string[] = [];
+    for (const tool of tools) {
+      if (!TOOL_NAME_PATTERN.test(tool.name)) {
+        skipped.push(`${tool.name} (name)`);
+        continue;
+      }
+      const definition = guardedDefinition(tool);
+      try {
+        createToolRuntime({ tools: [definition], sessionBreaker: false });
+        definitions.push(definition);
+      } catch (error) {
+        skipped.push(`${tool.name} (${error instanceof Error ? error.message : String(error)})`);
+      }
+    }
+    runtime = createToolRuntime({
+      defaultTimeoutMs: options.timeoutMs ?? 60_000,
+      callBudgetMs: Math.max(120_000, (options.timeoutMs ?? 60_000) * maxAttempts + 10_000),
+      ...options.runtimeOptions,
+      tools: definitions,
+      ...(options.sharedBreaker ? { sharedBreaker: options.sharedBreaker } : {}),
+    });
+    upstreamTools = new Map(tools.map((tool) => [tool.name, tool]));
+    guarded = new Set(definitions.map((definition) => definition.name));
+    log(`guarding ${definitions.length} of ${tools.length} tools${skipped.length > 0 ? `; passed through unguarded: ${skipped.join(', ')}` : ''}`);
+  }
+
+  function refreshSoon(client: Client): Promise<void> {
+    refreshing ??= refreshTools(client)
+      .catch((error: unknown) => log(`could not read the upstream's tools: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => {
+        refreshing = undefined;
+      });
+    return refreshing;
+  }
+
+  function latestSession(): Session | undefined {
+    let latest: Session | undefined;
+    for (const session of sessions) if (session.server && (!latest || session.lastActiveAt >= latest.lastActiveAt)) latest = session;
+    return latest;
+  }
+
+  function setupUpstreamClient(client: Client): void {
+    // Upstream → downstream: notifications to every session, requests (sampling, elicitation, roots) to the latest one.
+    client.fallbackNotificationHandler = async (notification: Notification) => {
+      if (notification.method === 'notifications/tools/list_changed') await refreshSoon(client);
+      for (const session of sessions) {
+        await session.server?.notification(notification as ServerNotification).catch(() => undefined);
+      }
+    };
+    client.fallbackRequestHandler = async (request: JSONRPCRequest, extra) => {
+      const session = latestSession();
+      if (!session?.server) throw new McpError(ErrorCode.InternalError, 'toolrun mcp-proxy: no client is connected to answer this request');
+      return session.server.request({ method: request.method, params: request.params } as ServerRequest, ResultSchema, {
+        signal: extra.signal,
+        timeout: 2_147_483_647,
+      });
+    };
+  }
+
+  async function ensureUpstream(clientInfo: Implementation | undefined, capabilities: ClientCapabilities | undefined): Promise<Client> {
+    connection ??= createMcpConnection({
+      transport: makeTransport,
+      ...(clientInfo ? { clientInfo } : {}),
+      capabilities: capabilities ?? {},
+      connectTimeoutMs: options.startupTimeoutMs ?? 20_000,
+      restart: options.restart ?? { baseDelayMs: 200, maxDelayMs: 10_000 },
+      setupClient: setupUpstreamClient,
+      onEvent: (event) => {
+        switch (event.type) {
+          case 'connected':
+            if (event.connection > 1) {
+              log(`upstream reconnected (connection ${event.connection})`);
+              const client = connection?.client;
+              if (client) void refreshSoon(client);
+            }
+            break;
+          case 'closed':
+            if (!closed) log(`upstream closed the connection (it exited?); calls in flight fail UNAVAILABLE`);
+            break;
+          case 'restart-scheduled':
+            log(`restarting the upstream in ${event.delayMs} ms (attempt ${event.attempt})`);
+            break;
+          case 'connect-failed':
+            log(`upstream restart failed: ${event.error instanceof Error ? event.error.message : String(event.error)}`);
+            break;
+        }
+      },
+    });
+    if (connection.client) return connection.client;
+    try {
+      const client = await connection.connect();
+      if (!runtime || connection.connections === 1) await refreshTools(client);
+      return client;
+    } catch (error) {
+      const tail = stderrTail.trim();
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`the upstream MCP server (${describeUpstream()}) did not start: ${reason}${tail ? `; its stderr ended with: ${tail.slice(-500)}` : ''}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** A request the proxy does not guard: sent upstream as is, its answer (or JSON-RPC error) returned as is. */
+  async function forward(request: JSONRPCRequest, extra: Extra): Promise<Result> {
+    const client = connection?.client;
+    if (!client)
+      throw new McpError(ErrorCode.InternalError, 'toolrun mcp-proxy: the upstream MCP server is not running (it is being restarted); try again shortly');
+    const params = request.params as { _meta?: { progressToken?: unknown } } | undefined;
+    const progressToken = params?._meta?.progressToken;
+    try {
+      return await client.request({ method: request.method, params: request.params }, ResultSchema, {
+        signal: extra.signal,
+        timeout: 2_147_483_647,
+        ...(progressToken !== undefined ? { onprogress: progressForwarder(progressToken as string | number, extra) } : {}),
+      });
+    } catch (error) {
+      if (error instanceof McpError) throw error;
+      throw new McpError(ErrorCode.InternalError, `toolrun mcp-proxy: the upstream failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  function progressForwarder(progressToken: string | number, extra: Extra): (progress: Progress) => void {
+    return (progress) => {
+      void extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => undefined);
+    };
+  }
+
+  async function callTool(session: Session, request: JSONRPCRequest, extra: Extra): Promise<Result> {
+    const params = (request.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown>; task?: unknown };
+    if (typeof params.name !== 'string') throw new McpError(ErrorCode.InvalidParams, 'tools/call needs params.name, the tool name (a string)');
+    const current = runtime;
+    const unguarded = upstreamTools.has(params.name) && !guarded.has(params.name);
+    if (!current || params.task !== undefined || unguarded) return forward(request, extra);
+    callSequence += 1;
+    const callId = `mcp_${callSequence}_${String(extra.requestId)}`;
+    const { progressToken, ...meta } = params._meta ?? {};
+    const args = params.arguments;
+    pending.set(callId, {
+      arguments: typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined,
+      meta: Object.keys(meta).length > 0 ? meta : undefined,
+      onProgress: typeof progressToken === 'string' || typeof progressToken === 'number' ? progressForwarder(progressToken, extra) : undefined,
+      result: undefined,
+    });
+    try {
+      const record = await current.execute({ name: params.name, args: args ?? {}, callId, sessionId: extra.sessionId ?? session.label, signal: extra.signal });
+      const result = record.result;
+      if (result.status === 'success') {
+        const upstreamResult = pending.get(callId)?.result;
+        if (upstreamResult) return upstreamResult;
+      }
+      if (result.status === 'failed') {
+        const tool = upstreamTools.get(record.toolName);
+        // A failure envelope does not match a tool's outputSchema: it goes in _meta and the text, not structuredContent.
+        return failureToCallToolResult(result, { nowMs: Date.now(), structured: tool?.outputSchema === undefined });
+      }
+      throw new McpError(ErrorCode.InternalError, 'toolrun mcp-proxy: the call succeeded but its result was lost');
+    } finally {
+      pending.delete(callId);
+    }
+  }
+
+  function buildServer(session: Session, client: Client): Server {
+    const server = new Server(client.getServerVersion() ?? { name: 'toolrun-mcp-proxy', version: '0.1.0' }, {
+      capabilities: client.getServerCapabilities() ?? {},
+      ...(client.getInstructions() !== undefined ? { instructions: client.getInstructions()! } : {}),
+    });
+    // logging/setLevel is the upstream's to answer, like everything but initialize and ping.
+    server.removeRequestHandler('logging/setLevel');
+    server.fallbackRequestHandler = async (request, extra) => {
+      session.lastActiveAt = Date.now();
+      if (request.method === 'tools/call') return callTool(session, request, extra);
+      return forward(request, extra);
+    };
+    server.fallbackNotificationHandler = async (notification) => {
+      await connection?.client?.notification(notification as never).catch(() => undefined);
+    };
+    return server;
+  }
+
+  async function attach(transport: Transport, attachOptions: { label: string; onClose?: () => void }): Promise<void> {
+    const session: Session = { label: attachOptions.label, server: undefined, lastActiveAt: Date.now() };
+    sessions.add(session);
+    let initializing = false;
+    const queued: JSONRPCMessage[] = [];
+    const gate: Transport = {
+      start: async () => undefined,
+      send: (message: JSONRPCMessage, sendOptions?: TransportSendOptions) => transport.send(message, sendOptions),
+      close: () => transport.close(),
+      get sessionId() {
+        return transport.sessionId;
+      },
+    };
+    const reply = (id: string | number, code: number, message: string) =>
+      transport.send({ jsonrpc: '2.0', id, error: { code, message } } as unknown as JSONRPCMessage).catch(() => undefined);
+
+    async function initialize(message: JSONRPCRequest): Promise<void> {
+      initializing = true;
+      const params = (message.params ?? {}) as { clientInfo?: Implementation; capabilities?: ClientCapabilities };
+      let client: Client;
+      try {
+        client = await ensureUpstream(params.clientInfo, params.capabilities);
+      } catch (error) {
+        const text = error instanceof Error ? error.message : String(error);
+        log(text);
+        await reply(message.id, ErrorCode.InternalError, `toolrun mcp-proxy: ${text}`);
+        initializing = false;
+        queued.length = 0;
+        return;
+      }
+      const server = buildServer(session, client);
+      await server.connect(gate);
+      session.server = server;
+      gate.onmessage?.(message);
+      for (const next of queued.splice(0)) gate.onmessage?.(next);
+      initializing = false;
+    }
+
+    transport.onmessage = (message) => {
+      if (session.server) {
+        gate.onmessage?.(message);
+        return;
+      }
+      if (initializing) {
+        queued.push(message);
+        return;
+      }
+      const request = message as Partial<JSONRPCRequest>;
+      if (request.method === 'initialize' && request.id !== undefined) {
+        void initialize(message as JSONRPCRequest);
+        return;
+      }
+      if (request.method !== undefined && request.id !== undefined) {
+        void reply(request.id, ErrorCode.InvalidRequest, 'toolrun mcp-proxy: the session is not initialized (send initialize first)');
+      }
+    };
+    transport.onclose = () => {
+      sessions.delete(session);
+      gate.onclose?.();
+      attachOptions.onClose?.();
+    };
+    transport.onerror = (error) => {
+      if (gate.onerror) gate.onerror(error);
+      else log(`transport error: ${error.message}`);
+    };
+    await transport.start();
+  }
+
+  return {
+    attach,
+    get upstreamPid() {
+      return upstreamPid;
+    },
+    get guardedTools() {
+      return [...guarded];
+    },
+    async close() {
+      closed = true;
+      for (const session of sessions) await session.server?.close().catch(() => undefined);
+      sessions.clear();
+      await connection?.close();
+    },
+  };
+}

@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ToolrunError, type ToolrunConfig } from '../../index.ts';
+import type { BreakerStateStore, Stores } from '../../ground/ports/stores.ts';
+import type { MetricsServer } from '../../observability/index.ts';
+import { createSharedBreaker, type SharedBreakerEvent, type SharedBreakerOptions } from '../../policies/shared-breaker.ts';
+import { systemClock } from '../../ground/ports/clock.ts';
+import { createCliObservability } from '../cli-observability.ts';
+import { usageError } from '../cli-error.ts';
+import type { LogOptions } from '../parse-options.ts';
+import { resolveStores } from '../resolve-stores.ts';
+import { serveMetrics } from '../serve-metrics.ts';
+import { createMcpProxy, type McpProxy, type UpstreamSpec } from './mcp-proxy.ts';
+import { createStdioLineTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio-line-transport.ts';
+
+/** The options of `toolrun mcp-proxy`, parsed. */
+export interface McpProxyCommandOptions extends LogOptions {
+  url?: string;
+  listen?: string;
+  db?: string;
+  store?: string;
+  queue?: string;
+  maxAttempts: number;
+  timeoutMs: number;
+  startupTimeoutMs: number;
+  maxMessageBytes: number;
+  breakerThreshold: number;
+  breakerCooldownMs: number;
+  sharedBreaker: boolean;
+  metricsPort?: number;
+}
+
+/** Where the proxy's process streams are (injectable for tests of the runner itself). */
+export interface ProxyStreams {
+  stdin: Readable;
+  stdout: Writable;
+  writeError: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+/** `host:port`, `:port` or `port` → host (127.0.0.1 by default) and port. */
+export function parseListen(value: string): { host: string; port: number } {
+  const match = /^(?:(\[[^\]]+\]|[^:]*):)?(\d{1,5})$/.exec(value.trim());
+  const port = match ? Number(match[2]) : Number.NaN;
+  if (!match || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw usageError(`--listen expects host:port (e.g. 127.0.0.1:8808), received ${JSON.stringify(value)}`);
+  const host = match[1] === undefined || match[1] === '' ? '127.0.0.1' : match[1].replace(/^\[|\]$/g, '');
+  return { host, port };
+}
+
+function upstreamOf(options: McpProxyCommandOptions, command: readonly string[], env: NodeJS.ProcessEnv): UpstreamSpec {
+  if (options.url !== undefined) {
+    if (command.length > 0) throw usageError('pass either --url URL or -- <command> [args...], not both');
+    let url: URL;
+    try {
+      url = new URL(options.url);
+    } catch {
+      throw usageError(`--url is not a URL: ${JSON.stringify(options.url)} (expected e.g. http://127.0.0.1:3000/mcp)`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usageError(`--url must be http:// or https://, received ${url.protocol}`);
+    return { kind: 'http', url };
+  }
+  if (command.length === 0)
+    throw usageError('no MCP server to guard: pass -- <command> [args...] (e.g. -- npx -y @modelcontextprotocol/server-memory) or --url URL');
+  return { kind: 'stdio', command: command[0]!, args: command.slice(1), env: { ...env } };
+}
+
+/** The breaker state store: Redis for `--queue redis://…`, else the stores' own. */
+async function openBreakerStore(options: McpProxyCommandOptions, stores: Stores): Promise<{ store: BreakerStateStore; close: () => Promise<void> }> {
+  if (options.queue === undefined) return { store: stores.breakers, close: async () => undefined };
+  if (!/^rediss?:/i.test(options.queue)) {
+    throw usageError('mcp-proxy takes --queue redis://… for its shared breaker state; for SQLite or PostgreSQL use --db FILE or --store postgres://…');
+  }
+  const { createRedisBreakerStateStore } = await import('../../stores/redis/index.ts');
+  const store = await createRedisBreakerStateStore({ url: options.queue });
+  return { store, close: () => store.close() };
+}
+
+const UNUSED_MODEL: ToolrunConfig['model'] = async () => {
+  throw new ToolrunError('INVALID_OPTIONS', 'mcp-proxy runs no model');
+};
+
+/**
+ * Runs `toolrun mcp-proxy` until its stdin closes (stdio) or it gets SIGINT/SIGTERM (`--listen`).
+ * stdout carries only MCP messages; every line of the proxy's own goes to stderr.
+ *
+ * @throws ToolrunError `USAGE` for bad options; `STORE_UNAVAILABLE` when a store cannot be opened.
+ */
+export async function runMcpProxy(options: McpProxyCommandOptions, command: readonly string[], streams: ProxyStreams): Promise<void> {
+  const upstream = upstreamOf(options, command, streams.env);
+  const listen = options.listen !== undefined ? parseListen(options.listen) : undefined;
+  const log = (line: string) => streams.writeError(`toolrun mcp-proxy: ${line}\n`);
+  // No store flag: memory (a proxy started by an MCP client writes no file where it happens to run).
+  const useMemory = options.db === undefined && options.store === undefined && (streams.env.TOOLRUN_DB ?? '') === '';
+  const resolved = await resolveStores({ db: options.db, store: useMemory ? 'memory:' : options.store, env: streams.env }, { mustExist: false });
+  const { stores } = resolved;
+  let breakerStore: Awaited<ReturnType<typeof openBreakerStore>> | undefined;
+  let metricsServer: MetricsServer | undefined;
+  let observed: Awaited<ReturnType<typeof createCliObservability>>;
+  try {
+    breakerStore = await openBreakerStore(options, stores);
+    metricsServer = options.metricsPort !== undefined ? await serveMetrics(options.metricsPort, stores) : undefined;
+    observed = await createCliObservability({
+      config: { model: UNUSED_MODEL, tools: [] },
+      openFailureLog: resolved.openFailureLog,
+      metrics: metricsServer?.metrics,
+      logLevel: options.logLevel,
+      logFile: options.logFile,
+      writeError: streams.writeError,
+    });
+  } catch (error) {
+    await metricsServer?.close();
+    await breakerStore?.close();
+    await stores.close();
+    throw error;
+  }
+  const { observability } = observed;
+  const breakerOptions: Partial<SharedBreakerOptions> = { failureThreshold: options.breakerThreshold, halfOpenAfterMs: options.breakerCooldownMs };
+  const onBreakerEvent = (event: SharedBreakerEvent) => {
+    if (event.type === 'breaker-open') {
+      log(`ALERT breaker-open ${event.key}: failing for everyone (opening ${event.openings}): ${event.lastError}`);
+      observability.onEvent({ type: 'breaker-open', toolName: event.key, target: 'tool', openings: event.openings, lastError: event.lastError, at: event.at });
+    } else {
+      log(`${event.type} ${event.key}`);
+      observability.onEvent({ type: event.type, toolName: event.key, target: 'tool', at: event.at });
+    }
+  };
+  const sharedBreaker = options.sharedBreaker
+    ? createSharedBreaker({ store: breakerStore.store, clock: systemClock, options: breakerOptions, onEvent: onBreakerEvent })
+    : undefined;
+  const proxy = createMcpProxy({
+    upstream,
+    runtimeOptions: observed.runtimeOptions,
+    ...(sharedBreaker ? { sharedBreaker } : {}),
+    maxAttempts: options.maxAttempts,
+    timeoutMs: options.timeoutMs,
+    startupTimeoutMs: options.startupTimeoutMs,
+    log,
+  });
+  log(
+    `guarding ${upstream.kind === 'http' ? upstream.url.toString() : upstream.command}; state ${resolved.label}${metricsServer ? `; metrics at ${metricsServer.url}` : ''}`,
+  );
+
+  let finish: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const onSignal = (signal: NodeJS.Signals) => {
+    log(`${signal}: closing`);
+    finish();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let httpServer: ReturnType<typeof createServer> | undefined;
+  try {
+    if (listen) {
+      httpServer = await serveHttp(proxy, listen, options.maxMessageBytes, log);
+    } else {
+      const transport = createStdioLineTransport({
+        input: streams.stdin,
+        output: streams.stdout,
+        maxMessageBytes: options.maxMessageBytes,
+        onRefused: (reason) => log(`refused a message: ${reason}`),
+      });
+      await proxy.attach(transport, { label: 'stdio', onClose: () => finish() });
+    }
+    await done;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (httpServer) await new Promise<void>((resolve) => httpServer!.close(() => resolve()));
+    httpServer?.closeAllConnections?.();
+    await proxy.close();
+    await observed.flush();
+    await metricsServer?.close();
+    await breakerStore.close();
+    await stores.close();
+  }
+}
+
+/** Reads a request body up to `maxBytes`; `undefined` when it is larger. */
+async function readBody(request: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function jsonRpcError(response: ServerResponse, status: number, code: number, message: string): void {
+  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
+}
+
+/** Serves the guarded tools over Streamable HTTP on `http://host:port/mcp`, one proxy session per MCP session. */
+async function serveHttp(proxy: McpProxy, listen: { host: string; port: number }, maxMessageBytes: number, log: (line: string) => void) {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const server = createServer((request, response) => {
+    void (async () => {
+      const url = new URL(request.url ?? '/', 'http://localhost');
+      if (url.pathname !== '/mcp') {
+        response.writeHead(404, { 'content-type': 'text/plain' }).end('toolrun mcp-proxy serves MCP at /mcp\n');
+        return;
+      }
+      const sessionHeader = request.headers['mcp-session-id'];
+      const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
+      const existing = sessionId !== undefined ? transports.get(sessionId) : undefined;
+      if (request.method !== 'POST') {
+        if (!existing) return jsonRpcError(response, 400, -32000, 'Bad Request: no valid Mcp-Session-Id');
+        await existing.handleRequest(request, response);
+        return;
+      }
+      const text = await readBody(request, maxMessageBytes);
+      if (text === undefined) return jsonRpcError(response, 413, -32600, `Invalid Request: a message of more than ${maxMessageBytes} bytes was refused`);
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch (error) {
+        return jsonRpcError(response, 400, -32700, `Parse error: the body is not JSON (${error instanceof Error ? error.message : String(error)})`);
+      }
+      if (existing) {
+        await existing.handleRequest(request, response, body);
+        return;
+      }
+      if (sessionId !== undefined || !isInitializeRequest(body)) {
+        return jsonRpcError(
+          response,
+          sessionId !== undefined ? 404 : 400,
+          -32000,
+          sessionId !== undefined ? 'Session not found' : 'Bad Request: send initialize first',
+        );
+      }
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          transports.set(id, transport);
+        },
+      });
+      await proxy.attach(transport, {
+        label: 'http',
+        onClose: () => {
+          if (transport.sessionId !== undefined) transports.delete(transport.sessionId);
+        },
+      });
+      await transport.handleRequest(request, response, body);
+    })().catch((error: unknown) => {
+      log(`HTTP request failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!response.headersSent) jsonRpcError(response, 500, -32603, 'Internal error of toolrun mcp-proxy');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port, listen.host, () => resolve());
+  }).catch((error: unknown) => {
+    throw new ToolrunError('USAGE', `--listen ${listen.host}:${listen.port}: cannot listen (${error instanceof Error ? error.message : String(error)})`);
+  });
+  const address = server.address() as AddressInfo;
+  log(`serving MCP over Streamable HTTP at http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}/mcp`);
+  return server;
+}
+
+export { DEFAULT_MAX_MESSAGE_BYTES };
