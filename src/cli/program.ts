@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { addDlqCommand } from './commands/dlq-command.ts';
 import { addEnqueueCommand } from './commands/enqueue-command.ts';
+import { addMcpProxyCommand } from './commands/mcp-proxy-command.ts';
 import { addMetricsCommand } from './commands/metrics-command.ts';
 import { addReportCommand } from './commands/report-command.ts';
 import { addStatsCommand } from './commands/stats-command.ts';
@@ -24,5 +25,6 @@ export function createProgram(): Command {
   addStatsCommand(program);
   addReportCommand(program);
   addMetricsCommand(program);
+  addMcpProxyCommand(program);
   return program;
 }
