@@ -6,6 +6,7 @@ import { createMemoryStores, createToolRuntime, defineTool, runAgent, ToolError 
 import { createObservability, startMetricsServer, type MetricsServer } from '../src/observability/index.ts';
 import { createScriptedModel } from '../src/testing/scripted-model.ts';
 import { createFakeClock } from '../src/testing/fake-clock.ts';
+import type { DeadLetterQueue } from '../src/ground/ports/stores.ts';
 
 let servers: MetricsServer[] = [];
 afterEach(async () => {
@@ -17,7 +18,7 @@ describe('startMetricsServer', () => {
   it('serves the tool and DLQ metrics in Prometheus text format on 127.0.0.1', async () => {
     const clock = createFakeClock(Date.UTC(2026, 0, 1));
     const stores = createMemoryStores({ clock });
-    await stores.toolDlq.push({ runId: 'run_1' });
+    await (stores.toolDlq as DeadLetterQueue<unknown>).push({ runId: 'run_1' });
     await clock.advance(42_000);
     const server = await startMetricsServer({ port: 0, stores, clock });
     servers.push(server);

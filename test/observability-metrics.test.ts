@@ -19,6 +19,7 @@ import { createAutoAdvancingClock } from '../src/testing/auto-advancing-clock.ts
 import { createFakeClock } from '../src/testing/fake-clock.ts';
 import { createScriptedModel } from '../src/testing/scripted-model.ts';
 import { createTestTelemetry, sumOf, type CollectedPoint } from './observability-telemetry.ts';
+import type { DeadLetterQueue } from '../src/ground/ports/stores.ts';
 
 function histogram(points: readonly CollectedPoint[], name: string, attributes: Record<string, unknown>) {
   const point = points.find((candidate) => candidate.name === name && Object.entries(attributes).every(([key, value]) => candidate.attributes[key] === value));
@@ -196,9 +197,9 @@ describe('worker metrics', () => {
     const clock = createFakeClock(Date.UTC(2026, 0, 1));
     const stores = createMemoryStores({ clock });
     createObservability({ meter: telemetry.meter, tracer: false, logger: false, stores, clock });
-    await stores.toolDlq.push({ runId: 'r1' });
+    await (stores.toolDlq as DeadLetterQueue<unknown>).push({ runId: 'r1' });
     await clock.advance(30_000);
-    await stores.toolDlq.push({ runId: 'r2' });
+    await (stores.toolDlq as DeadLetterQueue<unknown>).push({ runId: 'r2' });
     await clock.advance(60_000);
     const points = await telemetry.collect();
     expect(sumOf(points, METRIC_NAMES.deadLetterOldestAge, { 'toolrun.dlq.queue': 'tool' })).toBe(90);

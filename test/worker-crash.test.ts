@@ -41,6 +41,7 @@ import {
   type DrainReport,
   type MessageFailureEntry,
   type ResumableEntry,
+  type DeadLetterQueue,
   type Stores,
   type ToolFailureEntry,
 } from '../src/index.ts';
@@ -501,14 +502,15 @@ describe('crash right after a dead-letter push (in process)', () => {
   function crashAfterPush(stores: Stores, queue: 'messageDlq' | 'toolDlq') {
     let armed = false;
     let crashes = 0;
-    const push = stores[queue].push.bind(stores[queue]);
-    stores[queue].push = async (entry) => {
+    const dlq: DeadLetterQueue<unknown> = stores[queue];
+    const push = dlq.push.bind(dlq);
+    dlq.push = async (entry) => {
       const id = await push(entry);
       if (crashes === 0) armed = true;
       return id;
     };
-    const pushOnce = stores[queue].pushOnce.bind(stores[queue]);
-    stores[queue].pushOnce = async (key, entry) => {
+    const pushOnce = dlq.pushOnce.bind(dlq);
+    dlq.pushOnce = async (key, entry) => {
       const result = await pushOnce(key, entry);
       if (crashes === 0) armed = true;
       return result;
@@ -547,9 +549,11 @@ describe('crash right after a dead-letter push (in process)', () => {
     let dlqReads = 0;
     const lists = { messageDlq: stores.messageDlq.list, toolDlq: stores.toolDlq.list };
     for (const queue of ['messageDlq', 'toolDlq'] as const) {
-      stores[queue].list = async (options) => {
+      const dlq: DeadLetterQueue<unknown> = stores[queue];
+      const list = lists[queue].bind(dlq);
+      dlq.list = async (options) => {
         dlqReads += 1;
-        return lists[queue].call(stores[queue], options);
+        return list(options);
       };
     }
     const worker = createWorker({

@@ -1,4 +1,4 @@
-import type { FailureCause } from '../ground/failure-cause.ts';
+import type { FailureCause } from './failure-cause.ts';
 
 /**
  * The two dead-letter entry formats. A message failure is a defect of the work item;

@@ -1,3 +1,4 @@
+import type { MessageFailureEntry, ResumableEntry } from '../ground/dead-letter-entries.ts';
 import { metrics, ValueType, type Attributes, type Meter } from '@opentelemetry/api';
 import { systemClock, type Clock } from '../ground/ports/clock.ts';
 import { createRedactor, type Redactor } from '../core/redact.ts';
@@ -22,8 +23,8 @@ import type { ToolrunObservation, ToolrunObserver } from './observation.ts';
 
 /** The two dead-letter queues, read for the depth and oldest-age gauges (a `Stores` bundle fits). */
 export interface DeadLetterQueuesToObserve {
-  messageDlq: DeadLetterQueue<unknown>;
-  toolDlq: DeadLetterQueue<unknown>;
+  messageDlq: DeadLetterQueue<MessageFailureEntry>;
+  toolDlq: DeadLetterQueue<ResumableEntry>;
 }
 
 /** Options of {@link createToolrunMetrics}. */

@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '../ground/ports/clock.ts';
-import type { QueueDelivery, Stores } from '../ground/ports/stores.ts';
+import type { DeadLetterQueue, QueueDelivery, Stores } from '../ground/ports/stores.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import { deadLetterPoisonMessage, handleMessage, recordDeliveryError, type HandleMessageOptions, type HandleMessageResult } from './handle-message.ts';
@@ -127,7 +127,7 @@ export function createWorker(options: WorkerOptions): Worker {
 
   const emit = (event: WorkerEvent) => options.onEvent?.(event);
 
-  const bytesOf = async (queue: Stores['messageDlq']) => (typeof queue.bytes === 'function' ? await queue.bytes() : 0);
+  const bytesOf = async (queue: Pick<DeadLetterQueue<unknown>, 'bytes'>) => (typeof queue.bytes === 'function' ? await queue.bytes() : 0);
   async function deadLettersFull(): Promise<boolean> {
     const [messageSize, toolSize, messageBytes, toolBytes] = await Promise.all([
       stores.messageDlq.size(),

@@ -7,6 +7,7 @@ import { createScriptedModel } from '../testing/scripted-model.ts';
 import type { ToolFailureEntry } from './dead-letter-entries.ts';
 import { drainToolDlq } from './drain-tool-dlq.ts';
 import { handleMessage } from './handle-message.ts';
+import type { DeadLetterQueue } from '../ground/ports/stores.ts';
 
 describe('drainToolDlq', () => {
   it('replays every entry, removes the completed ones, counts each outcome, and goes on past bad entries', async () => {
@@ -33,7 +34,7 @@ describe('drainToolDlq', () => {
     // An entry whose run state is gone (expired) and one that is not an entry at all.
     const expired: ToolFailureEntry = { ...((await stores.toolDlq.list())[0]!.entry as ToolFailureEntry), runId: 'run_gone', conversationRef: 'conv_gone' };
     await stores.toolDlq.push(expired);
-    await stores.toolDlq.push({ not: 'an entry' });
+    await (stores.toolDlq as DeadLetterQueue<unknown>).push({ not: 'an entry' });
 
     healthy = true;
     const progress: string[] = [];

@@ -9,7 +9,7 @@ import { replayToolFailure, type ReplayOptions, type ReplayStatus } from './repl
 /** Options of {@link drainToolDlq}. */
 export interface DrainOptions extends ReplayOptions {
   /** The tool DLQ to drain. @defaultValue `stores.toolDlq` */
-  dlq?: DeadLetterQueue<unknown>;
+  dlq?: DeadLetterQueue<ResumableEntry>;
   /** Replays running at once. @defaultValue 4 */
   concurrency?: number;
   /** Drain at most this many entries (oldest first). @defaultValue all */
@@ -71,7 +71,7 @@ export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> 
       let runId: string | null = null;
       let error: string | undefined;
       try {
-        const old = record.entry as ResumableEntry;
+        const old = record.entry;
         const result = await replayToolFailure(old, replayOptions);
         status = result.status;
         runId = result.runId;

@@ -4,9 +4,10 @@ import { ToolError } from '../core/tool-error.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { createAutoAdvancingClock } from '../testing/auto-advancing-clock.ts';
 import { createScriptedModel } from '../testing/scripted-model.ts';
-import type { MessageFailureEntry, ToolFailureEntry } from './dead-letter-entries.ts';
+import type { ToolFailureEntry } from './dead-letter-entries.ts';
 import { handleMessage } from './handle-message.ts';
 import type { WorkerEvent } from './worker-events.ts';
+import type { DeadLetterQueue } from '../ground/ports/stores.ts';
 
 const down = defineTool({
   name: 'book',
@@ -76,8 +77,8 @@ describe('handleMessage', () => {
     const second = await handleMessage({ body: '{not json', id: 'm-bad' }, options);
     expect(first).toMatchObject({ status: 'rejected', messageId: 'm-bad', alreadyFinished: false });
     expect(second).toMatchObject({ status: 'rejected', messageId: 'm-bad', alreadyFinished: true });
-    expect((await stores.messageDlq.list()).map((record) => (record.entry as MessageFailureEntry).messageId)).toEqual(['m-bad']);
-    expect(await stores.messageDlq.pushOnce('message:m-bad', 'probe')).toMatchObject({ added: false });
+    expect((await stores.messageDlq.list()).map((record) => record.entry.messageId)).toEqual(['m-bad']);
+    expect(await (stores.messageDlq as DeadLetterQueue<unknown>).pushOnce('message:m-bad', 'probe')).toMatchObject({ added: false });
     expect(events.filter((event) => event.type === 'dead-letter-add')).toHaveLength(1);
     // a message without an id cannot be keyed: each delivery is its own entry
     await handleMessage({ body: '{not json' }, options);
@@ -96,7 +97,7 @@ describe('handleMessage', () => {
       push: stores.toolDlq.push.bind(stores.toolDlq),
       async pushOnce(key: string, entry: unknown) {
         keys.push(key);
-        const result = await stores.toolDlq.pushOnce(key, entry);
+        const result = await (stores.toolDlq as DeadLetterQueue<unknown>).pushOnce(key, entry);
         if (crash) throw new Error('process died');
         return result;
       },

@@ -16,7 +16,7 @@ import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
 import type { DeadLetterSink, MessageFailureEntry, ModelFailureEntry, ResumableEntry, RunFailureEntry, ToolFailureEntry } from './dead-letter-entries.ts';
 import type { Redactor } from '../core/redact.ts';
 import { claimRun, newClaimHolder } from './run-claim.ts';
-import { RUN_REQUEST_SCHEMA, type RunRequest } from './message-schema.ts';
+import { describeRunRequestFailure, RUN_REQUEST_SCHEMA, type RunRequest } from './message-schema.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
@@ -237,7 +237,7 @@ function parseRunRequest(
       entry: reject(
         message,
         'INVALID_MESSAGE',
-        validation.detail,
+        describeRunRequestFailure(parsed, validation),
         receivedAt,
         redactor,
         validation.fields.map(({ path, problem, expected, received }) => ({

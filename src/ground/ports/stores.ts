@@ -4,6 +4,7 @@
  * (`toolrun/testing`). All methods are async so that networked backends fit; all values are
  * JSON-serialisable.
  */
+import type { MessageFailureEntry, ResumableEntry } from '../dead-letter-entries.ts';
 
 /** A JSON value as stored. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -295,10 +296,10 @@ export interface Stores {
   runs: RunStore;
   ledger: IdempotencyLedger;
   breakers: BreakerStateStore;
-  /** Durable message DLQ (entries are `MessageFailureEntry`). */
-  messageDlq: DeadLetterQueue<unknown>;
-  /** Durable tool DLQ (entries are `ToolFailureEntry`). */
-  toolDlq: DeadLetterQueue<unknown>;
+  /** Durable message DLQ: the messages that could not start a run. */
+  messageDlq: DeadLetterQueue<MessageFailureEntry>;
+  /** Durable tool DLQ: the half-done runs a replay resumes (tool, model and poison-run entries). */
+  toolDlq: DeadLetterQueue<ResumableEntry>;
   queue: RunQueue;
   /** Claims on runs and DLQ entries, so two drains, replays or workers never work on one run at once. */
   claims: ClaimStore;

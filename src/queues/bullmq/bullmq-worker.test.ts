@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WorkerEvent } from '../../worker/worker-events.ts';
-import type { ToolFailureEntry, MessageFailureEntry } from '../../worker/dead-letter-entries.ts';
+import type { ToolFailureEntry } from '../../worker/dead-letter-entries.ts';
 import { createPostgresStores, type PostgresStores } from '../../stores/postgres/index.ts';
 import { createRedisDeadLetterQueues } from '../../stores/redis/index.ts';
 import { createDistributedTools, createSideEffectTables, distributedModel } from '../../../test/fixtures/distributed-agent.ts';
@@ -98,7 +98,7 @@ describe('the BullMQ worker', () => {
       { run_id: 'run_ok', step_index: 0 },
       { run_id: 'run_ok', step_index: 1 },
     ]);
-    const messageEntries = (await stores.messageDlq.list()).map((record) => record.entry as MessageFailureEntry);
+    const messageEntries = (await stores.messageDlq.list()).map((record) => record.entry);
     expect(messageEntries).toMatchObject([{ kind: 'message', rawBody: '{not json', messageId: '42', reason: { code: 'MALFORMED_JSON' } }]);
     const toolEntries = (await stores.toolDlq.list()).map((record) => record.entry as ToolFailureEntry);
     expect(toolEntries).toMatchObject([{ kind: 'tool', runId: 'run_broken:tool', toolName: 'always_down', attempts: 3, originalMessageId: 'broken:tool' }]);
@@ -212,7 +212,7 @@ describe('the BullMQ worker', () => {
     await waitFor('the rest of the messages', () => worker.stats.handled === 3);
     expect(worker.stats.paused).toBe(false);
     expect(events.filter((event) => event.type === 'dead-letter-below-bound').length).toBeGreaterThanOrEqual(1);
-    expect((await stores.messageDlq.list()).map((record) => (record.entry as MessageFailureEntry).messageId)).toEqual(['bad-2']);
+    expect((await stores.messageDlq.list()).map((record) => record.entry.messageId)).toEqual(['bad-2']);
     expect((await stores.runs.get('run_good'))?.status).toBe('completed');
   });
 
@@ -307,7 +307,7 @@ describe('the BullMQ worker', () => {
       await enqueueRun(queue, '{not json', 'bad');
       await enqueueRun(queue, JSON.stringify({ input: 'down' }), 'down');
       await waitFor('two handled messages', () => worker.stats.handled === 2);
-      expect((await deadLetterQueues.messageDlq.list()).map((record) => (record.entry as MessageFailureEntry).rawBody)).toEqual(['{not json']);
+      expect((await deadLetterQueues.messageDlq.list()).map((record) => record.entry.rawBody)).toEqual(['{not json']);
       expect((await deadLetterQueues.toolDlq.list()).map((record) => (record.entry as ToolFailureEntry).toolName)).toEqual(['always_down']);
       expect(await stores.messageDlq.size()).toBe(0);
       expect(await stores.toolDlq.size()).toBe(0);

@@ -1,3 +1,4 @@
+import type { MessageFailureEntry, ResumableEntry } from '../../ground/dead-letter-entries.ts';
 import { DelayedError, Worker, type ConnectionOptions, type Job, type WorkerOptions } from 'bullmq';
 import { systemClock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, Stores } from '../../ground/ports/stores.ts';
@@ -27,8 +28,8 @@ import type { RunJobData } from './run-job.ts';
 
 /** The two dead-letter queues the worker writes to. */
 export interface WorkerDeadLetterQueues {
-  messageDlq: DeadLetterQueue<unknown>;
-  toolDlq: DeadLetterQueue<unknown>;
+  messageDlq: DeadLetterQueue<MessageFailureEntry>;
+  toolDlq: DeadLetterQueue<ResumableEntry>;
 }
 
 /** What the worker acknowledges a request in, when requests are also recorded in an outbox. */

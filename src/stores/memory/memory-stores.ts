@@ -1,3 +1,4 @@
+import type { MessageFailureEntry, ResumableEntry } from '../../ground/dead-letter-entries.ts';
 import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 import type { Stores } from '../../ground/ports/stores.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
@@ -35,8 +36,8 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
     runs: createMemoryRunStore(),
     ledger: createMemoryIdempotencyLedger(),
     breakers: createMemoryBreakerStateStore(),
-    messageDlq: createMemoryDeadLetterQueue<unknown>({ clock }),
-    toolDlq: createMemoryDeadLetterQueue<unknown>({ clock }),
+    messageDlq: createMemoryDeadLetterQueue<MessageFailureEntry>({ clock }),
+    toolDlq: createMemoryDeadLetterQueue<ResumableEntry>({ clock }),
     queue: createMemoryRunQueue({ clock }),
     claims: createMemoryClaimStore({ clock }),
     close: async () => {},

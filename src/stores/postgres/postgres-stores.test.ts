@@ -5,6 +5,7 @@ import { createFakeClock } from '../../testing/fake-clock.ts';
 import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from '../../../test/fixtures/distributed-services.ts';
 import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from './postgres-migrations.ts';
 import { createPostgresStores } from './postgres-stores.ts';
+import type { DeadLetterQueue } from '../../ground/ports/stores.ts';
 
 const admin = createTestPool({ max: 4 });
 afterAll(() => admin.end());
@@ -76,7 +77,7 @@ describe('PostgreSQL stores', () => {
       await first.conversations.put('conv_1', [{ role: 'user', content: 'hello' }]);
       await first.ledger.putIfAbsent('run_1:0:0', { status: 'success' });
       await first.breakers.update<{ state: string }>('search', () => ({ state: 'open' }));
-      const toolEntryId = await first.toolDlq.push({ runId: 'run_1', stepIndex: 1 });
+      const toolEntryId = await (first.toolDlq as DeadLetterQueue<unknown>).push({ runId: 'run_1', stepIndex: 1 });
       await first.queue.enqueue({ id: 'leased', body: 'a' });
       await first.queue.enqueue({ id: 'waiting', body: 'b' });
       await first.queue.reserve(60_000);
@@ -120,13 +121,15 @@ describe('PostgreSQL stores', () => {
     const schema = uniqueName('toolrun_test_');
     const stores = await createPostgresStores({ pool: admin, schema });
     try {
-      const results = await Promise.all(Array.from({ length: 10 }, (_, index) => stores.messageDlq.pushOnce('message:m1', { writer: index })));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, index) => (stores.messageDlq as DeadLetterQueue<unknown>).pushOnce('message:m1', { writer: index })),
+      );
       expect(results.filter((result) => result.added)).toHaveLength(1);
       expect(new Set(results.map((result) => result.id)).size).toBe(1);
       expect(await stores.messageDlq.size()).toBe(1);
-      expect(await stores.toolDlq.pushOnce('message:m1', 'other queue')).toMatchObject({ added: true });
+      expect(await (stores.toolDlq as DeadLetterQueue<unknown>).pushOnce('message:m1', 'other queue')).toMatchObject({ added: true });
       await stores.messageDlq.remove(results[0]!.id);
-      expect(await stores.messageDlq.pushOnce('message:m1', 'late duplicate')).toEqual({ id: results[0]!.id, added: false });
+      expect(await (stores.messageDlq as DeadLetterQueue<unknown>).pushOnce('message:m1', 'late duplicate')).toEqual({ id: results[0]!.id, added: false });
       expect(await stores.messageDlq.size()).toBe(0);
 
       for (const id of ['a', 'b', 'c', 'd']) await stores.queue.enqueue({ id, body: `body ${id}` });
@@ -178,7 +181,7 @@ describe('PostgreSQL stores', () => {
         const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
         expect(await stores.messageDlq.bytes()).toBe(jsonBytes(entries[0]));
         expect(await stores.toolDlq.bytes()).toBe(jsonBytes(entries[1]));
-        await stores.toolDlq.push({ more: 'é' });
+        await (stores.toolDlq as DeadLetterQueue<unknown>).push({ more: 'é' });
         expect(await stores.toolDlq.bytes()).toBe(jsonBytes(entries[1]) + jsonBytes({ more: 'é' }));
         expect((await stores.messageDlq.list()).map((record) => record.entry)).toEqual([entries[0]]);
         expect(await stores.queue.extendLease('leased', 1, 60_000)).toBe(true);
@@ -199,12 +202,12 @@ describe('PostgreSQL stores', () => {
     const schema = uniqueName('toolrun_test_');
     const stores = await createPostgresStores({ pool: admin, schema });
     try {
-      await stores.toolDlq.push('a');
-      await stores.toolDlq.push('bb');
+      await (stores.toolDlq as DeadLetterQueue<unknown>).push('a');
+      await (stores.toolDlq as DeadLetterQueue<unknown>).push('bb');
       await admin.query(`DELETE FROM "${schema}".dead_letters WHERE entry = '"a"'`);
       await admin.query(`UPDATE "${schema}".dead_letters SET entry = '"cccc"'`);
       expect(await stores.toolDlq.bytes()).toBe(6);
-      await Promise.all(Array.from({ length: 200 }, (_, index) => stores.toolDlq.push({ index, text: 'é'.repeat(index) })));
+      await Promise.all(Array.from({ length: 200 }, (_, index) => (stores.toolDlq as DeadLetterQueue<unknown>).push({ index, text: 'é'.repeat(index) })));
       expect(await stores.toolDlq.bytes()).toBe(
         6 +
           Array.from({ length: 200 }, (_, index) => Buffer.byteLength(JSON.stringify({ index, text: 'é'.repeat(index) }), 'utf8')).reduce(

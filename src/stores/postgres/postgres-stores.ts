@@ -33,6 +33,7 @@
  * The driver (`pg`, an optional peer dependency) is imported only under `src/stores/postgres/`,
  * and only when a connection string is given.
  */
+import type { MessageFailureEntry, ResumableEntry } from '../../ground/dead-letter-entries.ts';
 import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 import type { Stores } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
@@ -129,8 +130,8 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     runs: createPostgresRunStore(pool, { schema }),
     ledger: createPostgresIdempotencyLedger(pool, { schema, clock }),
     breakers: createPostgresBreakerStateStore(pool, { schema, clock }),
-    messageDlq: createPostgresDeadLetterQueue<unknown>(pool, { schema, clock, queue: 'message' }),
-    toolDlq: createPostgresDeadLetterQueue<unknown>(pool, { schema, clock, queue: 'tool' }),
+    messageDlq: createPostgresDeadLetterQueue<MessageFailureEntry>(pool, { schema, clock, queue: 'message' }),
+    toolDlq: createPostgresDeadLetterQueue<ResumableEntry>(pool, { schema, clock, queue: 'tool' }),
     queue: createPostgresRunQueue(pool, { schema, clock }),
     claims: createPostgresClaimStore(pool, { schema, clock }),
     close: async () => {

@@ -1,3 +1,4 @@
+import type { MessageFailureEntry, ResumableEntry } from '../../ground/dead-letter-entries.ts';
 import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue } from '../../ground/ports/stores.ts';
 import { connectRedis, type RedisConnection, type RedisLike } from './redis-client.ts';
@@ -13,8 +14,8 @@ export type RedisDeadLetterQueuesOptions = RedisConnection & {
 
 /** The message and tool DLQs in Redis, entry formats unchanged (`MessageFailureEntry`, `ToolFailureEntry`). */
 export interface RedisDeadLetterQueues {
-  messageDlq: DeadLetterQueue<unknown>;
-  toolDlq: DeadLetterQueue<unknown>;
+  messageDlq: DeadLetterQueue<MessageFailureEntry>;
+  toolDlq: DeadLetterQueue<ResumableEntry>;
   readonly redis: RedisLike;
   /** Quits the client when toolrun created it. */
   close(): Promise<void>;
@@ -32,8 +33,8 @@ export async function createRedisDeadLetterQueues(options: RedisDeadLetterQueues
   const prefix = options.prefix ?? 'toolrun:';
   return {
     redis,
-    messageDlq: createRedisDeadLetterQueue<unknown>(redis, { name: 'message', prefix, clock }),
-    toolDlq: createRedisDeadLetterQueue<unknown>(redis, { name: 'tool', prefix, clock }),
+    messageDlq: createRedisDeadLetterQueue<MessageFailureEntry>(redis, { name: 'message', prefix, clock }),
+    toolDlq: createRedisDeadLetterQueue<ResumableEntry>(redis, { name: 'tool', prefix, clock }),
     async close() {
       if (owned) await redis.quit().catch(() => undefined);
     },

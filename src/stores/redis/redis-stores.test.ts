@@ -15,6 +15,7 @@ import { createTestRedis, deleteRedisKeys, REDIS_URL, uniqueName } from '../../.
 import { createRedisBreakerStateStore } from './redis-breaker-state-store.ts';
 import { createRedisClaimStore } from './redis-claim-store.ts';
 import { createRedisDeadLetterQueues } from './redis-dead-letter-queues.ts';
+import type { DeadLetterQueue } from '../../ground/ports/stores.ts';
 
 const admin = createTestRedis();
 afterAll(() => admin.quit());
@@ -132,14 +133,14 @@ describe('Redis dead-letter queues', () => {
     try {
       const entries = [{ a: 'é' }, '東京 🚀', { runId: 'run_1', text: 'x'.repeat(1_000) }];
       const ids = [];
-      for (const entry of entries) ids.push(await queues.toolDlq.push(entry));
+      for (const entry of entries) ids.push(await (queues.toolDlq as DeadLetterQueue<unknown>).push(entry));
       // as a queue written by an earlier toolrun: no byte total yet
       await admin.del(`${prefix}{dlq:tool}:bytes`);
       const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
       const total = entries.reduce<number>((sum, entry) => sum + jsonBytes(entry), 0);
       expect(await queues.toolDlq.bytes()).toBe(total);
       await queues.toolDlq.remove(ids[0]!);
-      await queues.toolDlq.push('more');
+      await (queues.toolDlq as DeadLetterQueue<unknown>).push('more');
       expect(await queues.toolDlq.bytes()).toBe(total - jsonBytes(entries[0]) + jsonBytes('more'));
       expect(await queues.messageDlq.bytes()).toBe(0);
     } finally {
@@ -155,19 +156,21 @@ describe('Redis dead-letter queues', () => {
     const second = await createRedisDeadLetterQueues({ url: REDIS_URL, prefix, clock });
     try {
       const results = await Promise.all(
-        Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? first : second).messageDlq.pushOnce('message:m1', { writer: index })),
+        Array.from({ length: 10 }, (_, index) =>
+          ((index % 2 === 0 ? first : second).messageDlq as DeadLetterQueue<unknown>).pushOnce('message:m1', { writer: index }),
+        ),
       );
       expect(results.filter((result) => result.added)).toHaveLength(1);
       expect(new Set(results.map((result) => result.id)).size).toBe(1);
       expect(await second.messageDlq.size()).toBe(1);
-      expect((await first.toolDlq.pushOnce('message:m1', 'tool queue')).added).toBe(true);
+      expect((await (first.toolDlq as DeadLetterQueue<unknown>).pushOnce('message:m1', 'tool queue')).added).toBe(true);
       expect(await first.messageDlq.remove(results[0]!.id)).toBe(true);
-      expect(await second.messageDlq.pushOnce('message:m1', 'late')).toEqual({ id: results[0]!.id, added: false });
+      expect(await (second.messageDlq as DeadLetterQueue<unknown>).pushOnce('message:m1', 'late')).toEqual({ id: results[0]!.id, added: false });
       expect(await second.messageDlq.size()).toBe(0);
       // a purge keeps the ids increasing
-      const before = await first.messageDlq.push('a');
+      const before = await (first.messageDlq as DeadLetterQueue<unknown>).push('a');
       await first.messageDlq.purge();
-      expect(Number(await first.messageDlq.push('b'))).toBeGreaterThan(Number(before));
+      expect(Number(await (first.messageDlq as DeadLetterQueue<unknown>).push('b'))).toBeGreaterThan(Number(before));
     } finally {
       await first.close();
       await second.close();

@@ -8,6 +8,7 @@ import { describeStoresContract } from '../../testing/contract/index.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
 import { migrateSqliteSchema, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.ts';
 import { createSqliteStores } from './sqlite-stores.ts';
+import type { DeadLetterQueue } from '../../ground/ports/stores.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'toolrun-sqlite-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -83,10 +84,10 @@ describe('SQLite stores', () => {
     ]);
     expect((await stores.toolDlq.get(oldToolId))?.entry).toEqual({ runId: 'run_1', stepIndex: 2 });
     // entries of version 1 have no key: the first keyed push adds, the second does not
-    const keyed = await stores.messageDlq.pushOnce('message:m1', { kind: 'message', rawBody: '{not json', messageId: 'm1' });
+    const keyed = await (stores.messageDlq as DeadLetterQueue<unknown>).pushOnce('message:m1', { kind: 'message', rawBody: '{not json', messageId: 'm1' });
     expect(keyed.added).toBe(true);
     expect(Number(keyed.id)).toBeGreaterThan(Number(oldToolId));
-    expect(await stores.messageDlq.pushOnce('message:m1', 'again')).toEqual({ id: keyed.id, added: false });
+    expect(await (stores.messageDlq as DeadLetterQueue<unknown>).pushOnce('message:m1', 'again')).toEqual({ id: keyed.id, added: false });
     expect(await stores.messageDlq.size()).toBe(2);
     await stores.close();
   });
@@ -112,7 +113,7 @@ describe('SQLite stores', () => {
     const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
     expect(await stores.messageDlq.bytes()).toBe(jsonBytes(entries[0]));
     expect(await stores.toolDlq.bytes()).toBe(jsonBytes(entries[1]));
-    await stores.toolDlq.push({ more: 'é' });
+    await (stores.toolDlq as DeadLetterQueue<unknown>).push({ more: 'é' });
     expect(await stores.toolDlq.bytes()).toBe(jsonBytes(entries[1]) + jsonBytes({ more: 'é' }));
     // the lease written by version 2 is still a lease: renewable, then redelivered when it ends
     expect(await stores.queue.extendLease('leased', 1, 60_000)).toBe(true);
@@ -126,8 +127,8 @@ describe('SQLite stores', () => {
 
   it('keeps dead_letter_totals right when rows are deleted by hand, as the sqlite3 shell would', async () => {
     const stores = createSqliteStores({ path: freshPath() });
-    await stores.toolDlq.push('a');
-    await stores.toolDlq.push('bb');
+    await (stores.toolDlq as DeadLetterQueue<unknown>).push('a');
+    await (stores.toolDlq as DeadLetterQueue<unknown>).push('bb');
     stores.database.prepare('DELETE FROM dead_letters WHERE entry = \'"a"\'').run();
     stores.database.prepare('UPDATE dead_letters SET entry = \'"cccc"\'').run();
     expect(await stores.toolDlq.bytes()).toBe(6);
@@ -167,7 +168,9 @@ describe('SQLite stores', () => {
     const left = createSqliteStores({ path });
     const right = createSqliteStores({ path });
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? left : right).toolDlq.pushOnce('tool:run_1:1', { writer: index })),
+      Array.from({ length: 10 }, (_, index) =>
+        ((index % 2 === 0 ? left : right).toolDlq as DeadLetterQueue<unknown>).pushOnce('tool:run_1:1', { writer: index }),
+      ),
     );
     expect(results.filter((result) => result.added)).toHaveLength(1);
     expect(new Set(results.map((result) => result.id)).size).toBe(1);
@@ -175,7 +178,7 @@ describe('SQLite stores', () => {
     await left.close();
     await right.close();
     const reopened = createSqliteStores({ path });
-    expect(await reopened.toolDlq.pushOnce('tool:run_1:1', 'late')).toEqual({ id: results[0]!.id, added: false });
+    expect(await (reopened.toolDlq as DeadLetterQueue<unknown>).pushOnce('tool:run_1:1', 'late')).toEqual({ id: results[0]!.id, added: false });
     expect(await reopened.toolDlq.size()).toBe(0);
     await reopened.close();
   });
@@ -197,8 +200,8 @@ describe('SQLite stores', () => {
     });
     await first.ledger.putIfAbsent('run_1:0:0', { status: 'success' });
     await first.breakers.update<{ state: string }>('search', () => ({ state: 'open' }));
-    const messageEntryId = await first.messageDlq.push({ kind: 'message', rawBody: '{not json' });
-    const toolEntryId = await first.toolDlq.push({ runId: 'run_1', stepIndex: 1 });
+    const messageEntryId = await (first.messageDlq as DeadLetterQueue<unknown>).push({ kind: 'message', rawBody: '{not json' });
+    const toolEntryId = await (first.toolDlq as DeadLetterQueue<unknown>).push({ runId: 'run_1', stepIndex: 1 });
     await first.queue.enqueue({ id: 'leased', body: 'a' });
     await first.queue.enqueue({ id: 'waiting', body: 'b' });
     await first.queue.enqueue({ id: 'acked', body: 'c' });

@@ -35,6 +35,7 @@
  *
  * The driver is imported only under `src/stores/sqlite/`; the core never imports it.
  */
+import type { MessageFailureEntry, ResumableEntry } from '../../ground/dead-letter-entries.ts';
 import type { Database } from 'better-sqlite3';
 import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 import type { Stores } from '../../ground/ports/stores.ts';
@@ -97,8 +98,8 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     runs: createSqliteRunStore(database),
     ledger: createSqliteIdempotencyLedger(database, { clock }),
     breakers: createSqliteBreakerStateStore(database, { clock }),
-    messageDlq: createSqliteDeadLetterQueue<unknown>(database, { clock, queue: 'message' }),
-    toolDlq: createSqliteDeadLetterQueue<unknown>(database, { clock, queue: 'tool' }),
+    messageDlq: createSqliteDeadLetterQueue<MessageFailureEntry>(database, { clock, queue: 'message' }),
+    toolDlq: createSqliteDeadLetterQueue<ResumableEntry>(database, { clock, queue: 'tool' }),
     queue: createSqliteRunQueue(database, { clock }),
     claims: createSqliteClaimStore(database, { clock }),
     close: async () => {

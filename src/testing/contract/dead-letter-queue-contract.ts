@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Stores } from '../../ground/ports/stores.ts';
+import type { DeadLetterQueue, Stores } from '../../ground/ports/stores.ts';
 import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
 
 const ONE_MINUTE_MS = 60_000;
@@ -35,8 +35,8 @@ function jsonBytes(entry: unknown): number {
 export function describeDeadLetterQueueContract(makeStores: MakeStores, which: 'messageDlq' | 'toolDlq'): void {
   describe(`DeadLetterQueue (${which})`, () => {
     const harness = useStoresHarness(makeStores);
-    const dlq = () => harness().stores[which];
-    const otherDlq = () => harness().stores[which === 'messageDlq' ? 'toolDlq' : 'messageDlq'];
+    const dlq = (): DeadLetterQueue<unknown> => harness().stores[which];
+    const otherDlq = (): DeadLetterQueue<unknown> => harness().stores[which === 'messageDlq' ? 'toolDlq' : 'messageDlq'];
 
     it('starts empty', async () => {
       expect(await dlq().size()).toBe(0);

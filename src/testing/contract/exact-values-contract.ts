@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonValue, RunCheckpoint } from '../../ground/ports/stores.ts';
+import type { DeadLetterQueue, JsonValue, RunCheckpoint } from '../../ground/ports/stores.ts';
 import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
 
 /** Nesting depth of the deep value: deep, and well within what `JSON.stringify` handles. */
@@ -97,7 +97,7 @@ export function describeExactValuesContract(makeStores: MakeStores): void {
     });
 
     it('round-trip through both dead-letter queues, pushOnce keys included, and count their bytes', async () => {
-      for (const dlq of [harness().stores.messageDlq, harness().stores.toolDlq]) {
+      for (const dlq of [harness().stores.messageDlq, harness().stores.toolDlq] as DeadLetterQueue<unknown>[]) {
         const id = await dlq.push(awkwardValue());
         expect((await dlq.get(id))?.entry).toEqual(awkwardValue());
         const keyed = await dlq.pushOnce(NUL_KEY, { raw: '{"input":"\u0000"}' });
