@@ -1,0 +1,250 @@
+/**
+ * How the dashboard reads dead-letter entries: their cause group, the filters of the lists, and
+ * scans of a queue in pages of its own `list({ limit, offset })`.
+ */
+import type { DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
+import { toolDeadLetterKind, type ToolDeadLetterKind } from '../worker/dead-letter-metrics.ts';
+
+/** The fields of a tool-DLQ entry of any kind as read from a store (any may be missing). */
+export interface AnyToolEntry {
+  kind?: string;
+  runId?: string;
+  stepIndex?: number;
+  toolName?: string;
+  modelName?: string;
+  attempts?: number;
+  deliveries?: number;
+  conversationRef?: string;
+  reason?: string;
+  firstSeenAt?: string;
+  originalMessageId?: string;
+  tokensSpent?: { input?: number; output?: number };
+  lastError?: { kind?: string; status?: number | null; message?: string; code?: string };
+  toolArgs?: unknown;
+}
+
+/** The fields of a message-DLQ entry as read from a store. */
+export interface AnyMessageEntry {
+  rawBody?: string;
+  rawBodyTruncated?: boolean;
+  reason?: { code?: string; detail?: string; fields?: Array<{ path?: string; problem?: string; expected?: string; received?: string }>; deliveries?: number };
+  messageId?: string;
+  receivedAt?: string;
+}
+
+/** The object behind an entry, or an empty one for a value that is not an object. */
+export function asToolEntry(entry: unknown): AnyToolEntry {
+  return typeof entry === 'object' && entry !== null ? (entry as AnyToolEntry) : {};
+}
+
+/** Like {@link asToolEntry}, for a message-DLQ entry. */
+export function asMessageEntry(entry: unknown): AnyMessageEntry {
+  return typeof entry === 'object' && entry !== null ? (entry as AnyMessageEntry) : {};
+}
+
+/** What a tool-DLQ entry is about: the tool's name, `model:<name>` for a model failure, `run` for a poison run. */
+export function subjectOf(entry: unknown): string {
+  const kind = toolDeadLetterKind(entry);
+  const tool = asToolEntry(entry);
+  if (kind === 'model') return `model:${tool.modelName ?? '?'}`;
+  if (kind === 'run') return 'run';
+  return typeof tool.toolName === 'string' ? tool.toolName : '?';
+}
+
+/** `reason · last error kind [status]`, as `npm start` prints the tool DLQ by cause. */
+export function toolCauseOf(entry: unknown): string {
+  const tool = asToolEntry(entry);
+  const error = tool.lastError ?? {};
+  const status = error.status !== null && error.status !== undefined ? ` ${error.status}` : '';
+  return `${tool.reason ?? '?'} · ${error.kind ?? '?'}${status}`;
+}
+
+/** The group of a tool-DLQ entry: cause (reason × last error) × tool, `reason · kind status · tool`. */
+export function toolGroupOf(entry: unknown): string {
+  return `${toolCauseOf(entry)} · ${subjectOf(entry)}`;
+}
+
+/** The group of a message-DLQ entry: `code` or `code · path problem` of its first field, as `npm start` prints it. */
+export function messageGroupOf(entry: unknown): string {
+  const reason = asMessageEntry(entry).reason ?? {};
+  const field = reason.fields?.[0];
+  return field === undefined ? String(reason.code ?? 'unknown') : `${String(reason.code ?? 'unknown')} · ${field.path || '/'} ${field.problem ?? ''}`.trim();
+}
+
+/**
+ * A filter of the tool-DLQ list. Every member narrows it; all absent: every entry.
+ * Text members compare exactly, except `text`, which is a case-insensitive substring of the run
+ * id, the entry id, the tool, the cause or the last error's message.
+ */
+export interface ToolEntryFilter {
+  /** A group as {@link toolGroupOf} writes it. */
+  group?: string | undefined;
+  /** The tool (or `model:<name>`, `run`). */
+  tool?: string | undefined;
+  /** The entry's `reason`. */
+  reason?: string | undefined;
+  /** `tool`, `model` or `run`. */
+  kind?: ToolDeadLetterKind | undefined;
+  text?: string | undefined;
+}
+
+/** A filter of the message-DLQ list: a group ({@link messageGroupOf}) and/or a text in the id, message id, code or detail. */
+export interface MessageEntryFilter {
+  group?: string | undefined;
+  text?: string | undefined;
+}
+
+/** Whether a filter narrows anything. */
+export function isFiltering(filter: ToolEntryFilter | MessageEntryFilter): boolean {
+  return Object.values(filter).some((value) => typeof value === 'string' && value.length > 0);
+}
+
+/** Whether a tool-DLQ record passes a filter. */
+export function matchesToolFilter(record: DeadLetterRecord<unknown>, filter: ToolEntryFilter): boolean {
+  const entry = record.entry;
+  const tool = asToolEntry(entry);
+  if (filter.group && toolGroupOf(entry) !== filter.group) return false;
+  if (filter.tool && subjectOf(entry) !== filter.tool) return false;
+  if (filter.reason && tool.reason !== filter.reason) return false;
+  if (filter.kind && toolDeadLetterKind(entry) !== filter.kind) return false;
+  if (filter.text) {
+    const needle = filter.text.toLowerCase();
+    const haystack = [record.id, tool.runId ?? '', subjectOf(entry), toolCauseOf(entry), tool.lastError?.message ?? ''].join('\n').toLowerCase();
+    if (!haystack.includes(needle)) return false;
+  }
+  return true;
+}
+
+/** Whether a message-DLQ record passes a filter. */
+export function matchesMessageFilter(record: DeadLetterRecord<unknown>, filter: MessageEntryFilter): boolean {
+  if (filter.group && messageGroupOf(record.entry) !== filter.group) return false;
+  if (filter.text) {
+    const message = asMessageEntry(record.entry);
+    const haystack = [record.id, message.messageId ?? '', message.reason?.code ?? '', message.reason?.detail ?? ''].join('\n').toLowerCase();
+    if (!haystack.includes(filter.text.toLowerCase())) return false;
+  }
+  return true;
+}
+
+/** One page of a (possibly filtered) list. */
+export interface EntryPage {
+  records: DeadLetterRecord<unknown>[];
+  /** Entries that match: exact when `totalExact`, else a lower bound (the scan stopped once the page was full). */
+  total: number;
+  totalExact: boolean;
+  /** Whether entries after this page match. */
+  hasMore: boolean;
+  /** Entries read from the store to build the page. */
+  scanned: number;
+}
+
+/** Entries read per `list` call while scanning a queue. */
+export const SCAN_PAGE_SIZE = 2_000;
+
+/**
+ * A page of a queue: without a filter one `list({ limit, offset })` plus `size()`; with one, the
+ * queue is read oldest first in pages of {@link SCAN_PAGE_SIZE} until `offset + limit` matching
+ * entries (and one more, to know there are more) were found — the ports have no query by field, so
+ * a filter on a rare cause reads the whole queue (indexed keyset pagination would make this a
+ * query).
+ */
+export async function readEntryPage(
+  queue: DeadLetterQueue<unknown>,
+  options: { limit: number; offset: number; matches?: ((record: DeadLetterRecord<unknown>) => boolean) | undefined },
+): Promise<EntryPage> {
+  const { limit, offset, matches } = options;
+  if (!matches) {
+    const [records, size] = await Promise.all([queue.list({ limit, offset }), queue.size()]);
+    return { records, total: size, totalExact: true, hasMore: offset + records.length < size, scanned: records.length };
+  }
+  const found: DeadLetterRecord<unknown>[] = [];
+  let matched = 0;
+  let scanned = 0;
+  for (let storeOffset = 0; ; storeOffset += SCAN_PAGE_SIZE) {
+    const page = await queue.list({ limit: SCAN_PAGE_SIZE, offset: storeOffset });
+    scanned += page.length;
+    for (const record of page) {
+      if (!matches(record)) continue;
+      matched += 1;
+      if (matched > offset + limit) return { records: found, total: matched, totalExact: false, hasMore: true, scanned };
+      if (matched > offset) found.push(record);
+    }
+    if (page.length < SCAN_PAGE_SIZE) return { records: found, total: matched, totalExact: true, hasMore: false, scanned };
+  }
+}
+
+/**
+ * Reads every entry of a queue, oldest first, in pages of {@link SCAN_PAGE_SIZE}, calling `visit`
+ * for each; returns how many were read. Stops early when `visit` returns `false`.
+ */
+export async function scanQueue(queue: DeadLetterQueue<unknown>, visit: (record: DeadLetterRecord<unknown>) => boolean | void): Promise<number> {
+  let scanned = 0;
+  for (let offset = 0; ; offset += SCAN_PAGE_SIZE) {
+    const page = await queue.list({ limit: SCAN_PAGE_SIZE, offset });
+    for (const record of page) {
+      scanned += 1;
+      if (visit(record) === false) return scanned;
+    }
+    if (page.length < SCAN_PAGE_SIZE) return scanned;
+  }
+}
+
+/** A cause group with its count and what its entries have at stake. */
+export interface EntryGroup {
+  group: string;
+  count: number;
+  /** For the tool DLQ: the entries' tool, cause and spent tokens. */
+  tool?: string;
+  cause?: string;
+  tokens?: { input: number; output: number };
+}
+
+/** Groups of both queues, most entries first (then by name), from one scan of each. */
+export interface EntryGroups {
+  tool: EntryGroup[];
+  message: EntryGroup[];
+  /** ISO-8601 time of the scan. */
+  scannedAt: string;
+  /** Entries read. */
+  scanned: { tool: number; message: number };
+}
+
+const byCountThenName = (a: EntryGroup, b: EntryGroup) => b.count - a.count || (a.group < b.group ? -1 : a.group > b.group ? 1 : 0);
+
+/** Scans both queues once and groups their entries by cause ({@link toolGroupOf}, {@link messageGroupOf}). */
+export async function readEntryGroups(
+  stores: { toolDlq: DeadLetterQueue<unknown>; messageDlq: DeadLetterQueue<unknown> },
+  nowIso: string,
+): Promise<EntryGroups> {
+  const tool = new Map<string, EntryGroup>();
+  const message = new Map<string, EntryGroup>();
+  const [toolScanned, messageScanned] = await Promise.all([
+    scanQueue(stores.toolDlq, (record) => {
+      const name = toolGroupOf(record.entry);
+      const entry = asToolEntry(record.entry);
+      const group = tool.get(name) ?? {
+        group: name,
+        count: 0,
+        tool: subjectOf(record.entry),
+        cause: toolCauseOf(record.entry),
+        tokens: { input: 0, output: 0 },
+      };
+      group.count += 1;
+      group.tokens!.input += Number(entry.tokensSpent?.input ?? 0) || 0;
+      group.tokens!.output += Number(entry.tokensSpent?.output ?? 0) || 0;
+      tool.set(name, group);
+    }),
+    scanQueue(stores.messageDlq, (record) => {
+      const name = messageGroupOf(record.entry);
+      const group = message.get(name) ?? { group: name, count: 0 };
+      group.count += 1;
+      message.set(name, group);
+    }),
+  ]);
+  return {
+    tool: [...tool.values()].sort(byCountThenName),
+    message: [...message.values()].sort(byCountThenName),
+    scannedAt: nowIso,
+    scanned: { tool: toolScanned, message: messageScanned },
+  };
+}

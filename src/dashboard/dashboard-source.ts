@@ -1,0 +1,135 @@
+import type { Clock } from '../ground/ports/clock.ts';
+import type { FailureLog } from '../ground/ports/failure-log.ts';
+import type { Stores } from '../ground/ports/stores.ts';
+import type { Redactor } from '../core/redact.ts';
+import type { ReplayOptions } from '../worker/replay-tool-failure.ts';
+import { toStoredText } from '../stores/exact-text.ts';
+
+/**
+ * When each conversation expires, in ms since the epoch, for the conversation references asked for
+ * (a reference missing from the map: the conversation is gone or never existed). Read straight from
+ * the backend's `conversations` table when it has one; see {@link backendConversationExpiry}.
+ */
+export type ConversationExpiryLookup = (conversationRefs: readonly string[]) => Promise<Map<string, number>>;
+
+/** The configured bounds of each dead-letter queue (what the worker stops at). */
+export interface DashboardBounds {
+  /** `maxDeadLetterEntries` of the config. @defaultValue 10_000 (the worker's default) */
+  maxEntries: number;
+  /** `maxDeadLetterBytes` of the config, in bytes of stored JSON. @defaultValue 268_435_456 */
+  maxBytes: number;
+  /** `config` when the numbers come from the loaded config, `default` otherwise. */
+  source: 'config' | 'default';
+}
+
+/**
+ * Everything the dashboard reads and acts on. The CLI builds it from its flags (`--db`, `--store`,
+ * `--queue`, `--config`); a program can build one around any `Stores` bundle.
+ */
+export interface DashboardSource {
+  /** The stores (any backend: SQLite, PostgreSQL, memory, a bundle with Redis DLQs or breakers). */
+  stores: Stores;
+  /** A description of the stores for the page, without credentials (`sqlite:/abs/path.db`). */
+  label: string;
+  /**
+   * The redactor every string goes through before it leaves the server (the config's `redact`):
+   * every JSON body and every event is passed through `redactor.value` whole.
+   */
+  redactor: Redactor;
+  /** The failure log beside the stores, when the backend keeps one (SQLite). None: the failure charts say so. */
+  failureLog?: FailureLog | undefined;
+  /** Runs per checkpoint status (what `toolrun stats` prints), when the backend can count them. */
+  countRunsByStatus?: (() => Promise<Record<string, number>>) | undefined;
+  /** Exact conversation expiry times; without it the expiry is estimated from the checkpoint's `updatedAt` + `conversationTtlMs`. */
+  conversationExpiry?: ConversationExpiryLookup | undefined;
+  /** The stores' conversation TTL in ms, for the estimate. @defaultValue 7 days (every backend's default) */
+  conversationTtlMs?: number | undefined;
+  /**
+   * How replays run (the config's model, tools and policies, observed like the CLI's). Absent: the
+   * dashboard cannot replay or drain (purge still works unless read-only).
+   */
+  replay?: ReplayOptions | undefined;
+  /** Called after each replay job (e.g. to flush the failure-log appends). */
+  afterReplays?: (() => Promise<void>) | undefined;
+  /** The configured DLQ bounds. @defaultValue the worker's defaults */
+  bounds?: DashboardBounds | undefined;
+  /** The run's step bound (`maxSteps`), shown as "step k of N". @defaultValue 20 (the agent loop's default) */
+  maxSteps?: number | undefined;
+  /** Tool names whose shared breakers to show besides those seen in the DLQ and the failure log (the config's tools). */
+  toolNames?: readonly string[] | undefined;
+  /** The model's name: its breaker is `model:<name>`. */
+  modelName?: string | undefined;
+  /** @defaultValue the system clock */
+  clock?: Clock | undefined;
+}
+
+/** The worker's default DLQ bounds. */
+export const DEFAULT_DASHBOARD_BOUNDS: DashboardBounds = Object.freeze({ maxEntries: 10_000, maxBytes: 268_435_456, source: 'default' as const });
+
+interface SqliteLike {
+  database: { prepare(sql: string): { all(...params: unknown[]): unknown[] } };
+}
+
+interface PostgresLike {
+  pool: { query<R>(sql: string, params: unknown[]): Promise<{ rows: R[] }> };
+  schema: string;
+}
+
+function isSqliteStores(stores: unknown): stores is SqliteLike {
+  const database = (stores as Partial<SqliteLike>).database;
+  return typeof database === 'object' && database !== null && typeof database.prepare === 'function';
+}
+
+function isPostgresStores(stores: unknown): stores is PostgresLike {
+  const candidate = stores as Partial<PostgresLike>;
+  return typeof candidate.schema === 'string' && typeof candidate.pool?.query === 'function';
+}
+
+/**
+ * The exact conversation expiry of the built-in SQLite and PostgreSQL bundles: one indexed query on
+ * their `conversations` table (primary key `ref`) per page of rows. `undefined` for other backends
+ * (memory, Redis, custom), whose `ConversationStore` port has no expiry read: the dashboard then
+ * estimates it.
+ */
+export function backendConversationExpiry(stores: Stores): ConversationExpiryLookup | undefined {
+  if (isSqliteStores(stores)) {
+    const { database } = stores;
+    return async (refs) => {
+      const result = new Map<string, number>();
+      for (let start = 0; start < refs.length; start += 500) {
+        const chunk = refs.slice(start, start + 500);
+        if (chunk.length === 0) continue;
+        const stored = chunk.map(toStoredText);
+        const rows = database
+          .prepare(`SELECT ref, expires_at_ms FROM conversations WHERE ref IN (${stored.map(() => '?').join(',')})`)
+          .all(...stored) as Array<{ ref: string; expires_at_ms: number }>;
+        const byStored = new Map(rows.map((row) => [row.ref, Number(row.expires_at_ms)]));
+        chunk.forEach((ref, index) => {
+          const expiresAt = byStored.get(stored[index]!);
+          if (expiresAt !== undefined) result.set(ref, expiresAt);
+        });
+      }
+      return result;
+    };
+  }
+  if (isPostgresStores(stores)) {
+    const { pool, schema } = stores;
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) return undefined;
+    return async (refs) => {
+      const result = new Map<string, number>();
+      if (refs.length === 0) return result;
+      const stored = refs.map(toStoredText);
+      const { rows } = await pool.query<{ ref: string; expires_at_ms: string }>(
+        `SELECT ref, expires_at_ms::text AS expires_at_ms FROM "${schema}".conversations WHERE ref = ANY($1::text[])`,
+        [stored],
+      );
+      const byStored = new Map(rows.map((row) => [row.ref, Number(row.expires_at_ms)]));
+      refs.forEach((ref, index) => {
+        const expiresAt = byStored.get(stored[index]!);
+        if (expiresAt !== undefined) result.set(ref, expiresAt);
+      });
+      return result;
+    };
+  }
+  return undefined;
+}
