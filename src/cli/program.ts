@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { addDashboardCommand } from './commands/dashboard-command.ts';
 import { addDlqCommand } from './commands/dlq-command.ts';
 import { addEnqueueCommand } from './commands/enqueue-command.ts';
 import { addMcpProxyCommand } from './commands/mcp-proxy-command.ts';
@@ -26,5 +27,6 @@ export function createProgram(): Command {
   addReportCommand(program);
   addMetricsCommand(program);
   addMcpProxyCommand(program);
+  addDashboardCommand(program);
   return program;
 }
