@@ -11,9 +11,12 @@
  * - `TOOLRUN_OPENAI_MODEL`: a model name; when set, a real OpenAI-compatible model replaces the
  *   recorded one. Then `TOOLRUN_OPENAI_BASE_URL` (default: OpenAI's) and `TOOLRUN_OPENAI_API_KEY`
  *   (or `OPENAI_API_KEY`; may be left out only with a base URL, for local servers that need none).
+ * - `TOOLRUN_MODEL=ai-sdk`: the recorded turns served by an AI SDK mock model through
+ *   `fromAiSdkModel` (`toolrun/ai-sdk`) instead of directly; the summary is the same.
  */
 import type { Model } from '../../../src/agent/messages.ts';
 import { createOpenAiChatModel } from '../../../src/adapters/openai/index.ts';
+import { createAiSdkRecordedModel } from '../../ai-sdk/recorded-ai-sdk-model.ts';
 import type { ToolRuntimeOptions } from '../../../src/core/create-tool-runtime.ts';
 import { createFailurePatternLibrary } from '../../../src/core/failure-patterns.ts';
 import type { SharedBreakerOptions } from '../../../src/policies/shared-breaker.ts';
@@ -88,6 +91,13 @@ function createModel(options: AirlineWorkerConfigOptions): { model: Model; model
       model: createOpenAiChatModel({ model: modelName, apiKey, ...(baseURL !== undefined ? { baseURL } : {}), temperature: 0 }),
       modelKind: 'openai',
       modelDescription: `${modelName} at ${baseURL ?? 'https://api.openai.com/v1'} (real model; customer turns from the recordings)`,
+    };
+  }
+  if (env.TOOLRUN_MODEL === 'ai-sdk') {
+    return {
+      model: createAiSdkRecordedModel(options.runs ?? loadAirlineRuns()),
+      modelKind: 'recorded',
+      modelDescription: 'recorded gpt-4o turns of τ-bench through the AI SDK (its MockLanguageModelV3 via fromAiSdkModel; no network, no API key)',
     };
   }
   return {
