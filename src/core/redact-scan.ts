@@ -8,6 +8,7 @@
  * number of times. `steps` counts the characters examined, native searches included, so tests can
  * check the growth without timing anything.
  */
+import { EXAMPLE_EMAIL_ADDRESS } from '../schema/format-expectations.ts';
 
 /** The secret families the scanner recognises. */
 export type SecretFamily =
@@ -142,7 +143,17 @@ function addRange(ranges: number[], start: number, end: number): void {
 // Families
 
 /**
- * `local@domain.tld`: anchored on `@`, left over the local-part class, right over the domain class.
+ * True when `text.slice(start, end)` is exactly the address toolrun's own messages give as the
+ * example of an e-mail field ({@link EXAMPLE_EMAIL_ADDRESS}): it is nobody's data, and masking it
+ * would leave the model with `e.g. ***`.
+ */
+function isToolrunExample(text: string, start: number, end: number): boolean {
+  return end - start === EXAMPLE_EMAIL_ADDRESS.length && text.startsWith(EXAMPLE_EMAIL_ADDRESS, start);
+}
+
+/**
+ * `local@domain.tld`: anchored on `@`, left over the local-part class, right over the domain class
+ * (toolrun's own example address excepted).
  * Neither class holds `@`, so the runs read around two `@`s never overlap: each character is read
  * at most twice, however long the runs are.
  */
@@ -174,7 +185,7 @@ function scanEmails(text: string, openEnd: boolean, out: number[], counter: Coun
     }
     counter.steps += index - at;
     if (openEnd && index === length && index > at + 1) end = length;
-    if (end !== -1) addRange(out, start, end);
+    if (end !== -1 && !isToolrunExample(text, start, end)) addRange(out, start, end);
   }
 }
 

@@ -3,6 +3,7 @@
  * case, `.` vs `_`, a prefix (`functions.`, `default_api:`), a typo, a dropped or wrong namespace,
  * the name's words in another order; the call's argument names weigh the suggestions.
  */
+import { isParallelWrapperName } from './unwrap-parallel.ts';
 
 /**
  * What a requested tool name resolves to among the available ones:

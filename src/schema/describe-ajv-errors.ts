@@ -1,9 +1,17 @@
 import type { ErrorObject } from 'ajv';
 import type { JsonSchema } from '../ground/ports/schema-validator.ts';
 import { findClosestName } from './closest-name.ts';
-import { describeListOfValues, describeMissing, describeReceivedType } from './describe-values.ts';
+import {
+  describeListOfValues,
+  describeMissing,
+  describeReceivedType,
+  describeTypeMismatch,
+  describeUnknownProperty,
+  findMisplacedValues,
+  nameInSentence,
+} from './describe-values.ts';
 import { describeSchemaBriefly, listValues } from './describe-schema.ts';
-import { describeDatePattern, describeFormat } from './format-expectations.ts';
+import { describeDatePattern, describeFormat, describeImpossibleDate } from './format-expectations.ts';
 import { describeJsonPointer, escapeJsonPointerToken, parseJsonPointer } from './json-pointer.ts';
 import { jsonTypeOf, previewJson, truncateText } from './preview.ts';
 import { summariseFieldErrors, type DescribedFieldError, type ValidationFailure } from './summarise-field-errors.ts';
@@ -155,7 +163,46 @@ function fitsShape(schema: unknown, data: unknown): boolean {
   return true;
 }
 
+/**
+ * `anyOf: [{ required: ["input"] }, { required: ["messages"] }]` unmet: one of these fields is
+ * missing. The names with their types (`"input" (string) or "messages" (array …)`), or `undefined`
+ * when the alternatives are not all bare `required` lists.
+ */
+function describeRequiredAlternatives(error: ErrorObject, rootSchema: JsonSchema): DescribedFieldError | undefined {
+  const branches = Array.isArray(error.schema) ? (error.schema as unknown[]).map((branch) => resolveLocal(branch, rootSchema)) : [];
+  if (branches.length < 2 || branches.length > 8) return undefined;
+  const sets: string[][] = [];
+  for (const branch of branches) {
+    if (!isObject(branch) || !Array.isArray(branch.required) || Object.keys(branch).some((key) => key !== 'required' && key !== 'description'))
+      return undefined;
+    sets.push(branch.required.map(String));
+  }
+  const parent = isObject(error.parentSchema) ? error.parentSchema : {};
+  const properties = isObject(parent.properties) ? parent.properties : {};
+  const data = isObject(error.data) ? error.data : {};
+  const phrase = (names: string[]): string =>
+    names
+      .filter((name) => !Object.hasOwn(data, name))
+      .map((name) => `"${shown(name)}" (${properties[name] === undefined ? 'a value' : describeSchemaBriefly(properties[name])})`)
+      .join(' and ');
+  const options = sets.map(phrase).filter((text) => text !== '');
+  const expected = options.join(' or ');
+  const firstName = sets[0]?.[0] ?? '';
+  const where = error.instancePath === '' ? 'the arguments' : shown(describeJsonPointer(error.instancePath));
+  return {
+    path: `${error.instancePath}/${escapeJsonPointerToken(firstName)}`,
+    problem: 'required',
+    expected,
+    message: `${where}: missing a required field: send ${expected}`,
+    code: 'MISSING_REQUIRED',
+    headline: `${sets.map((names) => names.map((name) => `"${shown(name)}"`).join(' and ')).join(' or ')} is missing`,
+    fix: `add ${expected}`,
+  };
+}
+
 function describeAlternatives(error: ErrorObject, rootSchema: JsonSchema): DescribedFieldError {
+  const requiredOnly = describeRequiredAlternatives(error, rootSchema);
+  if (requiredOnly !== undefined) return requiredOnly;
   const branches = Array.isArray(error.schema) ? (error.schema as unknown[]) : [];
   const options = branches.slice(0, 5).map((branch) => describeSchemaBriefly(resolveLocal(branch, rootSchema)));
   const expected = `one of: ${options.join(' | ')}${branches.length > 5 ? ' | …' : ''}`;
@@ -174,7 +221,7 @@ function describeAlternatives(error: ErrorObject, rootSchema: JsonSchema): Descr
     message,
     code: 'SCHEMA_VALIDATION_FAILED',
     headline: many ? `${name} matches more than one alternative` : `${name} matches none of the allowed alternatives`,
-    fix: `send ${name} as ${expected}`,
+    fix: `send ${nameInSentence(name)} as ${expected}`,
   };
 }
 
@@ -195,26 +242,13 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
       const fieldPath = `${path}/${escapeJsonPointerToken(missing)}`;
       const properties = isObject(parent.properties) ? parent.properties : {};
       const because = typeof params.property === 'string' ? `, required when "${params.property}" is present` : '';
-      return [
-        { ...describeMissing(fieldPath, missing, properties[missing]), ...(because ? { message: `missing required field "${missing}"${because}` } : {}) },
-      ];
+      if (because) return [{ ...describeMissing(fieldPath, missing, properties[missing]), message: `missing required field "${missing}"${because}` }];
+      const misplaced = findMisplacedValues(error.data, parent).find((pair) => pair.missing === missing);
+      return [describeMissing(fieldPath, missing, properties[missing], misplaced?.sent)];
     }
     case 'type': {
       const expectedTypes = Array.isArray(params.type) ? params.type.map(String) : String(params.type).split(',');
-      const expected = expectedTypes.join(' or ');
-      const hint = scalarHint(error.data, expectedTypes);
-      return [
-        {
-          path,
-          problem: 'type',
-          expected,
-          received: received(),
-          message: `${name}: expected ${expected}, received ${describeReceivedType(error.data)} ${received()}${hint ? ` — ${hint}` : ''}`,
-          code: 'INVALID_TYPE',
-          headline: `${name} has the wrong type`,
-          fix: hint ? `for ${name}, ${hint}` : `send ${name} as ${expected}`,
-        },
-      ];
+      return [describeTypeMismatch(path, expectedTypes, error.data, parent)];
     }
     case 'enum':
     case 'const': {
@@ -237,7 +271,7 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
           message: `${name}: ${received()} is not allowed; ${allowed.length === 1 ? 'the only allowed value is' : 'allowed values are'} ${describeListOfValues(allowed)}${didYouMean}`,
           code: 'INVALID_ENUM',
           headline: `${name} is not one of the allowed values`,
-          fix: closest === undefined ? `use ${expected} for ${name}` : `use ${JSON.stringify(closest)} for ${name}`,
+          fix: closest === undefined ? `use ${expected} for ${nameInSentence(name)}` : `use ${JSON.stringify(closest)} for ${nameInSentence(name)}`,
         },
       ];
     }
@@ -255,11 +289,26 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
             message: `${name}: ${received()} does not match the pattern ${pattern}`,
             code: 'INVALID_FORMAT',
             headline: `${name} has the wrong format`,
-            fix: `make ${name} match the pattern ${pattern}`,
+            fix: `make ${nameInSentence(name)} match the pattern ${pattern}`,
           },
         ];
       }
       const expected = expectation.example ? `${expectation.expected}, e.g. ${expectation.example}` : expectation.expected;
+      const impossible = error.keyword === 'format' ? describeImpossibleDate(String(params.format), error.data) : undefined;
+      if (impossible !== undefined) {
+        return [
+          {
+            path,
+            problem: error.keyword,
+            expected,
+            received: received(),
+            message: `${name}: ${received()} is in the right layout but is not a valid ${String(params.format)}: ${impossible}`,
+            code: 'DATE_FORMAT_ERROR',
+            headline: `${name} is not a valid ${String(params.format)}`,
+            fix: `correct ${nameInSentence(name)}: ${impossible} (${expected})`,
+          },
+        ];
+      }
       return [
         {
           path,
@@ -269,7 +318,7 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
           message: `${name}: expected ${expected}, received ${received()}`,
           code: expectation.isDate ? 'DATE_FORMAT_ERROR' : 'INVALID_FORMAT',
           headline: `${name} has the wrong format`,
-          fix: `convert ${name} to ${expected}`,
+          fix: `convert ${nameInSentence(name)} to ${expected}`,
         },
       ];
     }
@@ -279,12 +328,30 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
     case 'exclusiveMaximum': {
       const expected = `${String(params.comparison)} ${String(params.limit)}`;
       return [
-        rangeField(path, name, 'range', expected, received(), `${name}: must be ${expected}, received ${received()}`, `send a value ${expected} for ${name}`),
+        rangeField(
+          path,
+          name,
+          'range',
+          expected,
+          received(),
+          `${name}: must be ${expected}, received ${received()}`,
+          `send a value ${expected} for ${nameInSentence(name)}`,
+        ),
       ];
     }
     case 'multipleOf': {
       const expected = `a multiple of ${String(params.multipleOf)}`;
-      return [rangeField(path, name, 'range', expected, received(), `${name}: must be ${expected}, received ${received()}`, `send ${expected} for ${name}`)];
+      return [
+        rangeField(
+          path,
+          name,
+          'range',
+          expected,
+          received(),
+          `${name}: must be ${expected}, received ${received()}`,
+          `send ${expected} for ${nameInSentence(name)}`,
+        ),
+      ];
     }
     case 'minLength':
     case 'maxLength':
@@ -296,13 +363,31 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
     case 'unevaluatedItems': {
       const expected = describeLength(error.keyword, Number(params.limit));
       return [
-        rangeField(path, name, 'length', expected, received(), `${name}: must have ${expected}, received ${received()}`, `send ${name} with ${expected}`),
+        rangeField(
+          path,
+          name,
+          'length',
+          expected,
+          received(),
+          `${name}: must have ${expected}, received ${received()}`,
+          `send ${nameInSentence(name)} with ${expected}`,
+        ),
       ];
     }
     case 'additionalProperties':
     case 'unevaluatedProperties': {
       const property = String(params.additionalProperty ?? params.unevaluatedProperty ?? '');
-      return [describeUnknown(path, property, allowedPropertyNames(parent), error.data)];
+      const pair = findMisplacedValues(error.data, parent).find((candidate) => candidate.sent === property);
+      const properties = isObject(parent.properties) ? parent.properties : {};
+      return [
+        describeUnknownProperty(
+          path,
+          property,
+          allowedPropertyNames(parent),
+          error.data,
+          pair === undefined ? undefined : { property: pair.missing, schema: properties[pair.missing] },
+        ),
+      ];
     }
     case 'propertyNames': {
       const property = shown(String(params.propertyName ?? ''));
@@ -323,17 +408,19 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
     case 'uniqueItems': {
       const expected = 'items that are all different';
       const message = `${name}: items ${String(params.j)} and ${String(params.i)} are identical; items must be unique`;
-      return [otherField(path, name, 'unique', expected, received(), message, `remove the duplicate items from ${name}`)];
+      return [otherField(path, name, 'unique', expected, received(), message, `remove the duplicate items from ${nameInSentence(name)}`)];
     }
     case 'contains': {
       const min = typeof params.minContains === 'number' ? params.minContains : 1;
       const max = typeof params.maxContains === 'number' ? ` and at most ${params.maxContains}` : '';
       const expected = `at least ${min}${max} item(s) that are ${describeSchemaBriefly(error.schema)}`;
-      return [otherField(path, name, 'contains', expected, received(), `${name}: must contain ${expected}`, `make ${name} contain ${expected}`)];
+      return [
+        otherField(path, name, 'contains', expected, received(), `${name}: must contain ${expected}`, `make ${nameInSentence(name)} contain ${expected}`),
+      ];
     }
     case 'false schema': {
       const message = `${name}: no value is allowed here`;
-      return [otherField(path, name, 'other', 'no value', received(), message, `remove ${name}`)];
+      return [otherField(path, name, 'other', 'no value', received(), message, `remove ${nameInSentence(name)}`)];
     }
     case 'not': {
       const expected = `not ${describeSchemaBriefly(error.schema)}`;
@@ -345,7 +432,7 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
           expected,
           received(),
           `${name}: ${received()} must not be ${describeSchemaBriefly(error.schema)}`,
-          `send ${name} as a value that is ${expected}`,
+          `send ${nameInSentence(name)} as a value that is ${expected}`,
         ),
       ];
     }
@@ -353,25 +440,7 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
       break;
   }
   const message = `${name}: ${error.message ?? `fails ${error.keyword}`}`;
-  return [otherField(path, name, 'other', describeSchemaBriefly(parent), received(), message, `fix ${name} (${error.keyword})`)];
-}
-
-function describeUnknown(path: string, fullProperty: string, allowed: string[], data: unknown): DescribedFieldError {
-  const closest = findClosestName(fullProperty, allowed);
-  const value = isObject(data) ? data[fullProperty] : undefined;
-  const property = shown(fullProperty);
-  const allowedText = allowed.length > 0 ? `allowed: ${allowed.slice(0, 20).join(', ')}${allowed.length > 20 ? ', …' : ''}` : 'no other properties are allowed';
-  const fieldPath = `${path}/${escapeJsonPointerToken(property)}`;
-  return {
-    path: fieldPath,
-    problem: 'unknown',
-    expected: closest === undefined ? allowedText : `"${closest}" (${allowedText})`,
-    received: previewJson(value),
-    message: `unknown parameter "${describeJsonPointer(fieldPath)}"${closest === undefined ? '' : ` (did you mean "${closest}"?)`}; ${allowedText}`,
-    code: 'UNKNOWN_PARAMETER',
-    headline: `unknown parameter "${describeJsonPointer(fieldPath)}"`,
-    fix: closest === undefined ? `remove "${property}"` : `rename "${property}" to "${closest}"`,
-  };
+  return [otherField(path, name, 'other', describeSchemaBriefly(parent), received(), message, `fix ${nameInSentence(name)} (${error.keyword})`)];
 }
 
 function allowedPropertyNames(schema: Record<string, unknown>): string[] {
@@ -414,26 +483,6 @@ function describeLength(keyword: string, limit: number): string {
     default:
       return `at most ${plural(limit, 'item')}`;
   }
-}
-
-/** `"5"` sent for an integer: name the exact fix. */
-function scalarHint(data: unknown, expectedTypes: string[]): string | undefined {
-  if (typeof data === 'string') {
-    const trimmed = data.trim();
-    if ((expectedTypes.includes('integer') || expectedTypes.includes('number')) && trimmed !== '' && Number.isFinite(Number(trimmed))) {
-      const number = Number(trimmed);
-      if (expectedTypes.includes('number') || Number.isInteger(number)) return `send ${String(number)} (a number), not ${JSON.stringify(data)} (a string)`;
-    }
-    if (expectedTypes.includes('boolean') && (trimmed === 'true' || trimmed === 'false'))
-      return `send ${trimmed} (a boolean), not ${JSON.stringify(data)} (a string)`;
-  }
-  if ((typeof data === 'number' || typeof data === 'boolean') && expectedTypes.includes('string')) {
-    return `send ${JSON.stringify(String(data))} (a string), not ${String(data)} (a ${typeof data})`;
-  }
-  if (isObject(data) || Array.isArray(data)) {
-    if (expectedTypes.includes('string')) return `send a string, not ${Array.isArray(data) ? 'an array' : 'an object'}`;
-  }
-  return undefined;
 }
 
 function resolveLocal(schema: unknown, rootSchema: JsonSchema): unknown {

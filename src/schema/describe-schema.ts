@@ -62,6 +62,107 @@ function describeType(type: string, schema: Record<string, unknown>, depth: numb
   }
 }
 
+/**
+ * A value that satisfies `schema` (as far as a brief reading tells), for the `e.g.` of a message,
+ * built from what the model sent where it can: a scalar sent for an array becomes a one-item array
+ * (`"vegan"` → `["vegan"]`), a number sent as a string becomes the number. Otherwise, in order: the
+ * schema's `const`, first `enum` value, first `examples` value, a `default` of an allowed type, the
+ * example of its `format`, a value within its bounds, an object of its required properties, an
+ * array of one item. `expectedTypes` (the types the error names) wins over the schema's `type`.
+ * `undefined` when nothing sensible can be built. Never throws.
+ */
+export function exampleValue(schema: unknown, received?: unknown, expectedTypes?: readonly string[]): unknown {
+  try {
+    return exampleOf(schema, received, expectedTypes, 0);
+  } catch {
+    return undefined;
+  }
+}
+
+function exampleOf(schema: unknown, received: unknown, expectedTypes: readonly string[] | undefined, depth: number): unknown {
+  if (depth > 4) return undefined;
+  const record = isObject(schema) ? schema : {};
+  if ('const' in record) return record.const;
+  if (Array.isArray(record.enum) && record.enum.length > 0) return record.enum[0];
+  const declared = typeof record.type === 'string' ? [record.type] : Array.isArray(record.type) ? record.type.map(String) : [];
+  const types = (expectedTypes && expectedTypes.length > 0 ? expectedTypes : declared).filter((type) => type !== 'null');
+  const type = types[0] ?? (isObject(record.properties) ? 'object' : isObject(record.items) ? 'array' : undefined);
+  const fits = (value: unknown) => value !== undefined && (type === undefined || typeFits(value, type));
+  if (Array.isArray(record.examples) && fits(record.examples[0])) return record.examples[0];
+  if ('default' in record && record.default !== null && fits(record.default)) return record.default;
+  switch (type) {
+    case 'string': {
+      if (typeof record.format === 'string') {
+        const example = describeFormat(record.format).example;
+        if (example !== '') return example;
+      }
+      if (typeof received === 'number' || typeof received === 'boolean') return String(received);
+      return typeof record.pattern === 'string' ? undefined : 'text';
+    }
+    case 'integer':
+    case 'number': {
+      if (typeof received === 'string' && received.trim() !== '' && Number.isFinite(Number(received))) return Number(received);
+      const minimum =
+        typeof record.minimum === 'number' ? record.minimum : typeof record.exclusiveMinimum === 'number' ? record.exclusiveMinimum + 1 : undefined;
+      const maximum =
+        typeof record.maximum === 'number' ? record.maximum : typeof record.exclusiveMaximum === 'number' ? record.exclusiveMaximum - 1 : undefined;
+      let value = minimum ?? (maximum !== undefined && maximum < 1 ? maximum : 1);
+      if (type === 'integer') value = Math.ceil(value);
+      return value;
+    }
+    case 'boolean':
+      if (typeof received === 'string' && /^(?:true|false)$/i.test(received.trim())) return received.trim().toLowerCase() === 'true';
+      return true;
+    case 'array': {
+      const itemSchema = isObject(record.items) ? record.items : Array.isArray(record.prefixItems) ? record.prefixItems[0] : undefined;
+      if (received !== undefined && received !== null && !Array.isArray(received) && (itemSchema === undefined || fitsBriefly(itemSchema, received)))
+        return [received];
+      const item = exampleOf(itemSchema, undefined, undefined, depth + 1);
+      return item === undefined ? [] : [item];
+    }
+    case 'object': {
+      const properties = isObject(record.properties) ? record.properties : {};
+      const required = Array.isArray(record.required) ? record.required.filter((name): name is string => typeof name === 'string') : [];
+      const names = (required.length > 0 ? required : Object.keys(properties).slice(0, 1)).slice(0, 4);
+      const example: Record<string, unknown> = {};
+      for (const name of names) {
+        const value = exampleOf(properties[name], undefined, undefined, depth + 1);
+        example[name] = value === undefined ? 'text' : value;
+      }
+      return example;
+    }
+    case 'null':
+      return null;
+    default:
+      return undefined;
+  }
+}
+
+function typeFits(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'integer':
+      return Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isObject(value);
+    case 'null':
+      return value === null;
+    default:
+      return typeof value === type;
+  }
+}
+
+/** Whether `value` has a type `schema` allows (type only; any value when it names none). */
+function fitsBriefly(schema: unknown, value: unknown): boolean {
+  if (!isObject(schema)) return true;
+  if (Array.isArray(schema.enum)) return schema.enum.includes(value);
+  const types = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? schema.type.map(String) : [];
+  return types.length === 0 || types.some((type) => typeFits(value, type) || (type === 'number' && Number.isInteger(value)));
+}
+
 /** `"a", "b", "c"` with `… (N more)` past `max` values. */
 export function listValues(values: readonly unknown[], max: number): string {
   const shown = values.slice(0, max).map((value) => previewJson(value, 40));

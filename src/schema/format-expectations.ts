@@ -8,13 +8,19 @@ export interface FormatExpectation {
   isDate: boolean;
 }
 
+/**
+ * The e-mail address toolrun gives as an example of the `email` format. The redactor leaves this
+ * exact address alone (it is toolrun's text, not anyone's data), so the example reaches the model.
+ */
+export const EXAMPLE_EMAIL_ADDRESS = 'name@example.com';
+
 const FORMATS: Record<string, FormatExpectation> = {
   date: { expected: 'YYYY-MM-DD', example: '2024-01-15', isDate: true },
   'date-time': { expected: 'an RFC 3339 date-time YYYY-MM-DDTHH:MM:SSZ', example: '2024-01-15T09:30:00Z', isDate: true },
   time: { expected: 'HH:MM:SS with a time zone', example: '09:30:00Z', isDate: true },
   duration: { expected: 'an ISO 8601 duration', example: 'P3DT4H', isDate: false },
-  email: { expected: 'an e-mail address', example: 'name@example.com', isDate: false },
-  'idn-email': { expected: 'an e-mail address', example: 'name@example.com', isDate: false },
+  email: { expected: 'an e-mail address', example: EXAMPLE_EMAIL_ADDRESS, isDate: false },
+  'idn-email': { expected: 'an e-mail address', example: EXAMPLE_EMAIL_ADDRESS, isDate: false },
   hostname: { expected: 'a host name', example: 'example.com', isDate: false },
   'idn-hostname': { expected: 'a host name', example: 'example.com', isDate: false },
   ipv4: { expected: 'an IPv4 address', example: '192.168.0.1', isDate: false },
@@ -69,6 +75,39 @@ export function describeDatePattern(pattern: string): FormatExpectation | undefi
       const withSeconds = expected === 'YYYY-MM-DDTHH:MM:SS' && !/T##:##:##/.test(layout) ? 'YYYY-MM-DDTHH:MM' : expected;
       return { expected: withSeconds, example: withSeconds === expected ? example : example.slice(0, 16), isDate: true };
     }
+  }
+  return undefined;
+}
+
+const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/**
+ * Why a value written in the layout of a `date` or `date-time` format is still not one: a day or
+ * month that does not exist (`2025-02-30`: "February 2025 has 28 days"), an hour, minute or second
+ * out of range, or a date-time without a time zone. `undefined` when the value is not in the
+ * format's layout (then the layout itself is what is wrong) or nothing is found.
+ *
+ * @see RFC 3339 §5.6 (full-date, full-time), §5.7 (day and leap-year limits)
+ */
+export function describeImpossibleDate(format: string, value: unknown): string | undefined {
+  if (typeof value !== 'string' || (format !== 'date' && format !== 'date-time')) return undefined;
+  const match = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})?)?$/.exec(value);
+  if (match === null) return undefined;
+  const [, yearText, monthText, dayText, hourText, minuteText, secondText, zone] = match;
+  if (format === 'date' && hourText !== undefined) return undefined;
+  const year = Number(yearText);
+  const month = Number(monthText);
+  const day = Number(dayText);
+  if (month < 1 || month > 12) return `there is no month ${monthText} (months are 01 to 12)`;
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (day < 1 || day > days) return `${MONTH_NAMES[month - 1]} ${yearText} has ${days} days, so ${value.slice(0, 10)} does not exist`;
+  if (format === 'date-time') {
+    if (hourText === undefined) return 'a date-time needs a time after the date, e.g. 2024-01-15T09:30:00Z';
+    if (Number(hourText) > 23) return `there is no hour ${hourText} (hours are 00 to 23)`;
+    if (Number(minuteText) > 59) return `there is no minute ${minuteText} (minutes are 00 to 59)`;
+    if (secondText !== undefined && Number(secondText) > 60) return `there is no second ${secondText} (seconds are 00 to 59)`;
+    if (secondText === undefined) return 'a date-time needs seconds, e.g. 09:30:00';
+    if (zone === undefined) return `a date-time needs a time zone: add Z for UTC (${value}Z) or an offset such as +02:00`;
   }
   return undefined;
 }

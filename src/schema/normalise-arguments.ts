@@ -18,6 +18,8 @@ export interface NormaliseResult {
 
 const MAX_REFERENCE_DEPTH = 16;
 const EXACT_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+/** `true`/`false` as JSON, Python (`True`, `False`) and shouting (`TRUE`, `FALSE`) write them. */
+const EXACT_BOOLEAN = /^(?:true|false|True|False|TRUE|FALSE)$/;
 
 /**
  * Applies the schema-driven normalisations before validation, on a copy (the caller's value is never
@@ -25,8 +27,9 @@ const EXACT_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
  * - `null` for a property that is not `required` and whose schema does not accept `null` → the
  *   property is removed (`null-as-absent:/path`);
  * - with `coerce: 'scalars'`, a string where the schema's `type` is number/integer/boolean (and not
- *   string) is converted when the conversion is exact: `"5"` → 5, `"2.5"` → 2.5, `"true"` → true
- *   (`coerced:/path`). `"5.5"` for an integer, `" 5"`, `"1e999"` or `"yes"` are left alone.
+ *   string) is converted when the conversion is exact: `"5"` → 5, `"2.5"` → 2.5, `"true"` → true,
+ *   and Python's `"True"`/`"False"` (and `"TRUE"`/`"FALSE"`) → true/false (`coerced:/path`).
+ *   `"5.5"` for an integer, `" 5"`, `"1e999"`, `"tRuE"` or `"yes"` are left alone.
  *
  * Only properties reachable through `properties`, `items`, `prefixItems` and `allOf` are visited;
  * local `$ref`s (`#/...`) are followed to a bounded depth. Pure; never throws.
@@ -140,8 +143,8 @@ class Walker {
     if ((types.includes('integer') || types.includes('number')) && EXACT_NUMBER.test(value)) {
       const number = Number(value);
       if (Number.isFinite(number) && (types.includes('number') || Number.isSafeInteger(number))) converted = number;
-    } else if (types.includes('boolean') && (value === 'true' || value === 'false')) {
-      converted = value === 'true';
+    } else if (types.includes('boolean') && EXACT_BOOLEAN.test(value)) {
+      converted = value.toLowerCase() === 'true';
     }
     if (converted !== value) this.normalisations.push(`coerced:${this.path()}`);
     return converted;

@@ -58,8 +58,11 @@ describe('parseArguments', () => {
     const result = parseArguments('{"a": 1 "b": 2}');
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.failure.message).toBe('arguments are not valid JSON');
+    expect(result.failure.message).toBe('arguments are not valid JSON: a comma is missing');
     expect(result.failure.detail).toContain('at position 8');
+    // the position is said once, and the engine's own message (which may quote the text) is not embedded
+    expect(result.failure.detail.match(/position/g)).toHaveLength(1);
+    expect(result.failure.detail).not.toMatch(/Expected|Unexpected token/);
     expect(result.failure.detail).not.toContain('truncated');
 
     const long = `{"text": "${'x'.repeat(5000)}" oops}`;

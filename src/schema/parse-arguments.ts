@@ -68,13 +68,6 @@ function redactedSlice(text: string, start: number, end: number, redact: (text: 
   return redacted.slice(first, Math.max(first, last));
 }
 
-/** A JSON.parse message without the excerpt of the text some engines quote (`"…abc…" is not valid JSON`): it may cut a secret. */
-function parseErrorMessage(error: unknown): string {
-  const message = errorMessageOf(error);
-  const quote = message.indexOf('"');
-  return quote === -1 ? message : `${message.slice(0, quote).replace(/[\s,]+$/, '')} (excerpt omitted)`;
-}
-
 const SUGGESTION_SINGLE_OBJECT = 'Send the arguments as one JSON object, e.g. {"name": "value"}, and call again';
 
 /**
@@ -285,13 +278,262 @@ function describeSyntaxError(text: string, error: unknown, redact: (text: string
 
   const position = reportedPosition ?? scan.mismatchPosition;
   const where = position === undefined ? '' : ` at position ${position}`;
+  const diagnosis = diagnoseJson(trimmed, position);
+  const example = diagnosis.repaired === undefined ? '' : `, e.g. ${truncateText(redact(diagnosis.repaired), REPAIRED_PREVIEW_MAX_CHARS)}`;
+  const what = diagnosis.problems.length > 0 ? diagnosis.problems.map((problem) => problem.what).join('; ') : describeUnexpected(trimmed, position);
+  const advice =
+    diagnosis.problems.length > 0
+      ? `${capitalise(diagnosis.problems.map((problem) => problem.advice).join('; '))}: send one JSON object${example}, and call again`
+      : `${SUGGESTION_SINGLE_OBJECT} (double-quoted names and strings, no trailing commas)`;
   return malformed(
-    'arguments are not valid JSON',
-    `invalid JSON${where}: ${truncateText(parseErrorMessage(error), 120)}; text: ${previewText(trimmed, position ?? 0, redact)}`,
-    `${SUGGESTION_SINGLE_OBJECT} (double-quoted names and strings, no trailing commas)`,
+    diagnosis.problems.length > 0 ? `arguments are not valid JSON: ${diagnosis.problems[0]!.headline}` : 'arguments are not valid JSON',
+    `invalid JSON${where}: ${what}; text: ${previewText(trimmed, position ?? 0, redact)}`,
+    advice,
     trimmed,
     redact,
   );
+}
+
+/** Bound of the corrected arguments quoted in a suggestion, in characters. */
+const REPAIRED_PREVIEW_MAX_CHARS = 300;
+/** The longest argument text that is diagnosed (and repaired for the suggestion). */
+const MAX_DIAGNOSED_CHARS = 65_536;
+
+interface JsonProblem {
+  kind: 'comment' | 'single-quotes' | 'python-literal' | 'arithmetic' | 'trailing-comma' | 'unquoted-name' | 'stray-quote' | 'missing-comma';
+  headline: string;
+  what: string;
+  advice: string;
+}
+
+/**
+ * What makes `text` invalid JSON, in the ways models really break it: comments, single quotes,
+ * Python's `True`/`False`/`None`, arithmetic as a value (`3*4`), a trailing comma, an unquoted
+ * property name, an unescaped `"` inside a string, a missing comma. `repaired` is the text with those fixed, when it
+ * then parses as one object: shown to the model as the call to send (never run).
+ */
+function diagnoseJson(text: string, _position: number | undefined): { problems: JsonProblem[]; repaired?: string } {
+  if (text.length > MAX_DIAGNOSED_CHARS) return { problems: [] };
+  const found = new Map<JsonProblem['kind'], JsonProblem>();
+  const note = (problem: JsonProblem) => {
+    if (!found.has(problem.kind)) found.set(problem.kind, problem);
+  };
+  let out = '';
+  let index = 0;
+  let failed = false;
+  const length = text.length;
+  /** Whether the next non-space character after `from` ends a value (`,` `:` `}` `]` or the end). */
+  const closesValue = (from: number): boolean => {
+    let cursor = from;
+    while (cursor < length && /\s/.test(text[cursor]!)) cursor += 1;
+    return cursor >= length || ',:}]'.includes(text[cursor]!);
+  };
+  while (index < length && !failed) {
+    const char = text[index]!;
+    // two values (or a value and a name) with nothing between them: `{"a": 1 "b": 2}`
+    if (char === '"' || char === "'" || char === '{' || char === '[') {
+      const previous = /\S(?=\s*$)/.exec(out.slice(-64))?.[0];
+      if (previous !== undefined && /["\d}\]el]/.test(previous)) {
+        note({
+          kind: 'missing-comma',
+          headline: 'a comma is missing',
+          what: 'two values follow each other without a comma',
+          advice: 'put a comma between the members of an object or array',
+        });
+        out += ',';
+      }
+    }
+    if (char === '"' || char === "'") {
+      let end = index + 1;
+      let value = '';
+      for (; end < length; end += 1) {
+        const inner = text[end]!;
+        if (inner === '\\' && end + 1 < length) {
+          const next = text[end + 1]!;
+          value +=
+            next === 'n'
+              ? '\n'
+              : next === 't'
+                ? '\t'
+                : next === 'r'
+                  ? '\r'
+                  : next === 'u'
+                    ? String.fromCharCode(Number.parseInt(text.slice(end + 2, end + 6), 16) || 0)
+                    : next;
+          end += next === 'u' ? 5 : 1;
+          continue;
+        }
+        if (inner === char) {
+          if (closesValue(end + 1)) break;
+          if (char === '"') {
+            note({
+              kind: 'stray-quote',
+              headline: 'a double quote inside a string is not escaped',
+              what: `a " inside the string ${JSON.stringify(truncateText(value, 30))} ends it early`,
+              advice: 'escape a double quote inside a string as \\"',
+            });
+          }
+        }
+        value += inner;
+      }
+      if (end >= length) {
+        failed = true;
+        break;
+      }
+      if (char === "'") {
+        note({
+          kind: 'single-quotes',
+          headline: 'names or strings are in single quotes',
+          what: `${truncateText(text.slice(index, end + 1), 30)} is in single quotes`,
+          advice: 'write every property name and string in double quotes',
+        });
+      }
+      out += JSON.stringify(value);
+      index = end + 1;
+      continue;
+    }
+    if (char === '/' && (text[index + 1] === '/' || text[index + 1] === '*')) {
+      const block = text[index + 1] === '*';
+      const end = block ? text.indexOf('*/', index + 2) : text.indexOf('\n', index + 2);
+      note({ kind: 'comment', headline: 'they hold a comment', what: `a comment (${block ? '/* … */' : '// …'}) is not JSON`, advice: 'remove the comments' });
+      index = end === -1 ? length : end + (block ? 2 : 1);
+      continue;
+    }
+    if (/[A-Za-z_$]/.test(char)) {
+      let end = index + 1;
+      while (end < length && /[\w$]/.test(text[end]!)) end += 1;
+      const word = text.slice(index, end);
+      const python = word === 'True' ? 'true' : word === 'False' ? 'false' : word === 'None' ? 'null' : undefined;
+      let after = end;
+      while (after < length && /\s/.test(text[after]!)) after += 1;
+      if (text[after] === ':') {
+        note({
+          kind: 'unquoted-name',
+          headline: 'a property name is not quoted',
+          what: `the property name ${truncateText(word, 40)} has no double quotes`,
+          advice: `write property names in double quotes ("${truncateText(word, 40)}":)`,
+        });
+        out += JSON.stringify(word);
+      } else if (python !== undefined) {
+        note({
+          kind: 'python-literal',
+          headline: `${word} is Python, not JSON`,
+          what: `${word} is Python; JSON writes ${python}`,
+          advice: `write ${python} instead of ${word}`,
+        });
+        out += python;
+      } else if (word === 'true' || word === 'false' || word === 'null') out += word;
+      else {
+        failed = true;
+        break;
+      }
+      index = end;
+      continue;
+    }
+    if (/[-\d(.]/.test(char)) {
+      const expression = /^[-+*/().\d\se]+/.exec(text.slice(index, index + 200))?.[0] ?? char;
+      const trimmedExpression = expression.replace(/\s+$/, '');
+      if (/\d\s*[-+*/]\s*[-(.\d]/.test(trimmedExpression)) {
+        const value = evaluateArithmetic(trimmedExpression);
+        if (value === undefined) {
+          failed = true;
+          break;
+        }
+        note({
+          kind: 'arithmetic',
+          headline: 'a value is arithmetic',
+          what: `${truncateText(trimmedExpression, 40)} is an expression; JSON takes only its result`,
+          advice: `compute values before sending them (${truncateText(trimmedExpression, 40)} is ${String(value)})`,
+        });
+        out += String(value);
+        index += trimmedExpression.length;
+        continue;
+      }
+    }
+    if (char === ',') {
+      let after = index + 1;
+      while (after < length && /\s/.test(text[after]!)) after += 1;
+      if (text[after] === '}' || text[after] === ']') {
+        note({
+          kind: 'trailing-comma',
+          headline: 'a comma ends a list',
+          what: `a comma before ${text[after]}`,
+          advice: `remove the comma before ${text[after]}`,
+        });
+        index += 1;
+        continue;
+      }
+    }
+    out += char;
+    index += 1;
+  }
+  const problems = [...found.values()];
+  if (problems.length === 0 || failed) return { problems };
+  try {
+    const value = JSON.parse(out) as unknown;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return { problems, repaired: JSON.stringify(value) };
+  } catch {
+    // the problems found are real, but not the only ones
+  }
+  return { problems };
+}
+
+/** Evaluates `+ - * /` and parentheses over decimal numbers; `undefined` for anything else or a non-finite result. */
+function evaluateArithmetic(expression: string): number | undefined {
+  const tokens = expression.match(/\d+(?:\.\d+)?(?:e[-+]?\d+)?|\.\d+|[-+*/()]/g);
+  if (tokens === null || tokens.join('') !== expression.replace(/\s+/g, '')) return undefined;
+  let position = 0;
+  const peek = () => tokens[position];
+  const primary = (): number | undefined => {
+    const token = tokens[position++];
+    if (token === '(') {
+      const inner = sum();
+      if (tokens[position++] !== ')') return undefined;
+      return inner;
+    }
+    if (token === '-') {
+      const inner = primary();
+      return inner === undefined ? undefined : -inner;
+    }
+    return token !== undefined && /^[\d.]/.test(token) ? Number(token) : undefined;
+  };
+  const product = (): number | undefined => {
+    let value = primary();
+    while (value !== undefined && (peek() === '*' || peek() === '/')) {
+      const operator = tokens[position++];
+      const right = primary();
+      value = right === undefined ? undefined : operator === '*' ? value * right : value / right;
+    }
+    return value;
+  };
+  const sum = (): number | undefined => {
+    let value = product();
+    while (value !== undefined && (peek() === '+' || peek() === '-')) {
+      const operator = tokens[position++];
+      const right = product();
+      value = right === undefined ? undefined : operator === '+' ? value + right : value - right;
+    }
+    return value;
+  };
+  const result = sum();
+  if (result === undefined || position !== tokens.length || !Number.isFinite(result)) return undefined;
+  return Number(result.toPrecision(15));
+}
+
+/** What the character at `position` breaks, in words (no engine message: it may quote the text). */
+function describeUnexpected(text: string, position: number | undefined): string {
+  if (position === undefined || position >= text.length) return 'the text is not one JSON object';
+  const char = text[position]!;
+  let before = position - 1;
+  while (before >= 0 && /\s/.test(text[before]!)) before -= 1;
+  const previous = before >= 0 ? text[before]! : '';
+  const shownChar = /[\p{L}\p{N}]/u.test(char) ? 'a value' : JSON.stringify(char);
+  if ((previous === '"' || /[\d\]}el]/.test(previous)) && !',:}]'.includes(char)) return `${shownChar} follows a value without a comma between them`;
+  return `unexpected ${shownChar} here`;
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function notAnObject(value: unknown): ParseResult {

@@ -2,8 +2,9 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { FailureCode } from '../ground/failure-codes.ts';
 import type { CompiledToolSchema, JsonSchema, ValidateOptions, ValidationResult } from '../ground/ports/schema-validator.ts';
 import { findClosestName } from './closest-name.ts';
-import { describeMissing } from './describe-values.ts';
-import { describeFormat } from './format-expectations.ts';
+import { listValues } from './describe-schema.ts';
+import { describeMissing, describeTypeMismatch, describeUnknownProperty, findMisplacedValues, nameInSentence } from './describe-values.ts';
+import { describeFormat, describeImpossibleDate } from './format-expectations.ts';
 import { describeJsonPointer, toJsonPointer } from './json-pointer.ts';
 import { normaliseArguments } from './normalise-arguments.ts';
 import { previewJson, truncateText } from './preview.ts';
@@ -164,31 +165,41 @@ function describeIssue(issue: StandardSchemaV1.Issue, input: unknown, jsonSchema
   const libraryMessage = truncateText(issue.message, 200);
 
   if (kind === 'unrecognized_keys' && Array.isArray(loose.keys)) {
-    const allowed = propertyNamesAt(jsonSchema, segments);
-    return loose.keys.map((key) =>
-      describeUnknownKey(
-        `${path}/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`,
+    const parentSchema = propertySchemaAt(jsonSchema, segments);
+    const properties = propertiesOf(parentSchema);
+    const misplaced = findMisplacedValues(found.value, parentSchema);
+    return loose.keys.map((key) => {
+      const pair = misplaced.find((candidate) => candidate.sent === String(key));
+      return describeUnknownProperty(
+        path,
         String(key),
-        allowed,
-        found.found ? (found.value as Record<string, unknown>)[String(key)] : undefined,
-      ),
-    );
+        Object.keys(properties),
+        found.value,
+        pair === undefined ? undefined : { property: pair.missing, schema: properties[pair.missing] },
+      );
+    });
   }
   if (!found.found && segments.length > 0) {
-    const last = segments[segments.length - 1];
-    return [describeMissing(path, String(last), propertySchemaAt(jsonSchema, segments))];
+    const last = String(segments[segments.length - 1]);
+    const parent = lookUp(input, segments.slice(0, -1));
+    const misplaced = findMisplacedValues(parent.value, propertySchemaAt(jsonSchema, segments.slice(0, -1))).find((pair) => pair.missing === last);
+    return [describeMissing(path, last, propertySchemaAt(jsonSchema, segments), misplaced?.sent)];
   }
   const received = previewJson(found.value);
   if (loose.expected === 'never' && found.found && segments.length > 0) {
-    const parentAllowed = propertyNamesAt(jsonSchema, segments.slice(0, -1));
-    return [describeUnknownKey(path, String(segments[segments.length - 1]), parentAllowed, found.value)];
+    const parentSegments = segments.slice(0, -1);
+    const parentAllowed = propertyNamesAt(jsonSchema, parentSegments);
+    return [describeUnknownProperty(toJsonPointer(parentSegments), String(segments[segments.length - 1]), parentAllowed, lookUp(input, parentSegments).value)];
   }
-
+  if (kind === 'invalid_type' || (TYPE_KINDS.has(kind) && kind !== 'invalid_type' && typeof loose.expected === 'string')) {
+    const types = expectedJsonTypes(propertySchemaAt(jsonSchema, segments), loose.expected);
+    if (types.length > 0) return [describeTypeMismatch(path, types, found.value, propertySchemaAt(jsonSchema, segments))];
+  }
   let code: FailureCode = 'SCHEMA_VALIDATION_FAILED';
   let problem = 'other';
   let expected: string | undefined = typeof loose.expected === 'string' ? loose.expected : undefined;
   let headline = `${name} is invalid`;
-  let fix = `fix ${name}: ${libraryMessage}`;
+  let fix = `fix ${nameInSentence(name)}: ${libraryMessage}`;
   const format = kind === 'invalid_format' && typeof loose.format === 'string' ? (ZOD_FORMATS[loose.format] ?? loose.format) : FORMAT_BY_KIND[kind];
 
   if (format !== undefined) {
@@ -196,8 +207,23 @@ function describeIssue(issue: StandardSchemaV1.Issue, input: unknown, jsonSchema
     expected = expectation.example ? `${expectation.expected}, e.g. ${expectation.example}` : expectation.expected;
     code = expectation.isDate ? 'DATE_FORMAT_ERROR' : 'INVALID_FORMAT';
     problem = 'format';
+    const impossible = describeImpossibleDate(format, found.value);
+    if (impossible !== undefined) {
+      return [
+        {
+          path,
+          problem,
+          expected,
+          received,
+          message: `${name}: ${received} is in the right layout but is not a valid ${format}: ${impossible}`,
+          code: 'DATE_FORMAT_ERROR',
+          headline: `${name} is not a valid ${format}`,
+          fix: `correct ${nameInSentence(name)}: ${impossible} (${expected})`,
+        },
+      ];
+    }
     headline = `${name} has the wrong format`;
-    fix = `convert ${name} to ${expected}`;
+    fix = `convert ${nameInSentence(name)} to ${expected}`;
     return [{ path, problem, expected, received, message: `${name}: expected ${expected}, received ${received}`, code, headline, fix }];
   }
   if (kind === 'regex' || (kind === 'invalid_format' && loose.format === 'regex')) {
@@ -208,13 +234,35 @@ function describeIssue(issue: StandardSchemaV1.Issue, input: unknown, jsonSchema
     code = 'INVALID_TYPE';
     problem = 'type';
     headline = `${name} has the wrong type`;
-    fix = expected === undefined ? `send ${name} with the right type` : `send ${name} as ${expected}`;
+    fix = expected === undefined ? `send ${nameInSentence(name)} with the right type` : `send ${nameInSentence(name)} as ${expected}`;
   } else if (ENUM_KINDS.has(kind)) {
     code = 'INVALID_ENUM';
     problem = 'enum';
-    if (Array.isArray(loose.values)) expected = `one of ${loose.values.map((value) => previewJson(value, 40)).join(', ')}`;
+    const values = Array.isArray(loose.values) ? (loose.values as unknown[]) : enumOf(propertySchemaAt(jsonSchema, segments));
+    if (values !== undefined) {
+      const closest =
+        typeof found.value === 'string'
+          ? findClosestName(
+              found.value,
+              values.filter((value): value is string => typeof value === 'string'),
+            )
+          : undefined;
+      expected = values.length === 1 ? `exactly ${previewJson(values[0], 60)}` : `one of ${listValues(values, 12)}`;
+      return [
+        {
+          path,
+          problem: 'enum',
+          expected,
+          received,
+          message: `${name}: ${received} is not allowed; ${values.length === 1 ? 'the only allowed value is' : 'allowed values are'} ${listValues(values, 12)}${closest === undefined ? '' : ` (did you mean ${JSON.stringify(closest)}?)`}`,
+          code: 'INVALID_ENUM',
+          headline: `${name} is not one of the allowed values`,
+          fix: closest === undefined ? `use ${expected} for ${nameInSentence(name)}` : `use ${JSON.stringify(closest)} for ${nameInSentence(name)}`,
+        },
+      ];
+    }
     headline = `${name} is not one of the allowed values`;
-    fix = `use ${expected ?? 'an allowed value'} for ${name}`;
+    fix = `use ${expected ?? 'an allowed value'} for ${nameInSentence(name)}`;
   } else if (RANGE_KINDS.has(kind)) {
     code = 'OUT_OF_RANGE';
     problem = /length|size|entries|empty/.test(kind) || loose.origin === 'string' || loose.origin === 'array' ? 'length' : 'range';
@@ -235,21 +283,6 @@ function describeIssue(issue: StandardSchemaV1.Issue, input: unknown, jsonSchema
       fix,
     },
   ];
-}
-
-function describeUnknownKey(path: string, key: string, allowed: string[], value: unknown): DescribedFieldError {
-  const closest = findClosestName(key, allowed);
-  const allowedText = allowed.length > 0 ? `allowed: ${allowed.slice(0, 20).join(', ')}` : 'no other properties are allowed';
-  return {
-    path,
-    problem: 'unknown',
-    expected: closest === undefined ? allowedText : `"${closest}" (${allowedText})`,
-    received: previewJson(value),
-    message: `unknown parameter "${describeJsonPointer(path)}"${closest === undefined ? '' : ` (did you mean "${closest}"?)`}; ${allowedText}`,
-    code: 'UNKNOWN_PARAMETER',
-    headline: `unknown parameter "${describeJsonPointer(path)}"`,
-    fix: closest === undefined ? `remove "${key}"` : `rename "${key}" to "${closest}"`,
-  };
 }
 
 function lookUp(value: unknown, segments: ReadonlyArray<string | number>): { found: boolean; value: unknown } {
@@ -276,4 +309,45 @@ function propertyNamesAt(schema: JsonSchema, segments: ReadonlyArray<string | nu
   const target = segments.length === 0 ? schema : propertySchemaAt(schema, segments);
   const properties = typeof target === 'object' && target !== null ? (target as Record<string, unknown>).properties : undefined;
   return typeof properties === 'object' && properties !== null ? Object.keys(properties) : [];
+}
+
+function propertiesOf(schema: unknown): Record<string, unknown> {
+  const properties = typeof schema === 'object' && schema !== null ? (schema as Record<string, unknown>).properties : undefined;
+  return typeof properties === 'object' && properties !== null ? (properties as Record<string, unknown>) : {};
+}
+
+function enumOf(schema: unknown): unknown[] | undefined {
+  const values = typeof schema === 'object' && schema !== null ? (schema as Record<string, unknown>).enum : undefined;
+  return Array.isArray(values) ? values : undefined;
+}
+
+/** Library type names (Zod, Valibot, ArkType) as JSON types. */
+const LIBRARY_TYPES: Record<string, string> = {
+  string: 'string',
+  number: 'number',
+  int: 'integer',
+  integer: 'integer',
+  safe_integer: 'integer',
+  bigint: 'integer',
+  boolean: 'boolean',
+  array: 'array',
+  tuple: 'array',
+  set: 'array',
+  object: 'object',
+  record: 'object',
+  map: 'object',
+  null: 'null',
+};
+
+/** The JSON types a field takes: from the advertised JSON Schema when it names them, else from the library's `expected`. */
+function expectedJsonTypes(schema: unknown, libraryExpected: unknown): string[] {
+  const record = typeof schema === 'object' && schema !== null ? (schema as Record<string, unknown>) : {};
+  if (typeof record.type === 'string') return [record.type];
+  if (Array.isArray(record.type)) return record.type.map(String);
+  if (typeof libraryExpected !== 'string') return [];
+  const types = libraryExpected
+    .split(/\s*\|\s*|\s+or\s+/)
+    .map((part) => LIBRARY_TYPES[part.trim().toLowerCase()])
+    .filter((type): type is string => type !== undefined);
+  return [...new Set(types)];
 }
