@@ -7,6 +7,7 @@ import type { ChatMessage, Model, ModelToolCall, TokenUsage } from './messages.t
 import { decodeRunState, encodeRunState, type RunState, type ToolBudgetState, type ToolFailureInfo } from './run-state.ts';
 import { callModel, resolveModelPolicy, type ModelFailureInfo, type ModelPolicyOptions } from './model-policy.ts';
 import { redactBounded } from '../core/build-failure.ts';
+import { unwrapParallelToolCalls } from '../core/unwrap-parallel.ts';
 import { systemRandom, type RandomSource } from '../ground/ports/clock.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 
@@ -272,7 +273,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
       const response = outcome.response;
       modelCalls += outcome.attempts;
       tokens = { input: tokens.input + (response.usage?.input ?? 0), output: tokens.output + (response.usage?.output ?? 0) };
-      const toolCalls = response.toolCalls ?? [];
+      // OpenAI's `multi_tool_use.parallel` wrapper: the calls inside it, each with its own id and result
+      const toolCalls = unwrapParallelToolCalls(response.toolCalls ?? [], { isTool: (name) => runtime.getTool(name) !== undefined });
       messages.push({ role: 'assistant', content: response.text ?? null, ...(toolCalls.length > 0 ? { toolCalls } : {}) });
       if (toolCalls.length === 0) {
         stepIndex += 1;
