@@ -1,4 +1,5 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { BackoffOptions } from '../policies/backoff.ts';
 import type { RetryPolicy } from '../policies/retry-policy.ts';
 import type { ToolSchemaInput } from '../ground/ports/schema-validator.ts';
@@ -24,8 +25,19 @@ export interface ToolContext {
 /** Per-tool overrides of the retry policy (see `DEFAULT_RETRY_POLICY`). */
 export type RetryOverrides = Partial<Omit<RetryPolicy, 'backoff'>> & { backoff?: Partial<BackoffOptions> };
 
-/** The type of `args` a tool receives for an input schema: a Standard Schema's output type, otherwise a plain object. */
-export type InferArgs<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>;
+/**
+ * The type of `args` a tool receives for an input schema: a Standard Schema's output type; for a
+ * JSON Schema written `as const` with `type: 'object'`, the type it describes (by json-schema-to-ts's
+ * `FromSchema`: required properties required, enums as unions, `additionalProperties: false` closed);
+ * otherwise (a schema built at run time) a plain object.
+ */
+export type InferArgs<S> = S extends StandardSchemaV1
+  ? StandardSchemaV1.InferOutput<S>
+  : S extends { readonly type: 'object' }
+    ? S extends JSONSchema
+      ? FromSchema<S>
+      : Record<string, unknown>
+    : Record<string, unknown>;
 
 /**
  * A tool as toolrun knows it. Create one with {@link defineTool}.
