@@ -5,6 +5,7 @@
  */
 import { boundToolName } from '../bound-envelope.ts';
 import { redactBounded, truncateText } from '../build-failure.ts';
+import { describeToolNotFound, resolveToolName } from '../resolve-tool-name.ts';
 import type { RegisteredTool } from '../tool-registry.ts';
 import { stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
 
@@ -20,7 +21,8 @@ export function resolveStep(parts: PipelineParts, call: CallState): StepOutcome<
     call.tool = exact;
     return { ok: true, value: exact };
   }
-  const resolution = registry.resolve(requestedName);
+  // the raw arguments weigh the suggestions (they never make another tool run)
+  const resolution = resolveToolName(requestedName, call.args, registry);
   if (parts.resolveToolNames && resolution.match !== undefined) {
     const resolved = registry.get(resolution.match);
     if (resolved) {
@@ -59,11 +61,7 @@ export function resolveStep(parts: PipelineParts, call: CallState): StepOutcome<
   call.errorRecord = { kind: 'unknown_tool', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}`, causes: [] };
   return stepFailed({
     code: 'TOOL_NOT_FOUND',
-    message: `There is no tool named "${shownName}"`,
-    detail: `Available tools: ${available}.${closest ? ` Did you mean "${closest}"?` : ''}`,
-    suggestion: closest
-      ? `Call "${closest}" instead if it does what you need, or another of the available tools.`
-      : 'Call one of the available tools instead, or answer without a tool.',
+    ...describeToolNotFound(shownName, resolution, available),
     availableTools: [...listed],
     ...closestFields,
   });
