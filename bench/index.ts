@@ -10,6 +10,7 @@ import { runObservabilityBench } from './observability.bench.ts';
 import { runRedactionBench } from './redaction.bench.ts';
 import { runDistributedBench } from './distributed.bench.ts';
 import { runAirlineBackendsBench } from './airline-backends.bench.ts';
+import { runMcpBench } from './mcp.bench.ts';
 
 const only = process.argv[2];
 
@@ -19,3 +20,4 @@ if (!only || only === 'observability') printTable('Observability: success-path c
 if (!only || only === 'redaction') printTable('Redaction: 1 MB of adversarial text per family vs 1 KB × 1,000 (issue 9)', await runRedactionBench());
 if (!only || only === 'distributed') printTable('BullMQ worker vs bare BullMQ worker (issue 6)', await runDistributedBench());
 if (!only || only === 'airline') printTable('Airline workload: SQLite vs BullMQ + PostgreSQL (issue 6)', await runAirlineBackendsBench());
+if (!only || only === 'mcp') printTable('MCP proxy: tools/call round trip through toolrun mcp-proxy vs straight, and 8 concurrent clients', await runMcpBench());

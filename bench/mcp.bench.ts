@@ -1,0 +1,121 @@
+/**
+ * `toolrun mcp-proxy`'s cost: the `tools/call` round trip of server-everything's `echo` through the
+ * proxy (stdio → proxy process → stdio) against straight to the same server (stdio), as a ratio;
+ * and throughput with 8 concurrent clients (Streamable HTTP sessions on one `--listen` proxy)
+ * against 8 concurrent callers straight to the server. Runs the built CLI (`dist/`, what
+ * `npm run bench` builds), or bundles the sources with esbuild when there is no build.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { measure, type BenchRow } from './measure.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const CONCURRENCY = 8;
+const THROUGHPUT_MS = 3000;
+
+async function cliEntry(): Promise<string> {
+  const built = join(ROOT, 'dist/cli/index.js');
+  if (existsSync(built)) return built;
+  const { build } = await import('esbuild');
+  const directory = join(ROOT, 'node_modules/.cache/toolrun-mcp-bench');
+  mkdirSync(directory, { recursive: true });
+  const outfile = join(directory, 'cli.mjs');
+  await build({
+    entryPoints: [join(ROOT, 'src/cli/index.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    outfile,
+    logLevel: 'error',
+  });
+  return outfile;
+}
+
+async function stdioClient(args: string[]): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' }));
+  return client;
+}
+
+/** Calls per second of `concurrency` loops of `call` for `durationMs`. */
+async function throughput(calls: Array<() => Promise<unknown>>, durationMs: number): Promise<number> {
+  const endAt = Date.now() + durationMs;
+  let done = 0;
+  await Promise.all(
+    calls.map(async (call) => {
+      while (Date.now() < endAt) {
+        await call();
+        done += 1;
+      }
+    }),
+  );
+  return (done * 1000) / durationMs;
+}
+
+/** Runs the MCP proxy benchmark and returns its rows. */
+export async function runMcpBench(): Promise<BenchRow[]> {
+  const cli = await cliEntry();
+  const echo = (client: Client) => () => client.callTool({ name: 'echo', arguments: { message: 'hello' } });
+  const straight = await stdioClient([EVERYTHING, 'stdio']);
+  const through = await stdioClient([cli, 'mcp-proxy', '--', process.execPath, EVERYTHING, 'stdio']);
+  const listen = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', '--', process.execPath, EVERYTHING, 'stdio'], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+  try {
+    const options = { batches: 10, batchSize: 200, warmup: 300 };
+    const directNs = await measure(echo(straight), options);
+    const proxiedNs = await measure(echo(through), options);
+    const url = await new Promise<string>((resolveUrl, reject) => {
+      let text = '';
+      const timer = setTimeout(() => reject(new Error(`the --listen proxy did not start: ${text}`)), 20_000);
+      listen.stderr.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+        const match = /at (http:\/\/\S+\/mcp)/.exec(text);
+        if (match) {
+          clearTimeout(timer);
+          resolveUrl(match[1]!);
+        }
+      });
+    });
+    const httpClients = await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        const client = new Client({ name: 'bench-http', version: '1.0.0' });
+        await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+        return client;
+      }),
+    );
+    const directRate = await throughput(
+      Array.from({ length: CONCURRENCY }, () => echo(straight)),
+      THROUGHPUT_MS,
+    );
+    const proxiedRate = await throughput(httpClients.map(echo), THROUGHPUT_MS);
+    await Promise.all(httpClients.map((client) => client.close()));
+    return [
+      { name: 'tools/call echo, straight to server-everything (stdio)', medianNs: directNs },
+      { name: 'tools/call echo through mcp-proxy (stdio → stdio)', medianNs: proxiedNs, baseline: 'straight', ratio: proxiedNs / directNs },
+      { name: `${CONCURRENCY} concurrent callers straight (stdio)`, medianNs: 1e9 / directRate, note: `${Math.round(directRate)} calls/s` },
+      {
+        name: `${CONCURRENCY} Streamable HTTP clients through one mcp-proxy --listen`,
+        medianNs: 1e9 / proxiedRate,
+        note: `${Math.round(proxiedRate)} calls/s`,
+        baseline: 'straight',
+        ratio: directRate / proxiedRate,
+      },
+    ];
+  } finally {
+    await straight.close();
+    await through.close();
+    listen.kill('SIGTERM');
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { printTable } = await import('./measure.ts');
+  printTable('MCP proxy: round trip and throughput', await runMcpBench());
+}
