@@ -165,15 +165,25 @@ describe('toolrun enqueue → worker → stats → dlq', () => {
   it('replays one entry and drains the rest once the tool works again', async () => {
     const list = JSON.parse((await cli(['dlq', 'list', '--dlq', 'tool', '--json', '--db', db])).stdout) as DeadLetterRecord<ToolFailureEntry>[];
     const [first, second] = list;
-    // Still broken: the replay fails again, the entry stays, exit code 1.
+    // Still broken: the replay fails again, exit code 1. It failed at a later step (the model called
+    // the tool again), so the new entry replaces the old one: dlq list shows where the run fails now.
     const failed = await cli(['dlq', 'replay', first!.id, '--config', CONFIG, '--db', db]);
     expect(failed.code).toBe(1);
-    expect(failed.stdout).toMatch(/tool_failed .*kept in the tool DLQ/);
+    const replaced = /tool_failed at step (\d+) .*; entry (\d+) \(step (\d+)\) replaces it in the tool DLQ/.exec(failed.stdout);
+    expect(replaced).not.toBeNull();
+    const [, failedStep, newId, newStep] = replaced!;
+    expect(newStep).toBe(failedStep);
+    expect(Number(failedStep)).toBeGreaterThan(first!.entry.stepIndex);
+    const after = JSON.parse((await cli(['dlq', 'list', '--dlq', 'tool', '--json', '--db', db])).stdout) as DeadLetterRecord<ToolFailureEntry>[];
+    expect(after.map((record) => [record.id, record.entry.stepIndex])).toEqual([
+      [second!.id, second!.entry.stepIndex],
+      [newId, Number(newStep)],
+    ]);
 
     const healed = { CLI_TEST_BOOKING_HEALED: '1' };
-    const replayed = await cli(['dlq', 'replay', first!.id, '--config', CONFIG, '--json', '--db', db], { env: healed });
+    const replayed = await cli(['dlq', 'replay', newId!, '--config', CONFIG, '--json', '--db', db], { env: healed });
     expect(replayed.code).toBe(0);
-    expect(JSON.parse(replayed.stdout)).toMatchObject({ id: first!.id, status: 'completed', removed: true });
+    expect(JSON.parse(replayed.stdout)).toMatchObject({ id: newId, status: 'completed', removed: true });
 
     const drain = await cli(['dlq', 'drain', '--config', CONFIG, '--json', '--db', db], { env: healed });
     expect(drain.code).toBe(0);

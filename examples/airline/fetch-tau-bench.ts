@@ -86,7 +86,10 @@ export interface LocateTauBenchDataOptions {
   env?: Record<string, string | undefined>;
   /** Used for downloads only. @defaultValue `globalThis.fetch` */
   fetch?: typeof fetch;
-  /** Data folders to look in first. @defaultValue `TOOLRUN_DATA_DIR`, then `../shared/data` beside the checkout */
+  /**
+   * Data folders to look in first. @defaultValue `TOOLRUN_DATA_DIR`, then `../shared/data` beside the checkout;
+   * a `TOOLRUN_DATA_DIR` that does not exist or lacks a file is an error (`ok: false`), not a fall-back
+   */
   candidates?: Array<{ dir: string | undefined; source: 'TOOLRUN_DATA_DIR' | 'shared' }>;
   /** Whether a download may be attempted. @defaultValue true */
   download?: boolean;
@@ -188,6 +191,20 @@ function describeMissing(missing: readonly string[], cacheDir: string, reason: s
  */
 export async function locateTauBenchData(options: LocateTauBenchDataOptions = {}): Promise<TauBenchDataLocation> {
   const env = options.env ?? process.env;
+  // A TOOLRUN_DATA_DIR that names nothing usable is a mistake to report, not a reason to fall back
+  // to another copy silently (the user would be told nothing about which data ran).
+  if (options.candidates === undefined && env.TOOLRUN_DATA_DIR) {
+    const dataDir = env.TOOLRUN_DATA_DIR;
+    const missing = existsSync(dataDir) ? TAU_BENCH_FILES.filter((file) => !existsSync(join(dataDir, file.path))).map((file) => file.path) : undefined;
+    if (missing === undefined || missing.length > 0) {
+      const problem = missing === undefined ? 'does not exist' : `lacks ${missing.length} of the τ-bench airline files (${missing.join(', ')})`;
+      return {
+        ok: false,
+        missing: missing ?? TAU_BENCH_FILES.map((file) => file.path),
+        message: `toolrun: error: TOOLRUN_DATA_DIR=${dataDir} ${problem}; fix it, or unset it to use ${join(projectRoot, '..', 'shared', 'data')} or the download cache`,
+      };
+    }
+  }
   const candidates = options.candidates ?? [
     { dir: env.TOOLRUN_DATA_DIR, source: 'TOOLRUN_DATA_DIR' as const },
     { dir: join(projectRoot, '..', 'shared', 'data'), source: 'shared' as const },

@@ -332,7 +332,9 @@ function conversationLines(view: ConversationView): string[] {
     const content = typeof message.content === 'string' ? cut(message.content.replaceAll('\n', ' ')) : '';
     if (message.role === 'assistant') {
       step += 1;
-      const calls = (message.toolCalls ?? []).map((call) => `${call.name}(${cut(JSON.stringify(call.args ?? {}))}) [${call.id}]`);
+      const calls = (message.toolCalls ?? []).map(
+        (call) => `${call.name}(${cut(typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {}))}) [${call.id}]`,
+      );
       const failed = step === view.stepIndex ? '  ◀ the failed step' : '';
       lines.push(`  [${index}] assistant, step ${step}: ${content}${calls.length > 0 ? `${content ? ' ' : ''}→ ${calls.join(', ')}` : ''}${failed}`);
     } else if (message.role === 'tool') {
