@@ -72,7 +72,7 @@ export function alertsOf(metrics: DeadLetterMetrics, bounds: DashboardBounds, br
 
 /** Failures per time bucket, by type and by tool. */
 export interface FailureSeries {
-  /** Bucket width in ms (the time span over ~48 buckets, at least one minute). */
+  /** Bucket width in ms (the time span over ~48 buckets, whole seconds, at least one). */
   bucketMs: number;
   /** Start of each bucket, ms since the epoch. */
   buckets: number[];
@@ -100,7 +100,7 @@ export function failureSeries(failures: readonly ToolFailureLogRecord[]): Failur
   if (times.length === 0) return { bucketMs: 60_000, buckets: [], byType: {}, byTool: {} };
   const from = Math.min(...times);
   const to = Math.max(...times);
-  const bucketMs = Math.max(60_000, Math.ceil((to - from + 1) / 48 / 1000) * 1000);
+  const bucketMs = Math.max(1000, Math.ceil((to - from + 1) / 48 / 1000) * 1000);
   const count = Math.floor((to - from) / bucketMs) + 1;
   const buckets = Array.from({ length: count }, (_, index) => from + index * bucketMs);
   const perTool = new Map<string, number>();

@@ -472,7 +472,7 @@
         return [
           el('a', { href: '#/tool/' + encodeURIComponent(row.id), text: row.id, 'aria-label': 'entry ' + row.id + ' (run ' + row.runId + ')' }),
           row.runId,
-          row.step.index === null ? '–' : 'step ' + (row.step.index + 1) + ' of ' + row.step.of,
+          row.step.index === null ? '–' : 'step ' + row.step.index + ' of max ' + row.step.of,
           row.tool,
           (row.type || '–') + ' / ' + (row.code || '–'),
           row.kind === 'run' ? (row.deliveries === null ? '–' : row.deliveries + ' deliveries') : row.attempts,
@@ -729,7 +729,7 @@
             el('dt', { text: 'Kind' }),
             el('dd', { text: detail.kind }),
             el('dt', { text: 'Failed step' }),
-            el('dd', { text: row.step.index === null ? '–' : 'step ' + (row.step.index + 1) + ' of ' + row.step.of }),
+            el('dd', { text: row.step.index === null ? '–' : 'step ' + row.step.index + ' (0-based, as the CLI prints it) of max ' + row.step.of }),
             el('dt', { text: 'Tool' }),
             el('dd', { text: row.tool }),
             el('dt', { text: 'Type / code' }),

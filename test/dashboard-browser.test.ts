@@ -1,0 +1,332 @@
+/**
+ * `toolrun dashboard` end to end in headless Chromium (Debian's `chromium`, driven by
+ * playwright-core with `executablePath`; no browser download): the command is spawned as a user runs
+ * it, over a SQLite store and over a PostgreSQL store, each seeded by real runs of the test config
+ * (book_flight failing; the dashboard's process runs with it healed). Checked: the overview's numbers
+ * equal `toolrun stats --json`; filter → detail → replay one → the entry leaves the list and the
+ * side effect happened once; bulk replay dry run → run; an action without the token is refused; no
+ * canary secret in any page or API response; keyboard use and labels. Screenshots of the overview
+ * and of an entry go to docs/images/.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSqliteFailureLog, createSqliteStores } from '../src/stores/sqlite/index.ts';
+import { createPostgresPool, createPostgresStores } from '../src/stores/postgres/index.ts';
+import { DASHBOARD_TEST_EMAIL, seedDashboardStores } from './fixtures/dashboard-config.ts';
+import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from './fixtures/distributed-services.ts';
+import { leakedCanaries } from './observability-redaction-inputs.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CONFIG = 'test/fixtures/dashboard-config.ts';
+const TOKEN = 'browser-test-token-0123456789';
+const BOOK_GROUP = 'retry-budget-exhausted · server 503 · book_flight';
+const hasChromium = existsSync(CHROMIUM);
+
+interface Spawned {
+  child: ChildProcess;
+  url: string;
+  stop(): Promise<void>;
+}
+
+function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+      env: { ...process.env, TOOLRUN_DB: '', TOOLRUN_CONFIG: '', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Spawns `toolrun dashboard …` and waits (bounded) for the line with its address. */
+function startDashboardCli(args: string[], env: NodeJS.ProcessEnv): Promise<Spawned> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'dashboard', '--port', '0', '--token', TOKEN, ...args], {
+      env: { ...process.env, TOOLRUN_DB: '', TOOLRUN_CONFIG: '', ...env },
+    });
+    let output = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the dashboard did not start in 25 s: ${output}`));
+    }, 25_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /toolrun dashboard: (http:\/\/\S+\/)/.exec(output);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve({
+        child,
+        url: match[1]!,
+        stop: () =>
+          new Promise<void>((done) => {
+            if (child.exitCode !== null) return done();
+            const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
+            child.once('exit', () => {
+              clearTimeout(kill);
+              done();
+            });
+            child.kill('SIGTERM');
+          }),
+      });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the dashboard exited with ${code}: ${output}`));
+    });
+  });
+}
+
+/** Every response body the page received, and its HTML at each check, for the canary scan. */
+function recordResponses(page: Page): string[] {
+  const texts: string[] = [];
+  page.on('response', (response) => {
+    void response.text().then(
+      (text) => texts.push(text),
+      () => undefined,
+    );
+  });
+  return texts;
+}
+
+function withoutAges(deadLetters: { message: Record<string, unknown>; tool: Record<string, unknown> }) {
+  return { message: { ...deadLetters.message, oldestAgeMs: null }, tool: { ...deadLetters.tool, oldestAgeMs: null } };
+}
+
+function effectsOf(file: string): string[] {
+  return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean) : [];
+}
+
+async function expectOverviewEqualsStats(page: Page, url: string, stats: { deadLetters: never; queue: { size: number }; runs: unknown }) {
+  const api = await page.evaluate(async (address) => (await fetch(`${address}api/overview?fresh=1`)).json(), url);
+  expect(withoutAges(api.deadLetters)).toEqual(withoutAges(stats.deadLetters));
+  expect(api.queue).toEqual(stats.queue);
+  expect(api.runs).toEqual(stats.runs);
+  const deadLetters = stats.deadLetters as unknown as { tool: { depth: number; bytes: number }; message: { depth: number; bytes: number } };
+  await expect.poll(() => page.getByTestId('tool-depth').textContent()).toBe(String(deadLetters.tool.depth));
+  expect(await page.getByTestId('message-depth').textContent()).toBe(String(deadLetters.message.depth));
+  expect(await page.getByTestId('tool-bytes').getAttribute('data-bytes')).toBe(String(deadLetters.tool.bytes));
+}
+
+/** Filter the tool DLQ by the book_flight group, open the first entry, replay it; returns its id and run. */
+async function replayOneFromTheList(page: Page, url: string, effectsFile: string, screenshot?: string): Promise<{ id: string; runId: string }> {
+  await page.goto(`${url}#/tool`);
+  await page.getByLabel('Cause').selectOption(BOOK_GROUP);
+  await page.getByRole('button', { name: 'Apply filter' }).click();
+  await expect.poll(() => page.getByTestId('list-summary').textContent()).toContain('of 5');
+  const first = page.getByTestId('tool-entries').locator('tbody tr').first();
+  const id = (await first.locator('td').nth(0).textContent())!;
+  const runId = (await first.locator('td').nth(1).textContent())!;
+  await first.getByRole('link').click();
+  await page.getByRole('heading', { name: `Tool-DLQ entry ${id}` }).waitFor();
+  expect(await page.locator('ol.conversation li.failed').count()).toBeGreaterThanOrEqual(1);
+  expect(await page.getByTestId('envelope').textContent()).toContain('"code": "UNAVAILABLE"');
+  expect(await page.getByTestId('ledger').textContent()).toContain('applied — a replay will not redo it');
+  expect(await page.getByTestId('applied-count').textContent()).toBe('1');
+  if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });
+  expect(effectsOf(effectsFile).filter((line) => line === runId)).toHaveLength(0);
+  await page.getByTestId('replay-one').click();
+  await expect.poll(() => page.getByTestId('replay-status').textContent(), { timeout: 15_000 }).toContain('completed');
+  expect(effectsOf(effectsFile).filter((line) => line === runId)).toHaveLength(1);
+  // back to the filtered list: the entry left it
+  await page.goto(`${url}#/tool?group=${encodeURIComponent(BOOK_GROUP)}`);
+  await expect.poll(() => page.getByTestId('list-summary').textContent()).toContain('of 4');
+  expect(
+    await page
+      .getByTestId('tool-entries')
+      .getByRole('link', { name: new RegExp(`^entry ${id} `) })
+      .count(),
+  ).toBe(0);
+  return { id, runId };
+}
+
+let browser: Browser;
+
+beforeAll(async () => {
+  if (hasChromium) browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over the embedded SQLite store', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'toolrun-dashboard-browser-'));
+  const db = join(directory, 'demo.db');
+  const effectsFile = join(directory, 'effects.log');
+  let dashboard: Spawned;
+  let page: Page;
+  let responses: string[];
+
+  beforeAll(async () => {
+    const stores = createSqliteStores({ path: db });
+    await seedDashboardStores(stores, { bookings: 5, cancels: 4, lookups: 3, malformed: 3 }, createSqliteFailureLog(stores.database));
+    await stores.close();
+    dashboard = await startDashboardCli(['--db', db, '--config', CONFIG, '--sample-interval-ms', '250'], {
+      DASHBOARD_TEST_HEALED: '1',
+      DASHBOARD_TEST_EFFECTS_FILE: effectsFile,
+    });
+    page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+    responses = recordResponses(page);
+  });
+
+  afterAll(async () => {
+    await page?.close();
+    await dashboard?.stop();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('shows the overview with the numbers of toolrun stats --json', async () => {
+    const stats = await cli(['stats', '--json', '--db', db]);
+    expect(stats.code).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // a few depth and age samples for the sparklines
+    await page.goto(`${dashboard.url}#token=${TOKEN}`);
+    await expectOverviewEqualsStats(page, dashboard.url, JSON.parse(stats.stdout));
+    expect(page.url()).not.toContain(TOKEN);
+    expect(await page.getByTestId('fields').textContent()).toContain('/order');
+    expect(await page.getByTestId('alerts').textContent()).toContain('breaker-open: the shared breaker of cancel_trip is open');
+    await page.getByTestId('tool-groups').getByRole('link', { name: BOOK_GROUP }).waitFor();
+    await page.locator('.spark canvas').first().waitFor();
+    await page.locator('figure.chart canvas').first().waitFor();
+    mkdirSync('docs/images', { recursive: true });
+    await page.screenshot({ path: 'docs/images/dashboard-overview.png', fullPage: true });
+  });
+
+  it('is usable with the keyboard, and every control has a label', async () => {
+    await page.goto(`${dashboard.url}#/overview`);
+    await page.getByTestId('tool-depth').waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    for (let presses = 0; presses < 10; presses += 1) {
+      if ((await page.evaluate(() => document.activeElement?.textContent)) === 'Tool DLQ') break;
+      await page.keyboard.press('Tab');
+    }
+    await page.keyboard.press('Enter');
+    await page.getByTestId('list-summary').waitFor();
+    expect(page.url()).toContain('#/tool');
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, select, button')]
+        .filter((control) => {
+          const labels = (control as HTMLInputElement).labels;
+          return !(labels && labels.length > 0) && !control.getAttribute('aria-label') && !(control.textContent ?? '').trim();
+        })
+        .map((control) => control.outerHTML),
+    );
+    expect(unlabelled).toEqual([]);
+  });
+
+  it('filter → detail → replay one: the entry leaves the list and its side effect happened once', async () => {
+    await replayOneFromTheList(page, dashboard.url, effectsFile, 'docs/images/dashboard-entry.png');
+  });
+
+  it('bulk replay by filter: dry run (entries × tokens), then the run with per-entry outcomes', async () => {
+    await page.goto(`${dashboard.url}#/tool?group=${encodeURIComponent(BOOK_GROUP)}`);
+    await page.getByRole('button', { name: 'Dry run: estimate' }).click();
+    await expect.poll(() => page.getByTestId('estimate').textContent()).toMatch(/Dry run: 4 entries \(tool 4\) × tokens: [\d,]+ input/);
+    await page.getByLabel('At most per second').fill('20');
+    await page.getByRole('button', { name: 'Replay the matching entries' }).click();
+    await expect.poll(() => page.getByTestId('job-state').getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
+    expect(await page.getByTestId('job-state').textContent()).toContain('completed 4');
+    expect(await page.getByTestId('job-entries').locator('tbody tr').count()).toBe(4);
+    const effects = effectsOf(effectsFile);
+    expect(effects).toHaveLength(5);
+    expect(new Set(effects).size).toBe(5);
+  });
+
+  it('refuses an action without the token, on the page and from a script', async () => {
+    await page.evaluate(() => sessionStorage.clear());
+    await page.goto(`${dashboard.url}#/tool?tool=cancel_trip`);
+    await page.reload();
+    await page.getByTestId('tool-entries').locator('tbody tr').first().getByRole('link').click();
+    await page.getByTestId('replay-one').click();
+    await expect.poll(() => page.locator('#status').textContent()).toContain('Refused: every action needs the token');
+    const status = await page.evaluate(
+      async (address) =>
+        (await fetch(`${address}api/tool/purge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"confirm": "purge tool"}' }))
+          .status,
+      dashboard.url,
+    );
+    expect(status).toBe(401);
+    const stats = JSON.parse((await cli(['stats', '--json', '--db', db])).stdout);
+    expect(stats.deadLetters.tool.depth).toBe(4);
+  });
+
+  it('sent no canary secret in any page or API response', async () => {
+    const views: Array<[string, string]> = [
+      ['#/overview', 'tool-depth'],
+      ['#/tool', 'list-summary'],
+      ['#/message', 'message-entries'],
+    ];
+    for (const [path, ready] of views) {
+      await page.goto(`${dashboard.url}${path}`);
+      await page.getByTestId(ready).waitFor();
+      responses.push(await page.content());
+    }
+    await page.getByTestId('message-entries').locator('tbody tr a').first().click();
+    await page.getByTestId('raw-body').waitFor();
+    responses.push(await page.content());
+    expect(responses.length).toBeGreaterThan(20);
+    expect(responses.flatMap((text) => leakedCanaries(text))).toEqual([]);
+    expect(responses.some((text) => text.includes(DASHBOARD_TEST_EMAIL))).toBe(false);
+  });
+});
+
+describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over a PostgreSQL store', () => {
+  const schema = uniqueName('toolrun_dashboard_');
+  const url = `${POSTGRES_URL}?schema=${schema}`;
+  const directory = mkdtempSync(join(tmpdir(), 'toolrun-dashboard-pg-'));
+  const effectsFile = join(directory, 'effects.log');
+  const admin = createTestPool({ max: 1 });
+  let dashboard: Spawned;
+  let page: Page;
+  let responses: string[];
+
+  beforeAll(async () => {
+    const pool = await createPostgresPool(POSTGRES_URL, { maxConnections: 4 });
+    const stores = await createPostgresStores({ pool, schema });
+    await seedDashboardStores(stores, { bookings: 5, cancels: 3, lookups: 2, malformed: 2 });
+    await stores.close();
+    await pool.end();
+    dashboard = await startDashboardCli(['--store', url, '--config', CONFIG], { DASHBOARD_TEST_HEALED: '1', DASHBOARD_TEST_EFFECTS_FILE: effectsFile });
+    page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+    responses = recordResponses(page);
+  });
+
+  afterAll(async () => {
+    await page?.close();
+    await dashboard?.stop();
+    await dropSchema(admin, schema);
+    await admin.end();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('shows the overview with the numbers of toolrun stats --json', async () => {
+    const stats = await cli(['stats', '--json', '--store', url]);
+    expect(stats.code).toBe(0);
+    await page.goto(`${dashboard.url}#token=${TOKEN}`);
+    await expectOverviewEqualsStats(page, dashboard.url, JSON.parse(stats.stdout));
+    expect(await page.getByText('this backend keeps no failure log').count()).toBe(1);
+  });
+
+  it('filter → detail → replay one: the entry leaves the list and its side effect happened once; no canary in any response', async () => {
+    await replayOneFromTheList(page, dashboard.url, effectsFile);
+    expect(effectsOf(effectsFile)).toHaveLength(1);
+    const stats = JSON.parse((await cli(['stats', '--json', '--store', url])).stdout);
+    expect(stats.deadLetters.tool.depth).toBe(7);
+    expect(responses.flatMap((text) => leakedCanaries(text))).toEqual([]);
+    expect(responses.some((text) => text.includes(DASHBOARD_TEST_EMAIL))).toBe(false);
+  });
+});
