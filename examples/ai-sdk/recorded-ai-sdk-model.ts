@@ -131,7 +131,7 @@ export function createAiSdkRecordedModel(runs: readonly AirlineRun[]): Model {
     specificationVersion: 'v3',
     provider: 'recorded',
     modelId: 'gpt-4o-tau-bench',
-    doGenerate: async (options) => {
+    doGenerate: async (options: never) => {
       mock ??= createRecordedMockModel(runs, () => texts.getStore() ?? new Map());
       return (await mock).doGenerate(options as never);
     },

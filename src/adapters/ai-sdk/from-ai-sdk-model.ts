@@ -23,7 +23,11 @@ export interface AiSdkLanguageModel {
   readonly specificationVersion: string;
   readonly provider: string;
   readonly modelId: string;
-  doGenerate(options: AiSdkCallOptions): PromiseLike<unknown>;
+  /**
+   * Called with {@link AiSdkCallOptions}. Typed `never` so that every version's model fits (each
+   * declares its own options type); the result is checked, not trusted.
+   */
+  doGenerate(options: never): PromiseLike<unknown>;
 }
 
 /** Options of {@link fromAiSdkModel}. */
@@ -195,7 +199,7 @@ export function fromAiSdkModel(languageModel: AiSdkLanguageModel, options: FromA
   }
   const settings = options.settings ?? {};
   const model = async (request: ModelRequest): Promise<ModelResponse> => {
-    const result = await languageModel.doGenerate({
+    const callOptions: AiSdkCallOptions = {
       ...settings,
       prompt: toAiSdkPrompt(request.messages),
       ...(request.tools.length > 0
@@ -205,7 +209,8 @@ export function fromAiSdkModel(languageModel: AiSdkLanguageModel, options: FromA
           }
         : {}),
       abortSignal: request.signal,
-    });
+    };
+    const result = await languageModel.doGenerate(callOptions as never);
     return parseAiSdkResult(result, request.stepIndex);
   };
   const modelName = options.modelName ?? `${String(languageModel.provider)}:${String(languageModel.modelId)}`;
