@@ -76,15 +76,11 @@ const MAX_REMEMBERED_TEXTS = 2048;
  * A redactor that remembers which short texts it found clean: most envelope texts repeat (the
  * suggestion of a code, `expected` of a format, a field's path), and a text that held nothing to
  * mask the first time holds nothing the next. Only unchanged texts are remembered, so no secret is
- * kept. One per redactor.
+ * kept. The runtime makes one for its redactor and bounds every envelope with it.
  */
-const rememberingRedactors = new WeakMap<Redactor, Redactor>();
-
-function remembering(redactor: Redactor): Redactor {
-  let wrapped = rememberingRedactors.get(redactor);
-  if (wrapped !== undefined) return wrapped;
+export function rememberingRedactor(redactor: Redactor): Redactor {
   const clean = new Set<string>();
-  wrapped = {
+  const wrapped: Redactor = {
     value: (value, extraKeys, limits) => redactor.value(value, extraKeys, limits),
     text: (text) => {
       if (text.length > MAX_REMEMBERED_CHARS) return redactor.text(text);
@@ -100,7 +96,6 @@ function remembering(redactor: Redactor): Redactor {
       ? { isSensitiveKey: (key: string, extraKeys?: readonly string[]) => redactor.isSensitiveKey!(key, extraKeys) }
       : {}),
   };
-  rememberingRedactors.set(redactor, wrapped);
   return wrapped;
 }
 
@@ -138,14 +133,14 @@ function jsonBytes(value: unknown): number {
 }
 
 /**
- * Bounds a failure envelope (see the module comment). Texts are redacted with `redactor` after
+ * Bounds a failure envelope (see the module comment). Texts are redacted with `redactor` (best a
+ * {@link rememberingRedactor}: envelope texts repeat) after
  * being cut; field errors go through `redactFieldErrors` (a field whose name is sensitive has its
  * received value masked). `sensitiveKeys` are the tool's own. When fields are dropped, the model is
  * told how many: `omitted_fields` and "(and N more …)" at the end of `detail`. Never throws; the
  * result's JSON is at most `bounds.maxEnvelopeBytes` bytes (at least {@link MIN_MAX_ENVELOPE_BYTES}).
  */
-export function boundFailureEnvelope(envelope: ToolFailure, givenRedactor: Redactor, bounds: EnvelopeBounds, sensitiveKeys?: readonly string[]): ToolFailure {
-  const redactor = remembering(givenRedactor);
+export function boundFailureEnvelope(envelope: ToolFailure, redactor: Redactor, bounds: EnvelopeBounds, sensitiveKeys?: readonly string[]): ToolFailure {
   const source = envelope.error;
   const fields = source.fields ?? [];
   const redacted = redactFields(redactor, fields, bounds.maxFieldErrors, sensitiveKeys);

@@ -14,6 +14,7 @@ import {
   DEFAULT_MAX_ENVELOPE_BYTES,
   DEFAULT_MAX_FIELD_ERRORS,
   MIN_MAX_ENVELOPE_BYTES,
+  rememberingRedactor,
   type EnvelopeBounds,
 } from './bound-envelope.ts';
 import { buildFailure, redactBounded, sanitiseErrorText, truncateText } from './build-failure.ts';
@@ -205,11 +206,13 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   /** How many there were (the success path checks the set only when there were some). */
   let limitTrips = 0;
 
+  const envelopeRedactor = rememberingRedactor(redactor);
   const parts: PipelineParts = {
     clock,
     random,
     registry,
     redactor,
+    envelopeRedactor,
     bounds,
     sessionBreakers,
     sharedBreaker,
@@ -279,7 +282,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         // a pattern library that throws keeps the built-in suggestion
       }
     }
-    return finish(call, boundFailureEnvelope({ status: 'failed', ...envelopeBase(parts, call), error }, redactor, bounds, definition?.sensitive));
+    return finish(call, boundFailureEnvelope({ status: 'failed', ...envelopeBase(parts, call), error }, envelopeRedactor, bounds, definition?.sensitive));
   }
 
   /** The steps in order; the first failed outcome ends the call. */

@@ -61,6 +61,8 @@ export interface PipelineParts {
   readonly random: RandomSource;
   readonly registry: ToolRegistry;
   readonly redactor: Redactor;
+  /** The redactor the envelopes are bounded with: `redactor`, remembering the short texts it found clean. */
+  readonly envelopeRedactor: Redactor;
   readonly bounds: EnvelopeBounds;
   readonly sessionBreakers: SessionBreakers | undefined;
   readonly sharedBreaker: SharedBreaker | undefined;

@@ -172,7 +172,7 @@ async function succeeded(parts: PipelineParts, call: CallState, value: unknown, 
   }
   if (built.status === 'failed') {
     attemptRecord.outcome = built.error.code;
-    return { ok: true, value: boundFailureEnvelope(built, parts.redactor, parts.bounds) };
+    return { ok: true, value: boundFailureEnvelope(built, parts.envelopeRedactor, parts.bounds) };
   }
   return { ok: true, value: built };
 }
