@@ -21,3 +21,5 @@ if (!only || only === 'redaction') printTable('Redaction: 1 MB of adversarial te
 if (!only || only === 'distributed') printTable('BullMQ worker vs bare BullMQ worker (issue 6)', await runDistributedBench());
 if (!only || only === 'airline') printTable('Airline workload: SQLite vs BullMQ + PostgreSQL (issue 6)', await runAirlineBackendsBench());
 if (!only || only === 'mcp') printTable('MCP proxy: tools/call round trip through toolrun mcp-proxy vs straight, and 8 concurrent clients', await runMcpBench());
+if (!only || only === 'hosts') printTable('OpenAI Agents, Anthropic: per tool call', await (await import('./hosts-openai-anthropic.bench.ts')).runHostsBench());
+if (!only || only === 'langchain') printTable('LangChain createAgent (issue 14)', await (await import('./langchain.bench.ts')).runLangChainBench());
