@@ -23,3 +23,4 @@ if (!only || only === 'airline') printTable('Airline workload: SQLite vs BullMQ 
 if (!only || only === 'mcp') printTable('MCP proxy: tools/call round trip through toolrun mcp-proxy vs straight, and 8 concurrent clients', await runMcpBench());
 if (!only || only === 'hosts') printTable('OpenAI Agents, Anthropic: per tool call', await (await import('./hosts-openai-anthropic.bench.ts')).runHostsBench());
 if (!only || only === 'langchain') printTable('LangChain createAgent (issue 14)', await (await import('./langchain.bench.ts')).runLangChainBench());
+if (!only || only === 'dashboard') printTable('Dashboard: first byte and a rendered list on a large tool DLQ (issue 11)', await (await import('./dashboard.bench.ts')).runDashboardBench());

@@ -139,7 +139,7 @@ export interface EntryPage {
 }
 
 /** Entries read per `list` call while scanning a queue. */
-export const SCAN_PAGE_SIZE = 2_000;
+export const SCAN_PAGE_SIZE = 20_000;
 
 /**
  * A page of a queue: without a filter one `list({ limit, offset })` plus `size()`; with one, the

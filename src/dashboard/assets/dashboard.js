@@ -452,20 +452,6 @@
     append(view, [heading, form, actions, listHolder]);
     view.focus();
 
-    api('/api/tool/groups').then(function (groups) {
-      groups.tool.forEach(function (group) {
-        groupSelect.appendChild(el('option', { value: group.group, selected: group.group === filter.group, text: group.group + ' (' + group.count + ')' }));
-      });
-      if (
-        filter.group &&
-        !groups.tool.some(function (group) {
-          return group.group === filter.group;
-        })
-      ) {
-        groupSelect.appendChild(el('option', { value: filter.group, selected: true, text: filter.group + ' (0)' }));
-      }
-    });
-
     api('/api/tool/entries' + query(Object.assign({ limit: limit, offset: offset }, filter))).then(function (page) {
       clear(listHolder);
       var rows = page.rows.map(function (row) {
@@ -510,6 +496,20 @@
         ),
         pager('#/tool', params, page),
       ]);
+      // the cause groups need a scan of the queue: asked for once the rows are on the page
+      api('/api/tool/groups').then(function (groups) {
+        groups.tool.forEach(function (group) {
+          groupSelect.appendChild(el('option', { value: group.group, selected: group.group === filter.group, text: group.group + ' (' + group.count + ')' }));
+        });
+        if (
+          filter.group &&
+          !groups.tool.some(function (group) {
+            return group.group === filter.group;
+          })
+        ) {
+          groupSelect.appendChild(el('option', { value: filter.group, selected: true, text: filter.group + ' (0)' }));
+        }
+      });
     }, showError);
   }
 
