@@ -37,7 +37,7 @@ function runtimeOf(source: AnthropicRuntimeSource): ToolRuntime {
  * through unchanged (toolrun validates, the SDK does not) and its `run` calls `runtime.run` with the
  * `tool_use` id as `callId` and the runner's abort signal. A success is the envelope JSON; a failure
  * is thrown as the SDK's `ToolError` holding the envelope JSON, so the runner sends it as a
- * `tool_result` with `is_error: true` and its OpenTelemetry tool span ends with an error status.
+ * `tool_result` with `is_error: true` (the SDK then also ends its OpenTelemetry tool span, when it has one, in error).
  *
  * The runner answers a name no tool has by itself (`Error: Tool '…' not found`, `is_error: true`)
  * before any tool is asked, so toolrun's closest name is not given there; `createAnthropicModel` with
