@@ -253,10 +253,17 @@ export const DEFAULT_FAILURE_PATTERNS: readonly FailurePattern[] = Object.freeze
   },
   {
     id: 'nonexistent-date',
-    signature: { code: ['DATE_FORMAT_ERROR', 'INVALID_FORMAT'], message: /is in the right layout but is not a valid/ },
-    rootCause: 'The model wrote a date or time in the right layout that does not exist (2025-02-30, hour 25) or lacks its time zone.',
+    signature: { code: ['DATE_FORMAT_ERROR', 'INVALID_FORMAT'], message: /does not exist|there is no (?:month|hour|minute|second)/ },
+    rootCause: 'The model wrote a date or time in the right layout that does not exist (2025-02-30, hour 25).',
     strategy: 'fix-arguments',
     suggestionTemplate: '{suggestion} Check the calendar: months have 28 to 31 days.',
+  },
+  {
+    id: 'date-time-incomplete',
+    signature: { code: ['DATE_FORMAT_ERROR', 'INVALID_FORMAT'], message: /a date-time needs/ },
+    rootCause: 'The model left out part of an RFC 3339 date-time: the time zone (Z or an offset), the seconds or the time.',
+    strategy: 'fix-arguments',
+    suggestionTemplate: '{suggestion} Write date-times in full: YYYY-MM-DDTHH:MM:SS and a time zone (Z for UTC).',
   },
   {
     id: 'format-mismatch',

@@ -126,10 +126,14 @@ export function createToolNameResolver(available: ReadonlyArray<string | ToolNam
   const workspace: DistanceWorkspace = { rows: [new Int32Array(0), new Int32Array(0), new Int32Array(0)] };
 
   return (requested: string, args?: unknown): ToolNameResolution => {
-    if (exact.has(requested)) return resolved(requested);
+    if (exact.has(requested)) return resolvedName(requested);
     if (typeof requested !== 'string' || requested.length > MAX_RESOLVED_NAME_LENGTH) return { candidates: [] };
     const variants = requestVariants(requested);
     const argumentNames = argumentNamesOf(args);
+    const requestWordKey = [...wordsOf(variants[variants.length - 1] ?? requested)].sort().join(' ');
+    const requestTail = lastSegmentOf(variants[variants.length - 1] ?? requested);
+    const resolved = (name: string, viaSuffix = false): ToolNameResolution =>
+      guardMatch(name, argumentNames, requestWordKey, viaSuffix ? requestTail : undefined);
 
     // 1. equivalent spellings
     for (const variant of variants) {
@@ -154,7 +158,7 @@ export function createToolNameResolver(available: ReadonlyArray<string | ToolNam
     for (const variant of variants) {
       const owners = bySuffix.get(compactOf(variant));
       if (owners === undefined) continue;
-      if (owners.length === 1) return resolved(owners[0]!.name);
+      if (owners.length === 1) return resolved(owners[0]!.name, true);
       return weighed(rankByRawDistance(owners, variant), argumentNames);
     }
 
@@ -165,7 +169,6 @@ export function createToolNameResolver(available: ReadonlyArray<string | ToolNam
     const requestNamespaced = hasNamespace(request);
     const requestBags = { compact: bagOf(requestCompact), last: bagOf(requestLast) };
     const requestWords = wordsOf(request);
-    const requestWordKey = [...requestWords].sort().join(' ');
     const scored: Array<{ entry: PreparedName; cost: number; nameCost: number; distance: number; reordered: boolean }> = [];
     for (const entry of prepared) {
       const cost = suggestionCost(requestCompact, requestLast, requestNamespaced, requestBags, entry, workspace);
@@ -199,6 +202,38 @@ export function createToolNameResolver(available: ReadonlyArray<string | ToolNam
     }
     return result;
   };
+
+  /**
+   * A spelling match, unless the arguments make it ambiguous: when another tool has the same words
+   * as the request or the match (in another order: `entropy_change.calculate` for
+   * `calculate_entropy_change`) and takes any of the arguments, or — for a match on a dropped
+   * namespace — another name ends with the request's last part and takes the arguments at least as
+   * well, nothing is run: both are suggested, the better-fitting one first (the match on a tie).
+   */
+  function guardMatch(name: string, argumentNames: readonly string[] | undefined, requestWordKey: string, suffix: string | undefined): ToolNameResolution {
+    if (argumentNames === undefined) return resolvedName(name);
+    const entry = prepared.find((candidate) => candidate.name === name);
+    if (entry === undefined || entry.parameters === undefined) return resolvedName(name);
+    const own = argumentFit(argumentNames, entry);
+    let rival: PreparedName | undefined;
+    let rivalScore = -1;
+    for (const candidate of prepared) {
+      const sameWords = candidate.wordKey === entry.wordKey || candidate.wordKey === requestWordKey;
+      // a match on a dropped namespace: another name that ends with the request's last part competes
+      const sameEnd = suffix !== undefined && suffix.length >= 4 && candidate.compact.endsWith(suffix);
+      if (candidate === entry || (!sameWords && !sameEnd)) continue;
+      const fit = argumentFit(argumentNames, candidate);
+      if (fit.score > 0 && fit.score > rivalScore && (sameWords || fit.score >= own.score)) {
+        rival = candidate;
+        rivalScore = fit.score;
+      }
+    }
+    if (rival === undefined) return resolvedName(name);
+    const first = rivalScore > own.score ? rival : entry;
+    const second = first === rival ? entry : rival;
+    const reason = first === rival ? takesReason(argumentNames, rival) : undefined;
+    return { closest: first.name, candidates: [first.name, second.name], ...(reason === undefined ? {} : { reason }) };
+  }
 
   /** Equally good names reordered by how well they take the arguments (stable); the reason when that changed the first. */
   function weighed(names: readonly string[], argumentNames: readonly string[] | undefined): ToolNameResolution {
@@ -382,7 +417,7 @@ export function describeToolNotFound(shownName: string, resolution: ToolNameReso
   };
 }
 
-function resolved(name: string): ToolNameResolution {
+function resolvedName(name: string): ToolNameResolution {
   return { match: name, closest: name, candidates: [name] };
 }
 
