@@ -24,4 +24,5 @@ if (!only || only === 'mcp') printTable('MCP proxy: tools/call round trip throug
 if (!only || only === 'hosts') printTable('OpenAI Agents, Anthropic: per tool call', await (await import('./hosts-openai-anthropic.bench.ts')).runHostsBench());
 if (!only || only === 'langchain') printTable('LangChain createAgent (issue 14)', await (await import('./langchain.bench.ts')).runLangChainBench());
 if (!only || only === 'dashboard') printTable('Dashboard: first byte and a rendered list on a large tool DLQ (issue 11)', await (await import('./dashboard.bench.ts')).runDashboardBench());
-if (!only || only === 'ai-sdk') printTable('AI SDK generateText per tool call; runAgent step (issue 14)', await (await import('./ai-sdk.bench.ts')).runAiSdkBench());
+if (!only || only === 'ai-sdk')
+  printTable('AI SDK generateText per tool call; runAgent step (issue 14)', await (await import('./ai-sdk.bench.ts')).runAiSdkBench());
