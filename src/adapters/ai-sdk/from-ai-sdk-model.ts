@@ -41,8 +41,11 @@ export interface FromAiSdkModelOptions {
   modelName?: string;
 }
 
-type PromptPart = Record<string, unknown>;
-type PromptMessage = { role: 'system'; content: string } | { role: 'user' | 'assistant' | 'tool'; content: PromptPart[] };
+/** A part of an {@link AiSdkPromptMessage}: `text`, `tool-call` (`toolCallId`, `toolName`, `input`) or `tool-result` (`toolCallId`, `toolName`, `output`). */
+export type AiSdkPromptPart = Record<string, unknown>;
+
+/** One message of an AI SDK prompt (`LanguageModelV2Message` / `V3` / `V4`: the same shape). */
+export type AiSdkPromptMessage = { role: 'system'; content: string } | { role: 'user' | 'assistant' | 'tool'; content: AiSdkPromptPart[] };
 
 /** A tool call's arguments as the prompt wants them: an object (a raw string is parsed; one that is not JSON is sent as `{}`, as the SDK does). */
 function inputOf(args: unknown): unknown {
@@ -56,7 +59,7 @@ function inputOf(args: unknown): unknown {
 }
 
 /** A tool message's content as a tool result: a failure envelope in the SDK's error channel (`error-json`), anything else as text. */
-function outputOf(content: string | null): PromptPart {
+function outputOf(content: string | null): AiSdkPromptPart {
   const text = content ?? '';
   if (text.startsWith('{')) {
     try {
@@ -76,8 +79,8 @@ function outputOf(content: string | null): PromptPart {
  * `tool-result` parts (a failure envelope as `error-json`, else `text`). A tool message without a
  * name takes the name of the call it answers.
  */
-export function toAiSdkPrompt(messages: readonly ChatMessage[]): PromptMessage[] {
-  const prompt: PromptMessage[] = [];
+export function toAiSdkPrompt(messages: readonly ChatMessage[]): AiSdkPromptMessage[] {
+  const prompt: AiSdkPromptMessage[] = [];
   const callNames = new Map<string, string>();
   for (const message of messages) {
     switch (message.role) {
@@ -88,7 +91,7 @@ export function toAiSdkPrompt(messages: readonly ChatMessage[]): PromptMessage[]
         prompt.push({ role: 'user', content: [{ type: 'text', text: message.content ?? '' }] });
         break;
       case 'assistant': {
-        const content: PromptPart[] = [];
+        const content: AiSdkPromptPart[] = [];
         if (message.content !== null && message.content !== '') content.push({ type: 'text', text: message.content });
         for (const call of message.toolCalls ?? []) {
           callNames.set(call.id, call.name);

@@ -14,5 +14,7 @@ export {
   toAiSdkPrompt,
   type AiSdkCallOptions,
   type AiSdkLanguageModel,
+  type AiSdkPromptMessage,
+  type AiSdkPromptPart,
   type FromAiSdkModelOptions,
 } from './from-ai-sdk-model.ts';

@@ -149,7 +149,9 @@ export function toAiSdk(runtime: ToolRuntime, options: ToAiSdkOptions = {}): AiS
     throw new ToolCallFailure(result);
   };
 
-  const tools: Record<string, Record<string | symbol, unknown>> = {};
+  // No prototype: a model asking for `constructor` or `toString` finds no tool (an SDK lookup on a
+  // plain object would find Object.prototype's), and a tool may be named `__proto__`.
+  const tools = Object.create(null) as Record<string, Record<string | symbol, unknown>>;
   for (const spec of runtime.specs) {
     const registered = spec.name;
     const tool: Record<string | symbol, unknown> = {
@@ -166,7 +168,7 @@ export function toAiSdk(runtime: ToolRuntime, options: ToAiSdkOptions = {}): AiS
       },
     };
     registeredNames.set(tool, registered);
-    tools[registered] = tool;
+    Object.defineProperty(tools, registered, { value: tool, enumerable: true, writable: true, configurable: true });
   }
 
   const repairToolCall = async (context: { toolCall: ToolCallLike; tools: unknown; error: unknown }): Promise<ToolCallLike | null> => {
