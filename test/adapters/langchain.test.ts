@@ -34,10 +34,14 @@ function runtimeOf(tools: ToolDefinition[], options: Partial<ToolRuntimeOptions>
 async function invoke(
   model: FakeModel,
   runtime: ReturnType<typeof runtimeOf>,
-  config: { threadId?: string; runId?: string; middlewareOptions?: Parameters<typeof toolrunMiddleware>[1] } = {},
+  config: { threadId?: string; runId?: string; version?: 'v1' | 'v2'; middlewareOptions?: Parameters<typeof toolrunMiddleware>[1] } = {},
 ) {
   const recorder = new ToolRunRecorder();
-  const agent = createAgent({ model, middleware: [toolrunMiddleware(runtime, config.middlewareOptions)] });
+  const agent = createAgent({
+    model,
+    middleware: [toolrunMiddleware(runtime, config.middlewareOptions)],
+    ...(config.version ? { version: config.version } : {}),
+  });
   const state = await agent.invoke(
     { messages: [new HumanMessage('What is the weather in Paris on 2024-05-01?')] },
     { configurable: { thread_id: config.threadId ?? 'chat-1', ...(config.runId !== undefined ? { run_id: config.runId } : {}) }, callbacks: [recorder] },
@@ -146,27 +150,30 @@ describe('toolrunMiddleware in createAgent: what the model gets next', () => {
     expect(traces).toEqual([{ name: 'functions.get_weather', outcome: 'end' }]);
   });
 
-  it('truncated JSON (invalid_tool_calls): a MALFORMED_ARGUMENTS tool message and the loop goes on', async () => {
-    const weather = weatherTool();
-    const model = fakeModel()
-      .respond(aiMessageFromProvider([{ id: 'call_t', name: 'get_weather', arguments: '{"city": "Paris", "date": "2024-05' }]))
-      .respondWithTools([{ name: 'get_weather', args: { city: 'Paris', date: '2024-05-01' }, id: 'call_t2' }])
-      .respond(new AIMessage('Sunny'));
-    const { state, traces } = await invoke(model, runtimeOf([weather.tool]));
+  it.each(['v1', 'v2'] as const)(
+    'truncated JSON (invalid_tool_calls): a MALFORMED_ARGUMENTS tool message and the loop goes on (tool node %s)',
+    async (version) => {
+      const weather = weatherTool();
+      const model = fakeModel()
+        .respond(aiMessageFromProvider([{ id: 'call_t', name: 'get_weather', arguments: '{"city": "Paris", "date": "2024-05' }]))
+        .respondWithTools([{ name: 'get_weather', args: { city: 'Paris', date: '2024-05-01' }, id: 'call_t2' }])
+        .respond(new AIMessage('Sunny'));
+      const { state, traces } = await invoke(model, runtimeOf([weather.tool]), { version });
 
-    expect(model.callCount).toBe(3);
-    const seen = model.calls[1]!.messages;
-    const ai = seen.find((message): message is AIMessage => AIMessage.isInstance(message));
-    expect(ai?.invalid_tool_calls).toEqual([expect.objectContaining({ id: 'call_t', name: 'get_weather' })]);
-    const [message] = toolMessagesOf(seen);
-    expect(message!.tool_call_id).toBe('call_t');
-    const failure = failureOf(message!);
-    expect(failure.error).toMatchObject({ type: 'invalid_parameter', code: 'MALFORMED_ARGUMENTS', retryable: true });
-    expect(failure.error.detail).toMatch(/cut off|truncated|ended/i);
-    expect(weather.executions.count).toBe(1); // only the corrected call ran
-    expect(traces.map((trace) => trace.outcome)).toEqual(['error', 'end']);
-    expect(state.messages.at(-1)?.content).toBe('Sunny');
-  });
+      expect(model.callCount).toBe(3);
+      const seen = model.calls[1]!.messages;
+      const ai = seen.find((message): message is AIMessage => AIMessage.isInstance(message));
+      expect(ai?.invalid_tool_calls).toEqual([expect.objectContaining({ id: 'call_t', name: 'get_weather' })]);
+      const [message] = toolMessagesOf(seen);
+      expect(message!.tool_call_id).toBe('call_t');
+      const failure = failureOf(message!);
+      expect(failure.error).toMatchObject({ type: 'invalid_parameter', code: 'MALFORMED_ARGUMENTS', retryable: true });
+      expect(failure.error.detail).toMatch(/cut off|truncated|ended/i);
+      expect(weather.executions.count).toBe(1); // only the corrected call ran
+      expect(traces.map((trace) => trace.outcome)).toEqual(['error', 'end']);
+      expect(state.messages.at(-1)?.content).toBe('Sunny');
+    },
+  );
 
   it('without the middleware the same truncated call ends the LangChain run silently (what the middleware fixes)', async () => {
     const model = fakeModel()
@@ -256,6 +263,21 @@ describe('toolrunMiddleware: ids, the host tools, options', () => {
     const runId = '0b9c3f5e-1f0a-4c39-9a51-3b6f8f9d2a11';
     await invoke(model, runtimeOf([weather.tool]), { threadId: 'chat-77', runId });
     expect(weather.executions.contexts[0]).toMatchObject({ callId: 'call_ids', sessionId: 'chat-77', runId });
+  });
+
+  it("the invocation's abort signal aborts the tool's signal and ends the run", async () => {
+    const controller = new AbortController();
+    const slow = hangingTool(20_000, () => controller.abort(new Error('user left')));
+    const model = fakeModel()
+      .respondWithTools([{ name: 'slow_lookup', args: { query: 'fares' }, id: 'call_a' }])
+      .respond(new AIMessage('never reached'));
+    const agent = createAgent({ model, middleware: [toolrunMiddleware(createToolRuntime({ tools: [slow.tool] }))] });
+    const started = Date.now();
+    await expect(agent.invoke({ messages: [new HumanMessage('fares?')] }, { signal: controller.signal })).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(slow.executions.count).toBe(1);
+    expect(slow.executions.contexts[0]!.signalAborted()).toBe(true);
+    expect(model.callCount).toBe(1);
   });
 
   it('options.sessionId and options.runId win over the invocation', async () => {

@@ -1,5 +1,5 @@
 import { createMiddleware, type AgentMiddleware } from 'langchain';
-import { AIMessage, ToolMessage, type BaseMessage, type InvalidToolCall, type ToolCall } from '@langchain/core/messages';
+import { AIMessage, type BaseMessage, type InvalidToolCall, type ToolCall } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import {
@@ -19,6 +19,47 @@ export type ToolrunMiddlewareOptions = LangChainCallScope;
 const MIDDLEWARE_NAME = 'toolrun';
 
 /**
+ * A model answer with `invalid_tool_calls` (arguments LangChain could not parse), rewritten so that
+ * each of them with an id is also declared in `tool_calls`, with `{}` as arguments: LangChain then
+ * routes it to the tools node (instead of ending the run) and every tool message answers a call the
+ * provider sees. The raw text stays in `invalid_tool_calls`, where {@link rawArgumentsOf} finds it.
+ * Anything else is returned as it is.
+ */
+function declareInvalidToolCalls<T>(response: T): T {
+  if (!AIMessage.isInstance(response) || response.invalid_tool_calls === undefined || response.invalid_tool_calls.length === 0) return response;
+  const declared = new Set((response.tool_calls ?? []).map((call) => call.id));
+  const added = response.invalid_tool_calls
+    .filter((call): call is InvalidToolCall & { id: string } => typeof call.id === 'string' && call.id.length > 0 && !declared.has(call.id))
+    .map((call): ToolCall => ({ type: 'tool_call', id: call.id, name: call.name ?? '', args: {} }));
+  if (added.length === 0) return response;
+  return new AIMessage({
+    content: response.content,
+    ...(response.id !== undefined ? { id: response.id } : {}),
+    ...(response.name !== undefined ? { name: response.name } : {}),
+    additional_kwargs: response.additional_kwargs,
+    response_metadata: response.response_metadata,
+    ...(response.usage_metadata !== undefined ? { usage_metadata: response.usage_metadata } : {}),
+    tool_calls: [...(response.tool_calls ?? []), ...added],
+    invalid_tool_calls: response.invalid_tool_calls,
+  }) as T;
+}
+
+/**
+ * The raw argument text of `call` when it is one {@link declareInvalidToolCalls} declared: found in
+ * the `invalid_tool_calls` of the latest AI message that declares the call's id.
+ */
+function rawArgumentsOf(messages: readonly BaseMessage[], call: ToolCall): string | undefined {
+  if (call.id === undefined || typeof call.args !== 'object' || call.args === null || Object.keys(call.args).length > 0) return undefined;
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index];
+    if (!AIMessage.isInstance(message) || !(message.tool_calls ?? []).some((declared) => declared.id === call.id)) continue;
+    const invalid = (message.invalid_tool_calls ?? []).find((entry) => entry.id === call.id);
+    return invalid === undefined ? undefined : (invalid.args ?? '');
+  }
+  return undefined;
+}
+
+/**
  * A LangChain v1 `createAgent` middleware that runs every tool call through toolrun's runtime:
  *
  * - **Tools**: it registers the runtime's tools (name, description, JSON Schema from
@@ -32,17 +73,21 @@ const MIDDLEWARE_NAME = 'toolrun';
  *   tool run is recorded as an error too (the tool throws {@link ToolCallFailedError}, which the
  *   middleware turns into the message), so LangSmith and `streamEvents` see a failure as a failure.
  *   A call to a LangChain tool of the app's own (passed in `createAgent({ tools })`) goes to it unchanged.
- * - **`afterModel`**: a model answer whose tool calls LangChain could not parse (`invalid_tool_calls`:
- *   truncated or malformed JSON, which otherwise ends the run as if the model had answered) is
- *   answered with toolrun's `MALFORMED_ARGUMENTS` envelope per call (`status: 'error'`), and the loop
- *   goes back to the model. When the same answer also has valid calls, they run as usual, and the
- *   AI message is rewritten (same id) to list the invalid calls among its `tool_calls` with `{}` as
- *   arguments, so that every tool message answers a call the provider sees.
+ * - **`wrapModelCall`**: a model answer whose tool calls LangChain could not parse
+ *   (`invalid_tool_calls`: truncated or malformed JSON, which otherwise ends the run as if the model
+ *   had answered) is rewritten to declare each such call among its `tool_calls` too, with `{}` as
+ *   arguments (the raw text stays in `invalid_tool_calls`). LangChain then routes it to the tools
+ *   node like any call, and `wrapToolCall` gives toolrun the raw text: the model gets toolrun's
+ *   `MALFORMED_ARGUMENTS` envelope (which quotes the text and says where it was cut) with
+ *   `status: 'error'`, and the loop goes on. Every tool message answers a call the provider sees
+ *   (in a provider's history that call shows `{}` as its arguments). A call without an id stays as
+ *   LangChain left it.
  *
  * Ids: `callId` is the model's tool call id; `signal` is the agent invocation's; `sessionId` is
- * `options.sessionId`, else the invocation's `configurable.thread_id`; `runId` is `options.runId`, else
- * LangGraph's run id when it provides one (`configurable.run_id` on LangGraph Platform). The middleware keeps no state of its own: breakers, stores and
- * retries are the runtime's (or the composition root's, with `createToolrun(...).runtime`).
+ * `options.sessionId`, else the invocation's `configurable.thread_id`; `runId` is `options.runId`,
+ * else LangGraph's run id when it provides one (`configurable.run_id` on LangGraph Platform). The
+ * middleware keeps no state of its own: breakers, stores and retries are the runtime's (or the
+ * composition root's, with `createToolrun(...).runtime`).
  *
  * Put it last in `middleware`: a `wrapToolCall` middleware placed after it would see
  * {@link ToolCallFailedError} thrown (and, for `toolRetryMiddleware`, retry what toolrun already retried).
@@ -79,61 +124,20 @@ export function toolrunMiddleware(runtime: ToolRuntime, options?: ToolrunMiddlew
     return tool;
   };
 
-  const answerInvalidCall = async (call: InvalidToolCall & { id: string }, signal: AbortSignal | undefined): Promise<ToolMessage> => {
-    const name = call.name ?? '';
-    const toolCall = { type: 'tool_call', id: call.id, name, args: call.args ?? '' } as unknown as ToolCall;
-    try {
-      const message: unknown = await passThrough(name).invoke(toolCall, signal !== undefined ? { signal } : undefined);
-      if (ToolMessage.isInstance(message)) return message;
-      return new ToolMessage({ content: String(message), tool_call_id: call.id, name });
-    } catch (error) {
-      if (ToolCallFailedError.is(error)) return envelopeToolMessage(error.result, call.id, name);
-      throw error;
-    }
-  };
-
   return createMiddleware({
     name: MIDDLEWARE_NAME,
     tools: advertised,
     wrapToolCall: async (request, handler) => {
-      const { toolCall } = request;
       if (request.tool !== undefined && !ours.has(request.tool)) return handler(request);
+      const raw = rawArgumentsOf(request.state.messages, request.toolCall);
+      const toolCall = raw === undefined ? request.toolCall : ({ ...request.toolCall, args: raw } as unknown as ToolCall);
       try {
-        return await handler({ ...request, tool: passThrough(toolCall.name) });
+        return await handler({ ...request, toolCall, tool: passThrough(toolCall.name) });
       } catch (error) {
         if (ToolCallFailedError.is(error)) return envelopeToolMessage(error.result, toolCall.id ?? error.result.call_id, toolCall.name);
         throw error;
       }
     },
-    afterModel: {
-      canJumpTo: ['model'],
-      hook: async (state, hookRuntime) => {
-        const messages: readonly BaseMessage[] = state.messages;
-        const last = messages.at(-1);
-        if (!AIMessage.isInstance(last) || last.invalid_tool_calls === undefined || last.invalid_tool_calls.length === 0) return undefined;
-        const answered = new Set(messages.filter((message) => ToolMessage.isInstance(message)).map((message) => (message as ToolMessage).tool_call_id));
-        const unanswered = last.invalid_tool_calls.filter(
-          (call): call is InvalidToolCall & { id: string } => typeof call.id === 'string' && call.id.length > 0 && !answered.has(call.id),
-        );
-        if (unanswered.length === 0) return undefined;
-        const toolMessages = await Promise.all(unanswered.map((call) => answerInvalidCall(call, hookRuntime.signal)));
-        const validCalls = last.tool_calls ?? [];
-        if (validCalls.some((call) => call.id === undefined || !answered.has(call.id))) {
-          // Valid calls go to the tools node as usual; the invalid ones join them as declared calls.
-          const rewritten = new AIMessage({
-            content: last.content,
-            ...(last.id !== undefined ? { id: last.id } : {}),
-            ...(last.name !== undefined ? { name: last.name } : {}),
-            additional_kwargs: last.additional_kwargs,
-            response_metadata: last.response_metadata,
-            ...(last.usage_metadata !== undefined ? { usage_metadata: last.usage_metadata } : {}),
-            tool_calls: [...validCalls, ...unanswered.map((call): ToolCall => ({ type: 'tool_call', id: call.id, name: call.name ?? '', args: {} }))],
-            invalid_tool_calls: last.invalid_tool_calls,
-          });
-          return { messages: [rewritten, ...toolMessages] };
-        }
-        return { messages: toolMessages, jumpTo: 'model' as const };
-      },
-    },
+    wrapModelCall: async (request, handler) => declareInvalidToolCalls(await handler(request)),
   }) as unknown as AgentMiddleware;
 }
