@@ -13,6 +13,7 @@
 
 // The composition root.
 export { createToolrun, type RunHooks, type RunLimits, type Toolrun, type ToolrunOptions } from './worker/create-toolrun.ts';
+export type { RunModelOptions, RunRuntimeOptions } from './worker/run-options.ts';
 
 // Tools and the tool runtime.
 export { defineTool, type InferArgs, type RetryOverrides, type ToolContext, type ToolDefinition } from './core/define-tool.ts';

@@ -1,9 +1,8 @@
-import type { AgentRunHooks } from '../agent/run-agent.ts';
 import type { ModelPolicyOptions } from '../agent/model-policy.ts';
 import type { Model } from '../agent/messages.ts';
 import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
 import type { Stores } from '../ground/ports/stores.ts';
-import type { ToolCallRecord } from '../core/tool-call-record.ts';
+
 import type { ToolsInput } from '../core/tool-registry.ts';
 import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
@@ -14,32 +13,9 @@ import { drainToolDlq, type DrainOptions, type DrainReport } from './drain-tool-
 import { handleMessage, type HandleMessageOptions, type HandleMessageResult, type RunMessage } from './handle-message.ts';
 import { replayToolFailure, type ReplayResult } from './replay-tool-failure.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
-import type { WorkerEvent } from './worker-events.ts';
+import type { RunHooks, RunLimits } from './run-options.ts';
 
-/** The limits of every run, in one place. Durations in milliseconds. */
-export interface RunLimits {
-  /** Model turns per run. @defaultValue 20 */
-  maxSteps?: number;
-  /** Time budget of one run. @defaultValue none */
-  deadlineMs?: number;
-  /** In-band retries per tool per run. @defaultValue 2 */
-  toolRetryBudget?: number;
-  /** Deliveries of one message before it is dead-lettered as a poison message. @defaultValue 5 */
-  maxDeliveries?: number;
-  /** Larger message bodies go to the message DLQ. @defaultValue 1 MiB */
-  maxBodyBytes?: number;
-}
-
-/**
- * Every observer of a toolrun, in one place. Called synchronously; whatever they throw is ignored.
- * `onToolCall` gets the developer record and the step of the run it belongs to.
- */
-export interface RunHooks extends AgentRunHooks {
-  /** After every tool call: the full developer record (stack, causes, attempts) and its step index. */
-  onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;
-  /** Alerts and operational events: dead letters, breakers, deliveries, leases. */
-  onEvent?: (event: WorkerEvent) => void;
-}
+export type { RunHooks, RunLimits } from './run-options.ts';
 
 function describe(value: unknown): string {
   return typeof value === 'string'

@@ -1,18 +1,18 @@
 import { runAgent, isTerminalRunStatus, type AgentRunHooks, type AgentRunResult, type AgentRunStatus, type RunAgentOptions } from '../agent/run-agent.ts';
-import type { ModelFailureInfo, ModelPolicyOptions } from '../agent/model-policy.ts';
+import type { ModelFailureInfo } from '../agent/model-policy.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Clock } from '../ground/ports/clock.ts';
 import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
 import { decodeRunState } from '../agent/run-state.ts';
-import type { ToolCallRecord } from '../core/tool-call-record.ts';
+
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
 import type { CompiledToolSchema } from '../ground/ports/schema-validator.ts';
 import { redactBounded, truncateText } from '../core/build-failure.ts';
 import { utf8ByteLength } from '../ground/utf8.ts';
 import { redactFieldErrors } from '../core/redact-fields.ts';
-import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
+import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
-import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
+
 import type { DeadLetterSink, MessageFailureEntry, ModelFailureEntry, ResumableEntry, RunFailureEntry, ToolFailureEntry } from './dead-letter-entries.ts';
 import type { Redactor } from '../core/redact.ts';
 import { claimRun, newClaimHolder } from './run-claim.ts';
@@ -22,7 +22,7 @@ import { resolveRuntime } from './resolve-runtime.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import { isKeyedSink, messageDeadLetterKey, modelDeadLetterKey, pushDeadLetter, runDeadLetterKey, toolDeadLetterKey } from './push-dead-letter.ts';
-import type { WorkerEvent } from './worker-events.ts';
+import type { RunHooks, RunLimits, RunModelOptions, RunRuntimeOptions } from './run-options.ts';
 
 /** A queue message that asks for one agent run. */
 export interface RunMessage {
@@ -39,14 +39,12 @@ export interface RunMessage {
 }
 
 /** Options of {@link handleMessage}. Durations in milliseconds. */
-export interface HandleMessageOptions {
+export interface HandleMessageOptions extends RunLimits, Pick<RunHooks, 'onEvent' | 'onToolCall'>, RunModelOptions, RunRuntimeOptions {
   model: Model;
   /** Tools to build the runtime from, for this call (a worker or `createToolrun` builds it once). */
   tools?: ToolsInput;
   /** A ready runtime (then the shared breaker is whatever it was built with). */
   runtime?: ToolRuntime;
-  /** Options for the runtime built from `tools`. */
-  runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
   /**
    * The two dead-letter sinks: anything with `push`. Sinks with `pushOnce` (every
    * `DeadLetterQueue`) are pushed to by key — `message:<messageId>` (when the message has an id)
@@ -58,36 +56,8 @@ export interface HandleMessageOptions {
    * for this call only (nothing is shared between calls unless the caller passes the same `stores`)
    */
   stores?: Stores;
-  /**
-   * The shared breaker the model consults (`model:<name>`). @defaultValue the breaker built on
-   * `stores.breakers` with the tools' runtime (or a new one on it when `runtime` is given)
-   */
-  modelBreaker?: SharedBreaker;
-  /** Retries per tool per run. @defaultValue 2 */
-  toolRetryBudget?: number;
-  /** @defaultValue 20 */
-  maxSteps?: number;
-  deadlineMs?: number;
-  /** Cross-run breaker options (state in `stores.breakers`), or `false`. @defaultValue threshold 2, half-open after 30 s */
-  sharedBreaker?: Partial<SharedBreakerOptions> | false;
-  /** Alerts and dead-letter events. */
-  onEvent?: (event: WorkerEvent) => void;
-  onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;
   /** Run-level observers passed to `runAgent` (e.g. `createObservability().runHooks` of `toolrun/otel`). */
   runHooks?: AgentRunHooks;
-  /** Larger bodies go to the message DLQ (their first 64 KiB are kept in the entry). @defaultValue 1 MiB */
-  maxBodyBytes?: number;
-  /**
-   * Deliveries of one message before it is dead-lettered as a poison message (like SQS
-   * `maxReceiveCount`): with its last error, resumable from the run's checkpoint when the run had
-   * started (tool DLQ, `kind: 'run'`), else as a message failure `DELIVERY_LIMIT_EXCEEDED`.
-   * @defaultValue 5
-   */
-  maxDeliveries?: number;
-  /** Retries, backoff and per-call timeout of model calls. @defaultValue 3 attempts, base 500 ms ×2 + up to 100 ms jitter, 120 s per call */
-  modelPolicy?: ModelPolicyOptions;
-  /** The model's name in entries, logs and the shared model breaker key. @defaultValue `model.modelName`, the function's name, or `'model'` */
-  modelName?: string;
   /**
    * How long the claim on the run (`run:<runId>` in `stores.claims`) lasts without renewal; it is
    * renewed every third of it while the run goes on. A replay or drain of the same run meanwhile

@@ -1,37 +1,29 @@
 import { runAgent, ledgerKey, type AgentRunHooks, type AgentRunStatus } from '../agent/run-agent.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Stores } from '../ground/ports/stores.ts';
-import type { ToolCallRecord } from '../core/tool-call-record.ts';
-import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
+
+import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
-import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
+
 import type { ModelFailureEntry, ResumableEntry, ToolFailureEntry } from './dead-letter-entries.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { buildModelFailureEntry, runOptionsOf } from './handle-message.ts';
-import type { ModelPolicyOptions } from '../agent/model-policy.ts';
+
 import { claimRun, newClaimHolder } from './run-claim.ts';
 import { decodeRunState } from '../agent/run-state.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
-import type { WorkerEvent } from './worker-events.ts';
+import type { RunHooks, RunLimits, RunModelOptions, RunRuntimeOptions } from './run-options.ts';
 
 /** Options of {@link replayToolFailure}: the same model, tools and stores the run had. */
-export interface ReplayOptions {
+export interface ReplayOptions
+  extends Pick<RunLimits, 'maxSteps' | 'toolRetryBudget'>, Pick<RunHooks, 'onEvent' | 'onToolCall'>, RunModelOptions, RunRuntimeOptions {
   model: Model;
   tools?: ToolsInput;
   runtime?: ToolRuntime;
-  runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
   /** The stores the run was checkpointed in. @defaultValue fresh in-memory stores (which hold no run: the replay ends `expired`) */
   stores?: Stores;
-  /** The shared breaker the model consults. @defaultValue one on `stores.breakers` */
-  modelBreaker?: SharedBreaker;
-  /** A fresh in-band budget for the resumed run. @defaultValue 2 */
-  toolRetryBudget?: number;
-  maxSteps?: number;
-  sharedBreaker?: Partial<SharedBreakerOptions> | false;
-  onEvent?: (event: WorkerEvent) => void;
-  onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;
   /**
    * Run-level observers passed to `runAgent` as its `hooks` (e.g. `createObservability().runHooks`
    * of `toolrun/otel`: a run span, step indexes and recovery rounds for the resumed run, which
@@ -39,10 +31,6 @@ export interface ReplayOptions {
    */
   runHooks?: AgentRunHooks;
   signal?: AbortSignal;
-  /** Retries, backoff and timeout of the resumed run's model calls. @defaultValue as `runAgent` */
-  modelPolicy?: ModelPolicyOptions;
-  /** The model's name (entries, the shared model breaker key). @defaultValue as `runAgent` */
-  modelName?: string;
   /**
    * How long the replay's claim on the run (`run:<runId>` in `stores.claims`) lasts without
    * renewal; renewed every third of it while the replay runs. A second replay, drain or worker

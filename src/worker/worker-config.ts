@@ -1,31 +1,26 @@
 import type { Model } from '../agent/messages.ts';
 import { resolveModelPolicy, type ModelPolicyOptions } from '../agent/model-policy.ts';
-import type { ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
+
 import type { ToolsInput } from '../core/tool-registry.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
-import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
-import type { WorkerEvent } from './worker-events.ts';
+
+import type { RunHooks, RunLimits, RunModelOptions, RunRuntimeOptions } from './run-options.ts';
 
 /**
  * What a config module gives the worker, `toolrun dlq replay|drain` and any caller of
  * `handleMessage` / `createWorker` / `replayToolFailure`: the model, the tools, and the run options
  * those functions take (same names, same meaning, same defaults).
  */
-export interface ToolrunConfig {
+export interface ToolrunConfig
+  extends
+    Pick<RunLimits, 'maxSteps' | 'deadlineMs' | 'toolRetryBudget' | 'maxDeliveries'>,
+    Pick<RunHooks, 'onEvent'>,
+    Omit<RunModelOptions, 'modelBreaker'>,
+    RunRuntimeOptions {
   /** The model every run calls (`toolrun/openai`, a recorded model, or any `(request) => response`). */
   model: Model;
   /** The tools: an array of `defineTool` definitions, or a record of definitions and plain functions. */
   tools: ToolsInput;
-  /** Retries per tool per run. @defaultValue 2 */
-  toolRetryBudget?: number;
-  /** Model turns per run. @defaultValue 20 */
-  maxSteps?: number;
-  /** Time budget of one run, in ms. @defaultValue none */
-  deadlineMs?: number;
-  /** Options of the tool runtime built from `tools` (timeouts, retry policy, redaction...). */
-  runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
-  /** Cross-run breaker options (state in the stores), or `false`. @defaultValue threshold 2, half-open after 30 s */
-  sharedBreaker?: Partial<SharedBreakerOptions> | false;
   /** Bound of each DLQ in entries; at the bound the worker stops taking messages (it never drops an entry). @defaultValue 10_000 */
   maxDeadLetterEntries?: number;
   /**
@@ -34,31 +29,16 @@ export interface ToolrunConfig {
    */
   maxDeadLetterBytes?: number;
   /**
-   * Deliveries of one message before it is dead-lettered as a poison message (like SQS
-   * `maxReceiveCount`): resumable from its checkpoint in the tool DLQ (`kind: 'run'`) when its run
-   * had started, else in the message DLQ (`DELIVERY_LIMIT_EXCEEDED`). An integer ≥ 1. @defaultValue 5
-   */
-  maxDeliveries?: number;
-  /**
    * Wait before a failed delivery is delivered again, in ms: `baseMs · 2^(deliveries − 1)`, at most
    * `maxMs`, with `0 ≤ baseMs ≤ maxMs ≤ 2^31 − 1`. @defaultValue `{ baseMs: 1_000, maxMs: 60_000 }`
    */
   redeliveryBackoff?: { baseMs: number; maxMs: number };
-  /**
-   * Retries, backoff, Retry-After handling and per-call timeout of the model calls (the worker's and
-   * the replays'). Checked when the config is loaded. @defaultValue 3 attempts, base 500 ms ×2 with up to 100 ms jitter, 120 s per call
-   */
-  modelPolicy?: ModelPolicyOptions;
-  /** The model's name in dead-letter entries, logs and the shared model breaker key (`model:<name>`). A non-empty string. @defaultValue `model.modelName`, the function's name, or `'model'` */
-  modelName?: string;
   /**
    * How long the claim on a run (`run:<runId>` in `stores.claims`) lasts without renewal, in ms; it
    * is renewed every third of it while the run goes on, and a crashed holder frees it when it
    * expires. An integer in [1, 2^31 − 1]. @defaultValue the worker's lease (`--lease-ms`); 300_000 for a replay or drain
    */
   claimLeaseMs?: number;
-  /** Alerts and dead-letter events (called besides the CLI's own printing). */
-  onEvent?: (event: WorkerEvent) => void;
 }
 
 /** What a config factory receives. */
