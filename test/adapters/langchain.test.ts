@@ -310,6 +310,25 @@ describe('toolrunMiddleware: ids, the host tools, options', () => {
     expect(weather.executions.count).toBe(1);
   });
 
+  it("an unparsable call to the app's own tool is left to LangChain: that tool never runs with {}", async () => {
+    const model = fakeModel()
+      .respond(aiMessageFromProvider([{ id: 'call_own', name: 'local_time', arguments: '{"ci' }]))
+      .respond(new AIMessage('never reached'));
+    let ran = 0;
+    const localTime = langChainTool(
+      async () => {
+        ran += 1;
+        return 'noon';
+      },
+      { name: 'local_time', description: 'Local time', schema: { type: 'object', properties: { city: { type: 'string' } } } },
+    );
+    const agent = createAgent({ model, tools: [localTime], middleware: [toolrunMiddleware(runtimeOf([weatherTool().tool]))] });
+    const state = await agent.invoke({ messages: [new HumanMessage('time?')] });
+    expect(ran).toBe(0);
+    expect(model.callCount).toBe(1);
+    expect(toolMessagesOf(state.messages)).toEqual([]);
+  });
+
   it('refuses what is not a runtime, and ids that are not non-empty strings', () => {
     const expectInvalid = (run: () => unknown) => {
       try {

@@ -23,13 +23,17 @@ const MIDDLEWARE_NAME = 'toolrun';
  * each of them with an id is also declared in `tool_calls`, with `{}` as arguments: LangChain then
  * routes it to the tools node (instead of ending the run) and every tool message answers a call the
  * provider sees. The raw text stays in `invalid_tool_calls`, where {@link rawArgumentsOf} finds it.
+ * Calls to the app's own tools (`foreign` names) are left as they are: such a tool would run with `{}`.
  * Anything else is returned as it is.
  */
-function declareInvalidToolCalls<T>(response: T): T {
+function declareInvalidToolCalls<T>(response: T, foreign: ReadonlySet<string>): T {
   if (!AIMessage.isInstance(response) || response.invalid_tool_calls === undefined || response.invalid_tool_calls.length === 0) return response;
   const declared = new Set((response.tool_calls ?? []).map((call) => call.id));
   const added = response.invalid_tool_calls
-    .filter((call): call is InvalidToolCall & { id: string } => typeof call.id === 'string' && call.id.length > 0 && !declared.has(call.id))
+    .filter(
+      (call): call is InvalidToolCall & { id: string } =>
+        typeof call.id === 'string' && call.id.length > 0 && !declared.has(call.id) && !foreign.has(call.name ?? ''),
+    )
     .map((call): ToolCall => ({ type: 'tool_call', id: call.id, name: call.name ?? '', args: {} }));
   if (added.length === 0) return response;
   return new AIMessage({
@@ -80,8 +84,8 @@ function rawArgumentsOf(messages: readonly BaseMessage[], call: ToolCall): strin
  *   node like any call, and `wrapToolCall` gives toolrun the raw text: the model gets toolrun's
  *   `MALFORMED_ARGUMENTS` envelope (which quotes the text and says where it was cut) with
  *   `status: 'error'`, and the loop goes on. Every tool message answers a call the provider sees
- *   (in a provider's history that call shows `{}` as its arguments). A call without an id stays as
- *   LangChain left it.
+ *   (in a provider's history that call shows `{}` as its arguments). A call without an id, or to a
+ *   LangChain tool of the app's own, stays as LangChain left it.
  *
  * Ids: `callId` is the model's tool call id; `signal` is the agent invocation's; `sessionId` is
  * `options.sessionId`, else the invocation's `configurable.thread_id`; `runId` is `options.runId`,
@@ -138,6 +142,13 @@ export function toolrunMiddleware(runtime: ToolRuntime, options?: ToolrunMiddlew
         throw error;
       }
     },
-    wrapModelCall: async (request, handler) => declareInvalidToolCalls(await handler(request)),
+    wrapModelCall: async (request, handler) => {
+      const foreign = new Set<string>();
+      for (const tool of request.tools ?? []) {
+        const name = (tool as { name?: unknown }).name;
+        if (!ours.has(tool) && typeof name === 'string') foreign.add(name);
+      }
+      return declareInvalidToolCalls(await handler(request), foreign);
+    },
   }) as unknown as AgentMiddleware;
 }
