@@ -1,7 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
 /** The tests that run real worker processes, kill them and restart services: slow, run on their own. */
-const PROCESS_TESTS = ['test/chaos.test.ts', 'test/worker-crash.test.ts', 'test/breaker-storm.test.ts'];
+const PROCESS_TESTS = [
+  'test/chaos.test.ts',
+  'test/worker-crash.test.ts',
+  'test/breaker-storm.test.ts',
+  'test/mcp-proxy.test.ts',
+  'test/mcp-tools.test.ts',
+  'test/mcp-storm.test.ts',
+];
 
 export default defineConfig({
   test: {

@@ -266,7 +266,7 @@ describe('toolrun metrics', () => {
       expect(body).toContain('# TYPE toolrun_dlq_depth gauge');
       expect(sample(body, 'toolrun_dlq_depth', { toolrun_dlq_queue: 'tool' })).toBe(2);
       expect(sample(body, 'toolrun_dlq_depth', { toolrun_dlq_queue: 'message' })).toBe(1);
-      expect(sample(body, 'toolrun_dlq_oldest_age', { toolrun_dlq_queue: 'tool' })).toBeGreaterThanOrEqual(60);
+      expect(sample(body, 'toolrun_dlq_oldest_age_seconds', { toolrun_dlq_queue: 'tool' })).toBeGreaterThanOrEqual(60);
       // A standalone metrics process has no tool calls of its own.
       expect(body).not.toMatch(/^toolrun_tool_calls_total\{/m);
     } finally {

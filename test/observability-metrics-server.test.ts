@@ -53,13 +53,15 @@ describe('startMetricsServer', () => {
         toolrun_failure_type: 'logic',
       }),
     ).toMatch(/ 2$/);
-    expect(sample('gen_ai_execute_tool_duration_count', { gen_ai_tool_name: 'get_user_details' })).toMatch(/ 1$/);
+    expect(sample('gen_ai_execute_tool_duration_seconds_count', { gen_ai_tool_name: 'get_user_details' })).toMatch(/ 1$/);
     expect(sample('toolrun_dlq_depth', { toolrun_dlq_queue: 'tool' })).toMatch(/ 1$/);
     expect(sample('toolrun_dlq_depth', { toolrun_dlq_queue: 'message' })).toMatch(/ 0$/);
-    expect(sample('toolrun_dlq_oldest_age', { toolrun_dlq_queue: 'tool' })).toMatch(/ 42$/);
+    expect(sample('toolrun_dlq_oldest_age_seconds', { toolrun_dlq_queue: 'tool' })).toMatch(/ 42$/);
     expect(body).toContain('# TYPE toolrun_tool_calls_total counter');
-    expect(body).toContain('# TYPE gen_ai_execute_tool_duration histogram');
-    expect(body).toContain('# UNIT gen_ai_execute_tool_duration s');
+    expect(body).toContain('# TYPE gen_ai_execute_tool_duration_seconds histogram');
+    expect(body).toContain('# UNIT gen_ai_execute_tool_duration_seconds s');
+    expect(body).toMatch(/^target_info\{[^}]*service_name="toolrun"/m);
+    expect(body).not.toMatch(/^(gen_ai_execute_tool_duration|toolrun_dlq_oldest_age)[{ ]/m);
 
     expect((await fetch(`http://127.0.0.1:${server.port}/other`)).status).toBe(404);
   });

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Meter } from '@opentelemetry/api';
 import type { Clock } from '../ground/ports/clock.ts';
+import { METRIC_NAMES } from './attribute-names.ts';
 import { createToolrunMetrics, type DeadLetterQueuesToObserve, type ToolrunMetrics } from './toolrun-metrics.ts';
 
 /** Options of {@link startMetricsServer}. */
@@ -16,6 +17,8 @@ export interface MetricsServerOptions {
   stores?: DeadLetterQueuesToObserve;
   /** Clock of the oldest-entry age. @defaultValue the system clock */
   clock?: Clock;
+  /** `service.name` of the exported resource (`target_info`). @defaultValue `$OTEL_SERVICE_NAME`, else `'toolrun'` */
+  serviceName?: string;
 }
 
 /** A running metrics endpoint. */
@@ -38,18 +41,33 @@ export interface MetricsServer {
  * Serves the toolrun metrics in the Prometheus text format (version 0.0.4) for scraping, with
  * `@opentelemetry/exporter-prometheus` as the reader of an `@opentelemetry/sdk-metrics` meter
  * provider (both loaded only when this is called). OpenTelemetry names become Prometheus names:
- * dots become underscores and counters get `_total` (`toolrun_tool_calls_total`); units are given
- * by `# UNIT` lines, not name suffixes (`gen_ai_execute_tool_duration`, unit `s`).
+ * dots become underscores and counters get `_total` (`toolrun_tool_calls_total`); the instruments
+ * in seconds get `_seconds` (`gen_ai_execute_tool_duration_seconds`, `toolrun_dlq_oldest_age_seconds`,
+ * with a `# UNIT … s` line); `target_info` carries `service_name` (`serviceName`).
  * Any other path answers 404.
  *
  * @throws the listen error (`EADDRINUSE`, `EACCES`) when the port cannot be bound.
  */
 export async function startMetricsServer(options: MetricsServerOptions = {}): Promise<MetricsServer> {
-  const [{ MeterProvider }, { PrometheusExporter }] = await Promise.all([import('@opentelemetry/sdk-metrics'), import('@opentelemetry/exporter-prometheus')]);
+  const [{ MeterProvider }, { PrometheusExporter }, { defaultResource, resourceFromAttributes }] = await Promise.all([
+    import('@opentelemetry/sdk-metrics'),
+    import('@opentelemetry/exporter-prometheus'),
+    import('@opentelemetry/resources'),
+  ]);
   const host = options.host ?? '127.0.0.1';
   const endpoint = options.endpoint ?? '/metrics';
   const exporter = new PrometheusExporter({ preventServerStart: true, endpoint });
-  const provider = new MeterProvider({ readers: [exporter] });
+  const serviceName = options.serviceName ?? (process.env.OTEL_SERVICE_NAME || 'toolrun');
+  // Prometheus names carry their unit (`_seconds`): this exporter does not add it, so the two
+  // instruments in seconds are renamed by views here; OpenTelemetry readers keep the semconv names.
+  const provider = new MeterProvider({
+    readers: [exporter],
+    resource: defaultResource().merge(resourceFromAttributes({ 'service.name': serviceName })),
+    views: [
+      { instrumentName: METRIC_NAMES.toolDuration, name: `${METRIC_NAMES.toolDuration}_seconds` },
+      { instrumentName: METRIC_NAMES.deadLetterOldestAge, name: `${METRIC_NAMES.deadLetterOldestAge}_seconds` },
+    ],
+  });
   const meter = provider.getMeter('toolrun');
   const toolrunMetrics = createToolrunMetrics({
     meter,
