@@ -111,7 +111,11 @@ function effectsOf(file: string): string[] {
 }
 
 async function expectOverviewEqualsStats(page: Page, url: string, stats: { deadLetters: never; queue: { size: number }; runs: unknown }) {
-  const api = await page.evaluate(async (address) => (await fetch(`${address}api/overview?fresh=1`)).json(), url);
+  const api = (await page.evaluate(async (address) => (await fetch(`${address}api/overview?fresh=1`)).json(), url)) as {
+    deadLetters: { message: Record<string, unknown>; tool: Record<string, unknown> };
+    queue: unknown;
+    runs: unknown;
+  };
   expect(withoutAges(api.deadLetters)).toEqual(withoutAges(stats.deadLetters));
   expect(api.queue).toEqual(stats.queue);
   expect(api.runs).toEqual(stats.runs);
@@ -209,22 +213,17 @@ describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over the embedded S
     await page.goto(`${dashboard.url}#/overview`);
     await page.getByTestId('tool-depth').waitFor();
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    expect(await page.evaluate<string | null>('document.activeElement && document.activeElement.textContent')).toBe('Skip to content');
     for (let presses = 0; presses < 10; presses += 1) {
-      if ((await page.evaluate(() => document.activeElement?.textContent)) === 'Tool DLQ') break;
+      if ((await page.evaluate<string | null>('document.activeElement && document.activeElement.textContent')) === 'Tool DLQ') break;
       await page.keyboard.press('Tab');
     }
     await page.keyboard.press('Enter');
     await page.getByTestId('list-summary').waitFor();
     expect(page.url()).toContain('#/tool');
-    const unlabelled = await page.evaluate(() =>
-      [...document.querySelectorAll('input, select, button')]
-        .filter((control) => {
-          const labels = (control as HTMLInputElement).labels;
-          return !(labels && labels.length > 0) && !control.getAttribute('aria-label') && !(control.textContent ?? '').trim();
-        })
-        .map((control) => control.outerHTML),
-    );
+    const unlabelled = await page.evaluate<string[]>(`[...document.querySelectorAll('input, select, button')]
+      .filter((control) => !(control.labels && control.labels.length > 0) && !control.getAttribute('aria-label') && !(control.textContent || '').trim())
+      .map((control) => control.outerHTML)`);
     expect(unlabelled).toEqual([]);
   });
 
@@ -247,7 +246,7 @@ describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over the embedded S
   });
 
   it('refuses an action without the token, on the page and from a script', async () => {
-    await page.evaluate(() => sessionStorage.clear());
+    await page.evaluate('sessionStorage.clear()');
     await page.goto(`${dashboard.url}#/tool?tool=cancel_trip`);
     await page.reload();
     await page.getByTestId('tool-entries').locator('tbody tr').first().getByRole('link').click();

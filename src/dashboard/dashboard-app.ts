@@ -18,6 +18,7 @@ import { Hono, type Context } from 'hono';
 import { systemClock } from '../ground/ports/clock.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import type { DeadLetterRecord } from '../ground/ports/stores.ts';
+import type { ResumableEntry } from '../ground/dead-letter-entries.ts';
 import { readDeadLetterMetrics, type DeadLetterMetrics, type ToolDeadLetterKind } from '../worker/dead-letter-metrics.ts';
 import {
   isFiltering,
@@ -194,6 +195,9 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
   let timer: ReturnType<typeof setInterval> | undefined;
   let cachedOverview: { atMs: number; value: Promise<Record<string, unknown>> } | undefined;
   let cachedGroups: { atMs: number; value: Promise<EntryGroups> } | undefined;
+  // a scan of a large queue takes a while: its result is reused for five times as long as it took
+  let lastScanMs = 0;
+  const reuseMs = () => Math.max(overviewMaxAgeMs, 5 * lastScanMs);
 
   const detailContext = (): DetailContext => ({
     stores,
@@ -241,8 +245,12 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
 
   const groups = (fresh = false): Promise<EntryGroups> => {
     const nowMs = clock.now();
-    if (!fresh && cachedGroups && nowMs - cachedGroups.atMs < overviewMaxAgeMs) return cachedGroups.value;
-    const value = readEntryGroups(stores, new Date(nowMs).toISOString());
+    if (!fresh && cachedGroups && nowMs - cachedGroups.atMs < reuseMs()) return cachedGroups.value;
+    const startedMs = Date.now();
+    const value = readEntryGroups(stores, new Date(nowMs).toISOString()).then((groups) => {
+      lastScanMs = Date.now() - startedMs;
+      return groups;
+    });
     cachedGroups = { atMs: nowMs, value };
     value.catch(() => {
       if (cachedGroups?.value === value) cachedGroups = undefined;
@@ -288,7 +296,7 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
 
   const overview = (fresh: boolean) => {
     const nowMs = clock.now();
-    if (!fresh && cachedOverview && nowMs - cachedOverview.atMs < overviewMaxAgeMs) return cachedOverview.value;
+    if (!fresh && cachedOverview && nowMs - cachedOverview.atMs < reuseMs()) return cachedOverview.value;
     const value = readOverview();
     cachedOverview = { atMs: nowMs, value };
     value.catch(() => {
@@ -343,7 +351,8 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     const run = runReplayJob(job, {
       dlq: stores.toolDlq,
       replay,
-      records,
+      // read from the tool DLQ, whose entries are resumable by the port's type
+      records: records as DeadLetterRecord<ResumableEntry>[],
       concurrency: settings.concurrency,
       ratePerSecond: settings.ratePerSecond,
       removeExpired: settings.removeExpired,

@@ -138,6 +138,9 @@ export interface EntryPage {
   scanned: number;
 }
 
+/** Lets the event loop serve other requests between two pages of a scan (SQLite reads are synchronous). */
+const yieldToOtherRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Entries read per `list` call while scanning a queue. */
 export const SCAN_PAGE_SIZE = 20_000;
 
@@ -170,6 +173,7 @@ export async function readEntryPage(
       if (matched > offset) found.push(record);
     }
     if (page.length < SCAN_PAGE_SIZE) return { records: found, total: matched, totalExact: true, hasMore: false, scanned };
+    await yieldToOtherRequests();
   }
 }
 
@@ -186,6 +190,7 @@ export async function scanQueue(queue: DeadLetterQueue<unknown>, visit: (record:
       if (visit(record) === false) return scanned;
     }
     if (page.length < SCAN_PAGE_SIZE) return scanned;
+    await yieldToOtherRequests();
   }
 }
 

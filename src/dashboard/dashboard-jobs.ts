@@ -7,13 +7,14 @@
  */
 import type { Clock } from '../ground/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
+import type { ResumableEntry } from '../ground/dead-letter-entries.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { drainToolDlq, type DrainReport } from '../worker/drain-tool-dlq.ts';
 import type { ReplayOptions, ReplayStatus } from '../worker/replay-tool-failure.ts';
 import { resolveRuntime } from '../worker/resolve-runtime.ts';
 
 /** A tool DLQ whose `list` returns only `records` (the rest of its methods are the queue's own). */
-export function dlqView(dlq: DeadLetterQueue<unknown>, records: readonly DeadLetterRecord<unknown>[]): DeadLetterQueue<unknown> {
+export function dlqView<T>(dlq: DeadLetterQueue<T>, records: readonly DeadLetterRecord<T>[]): DeadLetterQueue<T> {
   return {
     push: (entry) => dlq.push(entry),
     pushOnce: (key, entry) => dlq.pushOnce(key, entry),
@@ -61,9 +62,9 @@ export interface ReplayJob {
 
 /** Options of {@link runReplayJob}. */
 export interface ReplayJobOptions {
-  dlq: DeadLetterQueue<unknown>;
+  dlq: DeadLetterQueue<ResumableEntry>;
   replay: ReplayOptions;
-  records: readonly DeadLetterRecord<unknown>[];
+  records: readonly DeadLetterRecord<ResumableEntry>[];
   /** Replays at once. @defaultValue 1 */
   concurrency?: number;
   /** At most this many replays started per second. @defaultValue no limit */
