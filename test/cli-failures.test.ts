@@ -517,7 +517,6 @@ describe('the worker output (in process): events the CLI cannot provoke on deman
       error: 'TypeError: boom',
       at,
     });
-    output.onError(new ToolrunError('LEASE_LOST', 'lease of m-2 lost'));
     output.onEvent({ type: 'lease-lost', messageId: 'm-2', deliveries: 1, at });
     expect(out).toEqual([]);
     expect(err).toEqual([

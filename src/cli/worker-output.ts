@@ -167,7 +167,6 @@ export function createWorkerOutput(options: WorkerOutputOptions): WorkerOutput {
       }
     },
     onError(error) {
-      if (ToolrunError.is(error) && error.code === 'LEASE_LOST') return; // the lease-lost event says it
       // every other error reaches the operator through an event line (delivery-failed, delivery-limit-exceeded)
       lastError = redact(errorText(error)).slice(0, 300);
       if (options.debug) {

@@ -17,8 +17,6 @@ const BRAND = Symbol.for('toolrun.ToolrunError');
  *   breaker state under heavy contention); the write did not happen.
  * - `MISSING_DEPENDENCY`: an adapter's optional peer package is not installed (`npm install openai`).
  * - `METRICS_UNAVAILABLE`: the metrics endpoint cannot listen on its port.
- * - `LEASE_LOST`: the worker's lease of a message ended before it was renewed, so another consumer
- *   may run it too. Not thrown: passed to a worker's `onError`, next to its `lease-lost` event.
  * - `USAGE`, `NOT_FOUND`, `INVALID_INPUT`, `UNSUPPORTED_BACKEND`: the `toolrun` command's usage
  *   errors (a bad flag, an unknown file or entry id, an invalid message, a store URL it cannot open);
  *   the command exits with code 2.
@@ -32,7 +30,6 @@ export type ToolrunErrorCode =
   | 'STORE_CONFLICT'
   | 'MISSING_DEPENDENCY'
   | 'METRICS_UNAVAILABLE'
-  | 'LEASE_LOST'
   | 'USAGE'
   | 'NOT_FOUND'
   | 'INVALID_INPUT'

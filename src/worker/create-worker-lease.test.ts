@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { defineTool } from '../core/define-tool.ts';
 import type { RunQueue } from '../ground/ports/stores.ts';
-import { ToolrunError } from '../ground/toolrun-error.ts';
+
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { createFakeClock, type FakeClock } from '../testing/fake-clock.ts';
 import { createScriptedModel } from '../testing/scripted-model.ts';
 import { createWorker } from './create-worker.ts';
+import type { WorkerEvent } from './worker-events.ts';
 
 const LEASE_MS = 3_000;
 const STEP_MS = 250;
@@ -80,13 +81,14 @@ describe('createWorker lease renewal', () => {
     expect(clock.pendingSleeps()).toBe(0);
   });
 
-  it('reports a lost lease as LEASE_LOST and lets the run finish (the control: without renewal a second consumer takes it)', async () => {
+  it('reports a lost lease as one lease-lost event, not an error, and lets the run finish (the control: without renewal a second consumer takes it)', async () => {
     const clock = createFakeClock();
     const stores = createMemoryStores({ clock });
     // a queue whose renewals never go through, as when the lease ended before a renewal arrived
     const queue: RunQueue = { ...stores.queue, extendLease: async () => false };
     const run = slowRun();
     const errors: unknown[] = [];
+    const events: WorkerEvent[] = [];
     const results: string[] = [];
     const worker = createWorker({
       stores: { ...stores, queue },
@@ -95,6 +97,7 @@ describe('createWorker lease renewal', () => {
       tools: [run.tool],
       leaseMs: LEASE_MS,
       onError: (error) => errors.push(error),
+      onEvent: (event) => events.push(event),
       onResult: (result) => results.push(result.status),
     });
     await stores.queue.enqueue({ id: 'long', body: '{"input":"take your time"}' });
@@ -104,13 +107,14 @@ describe('createWorker lease renewal', () => {
     const taken = await advanceWhileAnotherConsumerPolls(clock, stores.queue, LEASE_MS * 3);
     // the second consumer does not renew either, so it loses the message every lease
     expect(taken).toEqual([1, 2, 3].map((leases) => ({ atMs: LEASE_MS * leases, id: 'long', deliveries: leases + 1 })));
-    expect(errors).toHaveLength(1);
-    expect(ToolrunError.is(errors[0]) && errors[0].code).toBe('LEASE_LOST');
+    expect(errors).toEqual([]);
+    expect(events.filter((event) => event.type === 'lease-lost')).toEqual([{ type: 'lease-lost', messageId: 'long', deliveries: 1, at: expect.any(Number) }]);
 
     run.finish();
     await finished;
     expect(results).toEqual(['completed']);
-    expect(errors).toHaveLength(1);
+    expect(errors).toEqual([]);
+    expect(events.filter((event) => event.type === 'lease-lost')).toHaveLength(1);
   });
 
   it('reports a renewal that throws and renews again at the next interval', async () => {

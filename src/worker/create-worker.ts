@@ -40,10 +40,9 @@ export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'st
   onResult?: (result: HandleMessageResult) => void;
   /**
    * A failure while handling a message (the message is released for redelivery, or dead-lettered
-   * at `maxDeliveries`; the `delivery-failed` event says which); a lease renewal that threw (tried
-   * again at the next renewal); or a lost lease, a `ToolrunError` with code `LEASE_LOST`, also
-   * raised as the `lease-lost` event (the run goes on under its claim; another consumer that takes
-   * the message finds the run busy).
+   * at `maxDeliveries`; the `delivery-failed` event says which); or a lease renewal that threw
+   * (tried again at the next renewal). A lost lease is not an error: it is the `lease-lost` event
+   * (the run goes on under its claim; another consumer that takes the message finds the run busy).
    */
   onError?: (error: unknown) => void;
   clock?: Clock;
@@ -168,11 +167,8 @@ export function createWorker(options: WorkerOptions): Worker {
       delivery,
       leaseMs,
       clock,
-      onError: (error) => {
-        if (ToolrunError.is(error) && error.code === 'LEASE_LOST')
-          emit({ type: 'lease-lost', messageId: delivery.id, deliveries: delivery.deliveries, at: clock.now() });
-        options.onError?.(error);
-      },
+      onError: (error) => options.onError?.(error),
+      onLost: () => emit({ type: 'lease-lost', messageId: delivery.id, deliveries: delivery.deliveries, at: clock.now() }),
     });
   }
 

@@ -1,6 +1,5 @@
 import type { Clock } from '../ground/ports/clock.ts';
 import type { QueueDelivery, RunQueue } from '../ground/ports/stores.ts';
-import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /** Options of {@link keepLease}. */
 export interface KeepLeaseOptions {
@@ -11,11 +10,10 @@ export interface KeepLeaseOptions {
   /** The length of each renewed lease, in milliseconds; it is renewed every `leaseMs / 3`. */
   leaseMs: number;
   clock: Clock;
-  /**
-   * A renewal that threw (it is tried again at the next interval), or the lease was lost: a
-   * `ToolrunError` with code `LEASE_LOST` (renewals stop; another consumer may run the message).
-   */
+  /** A renewal that threw (it is tried again at the next interval). */
   onError?: ((error: unknown) => void) | undefined;
+  /** The lease was lost: renewals stop and another consumer may run the message (an event, not an error). */
+  onLost?: (() => void) | undefined;
 }
 
 /** A running lease renewal, see {@link keepLease}. */
@@ -32,13 +30,13 @@ export interface LeaseKeeper {
  * - A renewal that throws is reported through `onError` and tried again at the next interval (the
  *   lease may still hold: two more tries fit in it).
  * - A renewal that returns `false` means the lease was lost (it ended before a renewal went
- *   through and the message may be reserved again): reported once through `onError` as a
- *   `ToolrunError` `LEASE_LOST`, and renewals stop. The run is not interrupted: the idempotency
+ *   through and the message may be reserved again): reported once through `onLost`, and renewals
+ *   stop. The run is not interrupted: the idempotency
  *   ledger keeps recorded tool calls from running twice.
  * - Nothing is reported after `stop` was called.
  */
 export function keepLease(options: KeepLeaseOptions): LeaseKeeper {
-  const { queue, delivery, leaseMs, clock, onError } = options;
+  const { queue, delivery, leaseMs, clock, onError, onLost } = options;
   const intervalMs = leaseMs / 3;
   const controller = new AbortController();
   const { signal } = controller;
@@ -59,14 +57,7 @@ export function keepLease(options: KeepLeaseOptions): LeaseKeeper {
         continue;
       }
       if (extended) continue;
-      if (!signal.aborted) {
-        onError?.(
-          new ToolrunError(
-            'LEASE_LOST',
-            `the lease of message ${delivery.id} (delivery ${delivery.deliveries}) ended before it was renewed; another consumer may run it too (the run goes on, recorded tool calls are not repeated)`,
-          ),
-        );
-      }
+      if (!signal.aborted) onLost?.();
       return;
     }
   };
