@@ -8,6 +8,7 @@ const PROCESS_TESTS = [
   'test/mcp-proxy.test.ts',
   'test/mcp-tools.test.ts',
   'test/mcp-storm.test.ts',
+  'test/dashboard-browser.test.ts',
 ];
 
 export default defineConfig({

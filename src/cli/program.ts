@@ -9,8 +9,8 @@ import { addStatsCommand } from './commands/stats-command.ts';
 import { addWorkerCommand } from './commands/worker-command.ts';
 
 /**
- * The `toolrun` command line: `worker`, `enqueue`, `dlq list|show|replay|drain|purge`, `stats`,
- * `report`, `metrics`.
+ * The `toolrun` command line: `worker`, `enqueue`, `dlq list|show|replay|drain|purge|redrive`,
+ * `stats`, `report`, `metrics`, `mcp-proxy`, `dashboard`.
  * Commander errors are thrown (`exitOverride`), not exited on, so the entry decides exit codes.
  */
 export function createProgram(): Command {
@@ -18,6 +18,8 @@ export function createProgram(): Command {
     .description('Run agents from a queue and work off their dead-letter queues (toolrun).')
     .version('0.1.0')
     .exitOverride()
+    // a subcommand's options belong to it, so `mcp-proxy` can pass `npx -y server` through verbatim
+    .enablePositionalOptions()
     .showSuggestionAfterError(true)
     .configureOutput({ outputError: (text, write) => write(`toolrun: ${text.trim().replace(/\s*\n\s*/g, ' ')}\n`) });
   addWorkerCommand(program);

@@ -48,7 +48,8 @@ export function addMcpProxyCommand(program: Command): void {
   const command = program
     .command('mcp-proxy')
     .description('guard any MCP server: validate, classify and retry tools/call, pass everything else through')
-    .argument('[command...]', 'the upstream stdio MCP server: everything after --, verbatim')
+    .argument('[command...]', 'the upstream stdio MCP server: everything after -- (or after the first word that is not an option), verbatim')
+    .passThroughOptions()
     .option('--url <url>', 'guard a Streamable HTTP MCP server at this URL instead of spawning one')
     .option('--listen <host:port>', 'serve over Streamable HTTP at http://host:port/mcp instead of stdio (host default 127.0.0.1)')
     .option('--db <file>', 'SQLite database for the shared breaker state and the failure log (default: $TOOLRUN_DB, else memory)')
