@@ -11,13 +11,20 @@ import { fileURLToPath } from 'node:url';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The data folder in use, or `undefined` when none is present. */
+/**
+ * The data folder in use, or `undefined` when none is present.
+ *
+ * @throws Error when `TOOLRUN_DATA_DIR` is set to a folder that does not exist.
+ */
 export function findSharedDataDir(): string | undefined {
-  const candidates = [process.env.TOOLRUN_DATA_DIR, join(projectRoot, '..', 'shared', 'data')];
-  for (const candidate of candidates) {
-    if (candidate && existsSync(candidate)) return resolve(candidate);
+  const configured = process.env.TOOLRUN_DATA_DIR;
+  if (configured !== undefined && configured !== '') {
+    // A folder named on purpose that is not there is a mistake to report, never a silent fallback.
+    if (!existsSync(configured)) throw new Error(`toolrun: TOOLRUN_DATA_DIR=${configured} does not exist; point it at the shared data folder or unset it.`);
+    return resolve(configured);
   }
-  return undefined;
+  const beside = join(projectRoot, '..', 'shared', 'data');
+  return existsSync(beside) ? resolve(beside) : undefined;
 }
 
 /** Absolute path of a file or folder in the data folder, or `undefined` when it is absent. */

@@ -1,5 +1,5 @@
 /**
- * Drains the tool DLQ the way a user does: by running `toolrun dlq drain --queue tool` in its own
+ * Drains the tool DLQ the way a user does: by running `toolrun dlq drain --dlq tool` in its own
  * process, against the same SQLite file and the airline config module.
  */
 import { relative } from 'node:path';
@@ -31,11 +31,11 @@ export interface DrainToolDlqOptions {
 export function toolDlqDrainArguments(options: Pick<DrainToolDlqOptions, 'projectRoot' | 'dbPath' | 'configPath'>): string[] {
   const dbArgument = relative(options.projectRoot, options.dbPath) || options.dbPath;
   const configArgument = relative(options.projectRoot, options.configPath) || options.configPath;
-  return ['dlq', 'drain', '--queue', 'tool', '--db', dbArgument, '--config', configArgument, '--concurrency', '1'];
+  return ['dlq', 'drain', '--dlq', 'tool', '--db', dbArgument, '--config', configArgument, '--concurrency', '1'];
 }
 
 /**
- * Drains the tool DLQ in `dbPath` with `toolrun dlq drain --queue tool --db <file> --config <module>
+ * Drains the tool DLQ in `dbPath` with `toolrun dlq drain --dlq tool --db <file> --config <module>
  * --concurrency 1`, run as `process.execPath --import tsx src/cli/index.ts …` in `projectRoot`.
  * One entry at a time, so that the shared breaker's half-open probe is not raced by other replays
  * of the same tool (they would be turned away while the probe is in flight, and stay in the DLQ).
