@@ -3,7 +3,7 @@ import { systemClock, systemRandom } from '../ground/ports/clock.ts';
 import type { SchemaValidator } from '../ground/ports/schema-validator.ts';
 import type { ToolFailure, ToolFailureError, ToolResult } from '../ground/tool-result.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
-import { DEFAULT_RETRY_POLICY, resolveRetryPolicy } from '../policies/retry-policy.ts';
+import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, type RetryPolicyOverride } from '../policies/retry-policy.ts';
 import { createSessionBreakers, type SessionBreakerOptions, type SessionBreakers } from '../policies/session-breaker.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
@@ -18,7 +18,7 @@ import {
   type EnvelopeBounds,
 } from './bound-envelope.ts';
 import { buildFailure, redactBounded, sanitiseErrorText, truncateText } from './build-failure.ts';
-import { MAX_TIMER_MS, type RetryOverrides } from './define-tool.ts';
+import { MAX_TIMER_MS } from './define-tool.ts';
 import { describeThrown, messageOf, safeString } from './describe-thrown.ts';
 import type { FailurePatternLibrary } from './failure-patterns.ts';
 import { acquireStep } from './pipeline/acquire-step.ts';
@@ -54,7 +54,7 @@ export interface ToolRuntimeOptions {
   /** The JSON Schema engine. @defaultValue Ajv (2020-12 and draft-07), created lazily */
   validator?: SchemaValidator;
   /** Default retry policy for every tool (per-tool `retry` overrides it). @defaultValue 3 attempts, base 500 ms, factor 2, jitter 100 ms */
-  retry?: RetryOverrides;
+  retry?: RetryPolicyOverride;
   /** Per-attempt timeout of tools that set none, at most 2_147_483_647 (the longest timer). @defaultValue 30_000 */
   defaultTimeoutMs?: number;
   /** Total time budget of one call, attempts and waits included, at most 2_147_483_647. @defaultValue 120_000 */

@@ -1,7 +1,6 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { BackoffOptions } from '../policies/backoff.ts';
-import type { RetryPolicy } from '../policies/retry-policy.ts';
+import type { RetryPolicyOverride } from '../policies/retry-policy.ts';
 import type { ToolSchemaInput } from '../ground/ports/schema-validator.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 
@@ -22,8 +21,11 @@ export interface ToolContext {
   idempotencyKey: string;
 }
 
-/** Per-tool overrides of the retry policy (see `DEFAULT_RETRY_POLICY`). */
-export type RetryOverrides = Partial<Omit<RetryPolicy, 'backoff'>> & { backoff?: Partial<BackoffOptions> };
+/**
+ * Per-tool overrides of the retry policy: the same type as {@link RetryPolicyOverride}.
+ * @deprecated Use `RetryPolicyOverride`.
+ */
+export type RetryOverrides = RetryPolicyOverride;
 
 /**
  * The type of `args` a tool receives for an input schema: a Standard Schema's output type; for a
@@ -58,7 +60,7 @@ export interface ToolDefinition<Args = any, Result = unknown> {
   /** Does the work. Throw a `ToolError` to say how it failed; anything else thrown is classified. */
   execute: (args: Args, context: ToolContext) => Promise<Result> | Result;
   /** Retry policy overrides for this tool. */
-  retry?: RetryOverrides;
+  retry?: RetryPolicyOverride;
   /**
    * Safe to repeat after an ambiguous failure (a timeout or a connection reset mid-call).
    * Reads are; writes are only when they honour `context.idempotencyKey`.
