@@ -71,6 +71,7 @@ export type { ToolFailureInfo } from './agent/run-state.ts';
 export { handleMessage, type HandleMessageOptions, type HandleMessageResult, type RunMessage } from './worker/handle-message.ts';
 export { RUN_REQUEST_SCHEMA, type RunRequest } from './worker/message-schema.ts';
 export { replayToolFailure, type ReplayOptions, type ReplayResult, type ReplayStatus } from './worker/replay-tool-failure.ts';
+export { replayDeadLetter, type ReplayDeadLetterOptions, type ReplayDeadLetterResult } from './worker/replay-dead-letter.ts';
 export { drainToolDlq, type DrainOptions, type DrainReport } from './worker/drain-tool-dlq.ts';
 export { createWorker, type Worker, type WorkerOptions } from './worker/create-worker.ts';
 export type { WorkerEvent } from './worker/worker-events.ts';

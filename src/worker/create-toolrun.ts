@@ -1,7 +1,7 @@
 import type { ModelPolicyOptions } from '../agent/model-policy.ts';
 import type { Model } from '../agent/messages.ts';
 import type { ToolRuntime, ToolRuntimeOptions } from '../core/create-tool-runtime.ts';
-import type { Stores } from '../ground/ports/stores.ts';
+import type { DeadLetterRecord, Stores } from '../ground/ports/stores.ts';
 
 import type { ToolsInput } from '../core/tool-registry.ts';
 import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
@@ -11,11 +11,17 @@ import { createWorker, type Worker, type WorkerOptions } from './create-worker.t
 import type { DeadLetterSink, MessageFailureEntry, ResumableEntry } from './dead-letter-entries.ts';
 import { drainToolDlq, type DrainOptions, type DrainReport } from './drain-tool-dlq.ts';
 import { handleMessage, type HandleMessageOptions, type HandleMessageResult, type RunMessage } from './handle-message.ts';
+import { replayDeadLetter, type ReplayDeadLetterResult } from './replay-dead-letter.ts';
 import { replayToolFailure, type ReplayResult } from './replay-tool-failure.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import type { RunHooks, RunLimits } from './run-options.ts';
 
 export type { RunHooks, RunLimits } from './run-options.ts';
+
+/** A DLQ record (`{ id, entry }`) rather than a bare entry (which has `runId`, never `entry`). */
+function isDeadLetterRecord(value: ResumableEntry | DeadLetterRecord<ResumableEntry>): value is DeadLetterRecord<ResumableEntry> {
+  return typeof value === 'object' && value !== null && 'entry' in value && typeof (value as { id?: unknown }).id === 'string';
+}
 
 function describe(value: unknown): string {
   return typeof value === 'string'
@@ -79,7 +85,13 @@ export interface Toolrun {
     message: RunMessage,
     options?: { queues?: { messageDlq: DeadLetterSink<MessageFailureEntry>; toolDlq: DeadLetterSink<ResumableEntry> }; signal?: AbortSignal },
   ): Promise<HandleMessageResult>;
-  /** Replays one tool-DLQ entry (see `replayToolFailure`); never throws for the entry. */
+  /**
+   * Replays one tool-DLQ entry. Given the DLQ record (`{ id, entry }` from `stores.toolDlq.list()`
+   * or `get()`), it also settles the DLQ as the CLI does (see `replayDeadLetter`): the entry leaves
+   * it when the run completes, and is replaced when the run fails at another step. Given a bare
+   * entry, it only resumes the run (see `replayToolFailure`). Never throws for the entry.
+   */
+  replay(record: DeadLetterRecord<ResumableEntry>, options?: { signal?: AbortSignal; removeExpired?: boolean }): Promise<ReplayDeadLetterResult>;
   replay(entry: ResumableEntry, options?: { signal?: AbortSignal }): Promise<ReplayResult>;
   /** Drains the tool DLQ (see `drainToolDlq`). */
   drain(options?: Pick<DrainOptions, 'concurrency' | 'limit' | 'removeExpired' | 'onProgress' | 'dlq' | 'signal'>): Promise<DrainReport>;
@@ -162,7 +174,11 @@ export function createToolrun(options: ToolrunOptions): Toolrun {
         queues: call.queues ?? { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq },
         ...(call.signal ? { signal: call.signal } : {}),
       }),
-    replay: (entry, call = {}) => replayToolFailure(entry, { ...shared, ...(call.signal ? { signal: call.signal } : {}) }),
+    replay: ((target: ResumableEntry | DeadLetterRecord<ResumableEntry>, call: { signal?: AbortSignal; removeExpired?: boolean } = {}) => {
+      const signal = call.signal ? { signal: call.signal } : {};
+      if (isDeadLetterRecord(target)) return replayDeadLetter(target, { ...shared, ...signal, removeExpired: call.removeExpired === true });
+      return replayToolFailure(target, { ...shared, ...signal });
+    }) as Toolrun['replay'],
     drain: (call = {}) => drainToolDlq({ ...shared, ...call }),
     createWorker: (call = {}) => createWorker({ ...shared, ...call, stores }),
   };

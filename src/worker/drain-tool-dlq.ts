@@ -1,10 +1,10 @@
 import type { DeadLetterQueue } from '../ground/ports/stores.ts';
 import type { ResumableEntry } from './dead-letter-entries.ts';
-import { resumableDeadLetterKey } from './handle-message.ts';
-import { pushDeadLetter } from './push-dead-letter.ts';
+
 import { resolveRuntime } from './resolve-runtime.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
-import { replayToolFailure, type ReplayOptions, type ReplayStatus } from './replay-tool-failure.ts';
+import { replayDeadLetter } from './replay-dead-letter.ts';
+import type { ReplayOptions, ReplayStatus } from './replay-tool-failure.ts';
 
 /** Options of {@link drainToolDlq}. */
 export interface DrainOptions extends ReplayOptions {
@@ -71,19 +71,10 @@ export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> 
       let runId: string | null = null;
       let error: string | undefined;
       try {
-        const old = record.entry;
-        const result = await replayToolFailure(old, replayOptions);
+        const result = await replayDeadLetter(record, { ...replayOptions, dlq, removeExpired: options.removeExpired === true });
         status = result.status;
         runId = result.runId;
-        if (status === 'completed' || status === 'already_completed' || (status === 'expired' && options.removeExpired)) {
-          if (await dlq.remove(record.id)) report.removed += 1;
-        } else if (result.entry && (result.entry.stepIndex !== old.stepIndex || result.entry.kind !== old.kind)) {
-          // Failed again at another step (or the model, not the tool, failed this time): the new entry
-          // (pushed first, so nothing is lost) replaces the old one. Keyed like the worker's push, so
-          // a drain repeated after a crash, or a redelivery of the run's message, adds it once.
-          await pushDeadLetter(dlq, resumableDeadLetterKey(result.entry), result.entry);
-          await dlq.remove(record.id);
-        }
+        if (result.removed && result.replacedBy === undefined) report.removed += 1;
       } catch (thrown) {
         status = 'error';
         error = thrown instanceof Error ? thrown.message : String(thrown);

@@ -5,18 +5,17 @@ import {
   createRedactor,
   drainToolDlq,
   ToolrunError,
-  replayToolFailure,
+  replayDeadLetter,
   type DeadLetterRecord,
   type MessageFailureEntry,
   type ReplayOptions,
   type ReplayResult,
-  type ResumableEntry,
   type Stores,
   type ToolrunConfig,
   type ChatMessage,
 } from '../../index.ts';
 import { toolDeadLetterKind } from '../../worker/dead-letter-metrics.ts';
-import { resumableDeadLetterKey } from '../../worker/handle-message.ts';
+
 import { assertConfigToolsBuild } from '../check-config-tools.ts';
 import { EXIT_CODES, usageError, warn } from '../cli-error.ts';
 import { formatCounts, formatDurationMs, formatTable, preview, printJson, printLine } from '../format.ts';
@@ -545,22 +544,12 @@ export function addDlqCommand(program: Command): void {
           'NOT_FOUND',
         );
       }
-      const old = record.entry as ResumableEntry;
-      const result = await withObservedReplays(config, options, stores, resolved, (replay) => replayToolFailure(old, replay));
+      const result = await withObservedReplays(config, options, stores, resolved, (replay) =>
+        replayDeadLetter(record, { ...replay, dlq: stores.toolDlq, removeExpired: options.removeExpired === true }),
+      );
       const done = result.status === 'completed' || result.status === 'already_completed';
-      const removed = (done || (result.status === 'expired' && options.removeExpired === true)) && (await stores.toolDlq.remove(id));
-      // Failed again at another step (or the model failed this time): the new entry replaces the old
-      // one, as a drain does, so `dlq list` shows where the run fails now. Pushed first, keyed like
-      // the worker's push; the old one goes only if the new one is there.
-      let replacedBy: string | undefined;
-      if (!done && result.entry && (result.entry.stepIndex !== old.stepIndex || result.entry.kind !== old.kind)) {
-        const pushed = await stores.toolDlq.pushOnce(resumableDeadLetterKey(result.entry), result.entry);
-        if (pushed.id !== id && (await stores.toolDlq.get(pushed.id)) !== undefined) {
-          await stores.toolDlq.remove(id);
-          replacedBy = pushed.id;
-        }
-      }
-      if (options.json) printJson({ id, removed, ...(replacedBy !== undefined ? { replacedBy } : {}), ...result });
+      const { removed, replacedBy } = result;
+      if (options.json) printJson(result);
       else if (result.status === 'in_progress') {
         printLine(
           `not replayed ${id} (run ${result.runId ?? '?'}): in_progress — the run is claimed by ${result.holder ?? 'another consumer'} (another drain, replay or worker is running it); nothing was done, the entry stays in the tool DLQ: try again once it is done`,
