@@ -34,10 +34,10 @@ export interface OpenAiChatModelOptions {
    * (its own `maxRetries` included: set it to 0 to leave retries to toolrun's model policy).
    */
   client?: ChatCompletionsClient;
-  /** For a client built here: the API key. @defaultValue `process.env.OPENAI_API_KEY` */
-  apiKey?: string;
+  /** For a client built here: the API key (`undefined`, e.g. an unset variable, is the default). @defaultValue `process.env.OPENAI_API_KEY` */
+  apiKey?: string | undefined;
   /** For a client built here: any OpenAI-compatible base URL. @defaultValue the `openai` package's default */
-  baseURL?: string;
+  baseURL?: string | undefined;
   temperature?: number;
   /** Extra body fields passed through (e.g. `max_tokens`, `seed`). */
   extraBody?: Record<string, unknown>;
