@@ -197,12 +197,18 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
   let pendingStep = false;
   let conversationRef = `conv_${globalThis.crypto.randomUUID().replaceAll('-', '')}`;
   let modelCalls = 0;
+  // how many of `messages` the conversation store holds (a step commit appends the rest)
+  let storedCount = 0;
+  // ledger rows that ride with the next step commit (see the tool calls below)
+  let deferredLedger: { key: string; value: JsonValue }[] = [];
+  const commitsSteps = persistence?.conversations.commitStep !== undefined;
 
   const existing = persistence ? await persistence.runs.get(runId) : undefined;
   if (persistence && existing) {
     const stored = await persistence.conversations.get(existing.conversationRef);
     if (stored) {
       messages = stored as ChatMessage[];
+      storedCount = messages.length;
       stepIndex = existing.stepIndex;
       tokens = { ...existing.tokensSpent };
       const state = decodeRunState(existing.data);
@@ -214,8 +220,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
 
   const save = async (status: RunCheckpoint['status'], extra: Pick<RunState, 'text' | 'failure' | 'modelFailure' | 'modelError'> = {}) => {
     if (!persistence) return;
-    await persistence.conversations.put(conversationRef, messages);
-    await persistence.runs.put({
+    const checkpoint: RunCheckpoint = {
       runId,
       messageId: persistence.messageId ?? existing?.messageId ?? '',
       status,
@@ -225,7 +230,20 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
       toolAttempts: Object.fromEntries(Object.entries(budgets).map(([name, state]) => [name, state.attempts])),
       data: encodeRunState({ budgets, pendingStep, ...extra }),
       updatedAt: new Date(clock.now()).toISOString(),
-    });
+    };
+    // One commit per step where the stores can (the messages added since the last one, the
+    // checkpoint and the deferred ledger rows, atomically); else one port at a time, ledger first.
+    const ledgerRows = deferredLedger;
+    const committed = commitsSteps
+      ? await persistence.conversations.commitStep!({ conversationRef, messages, storedCount, checkpoint, ledger: ledgerRows }, persistence)
+      : false;
+    if (!committed) {
+      for (const row of ledgerRows) await persistence.ledger.putIfAbsent(row.key, row.value);
+      await persistence.conversations.put(conversationRef, messages);
+      await persistence.runs.put(checkpoint);
+    }
+    deferredLedger = [];
+    storedCount = messages.length;
   };
   const end = async (status: AgentRunStatus, extra: Partial<AgentRunResult> = {}): Promise<AgentRunResult> => {
     const text = extra.text ?? null;
@@ -294,12 +312,21 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
         .filter((message) => message.role === 'tool')
         .map((message) => message.toolCallId),
     );
+    // calls of this step not settled yet: the last one to settle may leave its ledger row to the step commit
+    let unsettled = calls.length;
+    const settle = () => --unsettled === 0;
     const outcomes = await Promise.all(
       calls.map(async (call, callIndex) => {
-        if (answered.has(call.id)) return { kind: 'answered' as const };
+        if (answered.has(call.id)) {
+          settle();
+          return { kind: 'answered' as const };
+        }
         const key = ledgerKey(runId, stepIndex, callIndex);
         const recorded = persistence ? await persistence.ledger.get(key) : undefined;
-        if (recorded !== undefined) return { kind: 'result' as const, call, result: recorded as unknown as ToolResult, record: undefined };
+        if (recorded !== undefined) {
+          settle();
+          return { kind: 'result' as const, call, result: recorded as unknown as ToolResult, record: undefined };
+        }
         const resolvedName = budgetKey(call.name);
         const budget = budgets[resolvedName] ?? { attempts: 0, retries: 0, lastFailedTransient: false, lastError: null };
         const breakerOpen = runtime.sessionBreakers?.check(sessionId, resolvedName).state === 'open';
@@ -313,6 +340,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
             lastError: budget.lastError ?? { kind: 'unknown', status: null, message: 'in-band recovery exhausted' },
             reason: breakerOpen ? 'session-breaker-open' : 'retry-budget-exhausted',
           };
+          settle();
           return { kind: 'exhausted' as const, failure };
         }
         const record = await runtime.execute({
@@ -328,9 +356,23 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
           ...(traceId !== undefined ? { traceId } : {}),
         });
         // Record the outcome at once, not after the step's other calls: a crash between a side
-        // effect and this write is the one window in which a resumed run repeats a call.
-        if (persistence) await persistence.ledger.putIfAbsent(key, record.result as unknown as JsonValue);
-        options.onToolCall?.(record, stepIndex);
+        // effect and this write is the one window in which a resumed run repeats a call. The last
+        // call to settle leaves its row to the step commit that follows at once (no wait, no other
+        // write between), which records it atomically with the step's messages and checkpoint.
+        const value = record.result as unknown as JsonValue;
+        const deferred = settle() && commitsSteps;
+        if (deferred) deferredLedger.push({ key, value });
+        else if (persistence) await persistence.ledger.putIfAbsent(key, value);
+        try {
+          options.onToolCall?.(record, stepIndex);
+        } catch (error) {
+          // the step will not be committed: record the outcome before giving up
+          if (deferred && persistence) {
+            deferredLedger = deferredLedger.filter((row) => row.key !== key);
+            await persistence.ledger.putIfAbsent(key, value);
+          }
+          throw error;
+        }
         return { kind: 'result' as const, call, result: record.result, record };
       }),
     );

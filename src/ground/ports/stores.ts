@@ -19,6 +19,54 @@ export interface ConversationStore {
   /** The messages, or `undefined` when the conversation never existed or its TTL has passed. */
   get(conversationRef: string): Promise<unknown[] | undefined>;
   delete(conversationRef: string): Promise<void>;
+  /**
+   * Commits one step of a run at once: the conversation's new messages, the run's checkpoint and
+   * the idempotency-ledger rows of the step's tool calls, as a single atomic write (one
+   * transaction on SQLite), so a process killed at any point leaves either the whole step or
+   * none of it. Optional: a store without it is written one port at a time (`ledger.putIfAbsent`
+   * for each row, then `put`, then `runs.put`), which the agent loop does when this is absent or
+   * returns `false`.
+   *
+   * - The conversation becomes `step.messages`. When the store holds exactly
+   *   `step.storedCount` messages for the reference (unexpired), only `messages.slice(storedCount)`
+   *   is written (append-only: bytes written per step do not grow with the conversation);
+   *   otherwise (missing, expired, another length, `storedCount` beyond `messages.length`) the
+   *   whole array replaces it, as `put` does. Either way its TTL restarts.
+   * - `runs.get(step.checkpoint.runId)` then returns the checkpoint, as after `runs.put`.
+   * - Each ledger row is recorded unless its key already has a value, as `putIfAbsent` does (the
+   *   first value stays).
+   *
+   * `stores` are the stores the caller would otherwise write one by one. Returns `true` once
+   * committed; `false`, writing nothing, when they are not this store's own bundle or a write
+   * method of theirs (`put`, `runs.put`, `ledger.putIfAbsent`) was replaced since they were made
+   * (a wrapper that intercepts writes must see every write). Rejects with the backend's error,
+   * having written nothing, when the store cannot be written; with a `TypeError` for a value
+   * `JSON.stringify` cannot serialise.
+   */
+  commitStep?(step: StepCommit, stores: StepCommitStores): Promise<boolean>;
+}
+
+/** One step of a run as {@link ConversationStore.commitStep} writes it. */
+export interface StepCommit {
+  conversationRef: string;
+  /** The whole conversation after the step. */
+  messages: readonly unknown[];
+  /**
+   * How many of `messages` the store already holds (what `get` returned when the run resumed, or
+   * the length at the previous commit; `0` for a new conversation).
+   */
+  storedCount: number;
+  /** The run's checkpoint after the step. */
+  checkpoint: RunCheckpoint;
+  /** Ledger rows (`key` as the ledger keys them) recorded unless present. */
+  ledger: readonly { key: string; value: JsonValue }[];
+}
+
+/** The stores a {@link ConversationStore.commitStep} stands in for. */
+export interface StepCommitStores {
+  conversations: ConversationStore;
+  runs: RunStore;
+  ledger: IdempotencyLedger;
 }
 
 /** Where a run stands, saved after every step so a redelivered message resumes from it. */

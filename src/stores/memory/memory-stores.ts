@@ -31,10 +31,12 @@ export interface MemoryStoresOptions {
 export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
   const clock = options.clock ?? systemClock;
   const ttlMs = options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS;
+  const runs = createMemoryRunStore();
+  const ledger = createMemoryIdempotencyLedger();
   return {
-    conversations: createMemoryConversationStore({ clock, ttlMs }),
-    runs: createMemoryRunStore(),
-    ledger: createMemoryIdempotencyLedger(),
+    conversations: createMemoryConversationStore({ clock, ttlMs, steps: { runs, ledger } }),
+    runs,
+    ledger,
     breakers: createMemoryBreakerStateStore(),
     messageDlq: createMemoryDeadLetterQueue<MessageFailureEntry>({ clock }),
     toolDlq: createMemoryDeadLetterQueue<ResumableEntry>({ clock }),

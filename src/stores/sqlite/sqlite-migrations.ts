@@ -115,6 +115,30 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE queue_messages ADD COLUMN delayed INTEGER NOT NULL DEFAULT 0;  -- 1: lease_until_ms ends a release delay
     `,
   },
+  {
+    // Append-only conversations: a step writes the messages it added, not the whole conversation
+    // again. The messages move to `conversation_messages`, one row per write: a chunk, the JSON
+    // array of the messages from index `start` to `end` (exclusive), with the conversation's
+    // expiry as of that write (the last chunk's is the conversation's). A whole-conversation row
+    // of an older version becomes the chunk at 0, its text byte for byte (not parsed again, so
+    // what it held comes back exactly). `conversations` keeps one small row per conversation
+    // (`ref`, `expires_at_ms`) for the expiry sweep and for inspection; its `expires_at_ms` is
+    // refreshed lazily (at most a few minutes behind the last chunk's), so a step does not write it.
+    version: 4,
+    sql: `
+      CREATE TABLE conversation_messages (
+        ref           TEXT NOT NULL,
+        start         INTEGER NOT NULL,       -- index in the conversation of the chunk's first message
+        end           INTEGER NOT NULL,       -- start + the number of messages in the chunk
+        expires_at_ms INTEGER NOT NULL,       -- the conversation's expiry as of this write
+        messages      TEXT NOT NULL,          -- JSON array
+        PRIMARY KEY (ref, start)
+      ) WITHOUT ROWID;
+      INSERT INTO conversation_messages (ref, start, end, expires_at_ms, messages)
+        SELECT ref, 0, json_array_length(messages), expires_at_ms, messages FROM conversations;
+      ALTER TABLE conversations DROP COLUMN messages;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -258,16 +258,140 @@ describe('SQLite stores', () => {
     await right.close();
   });
 
-  it('deletes expired conversations from the file on the next put', async () => {
+  it('deletes expired conversations in bounded batches every N writes, chunks included, never a live one', async () => {
     const clock = createFakeClock();
-    const stores = createSqliteStores({ path: freshPath(), clock, conversationTtlMs: 1_000 });
-    const countRows = () => (stores.database.prepare('SELECT COUNT(*) AS count FROM conversations').get() as { count: number }).count;
-    await stores.conversations.put('conv_a', [1]);
-    await stores.conversations.put('conv_b', [2]);
+    const stores = createSqliteStores({ path: freshPath(), clock, conversationTtlMs: 1_000, conversationSweep: { everyWrites: 4, batchSize: 2 } });
+    const count = (table: string) => (stores.database.prepare(`SELECT COUNT(*) AS count FROM ${table}`).get() as { count: number }).count;
+    for (const ref of ['conv_a', 'conv_b', 'conv_c']) await stores.conversations.put(ref, [ref]);
     await clock.advance(1_000);
-    expect(countRows()).toBe(2);
-    await stores.conversations.put('conv_c', [3]);
-    expect(countRows()).toBe(1);
+    expect(await stores.conversations.get('conv_a')).toBeUndefined(); // invisible at once
+    expect(count('conversations')).toBe(3);
+    await stores.conversations.put('conv_live', ['live']); // the 4th write: one batch of 2
+    expect(count('conversations')).toBe(2);
+    expect(count('conversation_messages')).toBe(2);
+    for (let write = 0; write < 4; write += 1) await stores.conversations.put('conv_live', ['live', write]);
+    expect(count('conversations')).toBe(1);
+    expect(count('conversation_messages')).toBe(1);
+    expect(await stores.conversations.get('conv_live')).toEqual(['live', 3]);
+    await stores.close();
+  });
+
+  it('refreshes the conversation row lazily on appends; the sweep keeps a conversation written since and moves its row', async () => {
+    const clock = createFakeClock();
+    const stores = createSqliteStores({ path: freshPath(), clock, conversationTtlMs: 1_000, conversationSweep: { everyWrites: 1, batchSize: 10 } });
+    const head = () =>
+      (stores.database.prepare('SELECT expires_at_ms FROM conversations WHERE ref = ?').get('conv_a') as { expires_at_ms: number }).expires_at_ms;
+    const start = clock.now();
+    await stores.conversations.put('conv_a', [1]);
+    await clock.advance(5);
+    const checkpoint = {
+      runId: 'run_a',
+      messageId: '',
+      status: 'running' as const,
+      stepIndex: 1,
+      conversationRef: 'conv_a',
+      tokensSpent: { input: 0, output: 0 },
+      toolAttempts: {},
+      updatedAt: new Date(clock.now()).toISOString(),
+    };
+    await stores.conversations.commitStep!({ conversationRef: 'conv_a', messages: [1, 2], storedCount: 1, checkpoint, ledger: [] }, stores);
+    expect(head()).toBe(start + 1_000); // lags by 5 ms, under the 10 ms (ttl / 100) a step may leave it behind
+    await clock.advance(996);
+    await stores.conversations.put('conv_other', [0]); // a write: the sweep finds conv_a's row expired
+    expect(await stores.conversations.get('conv_a')).toEqual([1, 2]);
+    expect(head()).toBe(start + 1_005);
+    await clock.advance(4);
+    expect(await stores.conversations.get('conv_a')).toBeUndefined();
+    await stores.close();
+  });
+
+  it('commits a step as one appended chunk: the stored bytes of a step do not grow with the conversation', async () => {
+    const stores = createSqliteStores({ path: freshPath(), clock: createFakeClock() });
+    const chunkBytes = () =>
+      stores.database.prepare('SELECT start, length(messages) AS bytes FROM conversation_messages WHERE ref = ? ORDER BY start').all('conv_a') as {
+        start: number;
+        bytes: number;
+      }[];
+    const checkpoint = (stepIndex: number) => ({
+      runId: 'run_a',
+      messageId: 'm',
+      status: 'running' as const,
+      stepIndex,
+      conversationRef: 'conv_a',
+      tokensSpent: { input: 0, output: 0 },
+      toolAttempts: {},
+      updatedAt: new Date(0).toISOString(),
+    });
+    const messages: unknown[] = Array.from({ length: 1_000 }, (_, index) => ({ role: 'user', content: `message ${index}` }));
+    await stores.conversations.put('conv_a', messages);
+    let storedCount = messages.length;
+    for (let step = 0; step < 3; step += 1) {
+      messages.push({ role: 'tool', content: `step ${step}` });
+      expect(
+        await stores.conversations.commitStep!({ conversationRef: 'conv_a', messages, storedCount, checkpoint: checkpoint(step), ledger: [] }, stores),
+      ).toBe(true);
+      storedCount = messages.length;
+    }
+    const chunks = chunkBytes();
+    expect(chunks.map((chunk) => chunk.start)).toEqual([0, 1_000, 1_001, 1_002]);
+    expect(new Set(chunks.slice(1).map((chunk) => chunk.bytes)).size).toBe(1);
+    expect(chunks[1]!.bytes).toBeLessThan(64);
+    expect(await stores.conversations.get('conv_a')).toEqual(messages);
+    expect((await stores.runs.get('run_a'))?.stepIndex).toBe(2);
+    await stores.close();
+  });
+
+  it('moves a file of schema version 3 (whole-conversation rows) to append-only conversations, reading each back exactly', async () => {
+    const path = freshPath();
+    const clock = createFakeClock();
+    const old = new BetterSqlite3(path);
+    migrateSqliteSchema(old, clock.now(), 3);
+    const conversations: Record<string, unknown[]> = {
+      conv_tools: [
+        { role: 'system', content: 'You are a helpful agent.' },
+        { role: 'user', content: 'Réservez un vol — 東京 ✈️ "quoted"\nnext line' },
+        { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'search', args: '{"q":"x"}' }] },
+        { role: 'tool', toolCallId: 'c1', name: 'search', content: '{"status":"ok","n":[0,-1,0.1,1e21]}' },
+      ],
+      conv_odd: ['nul \u0000 and a lone \ud800 surrogate', null, 1, true, [[]], {}],
+      conv_empty: [],
+    };
+    const insert = old.prepare('INSERT INTO conversations (ref, messages, expires_at_ms) VALUES (?, ?, ?)');
+    for (const [ref, messages] of Object.entries(conversations)) insert.run(ref, JSON.stringify(messages), clock.now() + 60_000);
+    insert.run('conv_expired', JSON.stringify([{ role: 'user', content: 'old' }]), clock.now());
+    old.close();
+
+    const stores = createSqliteStores({ path, clock });
+    expect((stores.database.prepare('SELECT MAX(version) AS version FROM schema_version').get() as { version: number }).version).toBe(SQLITE_SCHEMA_VERSION);
+    for (const [ref, messages] of Object.entries(conversations)) expect(await stores.conversations.get(ref)).toEqual(messages);
+    expect(await stores.conversations.get('conv_expired')).toBeUndefined();
+    expect(stores.database.prepare('SELECT ref, start, end FROM conversation_messages ORDER BY ref').all()).toEqual([
+      { ref: 'conv_empty', start: 0, end: 0 },
+      { ref: 'conv_expired', start: 0, end: 1 },
+      { ref: 'conv_odd', start: 0, end: 6 },
+      { ref: 'conv_tools', start: 0, end: 4 },
+    ]);
+    expect(stores.database.prepare('SELECT ref FROM conversations ORDER BY ref').all()).toEqual(
+      ['conv_empty', 'conv_expired', 'conv_odd', 'conv_tools'].map((ref) => ({ ref })),
+    );
+    // a migrated conversation takes appends: a resumed run's next step writes only its messages
+    const next = [...conversations.conv_tools!, { role: 'assistant', content: 'done' }];
+    const checkpoint = {
+      runId: 'run_1',
+      messageId: 'm1',
+      status: 'completed' as const,
+      stepIndex: 2,
+      conversationRef: 'conv_tools',
+      tokensSpent: { input: 1, output: 1 },
+      toolAttempts: {},
+      updatedAt: new Date(clock.now()).toISOString(),
+    };
+    await stores.conversations.commitStep!({ conversationRef: 'conv_tools', messages: next, storedCount: 4, checkpoint, ledger: [] }, stores);
+    expect(await stores.conversations.get('conv_tools')).toEqual(next);
+    expect(stores.database.prepare('SELECT start FROM conversation_messages WHERE ref = ? ORDER BY start').all('conv_tools')).toEqual([
+      { start: 0 },
+      { start: 4 },
+    ]);
     await stores.close();
   });
 

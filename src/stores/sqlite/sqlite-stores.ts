@@ -10,9 +10,12 @@
  * outcomes. Choose `synchronous: 'full'` (an fsync per commit, several times slower on writes) when
  * side effects must survive power loss too.
  *
- * Schema (version 3, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
+ * Schema (version 4, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
  * applied migrations, which run in one IMMEDIATE transaction on open):
- * - `conversations (ref PK, messages JSON, expires_at_ms)`: TTL by the injected clock.
+ * - `conversations (ref PK, expires_at_ms, message_count)` and `conversation_messages (ref, start,
+ *   messages JSON)`: append-only chunks of each conversation (version 4; a whole-conversation row
+ *   of an older file becomes its chunk at 0), TTL by the injected clock, expired conversations
+ *   deleted in bounded batches every `conversationSweep.everyWrites` writes.
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint JSON)`.
  * - `ledger (key PK, value JSON, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
  * - `breakers (key PK, state JSON, updated_at_ms)`: read-modify-write in IMMEDIATE transactions.
@@ -24,8 +27,13 @@
  *   injected clock (`delayed`: version 3).
  * - `claims (key PK, holder, lease_until_ms)`: the `ClaimStore` (version 3).
  *
+ * One commit per step: `conversations.commitStep` writes a step's new messages, its checkpoint
+ * and its ledger rows in one IMMEDIATE transaction (the agent loop uses it whenever the three
+ * stores are this bundle's, unwrapped); a process killed at any point leaves the whole step or
+ * none of it.
+ *
  * Guarantees: every read-modify-write (`breakers.update`, `ledger.putIfAbsent`, `queue.reserve`,
- * `conversations.put` with its expiry sweep, the DLQs' `pushOnce`, `claims.acquire`) runs in an
+ * `conversations.put` and `commitStep`, the DLQs' `pushOnce`, `claims.acquire`) runs in an
  * IMMEDIATE transaction, i.e. under the file's write lock, so it is atomic across connections and
  * processes; every other write is one statement. Values are JSON text: what comes back is a fresh
  * parse, never shared with the caller. Ids, keys and bodies are stored with `toStoredText`, so
@@ -43,7 +51,7 @@ import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
 import { openSqliteDatabase } from './open-sqlite-database.ts';
 import { createSqliteBreakerStateStore } from './sqlite-breaker-state-store.ts';
 import { createSqliteClaimStore } from './sqlite-claim-store.ts';
-import { createSqliteConversationStore } from './sqlite-conversation-store.ts';
+import { createSqliteConversationStore, type SqliteConversationSweep } from './sqlite-conversation-store.ts';
 import { createSqliteDeadLetterQueue } from './sqlite-dead-letter-queue.ts';
 import { createSqliteIdempotencyLedger } from './sqlite-idempotency-ledger.ts';
 import { createSqliteRunQueue } from './sqlite-run-queue.ts';
@@ -61,6 +69,12 @@ export interface SqliteStoresOptions {
   busyTimeoutMs?: number;
   /** The `synchronous` pragma; see the module comment. @defaultValue `'normal'` */
   synchronous?: 'normal' | 'full';
+  /**
+   * How expired conversations are deleted: after every `everyWrites` conversation writes, at most
+   * `batchSize` of them in a transaction of its own (never inside a step's commit).
+   * @defaultValue `{ everyWrites: 100, batchSize: 500 }`
+   */
+  conversationSweep?: SqliteConversationSweep;
 }
 
 /** The SQLite {@link Stores}, with the open connection for inspection and benchmarks. */
@@ -91,12 +105,19 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     synchronous: options.synchronous ?? 'normal',
     nowMs: clock.now(),
   });
+  const runs = createSqliteRunStore(database);
+  const ledger = createSqliteIdempotencyLedger(database, { clock });
   return {
     database,
     path: options.path,
-    conversations: createSqliteConversationStore(database, { clock, ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS }),
-    runs: createSqliteRunStore(database),
-    ledger: createSqliteIdempotencyLedger(database, { clock }),
+    conversations: createSqliteConversationStore(database, {
+      clock,
+      ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
+      ...(options.conversationSweep !== undefined ? { sweep: options.conversationSweep } : {}),
+      steps: { runs, ledger },
+    }),
+    runs,
+    ledger,
     breakers: createSqliteBreakerStateStore(database, { clock }),
     messageDlq: createSqliteDeadLetterQueue<MessageFailureEntry>(database, { clock, queue: 'message' }),
     toolDlq: createSqliteDeadLetterQueue<ResumableEntry>(database, { clock, queue: 'tool' }),
