@@ -1,11 +1,6 @@
-/**
- * The README's tool-runtime example, kept in a type-checked file so it cannot drift from the API
- * (`npm run typecheck` compiles it). Run: `npx tsx examples/readme/tool-runtime.ts` (it calls an
- * address nothing listens on, so it prints a NETWORK_ERROR envelope after the runtime's retries).
- */
 import { createToolRuntime, defineTool, formatToolResult, ToolError } from '../../src/index.ts';
 
-const api = process.env.RESERVATIONS_API ?? 'http://127.0.0.1:59999';
+const api = process.env.RESERVATIONS_API ?? 'http://127.0.0.1:59999'; // nothing listens there: the call fails NETWORK_ERROR after its retries
 const messages: Array<{ role: 'tool'; content: string }> = [];
 
 const getReservation = defineTool({
@@ -25,7 +20,7 @@ const getReservation = defineTool({
   },
 });
 
-const runtime = createToolRuntime({ tools: [getReservation], retry: { backoff: { baseDelayMs: 50 } } });
+const runtime = createToolRuntime({ tools: [getReservation], retry: { backoff: { baseDelayMs: 50 } } }); // default base 500 ms
 const result = await runtime.run({ name: 'get_reservation_details', args: '{"reservation_id":"ZFA04Y"}', sessionId: 'chat-42' });
 messages.push({ role: 'tool', content: formatToolResult(result) }); // <tool_result tool="…" status="…">{json}</tool_result>
 console.log(messages[0]?.content);
