@@ -23,8 +23,8 @@ export interface ReplayDeadLetterResult extends ReplayResult {
 }
 
 /**
- * Replays one tool-DLQ record and settles the DLQ, the same way for the library, `toolrun dlq
- * replay`, `toolrun dlq drain`, `drainToolDlq` and the dashboard:
+ * Replays one tool-DLQ record and settles the DLQ, the same way for the library,
+ * `toolrun dlq replay`, `toolrun dlq drain`, `drainToolDlq` and the dashboard:
  * - `completed` or `already_completed`: the entry leaves the DLQ;
  * - `expired`: it leaves only with `removeExpired` (its conversation is gone);
  * - failed again at another step, or at the model: the new entry (pushed first, keyed like the

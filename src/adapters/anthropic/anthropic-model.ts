@@ -3,8 +3,8 @@ import { ModelResponseError } from '../../core/tool-error.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 
 /**
- * The one method of the `@anthropic-ai/sdk` client this adapter calls, `messages.create(body,
- * { signal })`, typed structurally (the SDK is an optional peer; any SDK version's overloads fit).
+ * The one method of the `@anthropic-ai/sdk` client this adapter calls,
+ * `messages.create(body, { signal })`, typed structurally (the SDK is an optional peer; any SDK version's overloads fit).
  * What it resolves to is checked, not trusted.
  */
 export interface AnthropicMessagesClient {
@@ -127,8 +127,8 @@ function count(value: unknown): number {
  * Reads a Messages API answer into a toolrun {@link ModelResponse}: the `text` blocks joined as
  * `text`, each `tool_use` block as a tool call (its `id`, `name` and `input`), `usage.input_tokens`
  * (plus cache reads and writes) and `usage.output_tokens`. Other blocks (thinking, server tools) are
- * skipped. A `tool_use` block that `max_tokens` cut off (the answer's last block, `stop_reason:
- * "max_tokens"`) is passed as unterminated JSON text, so the runtime answers `MALFORMED_ARGUMENTS`
+ * skipped. A `tool_use` block that `max_tokens` cut off (the answer's last block,
+ * `stop_reason: "max_tokens"`) is passed as unterminated JSON text, so the runtime answers `MALFORMED_ARGUMENTS`
  * ("truncated") instead of running the tool on partial input.
  *
  * @throws ModelResponseError when the answer is not a message: not an object, no `content` list,
@@ -187,8 +187,8 @@ export function parseAnthropicMessage(body: unknown): ModelResponse {
  * an optional peer dependency), so `runAgent`, `handleMessage` and the worker run on Claude.
  *
  * - The request: the run's system messages (after `options.system`) as `system`, the tools as
- *   `{ name, description, input_schema }`, tool results as `tool_result` blocks with `is_error:
- *   true` when the envelope is a failure, and the run's abort signal passed to the SDK.
+ *   `{ name, description, input_schema }`, tool results as `tool_result` blocks with
+ *   `is_error: true` when the envelope is a failure, and the run's abort signal passed to the SDK.
  * - The answer: see {@link parseAnthropicMessage}.
  * - Failures reject in a form toolrun's model policy classifies: the SDK's own errors unchanged
  *   (`APIError` with `status` and `headers`: `retry-after` and `anthropic-ratelimit-*-reset` give the

@@ -148,8 +148,8 @@ export function mcpToolDefinition(
 /**
  * The tools of an MCP server as toolrun tool definitions, for `createToolRuntime({ tools })` or a
  * config's `tools`: every page of `tools/list`, each tool's `inputSchema` as its schema (validated
- * by toolrun before the server is called), `idempotent` from `annotations.idempotentHint ??
- * readOnlyHint`, and failures classified — `isError` results by the server's `_meta`
+ * by toolrun before the server is called), `idempotent` from
+ * `annotations.idempotentHint ?? readOnlyHint`, and failures classified — `isError` results by the server's `_meta`
  * classification or their text (a missing file → `NOT_FOUND`, "Access denied" →
  * `PERMISSION_DENIED`, never retried as transient), JSON-RPC errors by code, request timeouts,
  * HTTP 429 (with `Retry-After`, through `createMcpStatusFetch`) and 5xx, a closed connection →

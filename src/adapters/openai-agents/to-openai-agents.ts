@@ -81,8 +81,8 @@ function describe(value: unknown): string {
  *   SDK's, the output the envelope JSON (`{"status":"success",…}` or `{"status":"failed",…}`).
  * - A failed envelope marks the SDK's function span as an error (`span.setError`, the SDK's own
  *   non-fatal tool error), so traces show the failure as a failure.
- * - `runConfig.toolErrorFormatter` answers a name no tool has (`toolNotFoundBehavior:
- *   'return_error_to_model'`) with toolrun's `TOOL_NOT_FOUND` envelope: the available tools and the
+ * - `runConfig.toolErrorFormatter` answers a name no tool has
+ *   (`toolNotFoundBehavior: 'return_error_to_model'`) with toolrun's `TOOL_NOT_FOUND` envelope: the available tools and the
  *   closest name. The SDK hands the formatter no arguments, so an equivalent spelling
  *   (`functions.get_weather`) does not run the real tool here: its envelope names the real tool and
  *   asks the model to call it by that exact name.
