@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../src/agent/run-agent.ts';
 import type { ChatMessage, Model } from '../src/agent/messages.ts';
-import { defineTool } from '../src/core/define-tool.ts';
+import type { defineTool } from '../src/core/define-tool.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
