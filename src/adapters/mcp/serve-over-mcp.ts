@@ -46,7 +46,7 @@ export interface ServeOverMcpOptions {
  * Serves every tool of a toolrun runtime on a low-level MCP SDK `Server`: `tools/list` advertises
  * each tool's schema (`runtime.specs`) with `annotations.idempotentHint` from its definition;
  * `tools/call` runs it through the runtime (validation, retries, breakers, `ctx.signal` aborted
- * when the client cancels) and answers with the envelope (see {@link envelopeToCallToolResult}):
+ * when the client cancels) and answers with the envelope, as `structuredContent` and as text:
  * `isError` and a `_meta` classification on failure. An unknown tool is an `isError` result with
  * `TOOL_NOT_FOUND` and the closest name, not a protocol error. Call it before `server.connect()`
  * (it registers the `tools` capability).
