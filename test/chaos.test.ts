@@ -35,7 +35,8 @@ import type { DistributedDrainConfig } from './fixtures/distributed-drain.ts';
 const MESSAGE_COUNT = 1_000;
 const WORKER_COUNT = 4;
 const SEED = 20_261_129;
-const DEADLINE_MS = 150_000;
+/** A bound against a hang, not a speed target: generous, as the machine may be loaded. */
+const DEADLINE_MS = 300_000;
 /** Wait between two kills, drawn uniformly, in ms. */
 const KILL_INTERVAL_MS = [500, 1_500] as const;
 /** A process is killed only after it consumed for this long, in ms. */
@@ -62,7 +63,7 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
     redis?.stop();
   });
 
-  it(`puts each of ${MESSAGE_COUNT} messages in exactly one terminal place through kills and service restarts`, { timeout: 180_000 }, async () => {
+  it(`puts each of ${MESSAGE_COUNT} messages in exactly one terminal place through kills and service restarts`, { timeout: 360_000 }, async () => {
     const random = seededRandom(SEED);
     postgres = await startPrivatePostgres();
     redis = await startPrivateRedis();
