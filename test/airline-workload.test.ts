@@ -112,7 +112,7 @@ describe.skipIf(!dataPresent)(`the main job on the airline workload (seed 42, fi
       toolDlqByCause: { [BROKEN_FOR_EVERYONE]: 7, 'retry-budget-exhausted · rate_limit 429': 1 },
       messageDlqByCause: {
         MALFORMED_JSON: 1,
-        'INVALID_MESSAGE · / alternatives': 1,
+        'INVALID_MESSAGE · /input required': 1,
         'INVALID_MESSAGE · /messages type': 1,
         'INVALID_MESSAGE · /messages/0/role enum': 1,
         'INVALID_MESSAGE · /priority unknown': 1,

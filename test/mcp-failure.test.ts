@@ -6,14 +6,8 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
-import {
-  createMcpStatusFetch,
-  errorFromMcpThrown,
-  errorFromToolResult,
-  McpHttpStatusError,
-  TOOL_FAILURE_META_KEY,
-  toolFailureClassification,
-} from '../src/adapters/mcp/index.ts';
+import { createMcpStatusFetch, McpHttpStatusError, TOOL_FAILURE_META_KEY, toolFailureClassification } from '../src/adapters/mcp/index.ts';
+import { errorFromMcpThrown, errorFromToolResult } from '../src/adapters/mcp/mcp-failure.ts';
 import { classifyError } from '../src/core/classify-error.ts';
 import type { ToolFailure } from '../src/ground/tool-result.ts';
 
