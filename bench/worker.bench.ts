@@ -222,7 +222,7 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
   const naive = await workerRunsPerSecond(runs, 'memory', true);
   await workerRunsPerSecond(Math.ceil(runs / 4), 'sqlite', false); // warm-up
   // two alternating rounds, the better of each (a shared machine's noise only slows things down)
-  const best = (a: { perSecond: number }, b: { perSecond: number }) => (a.perSecond >= b.perSecond ? a : b);
+  const best = <T extends { perSecond: number }>(a: T, b: T): T => (a.perSecond >= b.perSecond ? a : b);
   let floor = await workerRunsPerSecond(runs, 'memory', false);
   let worker = await workerRunsPerSecond(runs, 'sqlite', false);
   let portByPort = await workerRunsPerSecond(runs, 'sqlite', true);

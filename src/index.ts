@@ -114,6 +114,8 @@ export type {
   RunCheckpoint,
   RunQueue,
   RunStore,
+  StepCommit,
+  StepCommitStores,
   Stores,
 } from './ground/ports/stores.ts';
 export { createMemoryStores, type MemoryStoresOptions } from './stores/memory/memory-stores.ts';
