@@ -20,9 +20,11 @@ if (!only || only === 'observability') printTable('Observability: success-path c
 if (!only || only === 'redaction') printTable('Redaction: 1 MB of adversarial text per family vs 1 KB × 1,000 (issue 9)', await runRedactionBench());
 if (!only || only === 'distributed') printTable('BullMQ worker vs bare BullMQ worker (issue 6)', await runDistributedBench());
 if (!only || only === 'airline') printTable('Airline workload: SQLite vs BullMQ + PostgreSQL (issue 6)', await runAirlineBackendsBench());
-if (!only || only === 'mcp') printTable('MCP proxy: tools/call round trip through toolrun mcp-proxy vs straight, and 8 concurrent clients', await runMcpBench());
+if (!only || only === 'mcp')
+  printTable('MCP proxy: tools/call round trip through toolrun mcp-proxy vs straight, and 8 concurrent clients', await runMcpBench());
 if (!only || only === 'hosts') printTable('OpenAI Agents, Anthropic: per tool call', await (await import('./hosts-openai-anthropic.bench.ts')).runHostsBench());
 if (!only || only === 'langchain') printTable('LangChain createAgent (issue 14)', await (await import('./langchain.bench.ts')).runLangChainBench());
-if (!only || only === 'dashboard') printTable('Dashboard: first byte and a rendered list on a large tool DLQ (issue 11)', await (await import('./dashboard.bench.ts')).runDashboardBench());
+if (!only || only === 'dashboard')
+  printTable('Dashboard: first byte and a rendered list on a large tool DLQ (issue 11)', await (await import('./dashboard.bench.ts')).runDashboardBench());
 if (!only || only === 'ai-sdk')
   printTable('AI SDK generateText per tool call; runAgent step (issue 14)', await (await import('./ai-sdk.bench.ts')).runAiSdkBench());

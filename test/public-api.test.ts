@@ -41,7 +41,22 @@ function importGraph(file: string, seen = new Set<string>()): Set<string> {
 describe('public API', () => {
   it('every entry of package.json "exports" names its exports', () => {
     const sources = entrySources();
-    expect(Object.keys(sources)).toEqual(['.', './testing', './testing/contract', './sqlite', './postgres', './redis', './bullmq', './otel', './openai', './ai-sdk', './openai-agents', './langchain', './anthropic', './mcp']);
+    expect(Object.keys(sources)).toEqual([
+      '.',
+      './testing',
+      './testing/contract',
+      './sqlite',
+      './postgres',
+      './redis',
+      './bullmq',
+      './otel',
+      './openai',
+      './ai-sdk',
+      './openai-agents',
+      './langchain',
+      './anthropic',
+      './mcp',
+    ]);
     const withStar = Object.entries(sources).filter(([, file]) => /^\s*export\s+\*/m.test(readFileSync(join(PROJECT, file), 'utf8')));
     expect(withStar).toEqual([]);
   });
