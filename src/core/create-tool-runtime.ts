@@ -309,8 +309,11 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     if (!breaker.ok) return fail(call, breaker.failure);
     const validated = await validateStep(parts, call, tool);
     if (!validated.ok) return fail(call, validated.failure);
-    const acquired = await acquireStep(parts, call);
-    if (!acquired.ok) return fail(call, acquired.failure);
+    if (sharedBreaker) {
+      // awaited only when there is a breaker: the success path without one takes no extra turn
+      const acquired = await acquireStep(parts, call);
+      if (!acquired.ok) return fail(call, acquired.failure);
+    }
     const executed = await executeStep(parts, call, tool);
     if (!executed.ok) return fail(call, executed.failure);
     return finish(call, executed.value);

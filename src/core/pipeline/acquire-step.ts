@@ -3,12 +3,12 @@
  * run. Half-open: this call may be the probe (held in `call.heldProbe` until it is reported or
  * released). A breaker store that cannot be reached does not stop tool calls: the step fails open.
  */
-import { stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
+import { STEP_PASSED, stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
 
 /** Acquires the shared breaker of the call's tool, when the runtime has one. */
 export async function acquireStep(parts: PipelineParts, call: CallState): Promise<StepOutcome<void>> {
   const sharedBreaker = parts.sharedBreaker;
-  if (!sharedBreaker) return { ok: true, value: undefined };
+  if (!sharedBreaker) return STEP_PASSED;
   const toolName = call.toolName;
   try {
     const acquired = await sharedBreaker.acquire(toolName);
@@ -29,5 +29,5 @@ export async function acquireStep(parts: PipelineParts, call: CallState): Promis
   } catch {
     // a breaker store that cannot be reached must not stop tool calls: fail open
   }
-  return { ok: true, value: undefined };
+  return STEP_PASSED;
 }

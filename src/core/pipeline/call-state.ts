@@ -50,6 +50,9 @@ export interface StepFailure {
 /** What a step returns: its value for the next step, or the failure that ends the call. */
 export type StepOutcome<T> = Outcome<T, StepFailure>;
 
+/** The outcome of a step that passes with nothing to hand on (shared: the success path allocates none). */
+export const STEP_PASSED: { readonly ok: true; readonly value: undefined } = Object.freeze({ ok: true, value: undefined });
+
 /** Shorthand for a failed outcome. */
 export function stepFailed(parts: FailureParts, toolSuggested = false): { ok: false; failure: StepFailure } {
   return { ok: false, failure: toolSuggested ? { parts, toolSuggested } : { parts } };
