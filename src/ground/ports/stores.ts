@@ -129,6 +129,51 @@ export interface DeadLetterRecord<T> {
   entry: T;
 }
 
+/**
+ * Narrows {@link DeadLetterQueue.list} to the entries whose cause fields equal every member given
+ * (absent or `undefined` members do not narrow). Fields are read from the stored entry:
+ * - `kind`: the entry's `kind` (`tool`, `model`, `run`, `message`); an entry without one counts as
+ *   `tool` when it has a string `toolName`, as `model` when it has a string `modelName`;
+ * - `toolName`, `modelName`: the entry's own string field of that name;
+ * - `reason`: the entry's `reason` when it is a string (a tool-DLQ entry's
+ *   `retry-budget-exhausted`, `circuit-open`, …);
+ * - `code`: the message-DLQ entry's `reason.code` (`INVALID_MESSAGE`, …), else the entry's
+ *   `lastError.code` (a model failure's code).
+ * Comparisons are exact (case-sensitive). An entry that is not an object matches only the empty filter.
+ * The SQLite and PostgreSQL backends answer it from indexes; memory and Redis by reading the queue.
+ */
+export interface DeadLetterFilter {
+  kind?: string | undefined;
+  toolName?: string | undefined;
+  modelName?: string | undefined;
+  reason?: string | undefined;
+  code?: string | undefined;
+}
+
+/**
+ * Options of {@link DeadLetterQueue.list}.
+ *
+ * Two ways to page, oldest first: `offset` (skip that many entries; a page shifts when entries
+ * before it are pushed or removed in between, and a deep offset costs the entries skipped) or
+ * `after` (keyset: the entries whose id comes after that id in the queue's order — pass the id of
+ * the last record of the previous page; every entry present throughout is listed exactly once
+ * however entries are pushed or removed between pages, and a deep page costs what the first does).
+ * With both, `offset` skips entries after `after`.
+ */
+export interface DeadLetterListOptions {
+  /** At most this many records; negative or absent: no bound. */
+  limit?: number | undefined;
+  /** Skip this many (matching) entries first. @defaultValue 0 */
+  offset?: number | undefined;
+  /**
+   * Only entries that come after the entry with this id (which need not still exist). An id that
+   * is not one this queue hands out matches nothing after it: the page is empty.
+   */
+  after?: string | undefined;
+  /** Only entries whose cause fields match. */
+  filter?: DeadLetterFilter | undefined;
+}
+
 /** What {@link DeadLetterQueue.pushOnce} did. */
 export interface KeyedPushResult {
   /** The id of the entry first pushed with the key (it may have been removed since). */
@@ -170,11 +215,17 @@ export interface DeadLetterQueue<T> {
    */
   pushOnce(key: string, entry: T): Promise<KeyedPushResult>;
   get(id: string): Promise<DeadLetterRecord<T> | undefined>;
-  /** Oldest first. */
-  list(options?: { limit?: number; offset?: number }): Promise<DeadLetterRecord<T>[]>;
+  /**
+   * Oldest first (id order is insertion order), paged by `offset` or by `after` and narrowed by
+   * `filter` (see {@link DeadLetterListOptions}).
+   */
+  list(options?: DeadLetterListOptions): Promise<DeadLetterRecord<T>[]>;
   /** Removes the entry; `false` when no entry has the id (already removed, never pushed). */
   remove(id: string): Promise<boolean>;
-  /** Entries stored now (pushed and not removed or purged). */
+  /**
+   * Entries stored now (pushed and not removed or purged). Cheap on every built-in backend: a
+   * counter kept with each write (SQLite, PostgreSQL), the set's cardinality (Redis, memory).
+   */
   size(): Promise<number>;
   /**
    * The total size of the stored entries, in bytes: the sum over every entry of the UTF-8 length

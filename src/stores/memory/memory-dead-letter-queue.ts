@@ -1,7 +1,90 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
+import type { DeadLetterFilter, DeadLetterListOptions, DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { utf8ByteLength } from '../exact-text.ts';
 import { toJsonText } from '../json-text.ts';
+
+/** The cause fields of a stored entry that a {@link DeadLetterFilter} compares (`null`: the entry has none). */
+export interface DeadLetterCauseFields {
+  kind: string | null;
+  toolName: string | null;
+  modelName: string | null;
+  reason: string | null;
+  code: string | null;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/**
+ * The cause fields of an entry as {@link DeadLetterFilter} defines them (the same expressions the
+ * SQLite generated columns compute from the stored JSON): `kind` (inferred from a string
+ * `toolName` or `modelName` when the entry has no `kind` at all), `toolName`, `modelName`, a string
+ * `reason`, and `code` (`reason.code`, else `lastError.code`). All `null` for a value that is not an
+ * object (an array included). Never throws.
+ */
+export function deadLetterCauseFields(entry: unknown): DeadLetterCauseFields {
+  if (!isRecord(entry)) return { kind: null, toolName: null, modelName: null, reason: null, code: null };
+  const toolName = stringOrNull(entry.toolName);
+  const modelName = stringOrNull(entry.modelName);
+  const kind = entry.kind === undefined ? (toolName !== null ? 'tool' : modelName !== null ? 'model' : null) : stringOrNull(entry.kind);
+  const reasonCode = isRecord(entry.reason) ? stringOrNull(entry.reason.code) : null;
+  const errorCode = isRecord(entry.lastError) ? stringOrNull(entry.lastError.code) : null;
+  return { kind, toolName, modelName, reason: stringOrNull(entry.reason), code: reasonCode ?? errorCode };
+}
+
+/** The members of a filter that narrow (given and not `undefined`), in a fixed order. */
+export function activeFilterFields(filter: DeadLetterFilter | undefined): Array<[keyof DeadLetterCauseFields, string]> {
+  if (filter === undefined) return [];
+  const fields: Array<keyof DeadLetterCauseFields> = ['kind', 'toolName', 'modelName', 'reason', 'code'];
+  return fields.flatMap((field) => (typeof filter[field] === 'string' ? [[field, filter[field]] as [keyof DeadLetterCauseFields, string]] : []));
+}
+
+/** Whether an entry matches every member of `filter` ({@link DeadLetterFilter}; `undefined` or empty: every entry). */
+export function matchesDeadLetterFilter(entry: unknown, filter: DeadLetterFilter | undefined): boolean {
+  const active = activeFilterFields(filter);
+  if (active.length === 0) return true;
+  const fields = deadLetterCauseFields(entry);
+  return active.every(([field, value]) => fields[field] === value);
+}
+
+/**
+ * Compares two ids of a queue whose ids are decimal integers (`'9'` before `'10'`), as the built-in
+ * backends hand them out: negative when `left` comes first. An id that is not such a decimal sorts
+ * after every one that is.
+ */
+export function compareDecimalIds(left: string, right: string): number {
+  const decimal = /^[1-9][0-9]*$/;
+  const leftOk = decimal.test(left);
+  const rightOk = decimal.test(right);
+  if (!leftOk || !rightOk) return leftOk === rightOk ? (left < right ? -1 : left > right ? 1 : 0) : leftOk ? -1 : 1;
+  return left.length !== right.length ? left.length - right.length : left < right ? -1 : left > right ? 1 : 0;
+}
+
+/**
+ * The page `list(options)` returns, from records already in queue order (oldest first, ids as
+ * decimal integers): those after `options.after`, matching `options.filter`, past `offset`, at most
+ * `limit`. For backends without a query of their own for `after` and `filter` (memory, Redis).
+ */
+export function pageOfRecords<T>(records: Iterable<DeadLetterRecord<T>>, options: DeadLetterListOptions | undefined): DeadLetterRecord<T>[] {
+  const offset = Math.max(0, Math.floor(options?.offset ?? 0));
+  const limit = options?.limit === undefined || options.limit < 0 ? Number.POSITIVE_INFINITY : Math.floor(options.limit);
+  const after = options?.after;
+  if (after !== undefined && !/^[1-9][0-9]*$/.test(after)) return [];
+  const page: DeadLetterRecord<T>[] = [];
+  if (limit === 0) return page;
+  let skipped = 0;
+  for (const record of records) {
+    if (after !== undefined && compareDecimalIds(record.id, after) <= 0) continue;
+    if (!matchesDeadLetterFilter(record.entry, options?.filter)) continue;
+    if (skipped < offset) {
+      skipped += 1;
+      continue;
+    }
+    page.push(record);
+    if (page.length >= limit) break;
+  }
+  return page;
+}
 
 /**
  * An in-memory {@link DeadLetterQueue}. Ids are increasing decimal strings (`'1'`, `'2'`, …), never
@@ -52,15 +135,7 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
       return record === undefined ? undefined : copy(record);
     },
     async list(listOptions) {
-      const offset = Math.max(0, listOptions?.offset ?? 0);
-      const limit = listOptions?.limit ?? Number.POSITIVE_INFINITY;
-      const page: DeadLetterRecord<T>[] = [];
-      let index = 0;
-      for (const record of records.values()) {
-        if (page.length >= limit) break;
-        if (index++ >= offset) page.push(copy(record));
-      }
-      return page;
+      return pageOfRecords(records.values(), listOptions).map(copy);
     },
     async remove(id) {
       if (!records.delete(id)) return false;

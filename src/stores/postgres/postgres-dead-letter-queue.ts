@@ -1,6 +1,7 @@
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
+import { activeFilterFields, deadLetterCauseFields, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
@@ -13,6 +14,21 @@ interface DeadLetterRow {
 /** Ids are the decimal text of a positive `bigint`; anything else names no entry. */
 const ID_PATTERN = /^[1-9][0-9]{0,17}$/;
 
+/** The column (schema version 3) of each filter field; each is indexed as `(queue, column, id)`. */
+const FILTER_COLUMNS: Record<keyof DeadLetterCauseFields, string> = {
+  kind: 'cause_kind',
+  toolName: 'cause_tool_name',
+  modelName: 'cause_model_name',
+  reason: 'cause_reason',
+  code: 'cause_code',
+};
+
+/** The cause columns' values of an entry, in the order of the insert statements' columns. */
+function causeValues(entry: unknown): Array<string | null> {
+  const fields = deadLetterCauseFields(entry);
+  return [fields.kind, fields.toolName, fields.modelName, fields.reason, fields.code].map((value) => (value === null ? null : toStoredText(value)));
+}
+
 /**
  * A {@link DeadLetterQueue} on `<schema>.dead_letters`, one `queue` name per DLQ (the bundle
  * uses `'message'` and `'tool'`). Ids come from one sequence: increasing, never reused, so id order
@@ -22,6 +38,12 @@ const ID_PATTERN = /^[1-9][0-9]{0,17}$/;
  * `bytes()` reads `<schema>.dead_letter_totals`, which triggers keep in the same statement as every
  * insert, update and delete of `dead_letters` (each row's `entry_bytes` is measured by the server).
  * Keys are stored with `toStoredText`, so a key holding `\u0000` works and comes back exact.
+ *
+ * Every insert also writes the entry's cause fields (`cause_kind`, `cause_tool_name`, …, see
+ * `DeadLetterFilter`) into indexed columns, so `list` is one indexed statement: `after` a range on
+ * the id (keyset), each `filter` member an equality on its column. `size()` reads the entry count
+ * of `dead_letter_totals`, kept by the same triggers as the bytes. A row inserted by hand without
+ * the cause columns is listed, but no filter finds it.
  */
 export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, options: { schema: string; clock: Clock; queue: string }): DeadLetterQueue<T> {
   const { schema, clock, queue } = options;
@@ -34,13 +56,15 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     entry: fromJsonText<T>(row.entry),
   });
   const statements = {
-    push: prepareStatement(`INSERT INTO ${table} (queue, entry, added_at_ms) VALUES ($1, $2, $3) RETURNING id::text AS id`),
+    push: prepareStatement(
+      `INSERT INTO ${table} (queue, entry, added_at_ms, cause_kind, cause_tool_name, cause_model_name, cause_reason, cause_code) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id::text AS id`,
+    ),
     keyedId: prepareStatement(`SELECT entry_id::text AS id FROM ${keys} WHERE queue = $1 AND key = $2`),
     get: prepareStatement(`SELECT ${columns} FROM ${table} WHERE queue = $1 AND id = $2`),
     // ORDER BY the column, not the `id::text` output of the same name (which sorts '10' before '9')
     list: prepareStatement(`SELECT ${columns} FROM ${table} WHERE queue = $1 ORDER BY ${table}.id LIMIT $2 OFFSET $3`),
     remove: prepareStatement(`DELETE FROM ${table} WHERE queue = $1 AND id = $2`),
-    size: prepareStatement(`SELECT COUNT(*)::text AS count FROM ${table} WHERE queue = $1`),
+    size: prepareStatement(`SELECT entries::text AS count FROM ${schema}.dead_letter_totals WHERE queue = $1`),
     purge: prepareStatement(`DELETE FROM ${table} WHERE queue = $1`),
     bytes: prepareStatement(`SELECT bytes::text AS bytes FROM ${schema}.dead_letter_totals WHERE queue = $1`),
   };
@@ -50,16 +74,33 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
       INSERT INTO ${keys} (queue, key, entry_id) SELECT $1, $2, id FROM new_id
       ON CONFLICT (queue, key) DO NOTHING RETURNING entry_id
     )
-    INSERT INTO ${table} (id, queue, entry, added_at_ms) SELECT entry_id, $1, $3, $4 FROM claimed
+    INSERT INTO ${table} (id, queue, entry, added_at_ms, cause_kind, cause_tool_name, cause_model_name, cause_reason, cause_code)
+    SELECT entry_id, $1, $3, $4, $5, $6, $7, $8, $9 FROM claimed
     RETURNING id::text AS id`);
+  /** One statement per combination of filter members (at most 32), named when first used. */
+  const pageStatements = new Map<string, ReturnType<typeof prepareStatement>>();
+  const pageStatement = (fields: ReadonlyArray<keyof DeadLetterCauseFields>) => {
+    const key = fields.join(',');
+    let statement = pageStatements.get(key);
+    if (statement === undefined) {
+      const where = ['queue = $1', `${table}.id > $2`, ...fields.map((field, index) => `${FILTER_COLUMNS[field]} = $${index + 3}`)].join(' AND ');
+      const next = fields.length + 3;
+      statement = prepareStatement(`SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY ${table}.id LIMIT $${next} OFFSET $${next + 1}`);
+      pageStatements.set(key, statement);
+    }
+    return statement;
+  };
 
   return {
     async push(entry) {
-      const { rows } = await pool.query<{ id: string }>({ ...statements.push, values: [queue, toJsonText(entry), clock.now()] });
+      const { rows } = await pool.query<{ id: string }>({ ...statements.push, values: [queue, toJsonText(entry), clock.now(), ...causeValues(entry)] });
       return rows[0]!.id;
     },
     async pushOnce(key, entry) {
-      const { rows } = await pool.query<{ id: string }>({ ...pushOnceStatement, values: [queue, toStoredText(key), toJsonText(entry), clock.now()] });
+      const { rows } = await pool.query<{ id: string }>({
+        ...pushOnceStatement,
+        values: [queue, toStoredText(key), toJsonText(entry), clock.now(), ...causeValues(entry)],
+      });
       if (rows[0] !== undefined) return { id: rows[0].id, added: true };
       const existing = await pool.query<{ id: string }>({ ...statements.keyedId, values: [queue, toStoredText(key)] });
       return { id: existing.rows[0]!.id, added: false };
@@ -72,7 +113,16 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     async list(listOptions) {
       const limit = listOptions?.limit === undefined || listOptions.limit < 0 ? null : Math.floor(listOptions.limit);
       const offset = Math.max(0, Math.floor(listOptions?.offset ?? 0));
-      const { rows } = await pool.query<DeadLetterRow>({ ...statements.list, values: [queue, limit, offset] });
+      const after = listOptions?.after;
+      const active = activeFilterFields(listOptions?.filter);
+      if (after === undefined && active.length === 0) {
+        const { rows } = await pool.query<DeadLetterRow>({ ...statements.list, values: [queue, limit, offset] });
+        return rows.map(toRecord);
+      }
+      if (after !== undefined && !ID_PATTERN.test(after)) return [];
+      const statement = pageStatement(active.map(([field]) => field));
+      const values = [queue, after ?? '0', ...active.map(([, value]) => toStoredText(value)), limit, offset];
+      const { rows } = await pool.query<DeadLetterRow>({ ...statement, values });
       return rows.map(toRecord);
     },
     async remove(id) {
@@ -82,7 +132,7 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     },
     async size() {
       const { rows } = await pool.query<{ count: string }>({ ...statements.size, values: [queue] });
-      return toNumber(rows[0]!.count);
+      return rows[0] === undefined ? 0 : toNumber(rows[0].count);
     },
     async bytes() {
       const { rows } = await pool.query<{ bytes: string }>({ ...statements.bytes, values: [queue] });

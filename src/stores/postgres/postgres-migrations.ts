@@ -134,6 +134,75 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE $schema.queue_messages ADD COLUMN delayed boolean NOT NULL DEFAULT false;  -- lease_until_ms ends a release delay
     `,
   },
+  {
+    // DeadLetterQueue.list with `after` and `filter`, and size() without a COUNT(*). The cause
+    // fields of an entry (DeadLetterFilter) become columns of dead_letters that the store fills on
+    // every insert, each indexed with the queue and the id, so a filtered page is an index range
+    // read in id order. Plain columns, not expression indexes on `entry::jsonb`: jsonb refuses
+    // `\u0000` and lone surrogates, which entries may hold. Rows already there are filled from their
+    // JSON (a row jsonb cannot parse keeps NULLs: it is listed, but found by no filter). The totals
+    // row counts the entries as well as their bytes; its trigger functions are replaced by ones
+    // that keep both.
+    version: 3,
+    sql: `
+      ALTER TABLE $schema.dead_letters
+        ADD COLUMN cause_kind text,
+        ADD COLUMN cause_tool_name text,
+        ADD COLUMN cause_model_name text,
+        ADD COLUMN cause_reason text,
+        ADD COLUMN cause_code text;
+      CREATE FUNCTION $schema.dead_letter_json(entry text) RETURNS jsonb LANGUAGE plpgsql AS $body$
+      BEGIN
+        RETURN entry::jsonb;
+      EXCEPTION WHEN others THEN
+        RETURN NULL;
+      END $body$;
+      UPDATE $schema.dead_letters AS target SET
+          cause_kind = CASE
+            WHEN jsonb_typeof(j -> 'kind') = 'string' THEN j ->> 'kind'
+            WHEN j -> 'kind' IS NULL THEN CASE
+              WHEN jsonb_typeof(j -> 'toolName') = 'string' THEN 'tool'
+              WHEN jsonb_typeof(j -> 'modelName') = 'string' THEN 'model'
+            END
+          END,
+          cause_tool_name = CASE WHEN jsonb_typeof(j -> 'toolName') = 'string' THEN j ->> 'toolName' END,
+          cause_model_name = CASE WHEN jsonb_typeof(j -> 'modelName') = 'string' THEN j ->> 'modelName' END,
+          cause_reason = CASE WHEN jsonb_typeof(j -> 'reason') = 'string' THEN j ->> 'reason' END,
+          cause_code = CASE
+            WHEN jsonb_typeof(j -> 'reason' -> 'code') = 'string' THEN j -> 'reason' ->> 'code'
+            WHEN jsonb_typeof(j -> 'lastError' -> 'code') = 'string' THEN j -> 'lastError' ->> 'code'
+          END
+        FROM (SELECT id, $schema.dead_letter_json(entry) AS j FROM $schema.dead_letters) AS parsed
+        WHERE target.id = parsed.id AND jsonb_typeof(parsed.j) = 'object';
+      DROP FUNCTION $schema.dead_letter_json(text);
+      CREATE INDEX dead_letters_by_kind ON $schema.dead_letters (queue, cause_kind, id);
+      CREATE INDEX dead_letters_by_tool_name ON $schema.dead_letters (queue, cause_tool_name, id);
+      CREATE INDEX dead_letters_by_model_name ON $schema.dead_letters (queue, cause_model_name, id);
+      CREATE INDEX dead_letters_by_reason ON $schema.dead_letters (queue, cause_reason, id);
+      CREATE INDEX dead_letters_by_code ON $schema.dead_letters (queue, cause_code, id);
+
+      ALTER TABLE $schema.dead_letter_totals ADD COLUMN entries bigint NOT NULL DEFAULT 0;  -- rows of dead_letters with the queue
+      UPDATE $schema.dead_letter_totals AS totals SET entries = (SELECT COUNT(*) FROM $schema.dead_letters AS d WHERE d.queue = totals.queue);
+      INSERT INTO $schema.dead_letter_totals (queue, bytes, entries)
+        SELECT queue, SUM(entry_bytes), COUNT(*) FROM $schema.dead_letters
+        WHERE queue NOT IN (SELECT queue FROM $schema.dead_letter_totals) GROUP BY queue;
+      CREATE OR REPLACE FUNCTION $schema.dead_letters_add_bytes() RETURNS trigger LANGUAGE plpgsql AS $body$
+      BEGIN
+        INSERT INTO $schema.dead_letter_totals AS totals (queue, bytes, entries)
+          SELECT queue, SUM(entry_bytes), COUNT(*) FROM added GROUP BY queue
+          ON CONFLICT (queue) DO UPDATE SET bytes = totals.bytes + excluded.bytes, entries = totals.entries + excluded.entries;
+        RETURN NULL;
+      END $body$;
+      CREATE OR REPLACE FUNCTION $schema.dead_letters_remove_bytes() RETURNS trigger LANGUAGE plpgsql AS $body$
+      BEGIN
+        UPDATE $schema.dead_letter_totals AS totals
+          SET bytes = totals.bytes - removed_totals.bytes, entries = totals.entries - removed_totals.entries
+          FROM (SELECT queue, SUM(entry_bytes) AS bytes, COUNT(*) AS entries FROM removed GROUP BY queue) AS removed_totals
+          WHERE totals.queue = removed_totals.queue;
+        RETURN NULL;
+      END $body$;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

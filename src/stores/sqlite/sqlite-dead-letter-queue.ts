@@ -1,7 +1,8 @@
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
+import { activeFilterFields, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 
 interface DeadLetterRow {
@@ -13,6 +14,15 @@ interface DeadLetterRow {
 /** Ids are the decimal text of a positive rowid; anything else names no entry. */
 const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 
+/** The generated column (schema version 5) of each filter field; each is indexed as `(queue, column, id)`. */
+const FILTER_COLUMNS: Record<keyof DeadLetterCauseFields, string> = {
+  kind: 'cause_kind',
+  toolName: 'cause_tool_name',
+  modelName: 'cause_model_name',
+  reason: 'cause_reason',
+  code: 'cause_code',
+};
+
 /**
  * A {@link DeadLetterQueue} on the `dead_letters` table, one `queue` name per DLQ (the bundle uses
  * `'message'` and `'tool'`). Ids are the AUTOINCREMENT rowid as a string: increasing, never
@@ -21,14 +31,32 @@ const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
  * transaction (the file's write lock: atomic across connections and processes). `bytes()` reads
  * `dead_letter_totals`, which triggers on `dead_letters` keep in the same transaction as every
  * insert and delete. Keys are stored with `toStoredText` (exact, `\u0000` included).
+ *
+ * `list` is one indexed statement: `after` is a range on the id (`id > after`, keyset), each
+ * `filter` member an equality on a generated, indexed cause column (`cause_kind`, `cause_tool_name`,
+ * …), so the first page, a deep page via `after` and a filtered page cost about the same on a
+ * million entries; only `offset` still reads the entries it skips. `size()` reads the entry count
+ * of `dead_letter_totals`, kept by the same triggers as the bytes.
  */
 export function createSqliteDeadLetterQueue<T>(database: Database, options: { clock: Clock; queue: string }): DeadLetterQueue<T> {
   const { clock, queue } = options;
   const insert = database.prepare('INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES (?, ?, ?)');
   const selectOne = database.prepare('SELECT id, entry, added_at_ms FROM dead_letters WHERE queue = ? AND id = ?');
   const selectPage = database.prepare('SELECT id, entry, added_at_ms FROM dead_letters WHERE queue = ? ORDER BY id LIMIT ? OFFSET ?');
+  /** One statement per combination of filter members (at most 32), prepared when first used. */
+  const pageStatements = new Map<string, Statement>();
+  const pageStatement = (fields: ReadonlyArray<keyof DeadLetterCauseFields>): Statement => {
+    const key = fields.join(',');
+    let statement = pageStatements.get(key);
+    if (statement === undefined) {
+      const where = ['queue = ?', 'id > ?', ...fields.map((field) => `${FILTER_COLUMNS[field]} = ?`)].join(' AND ');
+      statement = database.prepare(`SELECT id, entry, added_at_ms FROM dead_letters WHERE ${where} ORDER BY id LIMIT ? OFFSET ?`);
+      pageStatements.set(key, statement);
+    }
+    return statement;
+  };
   const deleteOne = database.prepare('DELETE FROM dead_letters WHERE queue = ? AND id = ?');
-  const count = database.prepare('SELECT COUNT(*) AS count FROM dead_letters WHERE queue = ?');
+  const count = database.prepare('SELECT entries AS count FROM dead_letter_totals WHERE queue = ?');
   const deleteAll = database.prepare('DELETE FROM dead_letters WHERE queue = ?');
   const totalBytes = database.prepare('SELECT bytes FROM dead_letter_totals WHERE queue = ?');
   const selectKey = database.prepare('SELECT entry_id FROM dead_letter_keys WHERE queue = ? AND key = ?');
@@ -61,16 +89,22 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
       return row === undefined ? undefined : toRecord(row);
     },
     async list(listOptions) {
-      const limit = listOptions?.limit ?? -1;
-      const offset = Math.max(0, listOptions?.offset ?? 0);
-      return (selectPage.all(queue, limit, offset) as DeadLetterRow[]).map(toRecord);
+      const limit = listOptions?.limit === undefined || listOptions.limit < 0 ? -1 : Math.floor(listOptions.limit);
+      const offset = Math.max(0, Math.floor(listOptions?.offset ?? 0));
+      const after = listOptions?.after;
+      const active = activeFilterFields(listOptions?.filter);
+      if (after === undefined && active.length === 0) return (selectPage.all(queue, limit, offset) as DeadLetterRow[]).map(toRecord);
+      if (after !== undefined && !ID_PATTERN.test(after)) return [];
+      const statement = pageStatement(active.map(([field]) => field));
+      const rows = statement.all(queue, after === undefined ? 0 : Number(after), ...active.map(([, value]) => value), limit, offset) as DeadLetterRow[];
+      return rows.map(toRecord);
     },
     async remove(id) {
       if (!ID_PATTERN.test(id)) return false;
       return deleteOne.run(queue, Number(id)).changes > 0;
     },
     async size() {
-      return (count.get(queue) as { count: number }).count;
+      return (count.get(queue) as { count: number } | undefined)?.count ?? 0;
     },
     async bytes() {
       return (totalBytes.get(queue) as { bytes: number } | undefined)?.bytes ?? 0;

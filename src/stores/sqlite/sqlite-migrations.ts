@@ -139,6 +139,65 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE conversations DROP COLUMN messages;
     `,
   },
+  {
+    // DeadLetterQueue.list with `after` and `filter`, and size() without a COUNT(*): the cause
+    // fields of an entry as VIRTUAL generated columns of dead_letters (computed from `entry`, so
+    // rows of older versions have them at once and rows inserted by hand too), each indexed with
+    // the queue and the id, so a filtered page is an index range read in id order. The totals row
+    // counts the entries as well as their bytes; its triggers are replaced by ones that keep both.
+    // The column expressions are those of DeadLetterFilter (kind inferred from toolName/modelName
+    // for entries without one; code from reason.code, else lastError.code).
+    version: 5,
+    sql: `
+      ALTER TABLE dead_letters ADD COLUMN cause_kind TEXT GENERATED ALWAYS AS (
+        CASE
+          WHEN NOT json_valid(entry) THEN NULL
+          WHEN json_type(entry, '$.kind') = 'text' THEN json_extract(entry, '$.kind')
+          WHEN json_type(entry, '$.kind') IS NULL THEN CASE
+            WHEN json_type(entry, '$.toolName') = 'text' THEN 'tool'
+            WHEN json_type(entry, '$.modelName') = 'text' THEN 'model'
+          END
+        END) VIRTUAL;
+      ALTER TABLE dead_letters ADD COLUMN cause_tool_name TEXT GENERATED ALWAYS AS (
+        CASE WHEN NOT json_valid(entry) THEN NULL WHEN json_type(entry, '$.toolName') = 'text' THEN json_extract(entry, '$.toolName') END) VIRTUAL;
+      ALTER TABLE dead_letters ADD COLUMN cause_model_name TEXT GENERATED ALWAYS AS (
+        CASE WHEN NOT json_valid(entry) THEN NULL WHEN json_type(entry, '$.modelName') = 'text' THEN json_extract(entry, '$.modelName') END) VIRTUAL;
+      ALTER TABLE dead_letters ADD COLUMN cause_reason TEXT GENERATED ALWAYS AS (
+        CASE WHEN NOT json_valid(entry) THEN NULL WHEN json_type(entry, '$.reason') = 'text' THEN json_extract(entry, '$.reason') END) VIRTUAL;
+      ALTER TABLE dead_letters ADD COLUMN cause_code TEXT GENERATED ALWAYS AS (
+        CASE
+          WHEN NOT json_valid(entry) THEN NULL
+          WHEN json_type(entry, '$.reason.code') = 'text' THEN json_extract(entry, '$.reason.code')
+          WHEN json_type(entry, '$.lastError.code') = 'text' THEN json_extract(entry, '$.lastError.code')
+        END) VIRTUAL;
+      CREATE INDEX dead_letters_by_kind ON dead_letters (queue, cause_kind, id);
+      CREATE INDEX dead_letters_by_tool_name ON dead_letters (queue, cause_tool_name, id);
+      CREATE INDEX dead_letters_by_model_name ON dead_letters (queue, cause_model_name, id);
+      CREATE INDEX dead_letters_by_reason ON dead_letters (queue, cause_reason, id);
+      CREATE INDEX dead_letters_by_code ON dead_letters (queue, cause_code, id);
+
+      ALTER TABLE dead_letter_totals ADD COLUMN entries INTEGER NOT NULL DEFAULT 0;  -- rows of dead_letters with the queue
+      UPDATE dead_letter_totals SET entries = (SELECT COUNT(*) FROM dead_letters WHERE dead_letters.queue = dead_letter_totals.queue);
+      INSERT INTO dead_letter_totals (queue, bytes, entries)
+        SELECT queue, SUM(length(CAST(entry AS BLOB))), COUNT(*) FROM dead_letters
+        WHERE queue NOT IN (SELECT queue FROM dead_letter_totals) GROUP BY queue;
+      DROP TRIGGER dead_letters_add_bytes;
+      DROP TRIGGER dead_letters_remove_bytes;
+      DROP TRIGGER dead_letters_change_bytes;
+      CREATE TRIGGER dead_letters_add_totals AFTER INSERT ON dead_letters BEGIN
+        INSERT INTO dead_letter_totals (queue, bytes, entries) VALUES (NEW.queue, length(CAST(NEW.entry AS BLOB)), 1)
+          ON CONFLICT (queue) DO UPDATE SET bytes = bytes + excluded.bytes, entries = entries + 1;
+      END;
+      CREATE TRIGGER dead_letters_remove_totals AFTER DELETE ON dead_letters BEGIN
+        UPDATE dead_letter_totals SET bytes = bytes - length(CAST(OLD.entry AS BLOB)), entries = entries - 1 WHERE queue = OLD.queue;
+      END;
+      CREATE TRIGGER dead_letters_change_totals AFTER UPDATE OF queue, entry ON dead_letters BEGIN
+        UPDATE dead_letter_totals SET bytes = bytes - length(CAST(OLD.entry AS BLOB)), entries = entries - 1 WHERE queue = OLD.queue;
+        INSERT INTO dead_letter_totals (queue, bytes, entries) VALUES (NEW.queue, length(CAST(NEW.entry AS BLOB)), 1)
+          ON CONFLICT (queue) DO UPDATE SET bytes = bytes + excluded.bytes, entries = entries + 1;
+      END;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -256,6 +256,121 @@ export function describeDeadLetterQueueContract(makeStores: MakeStores, which: '
       expect(await dlq().bytes()).toBe(pushed);
     });
 
+    it('pages with after (the last id of the previous page): every entry exactly once, oldest first', async () => {
+      const ids: string[] = [];
+      for (let index = 0; index < 23; index++) ids.push(await dlq().push(index));
+      await otherDlq().push('other');
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 10; pages++) {
+        const page = await dlq().list({ limit: 5, ...(after !== undefined ? { after } : {}) });
+        if (page.length === 0) break;
+        seen.push(...page.map((record) => record.id));
+        after = page[page.length - 1]!.id;
+      }
+      expect(seen).toEqual(ids);
+      expect((await dlq().list({ after: ids[9]!, limit: 3 })).map((record) => record.entry)).toEqual([10, 11, 12]);
+      expect((await dlq().list({ after: ids[9]!, offset: 2, limit: 2 })).map((record) => record.entry)).toEqual([12, 13]);
+      expect((await dlq().list({ after: ids[9]! })).map((record) => record.entry)).toEqual(Array.from({ length: 13 }, (_, index) => 10 + index));
+      expect(await dlq().list({ after: ids[22]! })).toEqual([]);
+      expect(await dlq().list({ after: 'no-such-id' })).toEqual([]);
+    });
+
+    it('pages with after stay stable when entries are pushed and removed between pages', async () => {
+      const ids: string[] = [];
+      for (let index = 0; index < 10; index++) ids.push(await dlq().push(index));
+      const first = await dlq().list({ limit: 4 });
+      expect(first.map((record) => record.entry)).toEqual([0, 1, 2, 3]);
+      // between pages: the last record of the page and entries on both sides of it go, new ones come
+      await dlq().remove(ids[3]!);
+      await dlq().remove(ids[1]!);
+      await dlq().remove(ids[5]!);
+      const pushed = await dlq().push(10);
+      const second = await dlq().list({ limit: 4, after: first[3]!.id });
+      expect(second.map((record) => record.entry)).toEqual([4, 6, 7, 8]);
+      await dlq().push(11);
+      const third = await dlq().list({ limit: 4, after: second[3]!.id });
+      expect(third.map((record) => record.entry)).toEqual([9, 10, 11]);
+      expect(third[1]!.id).toBe(pushed);
+      expect(await dlq().list({ limit: 4, after: third[2]!.id })).toEqual([]);
+    });
+
+    it('filters by the cause fields (kind, toolName, modelName, reason, code), with limit, offset and after', async () => {
+      const tool = (index: number, toolName: string, reason: string) => ({ ...toolFailureEntry(index), kind: 'tool', toolName, reason });
+      const entries: unknown[] = [
+        tool(0, 'book_flight', 'retry-budget-exhausted'),
+        {
+          kind: 'model',
+          modelName: 'gpt-x',
+          reason: 'model-retries-exhausted',
+          lastError: { kind: 'rate_limit', status: 429, message: 'slow down', code: 'rate_limited' },
+        },
+        tool(2, 'search_flights', 'circuit-open'),
+        { kind: 'message', rawBody: '{', reason: { code: 'MALFORMED_JSON', detail: 'not JSON' }, receivedAt: '2026-01-01T00:00:00.000Z' },
+        tool(4, 'book_flight', 'circuit-open'),
+        { kind: 'run', reason: 'delivery-limit-exceeded', deliveries: 5, lastError: { kind: 'crash', status: null, message: 'stopped' } },
+        // an entry of an older toolrun without a kind: a tool failure by its toolName
+        { toolName: 'book_flight', reason: 'retry-budget-exhausted', lastError: { kind: 'server', status: 503, message: 'down' } },
+        tool(7, 'book_flight', 'retry-budget-exhausted'),
+        'a string entry',
+        ['an', 'array', { kind: 'tool' }],
+        { kind: 7, toolName: 'book_flight' },
+        null,
+      ];
+      const ids: string[] = [];
+      for (const entry of entries) ids.push(await dlq().push(entry));
+      await otherDlq().push(tool(99, 'book_flight', 'retry-budget-exhausted'));
+      const matching = async (options: Parameters<DeadLetterQueue<unknown>['list']>[0]) => (await dlq().list(options)).map((record) => ids.indexOf(record.id));
+      expect(await matching({ filter: { toolName: 'book_flight' } })).toEqual([0, 4, 6, 7, 10]);
+      expect(await matching({ filter: { kind: 'tool' } })).toEqual([0, 2, 4, 6, 7]);
+      expect(await matching({ filter: { kind: 'tool', toolName: 'book_flight', reason: 'retry-budget-exhausted' } })).toEqual([0, 6, 7]);
+      expect(await matching({ filter: { kind: 'model' } })).toEqual([1]);
+      expect(await matching({ filter: { modelName: 'gpt-x' } })).toEqual([1]);
+      expect(await matching({ filter: { kind: 'run' } })).toEqual([5]);
+      expect(await matching({ filter: { kind: 'message' } })).toEqual([3]);
+      expect(await matching({ filter: { reason: 'circuit-open' } })).toEqual([2, 4]);
+      expect(await matching({ filter: { code: 'MALFORMED_JSON' } })).toEqual([3]);
+      expect(await matching({ filter: { code: 'rate_limited' } })).toEqual([1]);
+      expect(await matching({ filter: { toolName: 'BOOK_FLIGHT' } })).toEqual([]);
+      expect(await matching({ filter: { toolName: 'book_flight', kind: undefined } })).toEqual([0, 4, 6, 7, 10]);
+      expect(await matching({ filter: {} })).toEqual(entries.map((_, index) => index));
+      expect(await matching({ filter: { toolName: 'book_flight' }, limit: 2 })).toEqual([0, 4]);
+      expect(await matching({ filter: { toolName: 'book_flight' }, limit: 2, offset: 2 })).toEqual([6, 7]);
+      expect(await matching({ filter: { toolName: 'book_flight' }, after: ids[4]!, limit: 2 })).toEqual([6, 7]);
+      expect(await matching({ filter: { toolName: 'book_flight' }, after: ids[7]! })).toEqual([10]);
+      // a filtered page read by pages of after covers every match exactly once
+      const seen: number[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 10; pages++) {
+        const page = await dlq().list({ filter: { kind: 'tool' }, limit: 2, ...(after !== undefined ? { after } : {}) });
+        if (page.length === 0) break;
+        seen.push(...page.map((record) => ids.indexOf(record.id)));
+        after = page[page.length - 1]!.id;
+        if (pages === 0) await dlq().remove(ids[4]!);
+      }
+      expect(seen).toEqual([0, 2, 6, 7]);
+      // a removed entry leaves the filtered list; the entries come back whole
+      expect((await dlq().list({ filter: { modelName: 'gpt-x' } }))[0]?.entry).toEqual(entries[1]);
+      await dlq().remove(ids[1]!);
+      expect(await matching({ filter: { modelName: 'gpt-x' } })).toEqual([]);
+    });
+
+    it('counts size() through pushes, duplicate pushOnce calls, removes and purges', async () => {
+      for (let index = 0; index < 7; index++) await dlq().push(index);
+      const keyed = await dlq().pushOnce('tool:run_1:1', 'keyed');
+      expect((await dlq().pushOnce('tool:run_1:1', 'again')).added).toBe(false);
+      await otherDlq().push('other');
+      expect(await dlq().size()).toBe(8);
+      expect(await dlq().remove(keyed.id)).toBe(true);
+      expect(await dlq().remove(keyed.id)).toBe(false);
+      expect(await dlq().size()).toBe(7);
+      expect(await dlq().purge()).toBe(7);
+      expect(await dlq().size()).toBe(0);
+      expect(await otherDlq().size()).toBe(1);
+      await dlq().push('after purge');
+      expect(await dlq().size()).toBe(1);
+    });
+
     it('keeps the pushOnce keys of the two dead-letter queues of a bundle apart', async () => {
       const mine = await dlq().pushOnce('message:m1', 'mine');
       const other = await otherDlq().pushOnce('message:m1', 'other');
