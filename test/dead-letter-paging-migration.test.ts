@@ -1,0 +1,112 @@
+/**
+ * The migrations that give the dead-letter queues their indexed cause columns and entry count
+ * (SQLite schema 5, PostgreSQL schema 3), on databases written by the version before: the entries
+ * already there are found by `filter`, paged by `after`, and counted by `size()`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { DeadLetterQueue } from '../src/ground/ports/stores.ts';
+import { migratePostgresSchema } from '../src/stores/postgres/postgres-migrations.ts';
+import { createPostgresStores } from '../src/stores/postgres/postgres-stores.ts';
+import { migrateSqliteSchema } from '../src/stores/sqlite/sqlite-migrations.ts';
+import { createSqliteStores } from '../src/stores/sqlite/sqlite-stores.ts';
+import { createFakeClock } from '../src/testing/fake-clock.ts';
+import { createTestPool, dropSchema, uniqueName } from './fixtures/distributed-services.ts';
+
+/** Entries as an older toolrun wrote them: tool, model, run, one without a kind, one jsonb cannot parse. */
+const OLD_TOOL_ENTRIES: unknown[] = [
+  { kind: 'tool', runId: 'run_1', toolName: 'book_flight', reason: 'retry-budget-exhausted', lastError: { kind: 'server', status: 503, message: 'down' } },
+  {
+    kind: 'model',
+    runId: 'run_2',
+    modelName: 'gpt-x',
+    reason: 'model-retries-exhausted',
+    lastError: { kind: 'rate_limit', status: 429, message: 'slow', code: 'rate_limited' },
+  },
+  { kind: 'run', runId: 'run_3', reason: 'delivery-limit-exceeded', lastError: { kind: 'crash', status: null, message: '' } },
+  { runId: 'run_4', toolName: 'book_flight', reason: 'circuit-open' },
+  { kind: 'tool', runId: 'run_5', toolName: 'search_flights', reason: 'circuit-open', toolArgs: { note: 'nul \u0000 and lone \ud800' } },
+];
+const OLD_MESSAGE_ENTRY = { kind: 'message', rawBody: '{', reason: { code: 'MALFORMED_JSON', detail: 'not JSON' }, receivedAt: '2026-01-01T00:00:00.000Z' };
+
+async function expectFoundByFilters(toolDlq: DeadLetterQueue<unknown>, messageDlq: DeadLetterQueue<unknown>, ids: string[], options: { jsonbSafe: boolean }) {
+  const positions = async (listOptions: Parameters<DeadLetterQueue<unknown>['list']>[0]) =>
+    (await toolDlq.list(listOptions)).map((record) => ids.indexOf(record.id));
+  expect(await toolDlq.size()).toBe(OLD_TOOL_ENTRIES.length);
+  expect(await messageDlq.size()).toBe(1);
+  expect(await positions({ filter: { toolName: 'book_flight' } })).toEqual([0, 3]);
+  expect(await positions({ filter: { kind: 'tool' } })).toEqual(options.jsonbSafe ? [0, 3, 4] : [0, 3]);
+  expect(await positions({ filter: { reason: 'circuit-open' } })).toEqual(options.jsonbSafe ? [3, 4] : [3]);
+  expect(await positions({ filter: { code: 'rate_limited' } })).toEqual([1]);
+  expect(await positions({ filter: { modelName: 'gpt-x' } })).toEqual([1]);
+  expect(await positions({ filter: { kind: 'run' } })).toEqual([2]);
+  expect(await positions({ after: ids[1]!, limit: 2 })).toEqual([2, 3]);
+  expect((await messageDlq.list({ filter: { code: 'MALFORMED_JSON' } })).map((record) => record.entry)).toEqual([OLD_MESSAGE_ENTRY]);
+  // new pushes are counted and found next to the migrated ones
+  await toolDlq.push({ kind: 'tool', toolName: 'book_flight', reason: 'circuit-open' });
+  expect(await toolDlq.size()).toBe(OLD_TOOL_ENTRIES.length + 1);
+  expect((await positions({ filter: { toolName: 'book_flight', reason: 'circuit-open' } })).length).toBe(2);
+  expect(await toolDlq.remove(ids[0]!)).toBe(true);
+  expect(await toolDlq.size()).toBe(OLD_TOOL_ENTRIES.length);
+  expect(await toolDlq.purge()).toBe(OLD_TOOL_ENTRIES.length);
+  expect(await toolDlq.size()).toBe(0);
+  expect(await messageDlq.size()).toBe(1);
+}
+
+describe('SQLite schema 5 on a file of schema 4', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'toolrun-dlq-migration-'));
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+  it('finds, pages and counts the entries written before the migration', async () => {
+    const path = join(directory, 'v4.db');
+    const clock = createFakeClock();
+    const old = new BetterSqlite3(path);
+    migrateSqliteSchema(old, clock.now(), 4);
+    const insert = old.prepare('INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES (?, ?, ?)');
+    const ids = OLD_TOOL_ENTRIES.map((entry) => String(insert.run('tool', JSON.stringify(entry), clock.now()).lastInsertRowid));
+    insert.run('message', JSON.stringify(OLD_MESSAGE_ENTRY), clock.now());
+    old.close();
+    const stores = createSqliteStores({ path, clock });
+    try {
+      await expectFoundByFilters(stores.toolDlq as DeadLetterQueue<unknown>, stores.messageDlq as DeadLetterQueue<unknown>, ids, { jsonbSafe: true });
+    } finally {
+      await stores.close();
+    }
+  });
+});
+
+describe('PostgreSQL schema 3 on a schema of version 2', () => {
+  const admin = createTestPool({ max: 2 });
+  afterAll(() => admin.end());
+
+  it('backfills the cause columns of the entries already there (a row jsonb cannot parse keeps none) and counts them', async () => {
+    const schema = uniqueName('toolrun_test_');
+    const clock = createFakeClock();
+    try {
+      await migratePostgresSchema(admin, schema, clock.now(), 2);
+      const ids: string[] = [];
+      for (const entry of OLD_TOOL_ENTRIES) {
+        const { rows } = await admin.query<{ id: string }>(
+          `INSERT INTO "${schema}".dead_letters (queue, entry, added_at_ms) VALUES ('tool', $1, $2) RETURNING id::text AS id`,
+          [JSON.stringify(entry), clock.now()],
+        );
+        ids.push(rows[0]!.id);
+      }
+      await admin.query(`INSERT INTO "${schema}".dead_letters (queue, entry, added_at_ms) VALUES ('message', $1, $2)`, [
+        JSON.stringify(OLD_MESSAGE_ENTRY),
+        clock.now(),
+      ]);
+      const stores = await createPostgresStores({ pool: admin, schema, clock });
+      try {
+        await expectFoundByFilters(stores.toolDlq as DeadLetterQueue<unknown>, stores.messageDlq as DeadLetterQueue<unknown>, ids, { jsonbSafe: false });
+      } finally {
+        await stores.close();
+      }
+    } finally {
+      await dropSchema(admin, schema);
+    }
+  });
+});
