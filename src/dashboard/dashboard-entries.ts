@@ -1,8 +1,8 @@
 /**
  * How the dashboard reads dead-letter entries: their cause group, the filters of the lists, and
- * scans of a queue in pages of its own `list({ limit, offset })`.
+ * reads of a queue in keyset pages of its own `list({ limit, after, filter })`.
  */
-import type { DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
+import type { DeadLetterFilter, DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
 import { toolDeadLetterKind, type ToolDeadLetterKind } from '../worker/dead-letter-metrics.ts';
 
 /** The fields of a tool-DLQ entry of any kind as read from a store (any may be missing). */
@@ -126,10 +126,44 @@ export function matchesMessageFilter(record: DeadLetterRecord<unknown>, filter: 
   return true;
 }
 
+/**
+ * The subject of a filter (`tool` or the last part of a `group`) as store filter members, when it
+ * names them without doubt: a tool's name is its `toolName`; `run`, `model:…` and `?` say nothing
+ * to the store (a tool could be named so).
+ */
+function subjectFilter(subject: string): DeadLetterFilter {
+  return subject === 'run' || subject === '?' || subject.startsWith('model:') ? {} : { toolName: subject };
+}
+
+/**
+ * The members of the store's indexed {@link DeadLetterFilter} that a dashboard filter implies:
+ * every entry the dashboard filter matches also matches the result (the dashboard still checks
+ * each entry it reads against its own filter), so a list can ask the store for these entries only
+ * instead of reading the whole queue. `kind` (but `unknown`), `reason`, a tool's name (from `tool`,
+ * or from a `group` of exactly three parts, `reason · error · subject`) go to the store; `text`
+ * and the error part of a group never do. `{}` when nothing does.
+ */
+export function storeFilterOf(filter: ToolEntryFilter): DeadLetterFilter {
+  const result: DeadLetterFilter = {};
+  if (filter.kind && filter.kind !== 'unknown') result.kind = filter.kind;
+  if (filter.reason) result.reason = filter.reason;
+  if (filter.tool) Object.assign(result, subjectFilter(filter.tool));
+  if (filter.group) {
+    const parts = filter.group.split(' · ');
+    if (parts.length === 3) {
+      const groupReason = parts[0]!;
+      if (groupReason !== '?' && (result.reason === undefined || result.reason === groupReason)) result.reason = groupReason;
+      const subject = subjectFilter(parts[2]!);
+      if (subject.toolName !== undefined && (result.toolName === undefined || result.toolName === subject.toolName)) result.toolName = subject.toolName;
+    }
+  }
+  return result;
+}
+
 /** One page of a (possibly filtered) list. */
 export interface EntryPage {
   records: DeadLetterRecord<unknown>[];
-  /** Entries that match: exact when `totalExact`, else a lower bound (the scan stopped once the page was full). */
+  /** Entries that match: exact when `totalExact`, else a lower bound (the read stopped once the page was full). */
   total: number;
   totalExact: boolean;
   /** Whether entries after this page match. */
@@ -144,54 +178,119 @@ const yieldToOtherRequests = () => new Promise<void>((resolve) => setImmediate(r
 /** Entries read per `list` call while scanning a queue. */
 export const SCAN_PAGE_SIZE = 20_000;
 
+/** Whether a store filter narrows anything. */
+const narrows = (filter: DeadLetterFilter | undefined): filter is DeadLetterFilter =>
+  filter !== undefined && Object.values(filter).some((value) => typeof value === 'string');
+
 /**
- * A page of a queue: without a filter one `list({ limit, offset })` plus `size()`; with one, the
- * queue is read oldest first in pages of {@link SCAN_PAGE_SIZE} until `offset + limit` matching
- * entries (and one more, to know there are more) were found — the ports have no query by field, so
- * a filter on a rare cause reads the whole queue (indexed keyset pagination would make this a
- * query).
+ * Reads a queue oldest first in keyset pages (`list({ limit, after, filter })`), handing each page
+ * to `visitPage` until it returns `false` or the queue ends; page sizes come from `pageSize(n)` for
+ * the n-th read. A queue whose `list` ignores `after` (a custom one written before it existed: its
+ * page holds the cursor's entry again) is read on by `offset` from there, so the read still ends.
  */
-export async function readEntryPage(
+async function readPages(
   queue: DeadLetterQueue<unknown>,
-  options: { limit: number; offset: number; matches?: ((record: DeadLetterRecord<unknown>) => boolean) | undefined },
-): Promise<EntryPage> {
-  const { limit, offset, matches } = options;
-  if (!matches) {
-    const [records, size] = await Promise.all([queue.list({ limit, offset }), queue.size()]);
-    return { records, total: size, totalExact: true, hasMore: offset + records.length < size, scanned: records.length };
-  }
-  const found: DeadLetterRecord<unknown>[] = [];
-  let matched = 0;
-  let scanned = 0;
-  for (let storeOffset = 0; ; storeOffset += SCAN_PAGE_SIZE) {
-    const page = await queue.list({ limit: SCAN_PAGE_SIZE, offset: storeOffset });
-    scanned += page.length;
-    for (const record of page) {
-      if (!matches(record)) continue;
-      matched += 1;
-      if (matched > offset + limit) return { records: found, total: matched, totalExact: false, hasMore: true, scanned };
-      if (matched > offset) found.push(record);
+  options: { start?: string | undefined; filter?: DeadLetterFilter | undefined; pageSize: (read: number) => number },
+  visitPage: (page: DeadLetterRecord<unknown>[]) => boolean,
+): Promise<void> {
+  let cursor = options.start;
+  let offset: number | undefined;
+  for (let read = 0; ; read += 1) {
+    const limit = options.pageSize(read);
+    let page = await queue.list({
+      limit,
+      ...(offset !== undefined ? { offset } : cursor !== undefined ? { after: cursor } : {}),
+      ...(options.filter !== undefined ? { filter: options.filter } : {}),
+    });
+    if (offset === undefined && cursor !== undefined && page.some((record) => record.id === cursor)) {
+      offset = page.findIndex((record) => record.id === cursor) + 1;
+      page = await queue.list({ limit, offset, ...(options.filter !== undefined ? { filter: options.filter } : {}) });
     }
-    if (page.length < SCAN_PAGE_SIZE) return { records: found, total: matched, totalExact: true, hasMore: false, scanned };
+    if (offset !== undefined) offset += page.length;
+    if (!visitPage(page) || page.length < limit) return;
+    cursor = page[page.length - 1]!.id;
     await yieldToOtherRequests();
   }
 }
 
 /**
- * Reads every entry of a queue, oldest first, in pages of {@link SCAN_PAGE_SIZE}, calling `visit`
- * for each; returns how many were read. Stops early when `visit` returns `false`.
+ * A page of a queue, oldest first.
+ * - Neither `matches` nor `storeFilter`: one `list({ limit, offset })` (or `list({ limit, after })`
+ *   when `after` is given: a deep page then costs what the first does) plus `size()`; `total` is
+ *   the queue's size.
+ * - Otherwise the queue is read in keyset pages (`list({ after, filter: storeFilter })`, each read
+ *   starting at the last id of the one before: a read is an indexed range, never an OFFSET) until
+ *   `offset + limit` entries passing `matches` (and one more, to know there are more) were found.
+ *   Reads start at the page's size and double up to {@link SCAN_PAGE_SIZE}. With a `storeFilter`
+ *   (see {@link storeFilterOf}) only the entries it matches are read, so a filter on a tool, a
+ *   reason or a kind costs the page, not the queue; a `text` filter alone still reads the queue.
+ * `matches` must pass only entries that `storeFilter` matches (it is checked on every entry read).
  */
-export async function scanQueue(queue: DeadLetterQueue<unknown>, visit: (record: DeadLetterRecord<unknown>) => boolean | void): Promise<number> {
+export async function readEntryPage(
+  queue: DeadLetterQueue<unknown>,
+  options: {
+    limit: number;
+    offset: number;
+    matches?: ((record: DeadLetterRecord<unknown>) => boolean) | undefined;
+    storeFilter?: DeadLetterFilter | undefined;
+    after?: string | undefined;
+  },
+): Promise<EntryPage> {
+  const { limit, offset, matches, after } = options;
+  const storeFilter = narrows(options.storeFilter) ? options.storeFilter : undefined;
+  if (!matches && !storeFilter) {
+    if (after !== undefined) {
+      const [read, size] = await Promise.all([queue.list({ limit: limit + 1, offset, after }), queue.size()]);
+      const records = read.slice(0, limit);
+      return { records, total: size, totalExact: true, hasMore: read.length > limit, scanned: read.length };
+    }
+    const [records, size] = await Promise.all([queue.list({ limit, offset }), queue.size()]);
+    const hasMore = offset + records.length < size;
+    return { records, total: size, totalExact: true, hasMore, scanned: records.length };
+  }
+  const found: DeadLetterRecord<unknown>[] = [];
+  let matched = 0;
   let scanned = 0;
-  for (let offset = 0; ; offset += SCAN_PAGE_SIZE) {
-    const page = await queue.list({ limit: SCAN_PAGE_SIZE, offset });
+  let full = false;
+  const first = Math.min(SCAN_PAGE_SIZE, Math.max(64, offset + limit + 1));
+  await readPages(queue, { start: after, filter: storeFilter, pageSize: (read) => Math.min(SCAN_PAGE_SIZE, first * 2 ** read) }, (page) => {
+    scanned += page.length;
+    for (const record of page) {
+      if (matches && !matches(record)) continue;
+      matched += 1;
+      if (matched > offset + limit) {
+        full = true;
+        return false;
+      }
+      if (matched > offset) found.push(record);
+    }
+    return true;
+  });
+  return full
+    ? { records: found, total: matched, totalExact: false, hasMore: true, scanned }
+    : { records: found, total: matched, totalExact: true, hasMore: false, scanned };
+}
+
+/**
+ * Reads every entry of a queue (or those `storeFilter` matches), oldest first, in keyset pages of
+ * {@link SCAN_PAGE_SIZE} (`list({ after })`: each page an indexed range, so the whole read is
+ * linear in the queue), calling `visit` for each; returns how many were read. Stops early when
+ * `visit` returns `false`.
+ */
+export async function scanQueue(
+  queue: DeadLetterQueue<unknown>,
+  visit: (record: DeadLetterRecord<unknown>) => boolean | void,
+  storeFilter?: DeadLetterFilter,
+): Promise<number> {
+  let scanned = 0;
+  await readPages(queue, { filter: narrows(storeFilter) ? storeFilter : undefined, pageSize: () => SCAN_PAGE_SIZE }, (page) => {
     for (const record of page) {
       scanned += 1;
-      if (visit(record) === false) return scanned;
+      if (visit(record) === false) return false;
     }
-    if (page.length < SCAN_PAGE_SIZE) return scanned;
-    await yieldToOtherRequests();
-  }
+    return true;
+  });
+  return scanned;
 }
 
 /** A cause group with its count and what its entries have at stake. */
