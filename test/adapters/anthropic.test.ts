@@ -6,7 +6,8 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createAnthropicModel, parseAnthropicMessage, toAnthropicMessages, toAnthropicTools } from '../../src/adapters/anthropic/index.ts';
+import { createAnthropicModel, toAnthropicTools } from '../../src/adapters/anthropic/index.ts';
+import { parseAnthropicMessage, toAnthropicMessages } from '../../src/adapters/anthropic/anthropic-model.ts';
 import { classifyModelError } from '../../src/core/classify-error.ts';
 import { ModelResponseError } from '../../src/core/tool-error.ts';
 import { runAgent } from '../../src/index.ts';

@@ -181,9 +181,9 @@ export function parseAiSdkResult(result: unknown, stepIndex: number): ModelRespo
  *
  * Each step calls the model's `doGenerate` once, directly (not `generateText`: the SDK would parse,
  * validate and repair tool calls itself), with the conversation as an AI SDK prompt (see
- * {@link toAiSdkPrompt}), the runtime's tools as function tools with their JSON Schemas, tool
+ * `toAiSdkPrompt`), the runtime's tools as function tools with their JSON Schemas, tool
  * choice `auto`, the run's abort signal and `settings`. The answer is read by
- * {@link parseAiSdkResult}. The function's `modelName` is `<provider>:<modelId>`.
+ * `parseAiSdkResult`. The function's `modelName` is `<provider>:<modelId>`.
  *
  * Failures reject: the provider's own errors unchanged (the SDK's `APICallError`, with
  * `statusCode`, `responseHeaders` and `isRetryable`, which toolrun's model policy classifies and

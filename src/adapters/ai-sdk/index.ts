@@ -6,12 +6,10 @@
  *
  * @packageDocumentation
  */
-export { toAiSdk, REPAIRED_CALL_KEY, type AiSdkTools, type ToAiSdkOptions } from './to-ai-sdk.ts';
+export { toAiSdk, type AiSdkTools, type ToAiSdkOptions } from './to-ai-sdk.ts';
 export { ToolCallFailure } from './tool-call-failure.ts';
 export {
   fromAiSdkModel,
-  parseAiSdkResult,
-  toAiSdkPrompt,
   type AiSdkCallOptions,
   type AiSdkLanguageModel,
   type AiSdkPromptMessage,

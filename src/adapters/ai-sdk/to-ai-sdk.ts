@@ -105,7 +105,7 @@ function isToolRuntime(value: unknown): value is ToolRuntime {
  *   are not JSON. An equivalent spelling of an active tool (`functions.get_weather`, `getWeather`)
  *   is routed to that tool and runs it. An unknown name, and unparsable arguments, are routed to a
  *   tool of this set (the closest name, else the first) with the call's name and raw arguments
- *   under {@link REPAIRED_CALL_KEY}; that tool's `execute` runs toolrun with them, so the model gets
+ *   under `REPAIRED_CALL_KEY`; that tool's `execute` runs toolrun with them, so the model gets
  *   toolrun's `TOOL_NOT_FOUND` (with `closest_tool`) or `MALFORMED_ARGUMENTS` envelope as a
  *   `tool-error`. It returns `null` (the SDK's own error) for errors of tools that are not these,
  *   and for a name that resolves to a toolrun tool left out of the step (`activeTools`).

@@ -189,7 +189,7 @@ export function parseAnthropicMessage(body: unknown): ModelResponse {
  * - The request: the run's system messages (after `options.system`) as `system`, the tools as
  *   `{ name, description, input_schema }`, tool results as `tool_result` blocks with
  *   `is_error: true` when the envelope is a failure, and the run's abort signal passed to the SDK.
- * - The answer: see {@link parseAnthropicMessage}.
+ * - The answer: text blocks joined, each `tool_use` block a tool call, usage counted (`parseAnthropicMessage`).
  * - Failures reject in a form toolrun's model policy classifies: the SDK's own errors unchanged
  *   (`APIError` with `status` and `headers`: `retry-after` and `anthropic-ratelimit-*-reset` give the
  *   wait, 529 is transient, 401/403 are a misconfiguration for the shared model breaker;

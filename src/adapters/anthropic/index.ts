@@ -5,12 +5,5 @@
  *
  * @packageDocumentation
  */
-export {
-  createAnthropicModel,
-  isFailedToolContent,
-  parseAnthropicMessage,
-  toAnthropicMessages,
-  type AnthropicMessagesClient,
-  type AnthropicModelOptions,
-} from './anthropic-model.ts';
+export { createAnthropicModel, type AnthropicMessagesClient, type AnthropicModelOptions } from './anthropic-model.ts';
 export { toAnthropicTools, type AnthropicRuntimeSource, type AnthropicToolsOptions } from './anthropic-tools.ts';
