@@ -34,6 +34,8 @@ interface DlqOptions extends StoreOptions, LogOptions {
   json?: boolean;
   limit?: number;
   offset?: number;
+  /** `dlq list --after ID`: the entries after that id (keyset paging). */
+  after?: string;
   concurrency: number;
   config?: string;
   yes?: boolean;
@@ -245,7 +247,11 @@ function messageRows(records: DeadLetterRecord<unknown>[]): string[][] {
 
 async function printList(stores: Stores, queue: QueueName, options: DlqOptions): Promise<DeadLetterRecord<unknown>[]> {
   const dlq = queue === 'tool' ? stores.toolDlq : stores.messageDlq;
-  const records = await dlq.list({ limit: options.limit ?? 50, offset: options.offset ?? 0 });
+  const limit = options.limit ?? 50;
+  const offset = options.offset ?? 0;
+  // one more than the page, to know whether another page follows
+  const read = await dlq.list({ limit: limit + 1, offset, ...(options.after !== undefined ? { after: options.after } : {}) });
+  const records = read.slice(0, limit);
   if (options.json) return records;
   const size = await dlq.size();
   printLine(`${queue} DLQ: ${size} entr${size === 1 ? 'y' : 'ies'}`);
@@ -254,8 +260,13 @@ async function printList(stores: Stores, queue: QueueName, options: DlqOptions):
       queue === 'tool' ? ['ID', 'AGE', 'KIND', 'TRIES', 'TOOL/MODEL', 'RUN', 'STEP', 'REASON', 'LAST ERROR'] : ['ID', 'AGE', 'REASON', 'MESSAGE ID', 'BODY'];
     for (const line of formatTable([header, ...(queue === 'tool' ? toolRows(records) : messageRows(records))])) printLine(`  ${line}`);
   }
-  const shown = (options.offset ?? 0) + records.length;
-  if (shown < size) printLine(`  … ${size - shown} more (--offset ${shown})`);
+  if (read.length > limit) {
+    const next = `--dlq ${queue} --after ${records[records.length - 1]!.id}`;
+    if (options.after === undefined) {
+      const shown = offset + records.length;
+      printLine(`  … ${size - shown} more (${next}, or --offset ${shown})`);
+    } else printLine(`  … more (${next})`);
+  }
   return records;
 }
 
@@ -463,10 +474,12 @@ export function addDlqCommand(program: Command): void {
     .option(...dlqOption)
     .option('--limit <n>', 'entries per queue', integerOption(1), 50)
     .option('--offset <n>', 'skip the oldest N entries', integerOption(0), 0)
+    .option('--after <id>', 'only entries after the entry with this id (the last id of the previous page; needs --dlq): a deep page costs what the first does')
     .option('--json', 'print the records as JSON');
   addOptions(list);
   list.action(async (options: DlqOptions) => {
     const chosen = selectedDlq(options, 'list');
+    if (options.after !== undefined && chosen === undefined) throw usageError('--after takes an id of one queue: add --dlq message or --dlq tool');
     const queues: QueueName[] = chosen === undefined ? ['message', 'tool'] : [chosen];
     await withStores(options, true, async (stores) => {
       const result: Partial<Record<QueueName, DeadLetterRecord<unknown>[]>> = {};
