@@ -2,11 +2,14 @@
  * `toolrun mcp-proxy`'s cost: the `tools/call` round trip of server-everything's `echo` through the
  * proxy (stdio → proxy process → stdio) against straight to the same server (stdio), as a ratio;
  * and throughput with 8 concurrent clients (Streamable HTTP sessions on one `--listen` proxy)
- * against 8 concurrent callers straight to the server. Runs the built CLI (`dist/`, what
- * `npm run bench` builds), or bundles the sources with esbuild when there is no build.
+ * against 8 Streamable HTTP clients straight to the same server on its own HTTP transport (and,
+ * for scale, 8 concurrent callers on one stdio connection, where messages are batched per read). Runs the built CLI (`dist/`, what
+ * `npm run bench` builds), or bundles the sources with esbuild when there is no build or
+ * `TOOLRUN_BENCH_FROM_SOURCE=1`.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -20,7 +23,7 @@ const THROUGHPUT_MS = 3000;
 
 async function cliEntry(): Promise<string> {
   const built = join(ROOT, 'dist/cli/index.js');
-  if (existsSync(built)) return built;
+  if (existsSync(built) && process.env.TOOLRUN_BENCH_FROM_SOURCE !== '1') return built;
   const { build } = await import('esbuild');
   const directory = join(ROOT, 'node_modules/.cache/toolrun-mcp-bench');
   mkdirSync(directory, { recursive: true });
@@ -41,6 +44,41 @@ async function stdioClient(args: string[]): Promise<Client> {
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' }));
   return client;
+}
+
+/** A TCP port free right now on 127.0.0.1. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', () => resolveListen()));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+  return port;
+}
+
+/** Resolves with the first match of `pattern` on a child's stderr (rejects after 20 s). */
+function stderrMatch(child: ReturnType<typeof spawn>, pattern: RegExp, what: string): Promise<RegExpExecArray> {
+  return new Promise((resolveMatch, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`${what} did not start: ${text}`)), 20_000);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const match = pattern.exec(text);
+      if (match) {
+        clearTimeout(timer);
+        resolveMatch(match);
+      }
+    });
+  });
+}
+
+async function httpClients(url: string): Promise<Client[]> {
+  return Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      const client = new Client({ name: 'bench-http', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      return client;
+    }),
+  );
 }
 
 /** Calls per second of `concurrency` loops of `call` for `durationMs`. */
@@ -67,51 +105,49 @@ export async function runMcpBench(): Promise<BenchRow[]> {
   const listen = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', '--', process.execPath, EVERYTHING, 'stdio'], {
     stdio: ['pipe', 'ignore', 'pipe'],
   });
+  // The same server on its own Streamable HTTP transport: what 8 HTTP clients cost without the proxy.
+  const everythingPort = await freePort();
+  const everythingHttp = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+    env: { ...process.env, PORT: String(everythingPort) },
+  });
   try {
     const options = { batches: 10, batchSize: 200, warmup: 300 };
     const directNs = await measure(echo(straight), options);
     const proxiedNs = await measure(echo(through), options);
-    const url = await new Promise<string>((resolveUrl, reject) => {
-      let text = '';
-      const timer = setTimeout(() => reject(new Error(`the --listen proxy did not start: ${text}`)), 20_000);
-      listen.stderr.on('data', (chunk: Buffer) => {
-        text += chunk.toString('utf8');
-        const match = /at (http:\/\/\S+\/mcp)/.exec(text);
-        if (match) {
-          clearTimeout(timer);
-          resolveUrl(match[1]!);
-        }
-      });
-    });
-    const httpClients = await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        const client = new Client({ name: 'bench-http', version: '1.0.0' });
-        await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-        return client;
-      }),
-    );
+    const [, url] = await stderrMatch(listen, /at (http:\/\/\S+\/mcp)/, 'the --listen proxy');
+    await stderrMatch(everythingHttp, /listening on port/i, 'server-everything streamableHttp');
+    const proxiedHttp = await httpClients(url!);
+    const straightHttp = await httpClients(`http://127.0.0.1:${everythingPort}/mcp`);
     const directRate = await throughput(
       Array.from({ length: CONCURRENCY }, () => echo(straight)),
       THROUGHPUT_MS,
     );
-    const proxiedRate = await throughput(httpClients.map(echo), THROUGHPUT_MS);
-    await Promise.all(httpClients.map((client) => client.close()));
+    const straightHttpRate = await throughput(straightHttp.map(echo), THROUGHPUT_MS);
+    const proxiedRate = await throughput(proxiedHttp.map(echo), THROUGHPUT_MS);
+    await Promise.all([...proxiedHttp, ...straightHttp].map((client) => client.close()));
     return [
       { name: 'tools/call echo, straight to server-everything (stdio)', medianNs: directNs },
       { name: 'tools/call echo through mcp-proxy (stdio → stdio)', medianNs: proxiedNs, baseline: 'straight', ratio: proxiedNs / directNs },
       { name: `${CONCURRENCY} concurrent callers straight (stdio)`, medianNs: 1e9 / directRate, note: `${Math.round(directRate)} calls/s` },
       {
+        name: `${CONCURRENCY} Streamable HTTP clients straight to server-everything (its own HTTP transport)`,
+        medianNs: 1e9 / straightHttpRate,
+        note: `${Math.round(straightHttpRate)} calls/s`,
+      },
+      {
         name: `${CONCURRENCY} Streamable HTTP clients through one mcp-proxy --listen`,
         medianNs: 1e9 / proxiedRate,
         note: `${Math.round(proxiedRate)} calls/s`,
-        baseline: 'straight',
-        ratio: directRate / proxiedRate,
+        baseline: 'straight (HTTP)',
+        ratio: straightHttpRate / proxiedRate,
       },
     ];
   } finally {
     await straight.close();
     await through.close();
     listen.kill('SIGTERM');
+    everythingHttp.kill('SIGTERM');
   }
 }
 

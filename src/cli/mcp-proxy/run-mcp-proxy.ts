@@ -201,7 +201,8 @@ function jsonRpcError(response: ServerResponse, status: number, code: number, me
 /** Serves the guarded tools over Streamable HTTP on `http://host:port/mcp`, one proxy session per MCP session. */
 async function serveHttp(proxy: McpProxy, listen: { host: string; port: number }, maxMessageBytes: number, log: (line: string) => void) {
   const transports = new Map<string, StreamableHTTPServerTransport>();
-  const server = createServer((request, response) => {
+  // Node's default, stated: a small SSE event is written at once, not held for the previous segment's ACK.
+  const server = createServer({ noDelay: true }, (request, response) => {
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://localhost');
       if (url.pathname !== '/mcp') {
