@@ -118,6 +118,9 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
   let stderrTail = '';
   let callSequence = 0;
   let refreshing: Promise<void> | undefined;
+  let refreshAgain = false;
+  /** The first read of the tools, shared by every session that initializes while it runs. */
+  let firstRead: Promise<void> | undefined;
   let closed = false;
 
   const log = options.log;
@@ -186,42 +189,67 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
     };
   }
 
-  /** Reads the upstream's tools and builds the guarding runtime from those toolrun can guard. */
-  async function refreshTools(client: Client): Promise<void> {
-    const tools = await listAllMcpTools(client);
-    const definitions: ToolDefinition[] = [];
-    const skipped: string[] = [];
-    for (const tool of tools) {
-      if (!TOOL_NAME_PATTERN.test(tool.name)) {
-        skipped.push(`${tool.name} (name)`);
-        continue;
-      }
-      const definition = guardedDefinition(tool);
-      try {
-        createToolRuntime({ tools: [definition], sessionBreaker: false });
-        definitions.push(definition);
-      } catch (error) {
-        skipped.push(`${tool.name} (${error instanceof Error ? error.message : String(error)})`);
-      }
-    }
-    runtime = createToolRuntime({
+  function buildRuntime(definitions: ToolDefinition[]): ToolRuntime {
+    return createToolRuntime({
       defaultTimeoutMs: options.timeoutMs ?? 60_000,
       callBudgetMs: Math.max(120_000, (options.timeoutMs ?? 60_000) * maxAttempts + 10_000),
       ...options.runtimeOptions,
       tools: definitions,
       ...(options.sharedBreaker ? { sharedBreaker: options.sharedBreaker } : {}),
     });
+  }
+
+  /** Reads the upstream's tools and builds the guarding runtime from those toolrun can guard. */
+  async function refreshTools(client: Client): Promise<void> {
+    const tools = await listAllMcpTools(client);
+    let definitions: ToolDefinition[] = [];
+    const skipped: string[] = [];
+    for (const tool of tools) {
+      if (TOOL_NAME_PATTERN.test(tool.name)) definitions.push(guardedDefinition(tool));
+      else skipped.push(`${tool.name} (name)`);
+    }
+    let built: ToolRuntime;
+    try {
+      // One build compiles every schema once; only when it fails is each tool tried alone to find the ones that cannot be guarded.
+      built = buildRuntime(definitions);
+    } catch {
+      const guardable: ToolDefinition[] = [];
+      for (const definition of definitions) {
+        try {
+          createToolRuntime({ tools: [definition], sessionBreaker: false });
+          guardable.push(definition);
+        } catch (error) {
+          skipped.push(`${definition.name} (${error instanceof Error ? error.message : String(error)})`);
+        }
+      }
+      definitions = guardable;
+      built = buildRuntime(definitions);
+    }
+    runtime = built;
     upstreamTools = new Map(tools.map((tool) => [tool.name, tool]));
     guarded = new Set(definitions.map((definition) => definition.name));
     log(`guarding ${definitions.length} of ${tools.length} tools${skipped.length > 0 ? `; passed through unguarded: ${skipped.join(', ')}` : ''}`);
   }
 
+  /**
+   * Re-reads the tools once for any number of `list_changed` notifications and restarts: a request
+   * while a read is in flight makes one more read after it (the list may have changed since it was asked).
+   */
   function refreshSoon(client: Client): Promise<void> {
-    refreshing ??= refreshTools(client)
-      .catch((error: unknown) => log(`could not read the upstream's tools: ${error instanceof Error ? error.message : String(error)}`))
-      .finally(() => {
-        refreshing = undefined;
-      });
+    if (refreshing) {
+      refreshAgain = true;
+      return refreshing;
+    }
+    refreshing = (async () => {
+      do {
+        refreshAgain = false;
+        await refreshTools(client).catch((error: unknown) =>
+          log(`could not read the upstream's tools: ${error instanceof Error ? error.message : String(error)}`),
+        );
+      } while (refreshAgain && !closed);
+    })().finally(() => {
+      refreshing = undefined;
+    });
     return refreshing;
   }
 
@@ -278,10 +306,15 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
         }
       },
     });
-    if (connection.client) return connection.client;
+    if (connection.client && runtime) return connection.client;
     try {
       const client = await connection.connect();
-      if (!runtime || connection.connections === 1) await refreshTools(client);
+      if (!runtime) {
+        firstRead ??= refreshTools(client).finally(() => {
+          firstRead = undefined;
+        });
+        await firstRead;
+      }
       return client;
     } catch (error) {
       const tail = stderrTail.trim();
