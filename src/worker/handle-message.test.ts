@@ -139,3 +139,19 @@ describe('handleMessage', () => {
     expect(model.calls).toBe(0);
   });
 });
+
+describe('handleMessage without queues', () => {
+  it('dead-letters into the stores’ own DLQs (a bad body, a failing model), never a TypeError', async () => {
+    const stores = createMemoryStores();
+    const echo = defineTool({ name: 'echo', description: 'Echoes', inputSchema: { type: 'object' }, execute: () => ({ ok: true }) });
+    const rejected = await handleMessage({ id: 'bad', body: '{not json' }, { model: createScriptedModel([]), tools: [echo], stores });
+    expect(rejected).toMatchObject({ status: 'rejected' });
+    expect((await stores.messageDlq.list()).map(({ entry }) => entry.messageId)).toEqual(['bad']);
+    const failing = async () => {
+      throw Object.assign(new Error('invalid api key'), { status: 401 });
+    };
+    const failed = await handleMessage({ id: 'm', body: '{"input":"hi"}' }, { model: failing, tools: [echo], stores, modelPolicy: { maxAttempts: 1 } });
+    expect(failed.status).toBe('model_failed');
+    expect((await stores.toolDlq.list()).map(({ entry }) => entry.kind)).toEqual(['model']);
+  });
+});

@@ -49,8 +49,9 @@ export interface HandleMessageOptions extends RunLimits, Pick<RunHooks, 'onEvent
    * The two dead-letter sinks: anything with `push`. Sinks with `pushOnce` (every
    * `DeadLetterQueue`) are pushed to by key — `message:<messageId>` (when the message has an id)
    * and `tool:<runId>:<stepIndex>` — so handling a message again adds no second entry.
+   * @defaultValue `stores.messageDlq` and `stores.toolDlq`
    */
-  queues: { messageDlq: DeadLetterSink<MessageFailureEntry>; toolDlq: DeadLetterSink<ToolFailureEntry> };
+  queues?: { messageDlq: DeadLetterSink<MessageFailureEntry>; toolDlq: DeadLetterSink<ToolFailureEntry> };
   /**
    * Conversations, checkpoints, ledger, claims, breaker state. @defaultValue fresh in-memory stores
    * for this call only (nothing is shared between calls unless the caller passes the same `stores`)
@@ -72,6 +73,14 @@ export interface HandleMessageOptions extends RunLimits, Pick<RunHooks, 'onEvent
   holdClaimWhile?: () => boolean;
   signal?: AbortSignal;
   clock?: Clock;
+}
+
+/** The options with the DLQs settled (`queues`, or the stores' own). */
+type WithQueues<T extends HandleMessageOptions> = T & Required<Pick<HandleMessageOptions, 'queues'>>;
+
+/** `options` with `queues` defaulting to the DLQs of `stores`. */
+function withQueues<T extends HandleMessageOptions>(options: T, stores: Stores): WithQueues<T> {
+  return options.queues !== undefined ? (options as WithQueues<T>) : { ...options, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } };
 }
 
 /** The outcome of handling one message. */
@@ -246,9 +255,10 @@ function initialMessages(request: RunRequest): ChatMessage[] {
  * Never throws for a bad message, a tool or the model; it throws only when a store fails or a bug
  * surfaces (the worker then redelivers the message, up to `maxDeliveries`).
  */
-export async function handleMessage(message: RunMessage, options: HandleMessageOptions): Promise<HandleMessageResult> {
-  const fallbackClock = options.clock ?? options.runtimeOptions?.clock ?? options.runtime?.clock;
-  const stores = options.stores ?? createMemoryStores(fallbackClock ? { clock: fallbackClock } : {});
+export async function handleMessage(message: RunMessage, given: HandleMessageOptions): Promise<HandleMessageResult> {
+  const fallbackClock = given.clock ?? given.runtimeOptions?.clock ?? given.runtime?.clock;
+  const stores = given.stores ?? createMemoryStores(fallbackClock ? { clock: fallbackClock } : {});
+  const options = withQueues(given, stores);
   const { runtime, breaker } = resolveRuntime(options, stores);
   const clock = options.clock ?? runtime.clock;
   const now = () => new Date(clock.now()).toISOString();
@@ -396,7 +406,7 @@ export function runOptionsOf(
 async function rejectMessage(
   entry: MessageFailureEntry,
   messageId: string | undefined,
-  options: HandleMessageOptions,
+  options: WithQueues<HandleMessageOptions>,
   clock: Clock,
 ): Promise<HandleMessageResult> {
   const added = await pushDeadLetter(options.queues.messageDlq, messageId === undefined ? undefined : messageDeadLetterKey(messageId), entry);
@@ -455,7 +465,7 @@ export function resumableDeadLetterKey(entry: ResumableEntry): string {
  * marker that a redelivery reads (it cannot cover a crash between the push and the marker).
  * Returns whether an entry was added.
  */
-async function pushResumable(entry: ResumableEntry, stores: Stores, options: Pick<HandleMessageOptions, 'queues'>): Promise<boolean> {
+async function pushResumable(entry: ResumableEntry, stores: Stores, options: Required<Pick<HandleMessageOptions, 'queues'>>): Promise<boolean> {
   const sink = options.queues.toolDlq as DeadLetterSink<ResumableEntry>;
   const added = await pushDeadLetter(sink, resumableDeadLetterKey(entry), entry);
   if (!isKeyedSink(sink)) await stores.ledger.putIfAbsent(deadLetterMarkerKey(entry.runId, entry.stepIndex, entry.kind), entry.firstSeenAt);
@@ -532,7 +542,8 @@ export interface PoisonMessageOptions extends HandleMessageOptions {
  * otherwise a message-DLQ entry `DELIVERY_LIMIT_EXCEEDED` with the raw body. Keyed, so a repeat adds
  * nothing. Raises `delivery-limit-exceeded` and `dead-letter-add`. Throws only when the DLQ does.
  */
-export async function deadLetterPoisonMessage(message: RunMessage, options: PoisonMessageOptions): Promise<HandleMessageResult> {
+export async function deadLetterPoisonMessage(message: RunMessage, given: PoisonMessageOptions): Promise<HandleMessageResult> {
+  const options = withQueues(given, given.stores);
   const { stores } = options;
   const { runtime } = resolveRuntime(options, stores);
   const clock = options.clock ?? runtime.clock;
@@ -623,7 +634,7 @@ async function ensureDeadLettered(
   checkpoint: RunCheckpoint,
   runtime: ToolRuntime,
   stores: Stores,
-  options: HandleMessageOptions,
+  options: WithQueues<HandleMessageOptions>,
   clock: Clock,
 ): Promise<ToolFailureEntry | ModelFailureEntry | undefined> {
   const firstSeenAt = new Date(clock.now()).toISOString();
