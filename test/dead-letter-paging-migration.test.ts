@@ -1,7 +1,8 @@
 /**
- * The migrations that give the dead-letter queues their indexed cause columns and entry count
- * (SQLite schema 5, PostgreSQL schema 3), on databases written by the version before: the entries
- * already there are found by `filter`, paged by `after`, and counted by `size()`.
+ * The migrations that give the dead-letter queues their indexed cause columns, entry count and
+ * cause counts (SQLite schemas 5 and 6, PostgreSQL schemas 3 and 4), on databases written by the
+ * version before: the entries already there are found by `filter`, paged by `after`, and counted
+ * by `size()` and `countByCause()`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,6 +45,16 @@ async function expectFoundByFilters(toolDlq: DeadLetterQueue<unknown>, messageDl
   expect(await positions({ filter: { modelName: 'gpt-x' } })).toEqual([1]);
   expect(await positions({ filter: { kind: 'run' } })).toEqual([2]);
   expect(await positions({ after: ids[1]!, limit: 2 })).toEqual([2, 3]);
+  // the cause counts start from the entries already there
+  const counts = (await toolDlq.countByCause?.()) ?? [];
+  expect(counts.reduce((sum, count) => sum + count.entries, 0)).toBe(OLD_TOOL_ENTRIES.length);
+  expect(counts.filter((count) => count.toolName === 'book_flight').map(({ kind, reason, entries }) => ({ kind, reason, entries }))).toEqual(
+    expect.arrayContaining([
+      { kind: 'tool', reason: 'retry-budget-exhausted', entries: 1 },
+      { kind: 'tool', reason: 'circuit-open', entries: 1 },
+    ]),
+  );
+  expect(counts.find((count) => count.modelName === 'gpt-x')).toMatchObject({ kind: 'model', code: 'rate_limited', entries: 1 });
   expect((await messageDlq.list({ filter: { code: 'MALFORMED_JSON' } })).map((record) => record.entry)).toEqual([OLD_MESSAGE_ENTRY]);
   // new pushes are counted and found next to the migrated ones
   await toolDlq.push({ kind: 'tool', toolName: 'book_flight', reason: 'circuit-open' });

@@ -174,6 +174,20 @@ export interface DeadLetterListOptions {
   filter?: DeadLetterFilter | undefined;
 }
 
+/**
+ * One group of {@link DeadLetterQueue.countByCause}: how many stored entries have exactly these
+ * cause fields (as {@link DeadLetterFilter} reads them; `null`: the entry has none).
+ */
+export interface DeadLetterCauseCount {
+  kind: string | null;
+  toolName: string | null;
+  modelName: string | null;
+  reason: string | null;
+  code: string | null;
+  /** Entries of the group, at least 1. */
+  entries: number;
+}
+
 /** What {@link DeadLetterQueue.pushOnce} did. */
 export interface KeyedPushResult {
   /** The id of the entry first pushed with the key (it may have been removed since). */
@@ -241,6 +255,14 @@ export interface DeadLetterQueue<T> {
   oldest(): Promise<DeadLetterRecord<T> | undefined>;
   /** Removes every entry; returns how many. */
   purge(): Promise<number>;
+  /**
+   * The stored entries counted per combination of their cause fields (kind, tool, model, reason,
+   * code), in no particular order; groups of no entries are left out. For metrics (entries per
+   * kind, per tool, per code) without reading the entries. Optional: the SQLite and PostgreSQL
+   * backends keep the counts with every write (atomically with it, so the cost is the number of
+   * groups, not of entries); without it a reader scans the queue with `list`.
+   */
+  countByCause?(): Promise<DeadLetterCauseCount[]>;
 }
 
 /** A message taken from the run-request queue. */

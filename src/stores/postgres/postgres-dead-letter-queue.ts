@@ -1,6 +1,6 @@
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
-import { toStoredText } from '../exact-text.ts';
+import { fromStoredText, toStoredText } from '../exact-text.ts';
 import { activeFilterFields, deadLetterCauseFields, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
@@ -42,7 +42,9 @@ function causeValues(entry: unknown): Array<string | null> {
  * Every insert also writes the entry's cause fields (`cause_kind`, `cause_tool_name`, …, see
  * `DeadLetterFilter`) into indexed columns, so `list` is one indexed statement: `after` a range on
  * the id (keyset), each `filter` member an equality on its column. `size()` reads the entry count
- * of `dead_letter_totals`, kept by the same triggers as the bytes. A row inserted by hand without
+ * of `dead_letter_totals`, kept by the same triggers as the bytes, and `countByCause()` the rows of
+ * `dead_letter_cause_counts`, kept by those triggers per combination of the cause columns (cause
+ * values as `toStoredText` wrote them, read back exact). A row inserted by hand without
  * the cause columns is listed, but no filter finds it.
  */
 export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, options: { schema: string; clock: Clock; queue: string }): DeadLetterQueue<T> {
@@ -67,6 +69,9 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     size: prepareStatement(`SELECT entries::text AS count FROM ${schema}.dead_letter_totals WHERE queue = $1`),
     purge: prepareStatement(`DELETE FROM ${table} WHERE queue = $1`),
     bytes: prepareStatement(`SELECT bytes::text AS bytes FROM ${schema}.dead_letter_totals WHERE queue = $1`),
+    causeCounts: prepareStatement(
+      `SELECT kind, tool_name, model_name, reason, code, entries::text AS entries FROM ${schema}.dead_letter_cause_counts WHERE queue = $1 AND entries > 0`,
+    ),
   };
   const pushOnceStatement = prepareStatement(`
     WITH new_id AS (SELECT nextval('${schema}.dead_letter_ids') AS id),
@@ -145,6 +150,21 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     async purge() {
       const { rowCount } = await pool.query({ ...statements.purge, values: [queue] });
       return rowCount ?? 0;
+    },
+    async countByCause() {
+      const { rows } = await pool.query<Record<'kind' | 'tool_name' | 'model_name' | 'reason' | 'code' | 'entries', string>>({
+        ...statements.causeCounts,
+        values: [queue],
+      });
+      const decode = (value: string): string | null => (value.startsWith('+') ? fromStoredText(value.slice(1)) : null);
+      return rows.map((row) => ({
+        kind: decode(row.kind),
+        toolName: decode(row.tool_name),
+        modelName: decode(row.model_name),
+        reason: decode(row.reason),
+        code: decode(row.code),
+        entries: toNumber(row.entries),
+      }));
     },
   };
 }

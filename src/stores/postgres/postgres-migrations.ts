@@ -203,6 +203,60 @@ const MIGRATIONS: readonly Migration[] = [
       END $body$;
     `,
   },
+  {
+    // DeadLetterQueue.countByCause: entries per combination of their cause columns, kept by the
+    // statement-level trigger functions that keep the totals (so in the same statement as every
+    // insert, delete and update of dead_letters, by hand too), seeded from the entries already
+    // there. A cause value v is stored as '+' || v and a missing one as '-' (a primary key column
+    // holds no NULL); a group that empties is deleted.
+    version: 4,
+    sql: `
+      CREATE TABLE $schema.dead_letter_cause_counts (
+        queue      text NOT NULL,
+        kind       text NOT NULL,
+        tool_name  text NOT NULL,
+        model_name text NOT NULL,
+        reason     text NOT NULL,
+        code       text NOT NULL,
+        entries    bigint NOT NULL,
+        PRIMARY KEY (queue, kind, tool_name, model_name, reason, code)
+      );
+      INSERT INTO $schema.dead_letter_cause_counts (queue, kind, tool_name, model_name, reason, code, entries)
+        SELECT queue, COALESCE('+' || cause_kind, '-'), COALESCE('+' || cause_tool_name, '-'), COALESCE('+' || cause_model_name, '-'),
+          COALESCE('+' || cause_reason, '-'), COALESCE('+' || cause_code, '-'), COUNT(*)
+        FROM $schema.dead_letters GROUP BY 1, 2, 3, 4, 5, 6;
+      CREATE OR REPLACE FUNCTION $schema.dead_letters_add_bytes() RETURNS trigger LANGUAGE plpgsql AS $body$
+      BEGIN
+        INSERT INTO $schema.dead_letter_totals AS totals (queue, bytes, entries)
+          SELECT queue, SUM(entry_bytes), COUNT(*) FROM added GROUP BY queue
+          ON CONFLICT (queue) DO UPDATE SET bytes = totals.bytes + excluded.bytes, entries = totals.entries + excluded.entries;
+        INSERT INTO $schema.dead_letter_cause_counts AS counts (queue, kind, tool_name, model_name, reason, code, entries)
+          SELECT queue, COALESCE('+' || cause_kind, '-'), COALESCE('+' || cause_tool_name, '-'), COALESCE('+' || cause_model_name, '-'),
+            COALESCE('+' || cause_reason, '-'), COALESCE('+' || cause_code, '-'), COUNT(*)
+          FROM added GROUP BY 1, 2, 3, 4, 5, 6
+          ON CONFLICT (queue, kind, tool_name, model_name, reason, code) DO UPDATE SET entries = counts.entries + excluded.entries;
+        RETURN NULL;
+      END $body$;
+      CREATE OR REPLACE FUNCTION $schema.dead_letters_remove_bytes() RETURNS trigger LANGUAGE plpgsql AS $body$
+      BEGIN
+        UPDATE $schema.dead_letter_totals AS totals
+          SET bytes = totals.bytes - removed_totals.bytes, entries = totals.entries - removed_totals.entries
+          FROM (SELECT queue, SUM(entry_bytes) AS bytes, COUNT(*) AS entries FROM removed GROUP BY queue) AS removed_totals
+          WHERE totals.queue = removed_totals.queue;
+        UPDATE $schema.dead_letter_cause_counts AS counts SET entries = counts.entries - gone.entries
+          FROM (
+            SELECT queue, COALESCE('+' || cause_kind, '-') AS kind, COALESCE('+' || cause_tool_name, '-') AS tool_name,
+              COALESCE('+' || cause_model_name, '-') AS model_name, COALESCE('+' || cause_reason, '-') AS reason,
+              COALESCE('+' || cause_code, '-') AS code, COUNT(*) AS entries
+            FROM removed GROUP BY 1, 2, 3, 4, 5, 6
+          ) AS gone
+          WHERE counts.queue = gone.queue AND counts.kind = gone.kind AND counts.tool_name = gone.tool_name
+            AND counts.model_name = gone.model_name AND counts.reason = gone.reason AND counts.code = gone.code;
+        DELETE FROM $schema.dead_letter_cause_counts WHERE entries <= 0;
+        RETURN NULL;
+      END $body$;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

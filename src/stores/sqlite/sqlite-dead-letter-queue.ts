@@ -11,6 +11,16 @@ interface DeadLetterRow {
   added_at_ms: number;
 }
 
+/** A row of `dead_letter_cause_counts` (schema version 6): each cause `'+' || value`, or `'-'` when missing. */
+interface CauseCountRow {
+  kind: string;
+  tool_name: string;
+  model_name: string;
+  reason: string;
+  code: string;
+  entries: number;
+}
+
 /** Ids are the decimal text of a positive rowid; anything else names no entry. */
 const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 
@@ -36,7 +46,8 @@ const FILTER_COLUMNS: Record<keyof DeadLetterCauseFields, string> = {
  * `filter` member an equality on a generated, indexed cause column (`cause_kind`, `cause_tool_name`,
  * …), so the first page, a deep page via `after` and a filtered page cost about the same on a
  * million entries; only `offset` still reads the entries it skips. `size()` reads the entry count
- * of `dead_letter_totals`, kept by the same triggers as the bytes.
+ * of `dead_letter_totals`, kept by the same triggers as the bytes. `countByCause()` reads
+ * `dead_letter_cause_counts`, which triggers keep per combination of the cause columns.
  */
 export function createSqliteDeadLetterQueue<T>(database: Database, options: { clock: Clock; queue: string }): DeadLetterQueue<T> {
   const { clock, queue } = options;
@@ -59,6 +70,9 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
   const count = database.prepare('SELECT entries AS count FROM dead_letter_totals WHERE queue = ?');
   const deleteAll = database.prepare('DELETE FROM dead_letters WHERE queue = ?');
   const totalBytes = database.prepare('SELECT bytes FROM dead_letter_totals WHERE queue = ?');
+  const causeCounts = database.prepare(
+    'SELECT kind, tool_name, model_name, reason, code, entries FROM dead_letter_cause_counts WHERE queue = ? AND entries > 0',
+  );
   const selectKey = database.prepare('SELECT entry_id FROM dead_letter_keys WHERE queue = ? AND key = ?');
   const insertKey = database.prepare('INSERT INTO dead_letter_keys (queue, key, entry_id) VALUES (?, ?, ?)');
   const pushOnce = database.transaction((key: string, entryText: string, nowMs: number): { id: string; added: boolean } => {
@@ -115,6 +129,17 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
     },
     async purge() {
       return deleteAll.run(queue).changes;
+    },
+    async countByCause() {
+      const decode = (value: string): string | null => (value.startsWith('+') ? value.slice(1) : null);
+      return (causeCounts.all(queue) as CauseCountRow[]).map((row) => ({
+        kind: decode(row.kind),
+        toolName: decode(row.tool_name),
+        modelName: decode(row.model_name),
+        reason: decode(row.reason),
+        code: decode(row.code),
+        entries: row.entries,
+      }));
     },
   };
 }

@@ -198,6 +198,54 @@ const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    // DeadLetterQueue.countByCause: entries per combination of their cause columns, kept by
+    // triggers in the same transaction as every insert, delete and update of dead_letters (also
+    // by hand), seeded from the entries already there. A cause value v is stored as '+' || v and
+    // a missing one as '-' (ifnull('+' || v, '-'): a primary key column holds no NULL); a group
+    // that empties is deleted.
+    version: 6,
+    sql: `
+      CREATE TABLE dead_letter_cause_counts (
+        queue      TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        tool_name  TEXT NOT NULL,
+        model_name TEXT NOT NULL,
+        reason     TEXT NOT NULL,
+        code       TEXT NOT NULL,
+        entries    INTEGER NOT NULL,
+        PRIMARY KEY (queue, kind, tool_name, model_name, reason, code)
+      ) WITHOUT ROWID;
+      INSERT INTO dead_letter_cause_counts (queue, kind, tool_name, model_name, reason, code, entries)
+        SELECT queue, ifnull('+' || d.cause_kind, '-'),
+          ifnull('+' || d.cause_tool_name, '-'), ifnull('+' || d.cause_model_name, '-'), ifnull('+' || d.cause_reason, '-'), ifnull('+' || d.cause_code, '-'), COUNT(*)
+        FROM dead_letters AS d GROUP BY 1, 2, 3, 4, 5, 6;
+      CREATE TRIGGER dead_letters_add_cause_count AFTER INSERT ON dead_letters BEGIN
+        INSERT INTO dead_letter_cause_counts (queue, kind, tool_name, model_name, reason, code, entries)
+          VALUES (NEW.queue, ifnull('+' || NEW.cause_kind, '-'),
+            ifnull('+' || NEW.cause_tool_name, '-'), ifnull('+' || NEW.cause_model_name, '-'), ifnull('+' || NEW.cause_reason, '-'), ifnull('+' || NEW.cause_code, '-'), 1)
+          ON CONFLICT (queue, kind, tool_name, model_name, reason, code) DO UPDATE SET entries = entries + 1;
+      END;
+      CREATE TRIGGER dead_letters_remove_cause_count AFTER DELETE ON dead_letters BEGIN
+        UPDATE dead_letter_cause_counts SET entries = entries - 1
+          WHERE queue = OLD.queue AND kind = ifnull('+' || OLD.cause_kind, '-')
+            AND tool_name = ifnull('+' || OLD.cause_tool_name, '-') AND model_name = ifnull('+' || OLD.cause_model_name, '-')
+            AND reason = ifnull('+' || OLD.cause_reason, '-') AND code = ifnull('+' || OLD.cause_code, '-');
+        DELETE FROM dead_letter_cause_counts WHERE queue = OLD.queue AND entries <= 0;
+      END;
+      CREATE TRIGGER dead_letters_change_cause_count AFTER UPDATE OF queue, entry ON dead_letters BEGIN
+        UPDATE dead_letter_cause_counts SET entries = entries - 1
+          WHERE queue = OLD.queue AND kind = ifnull('+' || OLD.cause_kind, '-')
+            AND tool_name = ifnull('+' || OLD.cause_tool_name, '-') AND model_name = ifnull('+' || OLD.cause_model_name, '-')
+            AND reason = ifnull('+' || OLD.cause_reason, '-') AND code = ifnull('+' || OLD.cause_code, '-');
+        DELETE FROM dead_letter_cause_counts WHERE queue = OLD.queue AND entries <= 0;
+        INSERT INTO dead_letter_cause_counts (queue, kind, tool_name, model_name, reason, code, entries)
+          VALUES (NEW.queue, ifnull('+' || NEW.cause_kind, '-'),
+            ifnull('+' || NEW.cause_tool_name, '-'), ifnull('+' || NEW.cause_model_name, '-'), ifnull('+' || NEW.cause_reason, '-'), ifnull('+' || NEW.cause_code, '-'), 1)
+          ON CONFLICT (queue, kind, tool_name, model_name, reason, code) DO UPDATE SET entries = entries + 1;
+      END;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { DeadLetterQueue, Stores } from '../../ground/ports/stores.ts';
+import type { DeadLetterCauseCount, DeadLetterQueue, Stores } from '../../ground/ports/stores.ts';
+import { deadLetterCauseFields } from '../../stores/memory/memory-dead-letter-queue.ts';
 import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
 
 const ONE_MINUTE_MS = 60_000;
@@ -369,6 +370,57 @@ export function describeDeadLetterQueueContract(makeStores: MakeStores, which: '
       expect(await otherDlq().size()).toBe(1);
       await dlq().push('after purge');
       expect(await dlq().size()).toBe(1);
+    });
+
+    it('countByCause, when the backend has it, counts the stored entries per cause through pushes, removes and purges', async (context) => {
+      const counted = dlq();
+      if (counted.countByCause === undefined) return context.skip();
+      const sorted = (counts: DeadLetterCauseCount[]) => counts.map((count) => JSON.stringify(count)).sort();
+      /** What the counts should be: the cause fields of every listed entry, grouped. */
+      const expected = async () => {
+        const groups = new Map<string, DeadLetterCauseCount>();
+        for (const record of await counted.list()) {
+          const fields = deadLetterCauseFields(record.entry);
+          const key = JSON.stringify(fields);
+          const group = groups.get(key) ?? { ...fields, entries: 0 };
+          group.entries += 1;
+          groups.set(key, group);
+        }
+        return sorted([...groups.values()]);
+      };
+      expect(await counted.countByCause()).toEqual([]);
+      const entries: unknown[] = [
+        { kind: 'tool', toolName: 'book_flight', reason: 'circuit-open', lastError: { kind: 'server', status: 503, message: '' } },
+        { kind: 'tool', toolName: 'book_flight', reason: 'circuit-open', lastError: { kind: 'server', status: 500, message: '' } },
+        { kind: 'model', modelName: 'gpt-x', reason: 'model-retries-exhausted', lastError: { kind: 'rate_limit', status: 429, message: '', code: 'slow' } },
+        { kind: 'message', rawBody: '{', reason: { code: 'MALFORMED_JSON', detail: '' } },
+        { toolName: 'search', reason: 'retry-budget-exhausted' },
+        'a string',
+        null,
+      ];
+      const ids: string[] = [];
+      for (const entry of entries) ids.push(await counted.push(entry));
+      expect((await counted.pushOnce('tool:run_1:1', entries[0])).added).toBe(true);
+      expect((await counted.pushOnce('tool:run_1:1', entries[2])).added).toBe(false);
+      await otherDlq().push(entries[0]);
+      expect(sorted(await counted.countByCause())).toEqual(await expected());
+      expect((await counted.countByCause()).find((count) => count.toolName === 'book_flight')).toEqual({
+        kind: 'tool',
+        toolName: 'book_flight',
+        modelName: null,
+        reason: 'circuit-open',
+        code: null,
+        entries: 3,
+      });
+      await counted.remove(ids[2]!);
+      await counted.remove(ids[0]!);
+      await counted.remove(ids[0]!);
+      expect(sorted(await counted.countByCause())).toEqual(await expected());
+      expect((await counted.countByCause()).some((count) => count.modelName === 'gpt-x')).toBe(false);
+      await counted.purge();
+      expect(await counted.countByCause()).toEqual([]);
+      await counted.push(entries[4]);
+      expect(sorted(await counted.countByCause())).toEqual(await expected());
     });
 
     it('keeps the pushOnce keys of the two dead-letter queues of a bundle apart', async () => {
