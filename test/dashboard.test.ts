@@ -191,6 +191,18 @@ describe('the dashboard server over a seeded SQLite store', () => {
     const listed = (await call(`/api/tool/entries?group=${encodeURIComponent(filter.group)}`)).json().rows;
     const estimate = (await call('/api/tool/replays', { method: 'POST', body: JSON.stringify({ filter, dryRun: true }) })).json();
     expect(estimate.entries).toBe(4);
+    // a mistyped dry-run flag or bad settings start nothing (a bulk replay has side effects)
+    for (const body of [
+      { filter, dryRun: 'yes' },
+      { filter, dryRun: 1 },
+      { filter, dryRun: true, concurrency: 1e9 },
+      { filter, removeExpired: 'no' },
+    ]) {
+      const refused = await call('/api/tool/replays', { method: 'POST', body: JSON.stringify(body) });
+      expect(refused.status).toBe(400);
+      expect(refused.json().error.code).toBe('INVALID_INPUT');
+    }
+    expect((await call('/api/jobs')).json().jobs.filter((job: { type: string }) => job.type !== 'replay')).toEqual([]);
     expect(estimate.tokensSpent.input).toBe(listed.reduce((sum: number, row: { tokens: { input: number } }) => sum + row.tokens.input, 0));
     expect(await stores.toolDlq.size()).toBe(8);
     const started = await call('/api/tool/replays', { method: 'POST', body: JSON.stringify({ filter, concurrency: 2, ratePerSecond: 20 }) });

@@ -382,6 +382,8 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     const rate = body.ratePerSecond === undefined || body.ratePerSecond === null || body.ratePerSecond === '' ? null : Number(body.ratePerSecond);
     if (rate !== null && !(Number.isFinite(rate) && rate > 0 && rate <= 10_000))
       throw new ApiError(400, 'INVALID_INPUT', 'ratePerSecond must be a number above 0 and at most 10000');
+    if (body.removeExpired !== undefined && typeof body.removeExpired !== 'boolean')
+      throw new ApiError(400, 'INVALID_INPUT', 'removeExpired must be true or false');
     return { concurrency, ratePerSecond: rate, removeExpired: body.removeExpired === true };
   };
 
@@ -531,9 +533,13 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     const filter = toolFilterOfBody(body);
     const limit = body.limit === undefined ? undefined : Number(body.limit);
     if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)) throw new ApiError(400, 'INVALID_INPUT', 'limit must be an integer ≥ 1');
+    // An action with side effects never starts because a flag was mistyped: dryRun is a boolean or absent.
+    if (body.dryRun !== undefined && typeof body.dryRun !== 'boolean') throw new ApiError(400, 'INVALID_INPUT', 'dryRun must be true or false');
+    // the settings are checked on a dry run too, so the run that follows it is accepted
+    const settings = jobSettings(body, { concurrency: 1 });
     const records = await matchingToolRecords(filter, limit);
     if (body.dryRun === true) return send(c, { dryRun: true, filter, ...estimateReplay(records) });
-    const { job } = startJob(isFiltering(filter) ? 'bulk' : 'drain', records, jobSettings(body, { concurrency: 1 }));
+    const { job } = startJob(isFiltering(filter) ? 'bulk' : 'drain', records, settings);
     return send(c, job, 202);
   });
 
