@@ -474,3 +474,45 @@ describe('TOOLRUN_DATA_DIR', () => {
     expect(!location.ok && location.message).toMatch(/^toolrun: error: TOOLRUN_DATA_DIR=.*empty-data lacks 5 of the τ-bench airline files \(tau-bench\//);
   });
 });
+
+describe('dlq show --conversation of a chat that went on across runs', () => {
+  it('marks the run’s last assistant turn as the failed step and the turns of earlier runs as history', async () => {
+    const db = join(directory, 'history.db');
+    const stores = createSqliteStores({ path: db });
+    let id: string;
+    try {
+      await stores.conversations.put('conv_history', [
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: 'Hi, how can I help?' },
+        { role: 'user', content: 'change my flight' },
+        { role: 'assistant', content: null, toolCalls: [{ id: 'c0', name: 'get_reservation', args: '{}' }] },
+        { role: 'tool', content: '{"status":"success"}', toolCallId: 'c0', name: 'get_reservation' },
+        { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'update_reservation', args: '{}' }] },
+      ]);
+      id = await stores.toolDlq.push({
+        kind: 'tool',
+        runId: 'run_second',
+        stepIndex: 1,
+        toolName: 'update_reservation',
+        toolArgs: {},
+        attempts: 3,
+        lastError: { kind: 'server', status: 503, message: 'unavailable' },
+        conversationRef: 'conv_history',
+        tokensSpent: { input: 10, output: 1 },
+        firstSeenAt: new Date().toISOString(),
+        originalMessageId: 'm2',
+        reason: 'retry-budget-exhausted',
+      });
+    } finally {
+      await stores.close();
+    }
+    const shown = await toolrun(['dlq', 'show', id, '--conversation', '--db', db]);
+    expect(shown).toMatchObject({ code: 0, stderr: '' });
+    const assistant = shown.stdout.split('\n').filter((line) => line.includes('] assistant, '));
+    expect(assistant).toEqual([
+      '  [1] assistant, earlier run: Hi, how can I help?',
+      '  [3] assistant, step 0: → get_reservation({}) [c0]',
+      '  [5] assistant, step 1: → update_reservation({}) [c1]  ◀ the failed step',
+    ]);
+  });
+});

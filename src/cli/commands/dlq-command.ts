@@ -336,17 +336,22 @@ function conversationLines(view: ConversationView): string[] {
   if (view.messages === null) return [`conversation ${view.conversationRef}: gone (its time to live passed; a replay ends expired)`];
   const cut = (text: string) => (text.length > CONVERSATION_TEXT_LIMIT ? `${text.slice(0, CONVERSATION_TEXT_LIMIT)}…[cut]` : text);
   const lines = [`conversation ${view.conversationRef} (${view.messages.length} messages, redacted):`];
-  let step = -1;
+  // The conversation holds earlier runs too (a chat goes on across runs): the run's steps are its
+  // last assistant turns, the failed step the very last one; earlier turns are history.
+  const assistantTurns = view.messages.filter((value) => (value as Partial<ChatMessage> | null)?.role === 'assistant').length;
+  let turn = -1;
   for (const [index, value] of view.messages.entries()) {
     const message = (typeof value === 'object' && value !== null ? value : {}) as Partial<ChatMessage>;
     const content = typeof message.content === 'string' ? cut(message.content.replaceAll('\n', ' ')) : '';
     if (message.role === 'assistant') {
-      step += 1;
+      turn += 1;
+      const step = view.stepIndex === null ? null : view.stepIndex - (assistantTurns - 1 - turn);
       const calls = (message.toolCalls ?? []).map(
         (call) => `${call.name}(${cut(typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {}))}) [${call.id}]`,
       );
-      const failed = step === view.stepIndex ? '  ◀ the failed step' : '';
-      lines.push(`  [${index}] assistant, step ${step}: ${content}${calls.length > 0 ? `${content ? ' ' : ''}→ ${calls.join(', ')}` : ''}${failed}`);
+      const failed = turn === assistantTurns - 1 && view.stepIndex !== null ? '  ◀ the failed step' : '';
+      const label = step !== null && step >= 0 ? `step ${step}` : 'earlier run';
+      lines.push(`  [${index}] assistant, ${label}: ${content}${calls.length > 0 ? `${content ? ' ' : ''}→ ${calls.join(', ')}` : ''}${failed}`);
     } else if (message.role === 'tool') {
       lines.push(`  [${index}] tool ${message.name ?? '?'} [${message.toolCallId ?? '?'}]: ${content}`);
     } else lines.push(`  [${index}] ${String(message.role ?? '?')}: ${content}`);
