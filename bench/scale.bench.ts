@@ -3,7 +3,8 @@
  * `TOOLRUN_SCALE_MAX`, e.g. `TOOLRUN_SCALE_MAX=100000` for a quick run): `dlq list`'s first page, a
  * page deep in the queue via `after` (and via `offset`, for comparison), a filtered first page (a
  * cause of 0.1 % of the entries) and a filtered page deep via `after`, `size()` + `bytes()` +
- * `oldest()`, `stats` (`readDeadLetterMetrics`, as `toolrun stats` calls it) and `dlq show` (`get`).
+ * `oldest()`, `countByCause()` with them (what `stats` needs), `stats` (`readDeadLetterMetrics`, as
+ * `toolrun stats` calls it) and `dlq show` (`get`).
  * Each row is the median of several calls, with its ratio to the same read at the smallest size.
  *
  * SQLite: one file grown from one size to the next, seeded through SQL in one transaction per
@@ -12,8 +13,9 @@
  * of its own, seeded with one `INSERT … SELECT FROM generate_series` per size that writes the cause
  * columns as the store does; dropped afterwards.
  *
- * `stats` scans the queue: it runs once per size, and is stopped (reported as over the bound)
- * when it has not finished within `TOOLRUN_SCALE_STATS_BOUND_MS` (default 60 s).
+ * `stats` may scan the queue (when it does not read `countByCause`): it runs once per size, and is
+ * stopped (reported as over the bound) when it has not finished within
+ * `TOOLRUN_SCALE_STATS_BOUND_MS` (default 60 s).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -196,6 +198,11 @@ async function measureSize(backend: Backend, size: number, base: Map<string, num
       () => toolDlq.list({ limit: PAGE, filter: { kind: 'tool', reason: 'circuit-open' } }),
     ],
     ['size() + bytes() + oldest()', 21, () => Promise.all([toolDlq.size(), toolDlq.bytes(), toolDlq.oldest()])],
+    [
+      'countByCause() + size() + bytes() + oldest() of both queues (what stats needs)',
+      21,
+      () => Promise.all([toolDlq, backend.messageDlq].flatMap((queue) => [queue.countByCause?.(), queue.size(), queue.bytes(), queue.oldest()])),
+    ],
     ['dlq show: get(id)', 51, () => toolDlq.get(ids[nextId++ % ids.length]!)],
   ];
   const rows: BenchRow[] = [];
@@ -217,7 +224,7 @@ async function measureSize(backend: Backend, size: number, base: Map<string, num
   let note: string;
   try {
     const metrics = await readDeadLetterMetrics({ toolDlq: bounded(toolDlq, deadline), messageDlq: bounded(backend.messageDlq, deadline) });
-    note = `once; a scan in pages of 500; depth ${metrics.tool.depth.toLocaleString('en-US')}`;
+    note = `once; depth ${metrics.tool.depth.toLocaleString('en-US')}, ${Object.keys(metrics.tool.entriesByTool).length} tools`;
   } catch (error) {
     if ((error as Error).message !== 'over the bound') throw error;
     note = `once; stopped: over the ${boundMs / 1000} s bound`;
