@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ToolrunError, type ToolrunConfig } from '../index.ts';
+import { createRedactor, ToolrunError, type ToolrunConfig } from '../index.ts';
 import { resolveToolrunConfig } from '../worker/worker-config.ts';
 import { usageError } from './cli-error.ts';
 
@@ -99,7 +99,8 @@ export async function loadConfig(path: string, env: NodeJS.ProcessEnv): Promise<
     }
     const place = syntaxErrorPlace(error, path);
     if (place !== undefined) throw new ToolrunError('INVALID_CONFIG', `cannot load config ${path}: syntax error at ${place}`, { cause: error });
-    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    // a module's error often quotes what it read (an API key, a URL with credentials): redacted like every line
+    const reason = createRedactor().text(error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error));
     throw new ToolrunError('INVALID_CONFIG', `cannot load config ${path}: ${reason}`, { cause: error });
   }
   if (!('default' in loaded) || loaded.default === undefined) {

@@ -175,6 +175,8 @@ function scanPrefix(text: string, maxBytes: number): string {
  *   (among them a timeout, budget or retry wait above 2_147_483_647 ms, which timers cannot hold).
  */
 export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
+  if (typeof options !== 'object' || options === null)
+    throw new ToolrunError('INVALID_OPTIONS', `createToolRuntime needs an options object { tools, … }, received ${options === null ? 'null' : typeof options}`);
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
   const defaultTimeoutMs = duration('defaultTimeoutMs', options.defaultTimeoutMs, 30_000);

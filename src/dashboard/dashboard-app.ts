@@ -420,8 +420,7 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     const fetchSite = c.req.header('sec-fetch-site');
     if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none')
       throw new ApiError(403, 'CROSS_ORIGIN', `actions are accepted from this page only (Sec-Fetch-Site ${fetchSite})`);
-    if (!hasToken(c))
-      throw new ApiError(401, 'TOKEN_REQUIRED', 'every action needs the token: Authorization: Bearer TOKEN (printed when the dashboard started)');
+    if (!hasToken(c)) throw new ApiError(401, 'TOKEN_REQUIRED', 'every action needs the dashboard token (printed when it started) in the Authorization header');
     if (!(c.req.header('content-type') ?? '').toLowerCase().startsWith('application/json'))
       throw new ApiError(400, 'INVALID_INPUT', 'actions take a JSON body (Content-Type: application/json)');
     if (readOnly) throw new ApiError(403, 'READ_ONLY', 'this dashboard was started with --read-only: actions are refused');

@@ -2,6 +2,8 @@ import type { Model } from '../agent/messages.ts';
 import { resolveModelPolicy, type ModelPolicyOptions } from '../agent/model-policy.ts';
 
 import type { ToolsInput } from '../core/tool-registry.ts';
+import { redactBounded } from '../core/build-failure.ts';
+import { createRedactor } from '../core/redact.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 
 import type { RunHooks, RunLimits, RunModelOptions, RunRuntimeOptions } from './run-options.ts';
@@ -114,7 +116,8 @@ export async function resolveToolrunConfig(value: unknown, context: ToolrunConfi
       config = await (value as ToolrunConfigFactory)(context);
     } catch (error) {
       if (ToolrunError.is(error) && error.code === 'INVALID_CONFIG') throw error;
-      const reason = error instanceof Error ? error.message : String(error);
+      // a factory's error often quotes what it read (an API key, a URL with credentials): redacted like every line
+      const reason = redactBounded(createRedactor(), error instanceof Error ? error.message : String(error), 512);
       throw new ToolrunError('INVALID_CONFIG', `${source}: the config factory failed: ${reason}`, { cause: error });
     }
   }

@@ -16,14 +16,15 @@ const LISTED_TOOLS = 50;
 export function resolveStep(parts: PipelineParts, call: CallState): StepOutcome<RegisteredTool> {
   const { registry, redactor, sessionBreakers } = parts;
   const requestedName = call.requestedName;
-  const exact = registry.get(requestedName);
+  // A name that is not a string (an object whose toString says "echo") names no tool: it is never resolved.
+  const exact = typeof call.input.name === 'string' ? registry.get(requestedName) : undefined;
   if (exact) {
     call.tool = exact;
     return { ok: true, value: exact };
   }
   // the raw arguments weigh the suggestions (they never make another tool run)
   const resolution = resolveToolName(requestedName, call.args, registry);
-  if (parts.resolveToolNames && resolution.match !== undefined) {
+  if (parts.resolveToolNames && typeof call.input.name === 'string' && resolution.match !== undefined) {
     const resolved = registry.get(resolution.match);
     if (resolved) {
       call.normalisations.push(`tool-name-resolved:${truncateText(requestedName, 256)}->${resolution.match}`);

@@ -40,3 +40,18 @@ describe('arguments nested too deep', () => {
     expect(runs).toBe(1);
   });
 });
+
+describe('names and options that are not what they claim', () => {
+  it('a name that is not a string never runs a tool, even when its toString names one', async () => {
+    let runs = 0;
+    const echo = defineTool({ name: 'echo', description: 'Echoes', inputSchema: { type: 'object' }, execute: () => (runs += 1) });
+    const runtime = createToolRuntime({ tools: [echo] });
+    const result = await runtime.run({ name: { toString: () => 'echo' } as unknown as string, args: {} });
+    expect(result.status === 'failed' && result.error.code).toBe('TOOL_NOT_FOUND');
+    expect(runs).toBe(0);
+  });
+
+  it('createToolRuntime without an options object throws INVALID_OPTIONS, not a TypeError', () => {
+    expect(() => createToolRuntime(undefined as never)).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
+  });
+});
