@@ -254,12 +254,14 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
           .map((id) => `${id}: ${rejections.get(`run_${id}`) ?? 0}`),
       ).toEqual([]);
       // a healthy message in the tool DLQ as a `run` entry (a crash) is one whose job stalled past the
-      // bound: every delivery it is charged with was a stall (a worker killed holding it), none an outage
+      // bound: every delivery it is charged with was a stall (a worker killed holding it), none an outage.
+      // A stall is printed by the worker that detects it, which may be killed itself before it prints:
+      // one unprinted stall per entry is tolerated (an outage counted would be several).
       const stalls = countBy(workerLines.filter((line) => line.startsWith('stalled ')).map((line) => line.split(' ')[1]!));
       const stalledPastTheBound = before.toolEntries.filter((entry) => entry.kind === 'run' && entry.lastError.kind === 'crash');
       expect(
         stalledPastTheBound
-          .filter((entry) => (stalls.get(toJobId(entry.originalMessageId)) ?? 0) < (entry as { deliveries: number }).deliveries)
+          .filter((entry) => (stalls.get(toJobId(entry.originalMessageId)) ?? 0) + 1 < (entry as { deliveries: number }).deliveries)
           .map(
             (entry) =>
               `${entry.originalMessageId}: ${(entry as { deliveries: number }).deliveries} deliveries charged, ${stalls.get(toJobId(entry.originalMessageId)) ?? 0} stalls`,
