@@ -137,7 +137,12 @@ export async function executeStep(parts: PipelineParts, call: CallState, tool: R
 }
 
 /** The tool returned `value`: its envelope, or the failure when the value cannot be one. */
-async function succeeded(parts: PipelineParts, call: CallState, value: unknown, attemptRecord: AttemptRecord): Promise<StepOutcome<ToolResult>> {
+function succeeded(
+  parts: PipelineParts,
+  call: CallState,
+  value: unknown,
+  attemptRecord: AttemptRecord,
+): StepOutcome<ToolResult> | Promise<StepOutcome<ToolResult>> {
   const { sessionBreakers, sharedBreaker } = parts;
   const { sessionId, toolName } = call;
   if (parts.isLimitEnvelope(value)) {
@@ -165,16 +170,18 @@ async function succeeded(parts: PipelineParts, call: CallState, value: unknown, 
   }
   // A success, or OUTPUT_TOO_LARGE: the tool worked; the model must ask for less.
   if (sessionBreakers) sessionBreakers.recordSuccess(sessionId, toolName);
-  if (sharedBreaker) {
-    const probe = call.heldProbe;
-    call.heldProbe = undefined;
-    await sharedBreaker.recordSuccess(toolName, probe?.id).catch(() => undefined);
-  }
+  let outcome: StepOutcome<ToolResult> = { ok: true, value: built };
   if (built.status === 'failed') {
     attemptRecord.outcome = built.error.code;
-    return { ok: true, value: boundFailureEnvelope(built, parts.envelopeRedactor, parts.bounds) };
+    outcome = { ok: true, value: boundFailureEnvelope(built, parts.envelopeRedactor, parts.bounds) };
   }
-  return { ok: true, value: built };
+  if (!sharedBreaker) return outcome;
+  const probe = call.heldProbe;
+  call.heldProbe = undefined;
+  return sharedBreaker.recordSuccess(toolName, probe?.id).then(
+    () => outcome,
+    () => outcome,
+  );
 }
 
 /** classifyError, guarded: an unreadable thrown value is a `TOOL_EXCEPTION`, never a rejection. */

@@ -15,21 +15,26 @@ import { stepFailed, type CallState, type PipelineParts, type StepOutcome } from
  */
 export const MAX_ARGUMENT_DEPTH = 256;
 
-/** Whether `value` nests objects or arrays deeper than `limit`, found without recursion (stops at the first too-deep branch). */
-function nestsDeeperThan(value: unknown, limit: number): boolean {
+/**
+ * Whether `value` nests objects or arrays deeper than `limit`. Recursive, but never deeper than
+ * `limit + 1` frames: it stops at the first branch past the limit, so the stack stays small.
+ */
+function nestsDeeperThan(value: unknown, limit: number, depth = 1): boolean {
   if (typeof value !== 'object' || value === null) return false;
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (depth > limit) return true;
-    const children = Array.isArray(node) ? node : Object.values(node as object);
-    for (const child of children) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  if (depth > limit) return true;
+  if (Array.isArray(value)) {
+    for (const child of value) if (typeof child === 'object' && child !== null && nestsDeeperThan(child, limit, depth + 1)) return true;
+    return false;
+  }
+  for (const key in value) {
+    const child = (value as Record<string, unknown>)[key];
+    if (typeof child === 'object' && child !== null && nestsDeeperThan(child, limit, depth + 1)) return true;
   }
   return false;
 }
 
 /** Parses and validates the call's arguments; on success `call.args` holds the validated value. */
-export async function validateStep(parts: PipelineParts, call: CallState, tool: RegisteredTool): Promise<StepOutcome<unknown>> {
+export function validateStep(parts: PipelineParts, call: CallState, tool: RegisteredTool): StepOutcome<unknown> | Promise<StepOutcome<unknown>> {
   const { sessionBreakers } = parts;
   const raw = call.input.args;
   const parsed = parseArguments(raw, parts.parseOptions);
@@ -50,15 +55,25 @@ export async function validateStep(parts: PipelineParts, call: CallState, tool: 
   }
   call.normalisations.push(...parsed.normalisations);
   call.args = parsed.value;
-  if (!tool.validator) {
-    // A tool never starts in the same synchronous run as its caller: a tool that calls the
-    // runtime on itself recurses through the microtask queue, not the stack.
-    await undefined;
-    return { ok: true, value: call.args };
-  }
-  const validation = await tool.validator.validate(parsed.value);
+  if (!tool.validator) return { ok: true, value: call.args };
+  // A synchronous validator's result is handed on as it is: the runtime awaits this step either way,
+  // so a tool never starts in the same synchronous run as its caller (a tool that calls the runtime
+  // on itself recurses through the microtask queue, not the stack).
+  const validation = tool.validator.validate(parsed.value);
+  return validation instanceof Promise
+    ? validation.then((result) => validated(parts, call, parsed.value, result))
+    : validated(parts, call, parsed.value, validation);
+}
+
+/** The outcome of a validation result. */
+function validated(
+  parts: PipelineParts,
+  call: CallState,
+  value: unknown,
+  validation: Awaited<ReturnType<NonNullable<RegisteredTool['validator']>['validate']>>,
+): StepOutcome<unknown> {
   if (!validation.ok) {
-    sessionBreakers?.recordFailure(call.sessionId, call.toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(parsed.value) });
+    parts.sessionBreakers?.recordFailure(call.sessionId, call.toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(value) });
     // A validator may report problems it did not describe (the Ajv one describes at most 1,000).
     const omittedFields = 'omittedFields' in validation && typeof validation.omittedFields === 'number' ? validation.omittedFields : 0;
     return stepFailed({
