@@ -251,7 +251,7 @@ describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over the embedded S
     await page.reload();
     await page.getByTestId('tool-entries').locator('tbody tr').first().getByRole('link').click();
     await page.getByTestId('replay-one').click();
-    await expect.poll(() => page.locator('#status').textContent()).toContain('Refused: every action needs the token');
+    await expect.poll(() => page.locator('#status').textContent()).toContain('Refused: every action needs the dashboard token');
     const status = await page.evaluate(
       async (address) =>
         (await fetch(`${address}api/tool/purge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"confirm": "purge tool"}' }))

@@ -27,6 +27,7 @@ import {
   readEntryGroups,
   readEntryPage,
   scanQueue,
+  storeFilterOf,
   SCAN_PAGE_SIZE,
   type EntryGroups,
   type MessageEntryFilter,
@@ -312,10 +313,14 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
 
   const matchingToolRecords = async (filter: ToolEntryFilter, limit?: number): Promise<DeadLetterRecord<unknown>[]> => {
     const found: DeadLetterRecord<unknown>[] = [];
-    await scanQueue(stores.toolDlq, (record) => {
-      if (matchesToolFilter(record, filter)) found.push(record);
-      return limit === undefined || found.length < limit;
-    });
+    await scanQueue(
+      stores.toolDlq,
+      (record) => {
+        if (matchesToolFilter(record, filter)) found.push(record);
+        return limit === undefined || found.length < limit;
+      },
+      storeFilterOf(filter),
+    );
     return found;
   };
 
@@ -463,7 +468,9 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     const page = await readEntryPage(stores.toolDlq, {
       limit,
       offset,
+      after: query.after || undefined,
       matches: isFiltering(filter) ? (record) => matchesToolFilter(record, filter) : undefined,
+      storeFilter: storeFilterOf(filter),
     });
     const rows = await toolEntryRows(page.records, detailContext());
     return send(c, { limit, offset, total: page.total, totalExact: page.totalExact, hasMore: page.hasMore, scanned: page.scanned, filter, rows });

@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '../ground/ports/clock.ts';
-import type { DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
+import type { DeadLetterCauseCount, DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
 
 /** Depth, size and age of one dead-letter queue. */
 export interface DeadLetterQueueMetrics {
@@ -119,14 +119,27 @@ function field(entry: unknown, key: string): unknown {
   return typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>)[key] : undefined;
 }
 
+/** The kind of a counted group, as {@link toolDeadLetterKind} reads it from an entry. */
+function countedKind(count: DeadLetterCauseCount): ToolDeadLetterKind {
+  return count.kind === 'tool' || count.kind === 'model' || count.kind === 'run' ? count.kind : 'unknown';
+}
+
+/** The oldest entry's own time (by id: the queue's oldest), for a queue read through its counts. */
+async function oldestOf(queue: DeadLetterQueue<unknown>, field: 'firstSeenAt' | 'receivedAt'): Promise<Scan> {
+  const oldest = await queue.oldest();
+  return { oldestMs: oldest === undefined ? undefined : entryTimeMs(oldest, field) };
+}
+
 /**
  * Reads the observable state of the two dead-letter queues: depth, stored bytes, age of the oldest
  * entry (alertable), and the tool DLQ's entries per kind (`tool` / `model` / `run`), per tool and
  * per model; the message DLQ's entries per rejection code. Used by `toolrun stats` and by metric
  * exporters.
  *
- * Scans every entry in pages of `pageSize` (O(depth); DLQs are bounded by the worker's
- * `maxDeadLetterEntries` and `maxDeadLetterBytes`). Read-only and safe to call concurrently with a
+ * When both queues have `countByCause` (the SQLite and PostgreSQL backends), the tallies come from
+ * it and the oldest entry is the queue's `oldest()` (the first by id; its own time): a few indexed
+ * reads, whatever the depth. Otherwise every entry is scanned in pages of `pageSize` (O(depth);
+ * DLQs are bounded by the worker's `maxDeadLetterEntries` and `maxDeadLetterBytes`). Read-only and safe to call concurrently with a
  * worker; entries added or removed during the scan may or may not be counted in the tallies, while
  * `depth` and `bytes` are the queue's own `size()` and `bytes()`.
  *
@@ -148,6 +161,36 @@ export async function readDeadLetterMetrics(
     if (kind === 'tool') count(entriesByTool, field(entry, 'toolName'));
     else if (kind === 'model') count(entriesByModel, field(entry, 'modelName'));
   };
+  const { messageDlq, toolDlq } = stores;
+  if (messageDlq.countByCause !== undefined && toolDlq.countByCause !== undefined) {
+    const [messageDepth, toolDepth, messageBytes, toolBytes, messageCounts, toolCounts, messageOldest, toolOldest] = await Promise.all([
+      messageDlq.size(),
+      toolDlq.size(),
+      bytesOf(messageDlq),
+      bytesOf(toolDlq),
+      messageDlq.countByCause(),
+      toolDlq.countByCause(),
+      oldestOf(messageDlq, 'receivedAt'),
+      oldestOf(toolDlq, 'firstSeenAt'),
+    ]);
+    const add = (tally: Tally, key: string | null, entries: number) => {
+      const name = key !== null && key.length > 0 ? key : 'unknown';
+      tally[name] = (tally[name] ?? 0) + entries;
+    };
+    for (const count of messageCounts) add(entriesByReason, count.code, count.entries);
+    for (const count of toolCounts) {
+      const kind = countedKind(count);
+      entriesByKind[kind] = (entriesByKind[kind] ?? 0) + count.entries;
+      if (kind === 'tool') add(entriesByTool, count.toolName, count.entries);
+      else if (kind === 'model') add(entriesByModel, count.modelName, count.entries);
+    }
+    const nowMs = clock.now();
+    return {
+      message: { ...queueMetrics(messageDepth, messageBytes, messageOldest.oldestMs, nowMs), entriesByReason },
+      tool: { ...queueMetrics(toolDepth, toolBytes, toolOldest.oldestMs, nowMs), entriesByKind, entriesByTool, entriesByModel },
+      measuredAt: new Date(nowMs).toISOString(),
+    };
+  }
   const [messageDepth, toolDepth, messageBytes, toolBytes, messageScan, toolScan] = await Promise.all([
     stores.messageDlq.size(),
     stores.toolDlq.size(),
