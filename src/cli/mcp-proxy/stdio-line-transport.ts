@@ -34,12 +34,42 @@ function idOf(value: unknown): string | number | null {
  * naming the bound (the line is skipped without being buffered). The transport stays open.
  * Closes (`onclose`) when the input ends.
  */
+/** How many bytes at each end of an oversized line are searched for its id. */
+const ID_WINDOW_BYTES = 1024;
+
+/**
+ * The top-level `id` of a JSON-RPC request too large to parse, read from its ends: `{"jsonrpc":"2.0","id":7,…`
+ * or `…,"id":7}` (the SDK writes it last). `null` when neither end shows one.
+ */
+export function idOfOversizedLine(head: Buffer, tail: Buffer): string | number | null {
+  const value = (text: string | undefined): string | number | null => {
+    if (text === undefined) return null;
+    if (text.startsWith('"')) {
+      try {
+        return JSON.parse(text) as string;
+      } catch {
+        return null;
+      }
+    }
+    const number = Number(text);
+    return Number.isSafeInteger(number) ? number : null;
+  };
+  const ID = String.raw`"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,16})`;
+  const last = new RegExp(`,\\s*${ID}\\s*\\}\\s*\\r?$`).exec(tail.toString('utf8'));
+  if (last) return value(last[1]);
+  const first = new RegExp(`^\\s*\\{\\s*(?:"jsonrpc"\\s*:\\s*"2\\.0"\\s*,\\s*)?${ID}`).exec(head.toString('utf8'));
+  return value(first?.[1]);
+}
+
 export function createStdioLineTransport(options: StdioLineTransportOptions): Transport {
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const { input, output } = options;
   let chunks: Buffer[] = [];
   let pendingBytes = 0;
   let skipping = false;
+  /** The first and the last bytes of the line being skipped. */
+  let head = Buffer.alloc(0);
+  let tail = Buffer.alloc(0);
   let closed = false;
   let started = false;
 
@@ -93,13 +123,22 @@ export function createStdioLineTransport(options: StdioLineTransportOptions): Tr
       if (!skipping) {
         pendingBytes += part.length;
         if (pendingBytes > maxMessageBytes) {
+          // Skipped without being buffered; only its first and last bytes are kept, to find the
+          // request's id (clients write it first or last), so the client fails at once, not at its timeout.
           skipping = true;
+          head = Buffer.concat([...chunks, part]).subarray(0, ID_WINDOW_BYTES);
+          tail = Buffer.from(part.subarray(Math.max(0, part.length - ID_WINDOW_BYTES)));
           chunks = [];
-          refuse(null, -32600, `Invalid Request: a message of more than ${maxMessageBytes} bytes was refused (the proxy's --max-message-bytes)`);
         } else chunks.push(part);
-      }
+      } else tail = Buffer.concat([tail, part]).subarray(Math.max(0, tail.length + part.length - ID_WINDOW_BYTES));
       if (newline === -1) break;
       if (!skipping) handleLine(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      else
+        refuse(
+          idOfOversizedLine(head, tail),
+          -32600,
+          `Invalid Request: a message of more than ${maxMessageBytes} bytes was refused (the proxy's --max-message-bytes)`,
+        );
       chunks = [];
       pendingBytes = 0;
       skipping = false;
