@@ -221,7 +221,7 @@ describe('toolrun mcp-proxy as a process', () => {
     expect(await lines.next()).toMatchObject({ id: 7, error: { code: -32600 } });
     proxy.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping', params: { pad: 'x'.repeat(100_000) } })}\n`);
     const huge = await lines.next();
-    expect(huge).toMatchObject({ id: null, error: { code: -32600 } });
+    expect(huge).toMatchObject({ id: 2, error: { code: -32600 } }); // its own id: the client fails at once
     expect(String((huge.error as { message: string }).message)).toContain('65536 bytes');
     proxy.child.stdin.write(initializeLine(3));
     expect(await lines.next()).toMatchObject({ id: 3, result: { serverInfo: { name: 'memory-server' } } });
