@@ -203,6 +203,10 @@ describe('the dashboard server over a seeded SQLite store', () => {
       expect(refused.json().error.code).toBe('INVALID_INPUT');
     }
     expect((await call('/api/jobs')).json().jobs.filter((job: { type: string }) => job.type !== 'replay')).toEqual([]);
+    // an action's body is a few fields: a 1 MB one is refused before it is read
+    const huge = await call('/api/tool/replays', { method: 'POST', body: JSON.stringify({ filter: { text: 'x'.repeat(1_000_000) }, dryRun: true }) });
+    expect(huge.status).toBe(413);
+    expect(huge.json().error.code).toBe('BODY_TOO_LARGE');
     expect(estimate.tokensSpent.input).toBe(listed.reduce((sum: number, row: { tokens: { input: number } }) => sum + row.tokens.input, 0));
     expect(await stores.toolDlq.size()).toBe(8);
     const started = await call('/api/tool/replays', { method: 'POST', body: JSON.stringify({ filter, concurrency: 2, ratePerSecond: 20 }) });

@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 import { timingSafeEqual, createHash, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { systemClock } from '../ground/ports/clock.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import type { DeadLetterRecord } from '../ground/ports/stores.ts';
@@ -79,6 +80,9 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The largest action body the dashboard reads, in bytes. */
+const MAX_ACTION_BODY_BYTES = 65_536;
+
 const require = createRequire(import.meta.url);
 
 function assetDirectory(): string {
@@ -112,7 +116,7 @@ function digest(text: string): Buffer {
 /** An error the API answers with: HTTP status, a code and a message. */
 class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503,
     readonly code: string,
     message: string,
   ) {
@@ -209,7 +213,7 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     developerRecord: source.failureLog ? (traceId) => failures.byTraceId(traceId) : undefined,
   });
 
-  const send = (c: Context, payload: unknown, status: 200 | 202 | 400 | 401 | 403 | 404 | 409 | 500 | 503 = 200) =>
+  const send = (c: Context, payload: unknown, status: 200 | 202 | 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503 = 200) =>
     c.body(JSON.stringify(redactor.value(payload)), status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
 
   const hasToken = (c: Context): boolean => {
@@ -431,6 +435,17 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     if (readOnly) throw new ApiError(403, 'READ_ONLY', 'this dashboard was started with --read-only: actions are refused');
     return next();
   });
+
+  // An action's body is a few fields: anything larger is refused before it is read.
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: MAX_ACTION_BODY_BYTES,
+      onError: () => {
+        throw new ApiError(413, 'BODY_TOO_LARGE', `an action's body is at most ${MAX_ACTION_BODY_BYTES} bytes`);
+      },
+    }),
+  );
 
   for (const [path, file] of Object.entries(files)) {
     app.get(path, (c) => c.body(file.body, 200, { 'content-type': file.type, 'cache-control': path === '/' ? 'no-store' : 'max-age=300' }));

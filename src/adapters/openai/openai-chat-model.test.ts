@@ -144,6 +144,21 @@ describe('createOpenAiChatModel: failures a model policy can classify', () => {
     expect(classifyModelError(rejection, { nowMs })).toMatchObject({ kind: 'rate_limit', status: 429, retryAfterMs: 2000 });
   });
 
+  it('goes by the configured model name in dead-letter entries and the shared model breaker', async () => {
+    const model = createOpenAiChatModel({ model: 'gpt-4o-mini', apiKey: undefined });
+    expect((model as { modelName?: unknown }).modelName).toBe('gpt-4o-mini');
+    const { runAgent } = await import('../../agent/run-agent.ts');
+    const saved = process.env.OPENAI_API_KEY;
+    delete process.env.OPENAI_API_KEY;
+    try {
+      const result = await runAgent({ model, tools: {}, messages: [{ role: 'user', content: 'hi' }], modelPolicy: { maxAttempts: 1 } });
+      expect(result.status).toBe('model_failed');
+      expect(result.modelFailure?.modelName).toBe('gpt-4o-mini');
+    } finally {
+      if (saved !== undefined) process.env.OPENAI_API_KEY = saved;
+    }
+  });
+
   it('no API key: a ToolError that is a misconfiguration (auth), not a tool bug', async () => {
     const saved = process.env.OPENAI_API_KEY;
     delete process.env.OPENAI_API_KEY;

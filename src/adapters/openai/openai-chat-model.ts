@@ -178,7 +178,8 @@ function describeBody(value: unknown): string {
  *   `MISSING_DEPENDENCY`.
  *
  * A client built here has `maxRetries: 0`: retries are toolrun's model policy's (same backoff,
- * Retry-After and budget rules as tools), not the SDK's on top of them.
+ * Retry-After and budget rules as tools), not the SDK's on top of them. The function's `modelName`
+ * is `options.model` (the name dead-letter entries and the shared model breaker use).
  */
 export function createOpenAiChatModel(options: OpenAiChatModelOptions): Model {
   let client: ChatCompletionsClient | undefined = options.client;
@@ -208,7 +209,7 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): Model {
     }
     return client;
   };
-  return async (request: ModelRequest): Promise<ModelResponse> => {
+  const chatModel = async (request: ModelRequest): Promise<ModelResponse> => {
     const completions = (await getClient()).chat.completions;
     const completion = await completions.create(
       {
@@ -229,4 +230,6 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): Model {
     );
     return parseChatCompletion(completion, request.stepIndex);
   };
+  // its name in dead-letter entries, logs and the shared model breaker's key (`model:<name>`)
+  return Object.assign(chatModel, { modelName: options.model });
 }
