@@ -11,6 +11,7 @@ import { DEFAULT_CONFIG_FILES, findConfigFile, loadConfig } from '../load-config
 import { addLogOptions, addStoreOptions, integerOption, portOption, type LogOptions, type StoreOptions } from '../parse-options.ts';
 import { resolveStores } from '../resolve-stores.ts';
 import { guardConfigOnEvent } from '../worker-output.ts';
+import { replayOptions } from './dlq-command.ts';
 
 interface DashboardOptions extends StoreOptions, LogOptions {
   config?: string;
@@ -41,22 +42,6 @@ function responseRedactor(config: ToolrunConfig | undefined): Redactor {
   const configured = config?.runtimeOptions?.redact;
   if (isRedactor(configured)) return configured;
   return createRedactor({ ...configured, maxNodes: 2_000_000, maxItems: 100_000, maxKeys: 100_000, maxValueBytes: 256 * 1024 * 1024 });
-}
-
-/** The replay options of `config` over `stores`, as `toolrun dlq replay` builds them. */
-function replayOptionsOf(config: ToolrunConfig, stores: ReplayOptions['stores']): ReplayOptions {
-  return {
-    model: config.model,
-    tools: config.tools,
-    ...(stores !== undefined ? { stores } : {}),
-    ...(config.runtimeOptions !== undefined ? { runtimeOptions: config.runtimeOptions } : {}),
-    ...(config.toolRetryBudget !== undefined ? { toolRetryBudget: config.toolRetryBudget } : {}),
-    ...(config.maxSteps !== undefined ? { maxSteps: config.maxSteps } : {}),
-    ...(config.sharedBreaker !== undefined ? { sharedBreaker: config.sharedBreaker } : {}),
-    ...(config.modelPolicy !== undefined ? { modelPolicy: config.modelPolicy } : {}),
-    ...(config.modelName !== undefined ? { modelName: config.modelName } : {}),
-    ...(config.claimLeaseMs !== undefined ? { claimLeaseMs: config.claimLeaseMs } : {}),
-  };
 }
 
 /**
@@ -110,7 +95,7 @@ export function addDashboardCommand(program: Command): void {
         const configOnEvent = guardConfigOnEvent(config.onEvent, observed.redactor);
         flush = () => observed.flush();
         replay = {
-          ...replayOptionsOf(config, stores),
+          ...replayOptions(config, stores),
           runtimeOptions: observed.runtimeOptions,
           runHooks: observed.observability.runHooks,
           onEvent: (event) => {

@@ -270,7 +270,8 @@ async function printList(stores: Stores, queue: QueueName, options: DlqOptions):
   return records;
 }
 
-function replayOptions(config: ToolrunConfig, stores: Stores): ReplayOptions {
+/** The replay options of `config` over `stores` (`toolrun dlq replay|drain` and the dashboard build them the same way). */
+export function replayOptions(config: ToolrunConfig, stores: Stores): ReplayOptions {
   return {
     model: config.model,
     tools: config.tools,

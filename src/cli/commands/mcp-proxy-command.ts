@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { addLogOptions, integerOption } from '../parse-options.ts';
+import type { McpProxyCommandOptions } from '../mcp-proxy/run-mcp-proxy.ts';
 
 /** The help text after the options of `toolrun mcp-proxy`. */
 export const MCP_PROXY_HELP = `
@@ -17,24 +18,6 @@ keeps the shared breaker state in Redis. toolrun report --db FILE reads the fail
 Exit codes: 0 stdin closed (or SIGINT/SIGTERM); 1 a store or the metrics port cannot be opened;
 2 a usage error. An upstream that fails to start or dies does not end the proxy: the client gets
 a JSON-RPC error (initialize) or UNAVAILABLE results (tools/call) and the upstream is restarted.`;
-
-interface RawOptions {
-  url?: string;
-  listen?: string;
-  db?: string;
-  store?: string;
-  queue?: string;
-  maxAttempts: number;
-  timeoutMs: number;
-  startupTimeoutMs: number;
-  maxMessageBytes: number;
-  breakerThreshold: number;
-  breakerCooldownMs: number;
-  sharedBreaker: boolean;
-  metricsPort?: number;
-  logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
-  logFile?: string;
-}
 
 /**
  * `toolrun mcp-proxy [options] -- <command> [args...]`: an MCP server (stdio, or Streamable HTTP
@@ -65,7 +48,7 @@ export function addMcpProxyCommand(program: Command): void {
     .option('--metrics-port <n>', 'serve metrics for Prometheus on 127.0.0.1:N/metrics (0: a free port)', integerOption(0))
     .addHelpText('after', MCP_PROXY_HELP);
   addLogOptions(command);
-  command.action(async (upstreamCommand: string[], options: RawOptions) => {
+  command.action(async (upstreamCommand: string[], options: McpProxyCommandOptions) => {
     const { runMcpProxy } = await import('../mcp-proxy/run-mcp-proxy.ts');
     await runMcpProxy(options, upstreamCommand, {
       stdin: process.stdin,
