@@ -18,6 +18,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TOOLRUN_ENVELOPE_META_KEY } from '../src/adapters/mcp/index.ts';
 import type { ToolFailure } from '../src/ground/tool-result.ts';
+import { defaultBreakerKeyPrefix } from '../src/cli/mcp-proxy/mcp-proxy.ts';
 import { bundledCli } from './fixtures/mcp-cli.ts';
 import { createTestPool, createTestRedis, deleteRedisKeys, dropSchema, POSTGRES_URL, REDIS_URL, uniqueName } from './fixtures/distributed-services.ts';
 
@@ -88,7 +89,7 @@ function expectOneOpening(result: Storm, proxies: number, toolName: string): voi
 describe('breaker storm through mcp-proxy processes sharing one store', () => {
   it('3 proxies on one SQLite file: one opening, one alert, one breaker-open record; toolrun report reads it', { timeout: 60_000 }, async () => {
     const db = join(folder, 'proxy.db');
-    const result = await storm(3, ['--db', db], 'search_flights');
+    const result = await storm(3, ['--db', db, '--init'], 'search_flights');
     expectOneOpening(result, 3, 'search_flights');
     const database = new Database(db, { readonly: true });
     try {
@@ -109,7 +110,7 @@ describe('breaker storm through mcp-proxy processes sharing one store', () => {
     const schema = uniqueName('mcp_storm_');
     const pool = createTestPool({ max: 1 });
     try {
-      const result = await storm(2, ['--store', `${POSTGRES_URL}?schema=${schema}`], 'search_flights');
+      const result = await storm(2, ['--store', `${POSTGRES_URL}?schema=${schema}`, '--init'], 'search_flights');
       expectOneOpening(result, 2, 'search_flights');
     } finally {
       await dropSchema(pool, schema);
@@ -118,15 +119,16 @@ describe('breaker storm through mcp-proxy processes sharing one store', () => {
   });
 
   it('2 proxies on one Redis (--queue redis://…): one opening, one alert', { timeout: 60_000 }, async () => {
-    // the proxies' Redis keys are toolrun:breaker:{<tool>}: a tool name of this test's own
+    // the proxies' Redis keys are toolrun:breaker:{mcp:<upstream hash>/<tool>}: a tool name of this test's own
     const toolName = uniqueName('search_flights_');
+    const key = `${defaultBreakerKeyPrefix({ kind: 'stdio', command: process.execPath, args: [LOCKED_SERVER], env: {} })}${toolName}`;
     const redis = createTestRedis();
     try {
       const result = await storm(2, ['--queue', REDIS_URL], toolName);
       expectOneOpening(result, 2, toolName);
-      expect(await redis.exists(`toolrun:breaker:{${toolName}}`)).toBe(1);
+      expect(await redis.exists(`toolrun:breaker:{${key}}`)).toBe(1);
     } finally {
-      await deleteRedisKeys(redis, `toolrun:breaker:{${toolName}}`);
+      await deleteRedisKeys(redis, `toolrun:breaker:{${key}}`);
       redis.disconnect();
     }
   });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addLogOptions, integerOption } from '../parse-options.ts';
+import { addInitOption, addLogOptions, integerOption } from '../parse-options.ts';
 import type { McpProxyCommandOptions } from '../mcp-proxy/run-mcp-proxy.ts';
 
 /** The help text after the options of `toolrun mcp-proxy`. */
@@ -12,8 +12,12 @@ Examples (an MCP client config entry: "command": "npx", "args": ["toolrun", "mcp
 
 Everything after -- is the upstream command, taken verbatim; it inherits this process's environment.
 stdout carries only MCP messages; the proxy's own lines (and the upstream's stderr) go to stderr.
-State: --db FILE / --store URL (else $TOOLRUN_DB, else memory: nothing is written); --queue redis://…
-keeps the shared breaker state in Redis. toolrun report --db FILE reads the failures it recorded.
+State: --db FILE / --store URL (else $TOOLRUN_DB, else memory: nothing is written); a database
+that does not exist is an error unless --init; --queue redis://… keeps the shared breaker state in
+Redis. toolrun report --db FILE reads the failures it recorded. Shared breaker keys are
+mcp:<hash of the upstream>/<tool>: replicas of the same upstream (same command and args, or URL)
+share a breaker per tool, different upstreams with the same tool name do not (--breaker-prefix
+sets the prefix, e.g. to share across differently started replicas).
 
 Exit codes: 0 stdin closed (or SIGINT/SIGTERM); 1 a store or the metrics port cannot be opened;
 2 a usage error. An upstream that fails to start or dies does not end the proxy: the client gets
@@ -45,8 +49,13 @@ export function addMcpProxyCommand(program: Command): void {
     .option('--breaker-threshold <n>', 'consecutive failures broken for everyone that open the shared breaker', integerOption(1), 2)
     .option('--breaker-cooldown-ms <ms>', 'how long the shared breaker stays open before one probe', integerOption(1), 30_000)
     .option('--no-shared-breaker', 'no shared breaker')
+    .option(
+      '--breaker-prefix <prefix>',
+      'prefix of the shared breaker keys (default: mcp:<hash of the upstream command and args, or URL>/): replicas of one upstream share breakers, other upstreams do not',
+    )
     .option('--metrics-port <n>', 'serve metrics for Prometheus on 127.0.0.1:N/metrics (0: a free port)', integerOption(0))
     .addHelpText('after', MCP_PROXY_HELP);
+  addInitOption(command);
   addLogOptions(command);
   command.action(async (upstreamCommand: string[], options: McpProxyCommandOptions) => {
     const { runMcpProxy } = await import('../mcp-proxy/run-mcp-proxy.ts');

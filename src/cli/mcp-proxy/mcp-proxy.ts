@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -41,6 +42,29 @@ export type UpstreamSpec =
     }
   | { kind: 'http'; url: URL; headers?: Readonly<Record<string, string>> };
 
+/**
+ * The default prefix of the proxy's shared breaker keys: `mcp:` + the first 12 hex digits of the
+ * SHA-256 of the upstream (its command and arguments, or its URL) + `/`. Replicas started with the
+ * same command and arguments (or URL) share a breaker per tool; a proxy of another server, or of
+ * the same server with other arguments, does not. The environment and working directory are not
+ * part of it.
+ */
+export function defaultBreakerKeyPrefix(upstream: UpstreamSpec): string {
+  const identity = upstream.kind === 'http' ? ['http', upstream.url.toString()] : ['stdio', upstream.command, ...upstream.args];
+  return `mcp:${createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 12)}/`;
+}
+
+/** `breaker` with `prefix` prepended to every key. */
+function prefixedBreaker(breaker: SharedBreaker, prefix: string): SharedBreaker {
+  return {
+    acquire: (key) => breaker.acquire(prefix + key),
+    recordSuccess: (key, probeId) => breaker.recordSuccess(prefix + key, probeId),
+    recordFailure: (key, error, probeId) => breaker.recordFailure(prefix + key, error, probeId),
+    releaseProbe: (key, probeId) => breaker.releaseProbe(prefix + key, probeId),
+    state: (key) => breaker.state(prefix + key),
+  };
+}
+
 /** Options of {@link createMcpProxy}. Durations in milliseconds. */
 export interface McpProxyOptions {
   upstream: UpstreamSpec;
@@ -48,6 +72,12 @@ export interface McpProxyOptions {
   runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
   /** The breaker shared with other proxy replicas through the store. */
   sharedBreaker?: SharedBreaker;
+  /**
+   * Prepended to every tool name to make its shared breaker key, so that proxies guarding other
+   * servers with a tool of the same name do not share its breaker in a shared store.
+   * @defaultValue {@link defaultBreakerKeyPrefix} of `upstream`
+   */
+  breakerKeyPrefix?: string;
   /** Attempts of an idempotent or read-only tool's call on an environment failure; other tools get one. @defaultValue 3 */
   maxAttempts?: number;
   /** Per-attempt timeout of a tool call. @defaultValue 60_000 */
@@ -124,6 +154,9 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
   let closed = false;
 
   const log = options.log;
+  const sharedBreaker = options.sharedBreaker
+    ? prefixedBreaker(options.sharedBreaker, options.breakerKeyPrefix ?? defaultBreakerKeyPrefix(options.upstream))
+    : undefined;
 
   function makeTransport(): Transport {
     const upstream = options.upstream;
@@ -195,7 +228,7 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
       callBudgetMs: Math.max(120_000, (options.timeoutMs ?? 60_000) * maxAttempts + 10_000),
       ...options.runtimeOptions,
       tools: definitions,
-      ...(options.sharedBreaker ? { sharedBreaker: options.sharedBreaker } : {}),
+      ...(sharedBreaker ? { sharedBreaker } : {}),
     });
   }
 

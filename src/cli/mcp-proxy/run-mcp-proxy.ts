@@ -12,9 +12,9 @@ import { systemClock } from '../../ground/ports/clock.ts';
 import { createCliObservability } from '../cli-observability.ts';
 import { usageError } from '../cli-error.ts';
 import type { LogOptions } from '../parse-options.ts';
-import { resolveStores } from '../resolve-stores.ts';
+import { resolveStores, writerContext } from '../resolve-stores.ts';
 import { serveMetrics } from '../serve-metrics.ts';
-import { createMcpProxy, type McpProxy, type UpstreamSpec } from './mcp-proxy.ts';
+import { createMcpProxy, defaultBreakerKeyPrefix, type McpProxy, type UpstreamSpec } from './mcp-proxy.ts';
 import { createStdioLineTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio-line-transport.ts';
 
 /** The options of `toolrun mcp-proxy`, parsed. */
@@ -31,6 +31,10 @@ export interface McpProxyCommandOptions extends LogOptions {
   breakerThreshold: number;
   breakerCooldownMs: number;
   sharedBreaker: boolean;
+  /** `--breaker-prefix`: the shared breaker keys' prefix (default {@link defaultBreakerKeyPrefix} of the upstream). */
+  breakerPrefix?: string;
+  /** `--init`: create the database named by `--db`/`--store`/`$TOOLRUN_DB` when it does not exist. */
+  init?: boolean;
   metricsPort?: number;
 }
 
@@ -96,7 +100,9 @@ export async function runMcpProxy(options: McpProxyCommandOptions, command: read
   const log = (line: string) => streams.writeError(`toolrun mcp-proxy: ${line}\n`);
   // No store flag: memory (a proxy started by an MCP client writes no file where it happens to run).
   const useMemory = options.db === undefined && options.store === undefined && (streams.env.TOOLRUN_DB ?? '') === '';
-  const resolved = await resolveStores({ db: options.db, store: useMemory ? 'memory:' : options.store, env: streams.env }, { mustExist: false });
+  // A named database that does not exist is an error unless --init, as for `worker` and `enqueue` (a typo would start an empty one).
+  const location = { db: options.db, store: useMemory ? 'memory:' : options.store, env: streams.env };
+  const resolved = await resolveStores(location, writerContext(location, options.init));
   const { stores } = resolved;
   let breakerStore: Awaited<ReturnType<typeof openBreakerStore>> | undefined;
   let metricsServer: MetricsServer | undefined;
@@ -120,13 +126,22 @@ export async function runMcpProxy(options: McpProxyCommandOptions, command: read
   }
   const { observability } = observed;
   const breakerOptions: Partial<SharedBreakerOptions> = { failureThreshold: options.breakerThreshold, halfOpenAfterMs: options.breakerCooldownMs };
+  const breakerKeyPrefix = options.breakerPrefix ?? defaultBreakerKeyPrefix(upstream);
+  const toolOf = (key: string) => (key.startsWith(breakerKeyPrefix) ? key.slice(breakerKeyPrefix.length) : key);
   const onBreakerEvent = (event: SharedBreakerEvent) => {
     if (event.type === 'breaker-open') {
-      log(`ALERT breaker-open ${event.key}: failing for everyone (opening ${event.openings}): ${event.lastError}`);
-      observability.onEvent({ type: 'breaker-open', toolName: event.key, target: 'tool', openings: event.openings, lastError: event.lastError, at: event.at });
+      log(`ALERT breaker-open ${toolOf(event.key)} (key ${event.key}): failing for everyone (opening ${event.openings}): ${event.lastError}`);
+      observability.onEvent({
+        type: 'breaker-open',
+        toolName: toolOf(event.key),
+        target: 'tool',
+        openings: event.openings,
+        lastError: event.lastError,
+        at: event.at,
+      });
     } else {
-      log(`${event.type} ${event.key}`);
-      observability.onEvent({ type: event.type, toolName: event.key, target: 'tool', at: event.at });
+      log(`${event.type} ${toolOf(event.key)} (key ${event.key})`);
+      observability.onEvent({ type: event.type, toolName: toolOf(event.key), target: 'tool', at: event.at });
     }
   };
   const sharedBreaker = options.sharedBreaker
@@ -135,14 +150,16 @@ export async function runMcpProxy(options: McpProxyCommandOptions, command: read
   const proxy = createMcpProxy({
     upstream,
     runtimeOptions: observed.runtimeOptions,
-    ...(sharedBreaker ? { sharedBreaker } : {}),
+    ...(sharedBreaker ? { sharedBreaker, breakerKeyPrefix } : {}),
     maxAttempts: options.maxAttempts,
     timeoutMs: options.timeoutMs,
     startupTimeoutMs: options.startupTimeoutMs,
     log,
   });
   log(
-    `guarding ${upstream.kind === 'http' ? upstream.url.toString() : upstream.command}; state ${resolved.label}${metricsServer ? `; metrics at ${metricsServer.url}` : ''}`,
+    `guarding ${upstream.kind === 'http' ? upstream.url.toString() : upstream.command}; state ${resolved.label}${
+      sharedBreaker ? `; shared breaker keys ${breakerKeyPrefix}<tool>` : ''
+    }${metricsServer ? `; metrics at ${metricsServer.url}` : ''}`,
   );
 
   let finish: () => void = () => undefined;
