@@ -58,7 +58,7 @@ describe('mcp-proxy shared breaker keys', () => {
   it('are mcp:<12 hex of the upstream>/: the same for the same command and args, whatever the environment', () => {
     const a: UpstreamSpec = { kind: 'stdio', command: 'node', args: ['server.js'], env: { KEY: '1' } };
     const sameOtherEnv: UpstreamSpec = { kind: 'stdio', command: 'node', args: ['server.js'], env: { KEY: '2' } };
-    const otherArgs: UpstreamSpec = { kind: 'stdio', command: 'node', args: ['server.js', '--root', '/srv'] };
+    const otherArgs: UpstreamSpec = { kind: 'stdio', command: 'node', args: ['server.js', '--root', '/srv'], env: {} };
     const http: UpstreamSpec = { kind: 'http', url: new URL('http://127.0.0.1:3000/mcp') };
     expect(defaultBreakerKeyPrefix(a)).toMatch(/^mcp:[0-9a-f]{12}\/$/);
     expect(defaultBreakerKeyPrefix(sameOtherEnv)).toBe(defaultBreakerKeyPrefix(a));
