@@ -106,6 +106,7 @@ export type {
   ConversationStore,
   DeadLetterCauseCount,
   DeadLetterFilter,
+  DeadLetterGroupCount,
   DeadLetterListOptions,
   DeadLetterQueue,
   DeadLetterRecord,

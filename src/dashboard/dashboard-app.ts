@@ -26,6 +26,8 @@ import {
   matchesMessageFilter,
   matchesToolFilter,
   readEntryGroups,
+  countMessageEntries,
+  countToolEntries,
   readEntryPage,
   scanQueue,
   storeFilterOf,
@@ -480,15 +482,20 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     const limit = intParam(query.limit, 50, 1, 200, 'limit');
     const offset = intParam(query.offset, 0, 0, Number.MAX_SAFE_INTEGER, 'offset');
     const filter = toolFilterOf(query);
-    const page = await readEntryPage(stores.toolDlq, {
-      limit,
-      offset,
-      after: query.after || undefined,
-      matches: isFiltering(filter) ? (record) => matchesToolFilter(record, filter) : undefined,
-      storeFilter: storeFilterOf(filter),
-    });
+    const [page, counted] = await Promise.all([
+      readEntryPage(stores.toolDlq, {
+        limit,
+        offset,
+        after: query.after || undefined,
+        matches: isFiltering(filter) ? (record) => matchesToolFilter(record, filter) : undefined,
+        storeFilter: storeFilterOf(filter),
+      }),
+      // a filter's exact total from the store's group counts (no entry read), when it has them
+      isFiltering(filter) && !query.after ? countToolEntries(stores.toolDlq, filter) : undefined,
+    ]);
+    const total = counted !== undefined && counted >= page.total ? { total: counted, totalExact: true } : { total: page.total, totalExact: page.totalExact };
     const rows = await toolEntryRows(page.records, detailContext());
-    return send(c, { limit, offset, total: page.total, totalExact: page.totalExact, hasMore: page.hasMore, scanned: page.scanned, filter, rows });
+    return send(c, { limit, offset, ...total, hasMore: page.hasMore, scanned: page.scanned, filter, rows });
   });
 
   app.get('/api/tool/groups', async (c) => send(c, await groups(c.req.query('fresh') === '1')));
@@ -504,16 +511,19 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     const limit = intParam(query.limit, 50, 1, 200, 'limit');
     const offset = intParam(query.offset, 0, 0, Number.MAX_SAFE_INTEGER, 'offset');
     const filter: MessageEntryFilter = { group: query.group || undefined, text: query.text || undefined };
-    const page = await readEntryPage(stores.messageDlq, {
-      limit,
-      offset,
-      matches: isFiltering(filter) ? (record) => matchesMessageFilter(record, filter) : undefined,
-    });
+    const [page, counted] = await Promise.all([
+      readEntryPage(stores.messageDlq, {
+        limit,
+        offset,
+        matches: isFiltering(filter) ? (record) => matchesMessageFilter(record, filter) : undefined,
+      }),
+      isFiltering(filter) ? countMessageEntries(stores.messageDlq, filter) : undefined,
+    ]);
+    const total = counted !== undefined && counted >= page.total ? { total: counted, totalExact: true } : { total: page.total, totalExact: page.totalExact };
     return send(c, {
       limit,
       offset,
-      total: page.total,
-      totalExact: page.totalExact,
+      ...total,
       hasMore: page.hasMore,
       scanned: page.scanned,
       filter,

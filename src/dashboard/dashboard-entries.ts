@@ -2,8 +2,9 @@
  * How the dashboard reads dead-letter entries: their cause group, the filters of the lists, and
  * reads of a queue in keyset pages of its own `list({ limit, after, filter })`.
  */
-import type { DeadLetterFilter, DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
-import { toolDeadLetterKind, type ToolDeadLetterKind } from '../worker/dead-letter-metrics.ts';
+import type { DeadLetterFilter, DeadLetterGroupCount, DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
+import { deadLetterGroupFields } from '../stores/memory/memory-dead-letter-queue.ts';
+import type { ToolDeadLetterKind } from '../worker/dead-letter-metrics.ts';
 
 /** The fields of a tool-DLQ entry of any kind as read from a store (any may be missing). */
 export interface AnyToolEntry {
@@ -42,33 +43,63 @@ export function asMessageEntry(entry: unknown): AnyMessageEntry {
   return typeof entry === 'object' && entry !== null ? (entry as AnyMessageEntry) : {};
 }
 
-/** What a tool-DLQ entry is about: the tool's name, `model:<name>` for a model failure, `run` for a poison run. */
-export function subjectOf(entry: unknown): string {
-  const kind = toolDeadLetterKind(entry);
-  const tool = asToolEntry(entry);
-  if (kind === 'model') return `model:${tool.modelName ?? '?'}`;
-  if (kind === 'run') return 'run';
-  return typeof tool.toolName === 'string' ? tool.toolName : '?';
+/** The fields an entry is grouped by: its cause and group fields as the stores count them (`DeadLetterGroupCount`). */
+export type EntryGroupFields = Pick<
+  DeadLetterGroupCount,
+  'kind' | 'toolName' | 'modelName' | 'reason' | 'code' | 'errorKind' | 'errorStatus' | 'fieldPath' | 'fieldProblem'
+>;
+
+/** The kind of a tool-DLQ entry from its group fields, as `toolDeadLetterKind` reads it from the entry. */
+function kindOfFields(fields: EntryGroupFields): ToolDeadLetterKind {
+  return fields.kind === 'tool' || fields.kind === 'model' || fields.kind === 'run' ? fields.kind : 'unknown';
 }
 
-/** `reason · last error kind [status]`, as `npm start` prints the tool DLQ by cause. */
+/** {@link subjectOf} from an entry's group fields (or a store's group count). */
+export function subjectOfFields(fields: EntryGroupFields): string {
+  const kind = kindOfFields(fields);
+  if (kind === 'model') return `model:${fields.modelName ?? '?'}`;
+  if (kind === 'run') return 'run';
+  return fields.toolName ?? '?';
+}
+
+/** {@link toolCauseOf} from an entry's group fields (or a store's group count). */
+export function toolCauseOfFields(fields: EntryGroupFields): string {
+  const status = fields.errorStatus !== null ? ` ${fields.errorStatus}` : '';
+  return `${fields.reason ?? '?'} · ${fields.errorKind ?? '?'}${status}`;
+}
+
+/** {@link toolGroupOf} from an entry's group fields (or a store's group count). */
+export function toolGroupOfFields(fields: EntryGroupFields): string {
+  return `${toolCauseOfFields(fields)} · ${subjectOfFields(fields)}`;
+}
+
+/** {@link messageGroupOf} from an entry's group fields (or a store's group count). */
+export function messageGroupOfFields(fields: EntryGroupFields): string {
+  const code = fields.code ?? 'unknown';
+  return fields.fieldPath === null ? code : `${code} · ${fields.fieldPath || '/'} ${fields.fieldProblem ?? ''}`.trim();
+}
+
+/** What a tool-DLQ entry is about: the tool's name, `model:<name>` for a model failure, `run` for a poison run (`?`: none). */
+export function subjectOf(entry: unknown): string {
+  return subjectOfFields(deadLetterGroupFields(entry));
+}
+
+/** `reason · last error kind [status]`, as `npm start` prints the tool DLQ by cause (`?` for a missing string; the status when it is a number). */
 export function toolCauseOf(entry: unknown): string {
-  const tool = asToolEntry(entry);
-  const error = tool.lastError ?? {};
-  const status = error.status !== null && error.status !== undefined ? ` ${error.status}` : '';
-  return `${tool.reason ?? '?'} · ${error.kind ?? '?'}${status}`;
+  return toolCauseOfFields(deadLetterGroupFields(entry));
 }
 
 /** The group of a tool-DLQ entry: cause (reason × last error) × tool, `reason · kind status · tool`. */
 export function toolGroupOf(entry: unknown): string {
-  return `${toolCauseOf(entry)} · ${subjectOf(entry)}`;
+  return toolGroupOfFields(deadLetterGroupFields(entry));
 }
 
-/** The group of a message-DLQ entry: `code` or `code · path problem` of its first field, as `npm start` prints it. */
+/**
+ * The group of a message-DLQ entry: `code` or `code · path problem` of its first field, as `npm
+ * start` prints it (`code` is the store's cause code: `reason.code`; `unknown` when it has none).
+ */
 export function messageGroupOf(entry: unknown): string {
-  const reason = asMessageEntry(entry).reason ?? {};
-  const field = reason.fields?.[0];
-  return field === undefined ? String(reason.code ?? 'unknown') : `${String(reason.code ?? 'unknown')} · ${field.path || '/'} ${field.problem ?? ''}`.trim();
+  return messageGroupOfFields(deadLetterGroupFields(entry));
 }
 
 /**
@@ -99,17 +130,27 @@ export function isFiltering(filter: ToolEntryFilter | MessageEntryFilter): boole
   return Object.values(filter).some((value) => typeof value === 'string' && value.length > 0);
 }
 
+/** Whether entries of these group fields pass the members of a filter other than `text`. */
+export function matchesToolFilterFields(fields: EntryGroupFields, filter: ToolEntryFilter): boolean {
+  if (filter.group && toolGroupOfFields(fields) !== filter.group) return false;
+  if (filter.tool && subjectOfFields(fields) !== filter.tool) return false;
+  if (filter.reason && fields.reason !== filter.reason) return false;
+  if (filter.kind && kindOfFields(fields) !== filter.kind) return false;
+  return true;
+}
+
 /** Whether a tool-DLQ record passes a filter. */
 export function matchesToolFilter(record: DeadLetterRecord<unknown>, filter: ToolEntryFilter): boolean {
   const entry = record.entry;
-  const tool = asToolEntry(entry);
-  if (filter.group && toolGroupOf(entry) !== filter.group) return false;
-  if (filter.tool && subjectOf(entry) !== filter.tool) return false;
-  if (filter.reason && tool.reason !== filter.reason) return false;
-  if (filter.kind && toolDeadLetterKind(entry) !== filter.kind) return false;
+  const fields = deadLetterGroupFields(entry);
+  if (!matchesToolFilterFields(fields, filter)) return false;
   if (filter.text) {
+    const tool = asToolEntry(entry);
     const needle = filter.text.toLowerCase();
-    const haystack = [record.id, tool.runId ?? '', subjectOf(entry), toolCauseOf(entry), tool.lastError?.message ?? ''].join('\n').toLowerCase();
+    const message = typeof tool.lastError?.message === 'string' ? tool.lastError.message : '';
+    const haystack = [record.id, typeof tool.runId === 'string' ? tool.runId : '', subjectOfFields(fields), toolCauseOfFields(fields), message]
+      .join('\n')
+      .toLowerCase();
     if (!haystack.includes(needle)) return false;
   }
   return true;
@@ -120,7 +161,8 @@ export function matchesMessageFilter(record: DeadLetterRecord<unknown>, filter: 
   if (filter.group && messageGroupOf(record.entry) !== filter.group) return false;
   if (filter.text) {
     const message = asMessageEntry(record.entry);
-    const haystack = [record.id, message.messageId ?? '', message.reason?.code ?? '', message.reason?.detail ?? ''].join('\n').toLowerCase();
+    const text = (value: unknown) => (typeof value === 'string' ? value : '');
+    const haystack = [record.id, text(message.messageId), text(message.reason?.code), text(message.reason?.detail)].join('\n').toLowerCase();
     if (!haystack.includes(filter.text.toLowerCase())) return false;
   }
   return true;
@@ -303,52 +345,98 @@ export interface EntryGroup {
   tokens?: { input: number; output: number };
 }
 
-/** Groups of both queues, most entries first (then by name), from one scan of each. */
+/** Groups of both queues, most entries first (then by name). */
 export interface EntryGroups {
   tool: EntryGroup[];
   message: EntryGroup[];
-  /** ISO-8601 time of the scan. */
+  /** ISO-8601 time of the read. */
   scannedAt: string;
-  /** Entries read. */
+  /** Entries read to build the groups: 0 for a queue whose store counts its groups (`countByGroup`). */
   scanned: { tool: number; message: number };
+  /** How each queue's groups were built: `counts` from the store's `countByGroup` (no entry read), `scan` by reading every entry. */
+  source: { tool: 'counts' | 'scan'; message: 'counts' | 'scan' };
 }
 
 const byCountThenName = (a: EntryGroup, b: EntryGroup) => b.count - a.count || (a.group < b.group ? -1 : a.group > b.group ? 1 : 0);
 
-/** Scans both queues once and groups their entries by cause ({@link toolGroupOf}, {@link messageGroupOf}). */
+/** Adds `entries` entries of these fields (and their tokens) to the tool groups. */
+function addToolGroup(groups: Map<string, EntryGroup>, fields: EntryGroupFields, entries: number, tokens: { input: number; output: number }): void {
+  const name = toolGroupOfFields(fields);
+  const group = groups.get(name) ?? { group: name, count: 0, tool: subjectOfFields(fields), cause: toolCauseOfFields(fields), tokens: { input: 0, output: 0 } };
+  group.count += entries;
+  group.tokens!.input += tokens.input;
+  group.tokens!.output += tokens.output;
+  groups.set(name, group);
+}
+
+/** Adds `entries` entries of these fields to the message groups. */
+function addMessageGroup(groups: Map<string, EntryGroup>, fields: EntryGroupFields, entries: number): void {
+  const name = messageGroupOfFields(fields);
+  const group = groups.get(name) ?? { group: name, count: 0 };
+  group.count += entries;
+  groups.set(name, group);
+}
+
+/**
+ * A queue's groups from its store's `countByGroup` (a few rows, whatever the depth), or, for a
+ * store without it, from one keyset scan of every entry. `add` gets each group's fields, entries
+ * and tokens; returns how the groups were built and the entries read.
+ */
+async function readGroupsOf(
+  queue: DeadLetterQueue<unknown>,
+  add: (fields: EntryGroupFields, entries: number, tokens: { input: number; output: number }) => void,
+): Promise<{ source: 'counts' | 'scan'; scanned: number }> {
+  if (queue.countByGroup !== undefined) {
+    for (const count of await queue.countByGroup()) add(count, count.entries, { input: count.tokensInput, output: count.tokensOutput });
+    return { source: 'counts', scanned: 0 };
+  }
+  const scanned = await scanQueue(queue, (record) => {
+    const fields = deadLetterGroupFields(record.entry);
+    add(fields, 1, { input: fields.tokensInput, output: fields.tokensOutput });
+  });
+  return { source: 'scan', scanned };
+}
+
+/**
+ * Groups both queues' entries by cause ({@link toolGroupOf}, {@link messageGroupOf}) with their
+ * counts and, for the tool DLQ, the tokens spent: from each store's `countByGroup` when it has one
+ * (SQLite, PostgreSQL, memory: no entry is read), else from one scan of the queue.
+ */
 export async function readEntryGroups(
   stores: { toolDlq: DeadLetterQueue<unknown>; messageDlq: DeadLetterQueue<unknown> },
   nowIso: string,
 ): Promise<EntryGroups> {
   const tool = new Map<string, EntryGroup>();
   const message = new Map<string, EntryGroup>();
-  const [toolScanned, messageScanned] = await Promise.all([
-    scanQueue(stores.toolDlq, (record) => {
-      const name = toolGroupOf(record.entry);
-      const entry = asToolEntry(record.entry);
-      const group = tool.get(name) ?? {
-        group: name,
-        count: 0,
-        tool: subjectOf(record.entry),
-        cause: toolCauseOf(record.entry),
-        tokens: { input: 0, output: 0 },
-      };
-      group.count += 1;
-      group.tokens!.input += Number(entry.tokensSpent?.input ?? 0) || 0;
-      group.tokens!.output += Number(entry.tokensSpent?.output ?? 0) || 0;
-      tool.set(name, group);
-    }),
-    scanQueue(stores.messageDlq, (record) => {
-      const name = messageGroupOf(record.entry);
-      const group = message.get(name) ?? { group: name, count: 0 };
-      group.count += 1;
-      message.set(name, group);
-    }),
+  const [toolRead, messageRead] = await Promise.all([
+    readGroupsOf(stores.toolDlq, (fields, entries, tokens) => addToolGroup(tool, fields, entries, tokens)),
+    readGroupsOf(stores.messageDlq, (fields, entries) => addMessageGroup(message, fields, entries)),
   ]);
   return {
     tool: [...tool.values()].sort(byCountThenName),
     message: [...message.values()].sort(byCountThenName),
     scannedAt: nowIso,
-    scanned: { tool: toolScanned, message: messageScanned },
+    scanned: { tool: toolRead.scanned, message: messageRead.scanned },
+    source: { tool: toolRead.source, message: messageRead.source },
   };
+}
+
+/**
+ * How many tool-DLQ entries pass a filter without a `text` member, from the store's group counts
+ * (`countByGroup`), without reading an entry; `undefined` when the store has no counts or the
+ * filter has a `text` (which only the entries can answer).
+ */
+export async function countToolEntries(queue: DeadLetterQueue<unknown>, filter: ToolEntryFilter): Promise<number | undefined> {
+  if (queue.countByGroup === undefined || filter.text) return undefined;
+  let total = 0;
+  for (const count of await queue.countByGroup()) if (matchesToolFilterFields(count, filter)) total += count.entries;
+  return total;
+}
+
+/** Like {@link countToolEntries}, for the message DLQ's `group` filter. */
+export async function countMessageEntries(queue: DeadLetterQueue<unknown>, filter: MessageEntryFilter): Promise<number | undefined> {
+  if (queue.countByGroup === undefined || filter.text) return undefined;
+  let total = 0;
+  for (const count of await queue.countByGroup()) if (!filter.group || messageGroupOfFields(count) === filter.group) total += count.entries;
+  return total;
 }

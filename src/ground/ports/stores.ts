@@ -188,6 +188,28 @@ export interface DeadLetterCauseCount {
   entries: number;
 }
 
+/**
+ * One group of {@link DeadLetterQueue.countByGroup}: how many stored entries share their cause
+ * fields ({@link DeadLetterCauseCount}) and the details an operator groups failures by (the last
+ * error's kind and status of a tool-DLQ entry, the first failing field of a message-DLQ entry), with
+ * the tokens the group's entries spent. Read from the stored entry (`null`: the entry has none):
+ * - `errorKind`: the entry's `lastError.kind` when it is a string (`server`, `rate_limit`, …);
+ * - `errorStatus`: its `lastError.status` when it is a number (an HTTP status such as `503`);
+ * - `fieldPath`: when the entry's `reason.fields` is an array with a first element, that element's
+ *   `path` when it is a string, else `''`; `null` when there is no first field;
+ * - `fieldProblem`: that first field's `problem` when it is a string.
+ */
+export interface DeadLetterGroupCount extends DeadLetterCauseCount {
+  errorKind: string | null;
+  errorStatus: number | null;
+  fieldPath: string | null;
+  fieldProblem: string | null;
+  /** Sum over the group's entries of `tokensSpent.input` (an entry without a number there adds 0). */
+  tokensInput: number;
+  /** Sum over the group's entries of `tokensSpent.output` (an entry without a number there adds 0). */
+  tokensOutput: number;
+}
+
 /** What {@link DeadLetterQueue.pushOnce} did. */
 export interface KeyedPushResult {
   /** The id of the entry first pushed with the key (it may have been removed since). */
@@ -263,6 +285,16 @@ export interface DeadLetterQueue<T> {
    * groups, not of entries); without it a reader scans the queue with `list`.
    */
   countByCause?(): Promise<DeadLetterCauseCount[]>;
+  /**
+   * The stored entries counted per combination of their cause fields and group details (see
+   * {@link DeadLetterGroupCount}), with the tokens each group spent, in no particular order; groups
+   * of no entries are left out. Finer than {@link DeadLetterQueue.countByCause} (whose groups are
+   * sums of these): for the dashboard's and `npm start`'s groups by cause (reason × error × tool,
+   * code × field) without reading the entries. Optional: the SQLite and PostgreSQL backends keep
+   * these counts with every write (atomically with it: the cost is the number of groups, not of
+   * entries), the memory backend in a map; without it a reader scans the queue with `list`.
+   */
+  countByGroup?(): Promise<DeadLetterGroupCount[]>;
 }
 
 /** A message taken from the run-request queue. */

@@ -1,5 +1,12 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { DeadLetterFilter, DeadLetterListOptions, DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
+import type {
+  DeadLetterCauseCount,
+  DeadLetterFilter,
+  DeadLetterGroupCount,
+  DeadLetterListOptions,
+  DeadLetterQueue,
+  DeadLetterRecord,
+} from '../../ground/ports/stores.ts';
 import { utf8ByteLength } from '../exact-text.ts';
 import { toJsonText } from '../json-text.ts';
 
@@ -30,6 +37,62 @@ export function deadLetterCauseFields(entry: unknown): DeadLetterCauseFields {
   const reasonCode = isRecord(entry.reason) ? stringOrNull(entry.reason.code) : null;
   const errorCode = isRecord(entry.lastError) ? stringOrNull(entry.lastError.code) : null;
   return { kind, toolName, modelName, reason: stringOrNull(entry.reason), code: reasonCode ?? errorCode };
+}
+
+/** The group fields of a stored entry that {@link DeadLetterGroupCount} counts by, besides its cause fields, and the tokens it spent. */
+export interface DeadLetterGroupFields extends DeadLetterCauseFields {
+  errorKind: string | null;
+  errorStatus: number | null;
+  fieldPath: string | null;
+  fieldProblem: string | null;
+  /** `tokensSpent.input` when it is a finite number, else 0. */
+  tokensInput: number;
+  /** `tokensSpent.output` when it is a finite number, else 0. */
+  tokensOutput: number;
+}
+
+const finiteOrNull = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+
+/**
+ * The cause fields ({@link deadLetterCauseFields}) and group fields of an entry as
+ * {@link DeadLetterGroupCount} defines them (the same expressions the SQLite generated columns and
+ * the PostgreSQL insert compute): `lastError.kind` (a string), `lastError.status` (a number), the
+ * first of `reason.fields`: its `path` (a string, else `''`; `null` without a first field) and its
+ * `problem` (a string), and the spent tokens (`tokensSpent.input`/`output`, numbers, else 0). All
+ * `null` (tokens 0) for a value that is not an object. Never throws.
+ */
+export function deadLetterGroupFields(entry: unknown): DeadLetterGroupFields {
+  const cause = deadLetterCauseFields(entry);
+  const none = { errorKind: null, errorStatus: null, fieldPath: null, fieldProblem: null, tokensInput: 0, tokensOutput: 0 };
+  if (!isRecord(entry)) return { ...cause, ...none };
+  const error = isRecord(entry.lastError) ? entry.lastError : undefined;
+  const fields = isRecord(entry.reason) && Array.isArray(entry.reason.fields) ? entry.reason.fields : [];
+  const field: unknown = fields.length > 0 ? fields[0] : undefined;
+  const tokens = isRecord(entry.tokensSpent) ? entry.tokensSpent : undefined;
+  return {
+    ...cause,
+    errorKind: stringOrNull(error?.kind),
+    errorStatus: finiteOrNull(error?.status),
+    fieldPath: fields.length === 0 ? null : isRecord(field) && typeof field.path === 'string' ? field.path : '',
+    fieldProblem: isRecord(field) ? stringOrNull(field.problem) : null,
+    tokensInput: finiteOrNull(tokens?.input) ?? 0,
+    tokensOutput: finiteOrNull(tokens?.output) ?? 0,
+  };
+}
+
+/** The key of an entry's group: its cause and group fields (not its tokens). */
+function groupKeyOf(fields: DeadLetterGroupFields): string {
+  return JSON.stringify([
+    fields.kind,
+    fields.toolName,
+    fields.modelName,
+    fields.reason,
+    fields.code,
+    fields.errorKind,
+    fields.errorStatus,
+    fields.fieldPath,
+    fields.fieldProblem,
+  ]);
 }
 
 /** The members of a filter that narrow (given and not `undefined`), in a fixed order. */
@@ -92,7 +155,9 @@ export function pageOfRecords<T>(records: Iterable<DeadLetterRecord<T>>, options
  * deep-copied on the way in and out. It never drops an entry (the worker enforces `maxEntries`).
  * `pushOnce` keys live in a map that `remove` and `purge` leave alone (see the port). Every method
  * runs without an `await` in between, so calls never interleave inside one process. `bytes()` is
- * a running total of each stored entry's UTF-8 JSON length, measured once on the way in.
+ * a running total of each stored entry's UTF-8 JSON length, measured once on the way in;
+ * `countByGroup()` and `countByCause()` read a map of group counts kept the same way (the cost is
+ * the number of groups, not of entries).
  *
  * `push` and `pushOnce` reject with a `TypeError` for an entry `JSON.stringify` cannot serialise
  * (as every durable backend does), storing nothing.
@@ -103,6 +168,10 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
   /** id → UTF-8 bytes of the entry's JSON. */
   const sizes = new Map<string, number>();
   let totalBytes = 0;
+  /** id → the entry's group fields, measured once on the way in. */
+  const groupOf = new Map<string, DeadLetterGroupFields>();
+  /** group key → its count, kept with every store, remove and purge. */
+  const groups = new Map<string, DeadLetterGroupCount>();
   /** pushOnce key → id of the entry first pushed with it. */
   const keys = new Map<string, string>();
   let lastId = 0;
@@ -116,7 +185,27 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
     records.set(id, { id, addedAt: new Date(clock.now()).toISOString(), entry: stored });
     sizes.set(id, bytes);
     totalBytes += bytes;
+    const fields = deadLetterGroupFields(stored);
+    groupOf.set(id, fields);
+    const key = groupKeyOf(fields);
+    const group = groups.get(key) ?? { ...fields, entries: 0, tokensInput: 0, tokensOutput: 0 };
+    group.entries += 1;
+    group.tokensInput += fields.tokensInput;
+    group.tokensOutput += fields.tokensOutput;
+    groups.set(key, group);
     return id;
+  };
+  const uncount = (id: string) => {
+    const fields = groupOf.get(id);
+    if (fields === undefined) return;
+    groupOf.delete(id);
+    const key = groupKeyOf(fields);
+    const group = groups.get(key);
+    if (group === undefined) return;
+    group.entries -= 1;
+    group.tokensInput -= fields.tokensInput;
+    group.tokensOutput -= fields.tokensOutput;
+    if (group.entries <= 0) groups.delete(key);
   };
 
   return {
@@ -141,6 +230,7 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
       if (!records.delete(id)) return false;
       totalBytes -= sizes.get(id) ?? 0;
       sizes.delete(id);
+      uncount(id);
       return true;
     },
     async size() {
@@ -158,7 +248,23 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
       records.clear();
       sizes.clear();
       totalBytes = 0;
+      groupOf.clear();
+      groups.clear();
       return count;
+    },
+    async countByCause() {
+      const causes = new Map<string, DeadLetterCauseCount>();
+      for (const group of groups.values()) {
+        const { kind, toolName, modelName, reason, code } = group;
+        const key = JSON.stringify([kind, toolName, modelName, reason, code]);
+        const cause = causes.get(key) ?? { kind, toolName, modelName, reason, code, entries: 0 };
+        cause.entries += group.entries;
+        causes.set(key, cause);
+      }
+      return [...causes.values()];
+    },
+    async countByGroup() {
+      return [...groups.values()].map((group) => ({ ...group }));
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
-import { activeFilterFields, deadLetterCauseFields, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
+import { activeFilterFields, deadLetterGroupFields, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
@@ -23,11 +23,26 @@ const FILTER_COLUMNS: Record<keyof DeadLetterCauseFields, string> = {
   code: 'cause_code',
 };
 
-/** The cause columns' values of an entry, in the order of the insert statements' columns. */
-function causeValues(entry: unknown): Array<string | null> {
-  const fields = deadLetterCauseFields(entry);
-  return [fields.kind, fields.toolName, fields.modelName, fields.reason, fields.code].map((value) => (value === null ? null : toStoredText(value)));
+/** The cause and group columns (schema versions 3 and 5) an insert writes, in the order of {@link causeValues}. */
+const CAUSE_COLUMNS =
+  'cause_kind, cause_tool_name, cause_model_name, cause_reason, cause_code, cause_error_kind, cause_error_status, cause_field_path, cause_field_problem, tokens_input, tokens_output';
+
+/** The cause and group columns' values of an entry, in the order of {@link CAUSE_COLUMNS}. */
+function causeValues(entry: unknown): Array<string | number | null> {
+  const fields = deadLetterGroupFields(entry);
+  const texts = [fields.kind, fields.toolName, fields.modelName, fields.reason, fields.code, fields.errorKind].map((value) =>
+    value === null ? null : toStoredText(value),
+  );
+  const status = fields.errorStatus === null ? null : String(fields.errorStatus);
+  const field = [fields.fieldPath, fields.fieldProblem].map((value) => (value === null ? null : toStoredText(value)));
+  return [...texts, status, ...field, fields.tokensInput, fields.tokensOutput];
 }
+
+/** A row of `dead_letter_group_counts` (schema version 5): keys `'+' || value`, or `'-'` when missing. */
+type GroupCountRow = Record<
+  'kind' | 'tool_name' | 'model_name' | 'reason' | 'code' | 'error_kind' | 'error_status' | 'field_path' | 'field_problem' | 'entries',
+  string
+> & { tokens_input: number; tokens_output: number };
 
 /**
  * A {@link DeadLetterQueue} on `<schema>.dead_letters`, one `queue` name per DLQ (the bundle
@@ -44,7 +59,11 @@ function causeValues(entry: unknown): Array<string | null> {
  * the id (keyset), each `filter` member an equality on its column. `size()` reads the entry count
  * of `dead_letter_totals`, kept by the same triggers as the bytes, and `countByCause()` the rows of
  * `dead_letter_cause_counts`, kept by those triggers per combination of the cause columns (cause
- * values as `toStoredText` wrote them, read back exact). A row inserted by hand without
+ * values as `toStoredText` wrote them, read back exact). Inserts also write the group columns
+ * (`cause_error_kind`, `cause_error_status`, `cause_field_path`, `cause_field_problem`,
+ * `tokens_input`, `tokens_output`; see `DeadLetterGroupCount`), and `countByGroup()` reads
+ * `dead_letter_group_counts`, kept by triggers of their own per combination of the cause and group
+ * columns with the token sums. A row inserted by hand without
  * the cause columns is listed, but no filter finds it.
  */
 export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, options: { schema: string; clock: Clock; queue: string }): DeadLetterQueue<T> {
@@ -59,7 +78,7 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
   });
   const statements = {
     push: prepareStatement(
-      `INSERT INTO ${table} (queue, entry, added_at_ms, cause_kind, cause_tool_name, cause_model_name, cause_reason, cause_code) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id::text AS id`,
+      `INSERT INTO ${table} (queue, entry, added_at_ms, ${CAUSE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id::text AS id`,
     ),
     keyedId: prepareStatement(`SELECT entry_id::text AS id FROM ${keys} WHERE queue = $1 AND key = $2`),
     get: prepareStatement(`SELECT ${columns} FROM ${table} WHERE queue = $1 AND id = $2`),
@@ -72,6 +91,10 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     causeCounts: prepareStatement(
       `SELECT kind, tool_name, model_name, reason, code, entries::text AS entries FROM ${schema}.dead_letter_cause_counts WHERE queue = $1 AND entries > 0`,
     ),
+    groupCounts: prepareStatement(
+      `SELECT kind, tool_name, model_name, reason, code, error_kind, error_status, field_path, field_problem, entries::text AS entries, tokens_input, tokens_output
+       FROM ${schema}.dead_letter_group_counts WHERE queue = $1 AND entries > 0`,
+    ),
   };
   const pushOnceStatement = prepareStatement(`
     WITH new_id AS (SELECT nextval('${schema}.dead_letter_ids') AS id),
@@ -79,8 +102,8 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
       INSERT INTO ${keys} (queue, key, entry_id) SELECT $1, $2, id FROM new_id
       ON CONFLICT (queue, key) DO NOTHING RETURNING entry_id
     )
-    INSERT INTO ${table} (id, queue, entry, added_at_ms, cause_kind, cause_tool_name, cause_model_name, cause_reason, cause_code)
-    SELECT entry_id, $1, $3, $4, $5, $6, $7, $8, $9 FROM claimed
+    INSERT INTO ${table} (id, queue, entry, added_at_ms, ${CAUSE_COLUMNS})
+    SELECT entry_id, $1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 FROM claimed
     RETURNING id::text AS id`);
   /** One statement per combination of filter members (at most 32), named when first used. */
   const pageStatements = new Map<string, ReturnType<typeof prepareStatement>>();
@@ -150,6 +173,27 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     async purge() {
       const { rowCount } = await pool.query({ ...statements.purge, values: [queue] });
       return rowCount ?? 0;
+    },
+    async countByGroup() {
+      const { rows } = await pool.query<GroupCountRow>({ ...statements.groupCounts, values: [queue] });
+      const decode = (value: string): string | null => (value.startsWith('+') ? fromStoredText(value.slice(1)) : null);
+      return rows.map((row) => {
+        const status = decode(row.error_status);
+        return {
+          kind: decode(row.kind),
+          toolName: decode(row.tool_name),
+          modelName: decode(row.model_name),
+          reason: decode(row.reason),
+          code: decode(row.code),
+          errorKind: decode(row.error_kind),
+          errorStatus: status === null ? null : Number(status),
+          fieldPath: decode(row.field_path),
+          fieldProblem: decode(row.field_problem),
+          entries: toNumber(row.entries),
+          tokensInput: Number(row.tokens_input),
+          tokensOutput: Number(row.tokens_output),
+        };
+      });
     },
     async countByCause() {
       const { rows } = await pool.query<Record<'kind' | 'tool_name' | 'model_name' | 'reason' | 'code' | 'entries', string>>({

@@ -21,6 +21,16 @@ interface CauseCountRow {
   entries: number;
 }
 
+/** A row of `dead_letter_group_counts` (schema version 7): keys encoded as in {@link CauseCountRow}. */
+interface GroupCountRow extends CauseCountRow {
+  error_kind: string;
+  error_status: string;
+  field_path: string;
+  field_problem: string;
+  tokens_input: number;
+  tokens_output: number;
+}
+
 /** Ids are the decimal text of a positive rowid; anything else names no entry. */
 const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 
@@ -47,7 +57,10 @@ const FILTER_COLUMNS: Record<keyof DeadLetterCauseFields, string> = {
  * …), so the first page, a deep page via `after` and a filtered page cost about the same on a
  * million entries; only `offset` still reads the entries it skips. `size()` reads the entry count
  * of `dead_letter_totals`, kept by the same triggers as the bytes. `countByCause()` reads
- * `dead_letter_cause_counts`, which triggers keep per combination of the cause columns.
+ * `dead_letter_cause_counts`, which triggers keep per combination of the cause columns;
+ * `countByGroup()` reads `dead_letter_group_counts`, kept the same way per combination of the cause
+ * and group columns (`cause_error_kind`, `cause_error_status`, `cause_field_path`,
+ * `cause_field_problem`) with the sums of `tokens_input` and `tokens_output`.
  */
 export function createSqliteDeadLetterQueue<T>(database: Database, options: { clock: Clock; queue: string }): DeadLetterQueue<T> {
   const { clock, queue } = options;
@@ -72,6 +85,10 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
   const totalBytes = database.prepare('SELECT bytes FROM dead_letter_totals WHERE queue = ?');
   const causeCounts = database.prepare(
     'SELECT kind, tool_name, model_name, reason, code, entries FROM dead_letter_cause_counts WHERE queue = ? AND entries > 0',
+  );
+  const groupCounts = database.prepare(
+    `SELECT kind, tool_name, model_name, reason, code, error_kind, error_status, field_path, field_problem, entries, tokens_input, tokens_output
+     FROM dead_letter_group_counts WHERE queue = ? AND entries > 0`,
   );
   const selectKey = database.prepare('SELECT entry_id FROM dead_letter_keys WHERE queue = ? AND key = ?');
   const insertKey = database.prepare('INSERT INTO dead_letter_keys (queue, key, entry_id) VALUES (?, ?, ?)');
@@ -129,6 +146,26 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
     },
     async purge() {
       return deleteAll.run(queue).changes;
+    },
+    async countByGroup() {
+      const decode = (value: string): string | null => (value.startsWith('+') ? value.slice(1) : null);
+      return (groupCounts.all(queue) as GroupCountRow[]).map((row) => {
+        const status = decode(row.error_status);
+        return {
+          kind: decode(row.kind),
+          toolName: decode(row.tool_name),
+          modelName: decode(row.model_name),
+          reason: decode(row.reason),
+          code: decode(row.code),
+          errorKind: decode(row.error_kind),
+          errorStatus: status === null ? null : Number(status),
+          fieldPath: decode(row.field_path),
+          fieldProblem: decode(row.field_problem),
+          entries: row.entries,
+          tokensInput: Number(row.tokens_input),
+          tokensOutput: Number(row.tokens_output),
+        };
+      });
     },
     async countByCause() {
       const decode = (value: string): string | null => (value.startsWith('+') ? value.slice(1) : null);

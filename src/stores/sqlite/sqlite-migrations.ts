@@ -246,6 +246,89 @@ const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    // DeadLetterQueue.countByGroup: the entries per combination of their cause columns and of the
+    // details an operator groups by (last error kind and status, first failing field's path and
+    // problem), with the tokens they spent. The details and tokens are VIRTUAL generated columns of
+    // dead_letters (computed from `entry`: rows of older versions and rows inserted by hand have them
+    // at once); the counts table is seeded from the entries already there and kept by triggers in the
+    // same transaction as every insert, delete and update of dead_letters. Keys are encoded as in
+    // dead_letter_cause_counts ('+' || value, '-' when missing); a group that empties is deleted.
+    version: 7,
+    sql: (() => {
+      const keys: Array<[string, string]> = [
+        ['kind', 'cause_kind'],
+        ['tool_name', 'cause_tool_name'],
+        ['model_name', 'cause_model_name'],
+        ['reason', 'cause_reason'],
+        ['code', 'cause_code'],
+        ['error_kind', 'cause_error_kind'],
+        ['error_status', 'cause_error_status'],
+        ['field_path', 'cause_field_path'],
+        ['field_problem', 'cause_field_problem'],
+      ];
+      const names = keys.map(([name]) => name).join(', ');
+      const encoded = (row: string) => keys.map(([, column]) => `ifnull('+' || ${row}${column}, '-')`).join(', ');
+      const matches = (row: string) => keys.map(([name, column]) => `${name} = ifnull('+' || ${row}${column}, '-')`).join(' AND ');
+      const add = `INSERT INTO dead_letter_group_counts (queue, ${names}, entries, tokens_input, tokens_output)
+          VALUES (NEW.queue, ${encoded('NEW.')}, 1, NEW.tokens_input, NEW.tokens_output)
+          ON CONFLICT (queue, ${names}) DO UPDATE SET entries = entries + 1,
+            tokens_input = tokens_input + excluded.tokens_input, tokens_output = tokens_output + excluded.tokens_output;`;
+      const remove = `UPDATE dead_letter_group_counts SET entries = entries - 1,
+            tokens_input = tokens_input - OLD.tokens_input, tokens_output = tokens_output - OLD.tokens_output
+          WHERE queue = OLD.queue AND ${matches('OLD.')};
+        DELETE FROM dead_letter_group_counts WHERE queue = OLD.queue AND ${matches('OLD.')} AND entries <= 0;`;
+      const number = (path: string) =>
+        `CASE WHEN NOT json_valid(entry) THEN 0 WHEN json_type(entry, '${path}') IN ('integer', 'real') THEN json_extract(entry, '${path}') ELSE 0 END`;
+      return `
+      ALTER TABLE dead_letters ADD COLUMN cause_error_kind TEXT GENERATED ALWAYS AS (
+        CASE WHEN NOT json_valid(entry) THEN NULL WHEN json_type(entry, '$.lastError.kind') = 'text' THEN json_extract(entry, '$.lastError.kind') END) VIRTUAL;
+      ALTER TABLE dead_letters ADD COLUMN cause_error_status GENERATED ALWAYS AS (
+        CASE WHEN NOT json_valid(entry) THEN NULL WHEN json_type(entry, '$.lastError.status') IN ('integer', 'real') THEN json_extract(entry, '$.lastError.status') END) VIRTUAL;
+      ALTER TABLE dead_letters ADD COLUMN cause_field_path TEXT GENERATED ALWAYS AS (
+        CASE
+          WHEN NOT json_valid(entry) THEN NULL
+          WHEN json_type(entry, '$.reason.fields[0]') IS NULL THEN NULL
+          WHEN json_type(entry, '$.reason.fields[0].path') = 'text' THEN json_extract(entry, '$.reason.fields[0].path')
+          ELSE ''
+        END) VIRTUAL;
+      ALTER TABLE dead_letters ADD COLUMN cause_field_problem TEXT GENERATED ALWAYS AS (
+        CASE WHEN NOT json_valid(entry) THEN NULL WHEN json_type(entry, '$.reason.fields[0].problem') = 'text' THEN json_extract(entry, '$.reason.fields[0].problem') END) VIRTUAL;
+      ALTER TABLE dead_letters ADD COLUMN tokens_input GENERATED ALWAYS AS (${number('$.tokensSpent.input')}) VIRTUAL;
+      ALTER TABLE dead_letters ADD COLUMN tokens_output GENERATED ALWAYS AS (${number('$.tokensSpent.output')}) VIRTUAL;
+
+      CREATE TABLE dead_letter_group_counts (
+        queue         TEXT NOT NULL,
+        kind          TEXT NOT NULL,
+        tool_name     TEXT NOT NULL,
+        model_name    TEXT NOT NULL,
+        reason        TEXT NOT NULL,
+        code          TEXT NOT NULL,
+        error_kind    TEXT NOT NULL,
+        error_status  TEXT NOT NULL,
+        field_path    TEXT NOT NULL,
+        field_problem TEXT NOT NULL,
+        entries       INTEGER NOT NULL,
+        tokens_input  NUMERIC NOT NULL,   -- sum of the entries' tokens_input
+        tokens_output NUMERIC NOT NULL,
+        PRIMARY KEY (queue, ${names})
+      ) WITHOUT ROWID;
+      INSERT INTO dead_letter_group_counts (queue, ${names}, entries, tokens_input, tokens_output)
+        SELECT queue, ${encoded('')}, COUNT(*), SUM(tokens_input), SUM(tokens_output)
+        FROM dead_letters GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+      CREATE TRIGGER dead_letters_add_group_count AFTER INSERT ON dead_letters BEGIN
+        ${add}
+      END;
+      CREATE TRIGGER dead_letters_remove_group_count AFTER DELETE ON dead_letters BEGIN
+        ${remove}
+      END;
+      CREATE TRIGGER dead_letters_change_group_count AFTER UPDATE OF queue, entry ON dead_letters BEGIN
+        ${remove}
+        ${add}
+      END;
+    `;
+    })(),
+  },
 ];
 
 /** The schema version this code writes. */
