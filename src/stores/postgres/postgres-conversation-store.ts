@@ -1,54 +1,170 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { ConversationStore } from '../../ground/ports/stores.ts';
+import type { ConversationStore, IdempotencyLedger, RunStore, StepCommit, StepCommitStores } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
-import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
+import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
+import { toPostgresCheckpointRow } from './postgres-run-store.ts';
 
-/** Expired rows deleted by one sweep, at most (the sweep is hygiene; `get` already hides them). */
-const SWEEP_BATCH = 100;
-/** A store object sweeps at most once per this many ms of its clock. */
-const SWEEP_INTERVAL_MS = 10_000;
+/** When and how much {@link createPostgresConversationStore} sweeps expired conversations. */
+export interface PostgresConversationSweep {
+  /** A store object starts a sweep at most once per this many ms of its clock, after a write. @defaultValue 10_000 */
+  intervalMs: number;
+  /** Expired conversations handled by one sweep transaction, at most (the oldest expired first); a full batch is followed by another. @defaultValue 500 */
+  batchSize: number;
+}
+
+/** The default {@link PostgresConversationSweep}. */
+export const DEFAULT_POSTGRES_CONVERSATION_SWEEP: PostgresConversationSweep = { intervalMs: 10_000, batchSize: 500 };
+
+/** Options of {@link createPostgresConversationStore}. */
+export interface PostgresConversationStoreOptions {
+  /** The quoted schema name. */
+  schema: string;
+  clock: Clock;
+  /** Time to live of a conversation after its last write, in ms. */
+  ttlMs: number;
+  /** @defaultValue {@link DEFAULT_POSTGRES_CONVERSATION_SWEEP} */
+  sweep?: PostgresConversationSweep;
+  /**
+   * The run store and ledger of the same schema, for `commitStep` (one statement, so one
+   * transaction, for the step's messages, checkpoint and ledger rows). Without them the store has
+   * no `commitStep`.
+   */
+  steps?: { runs: RunStore; ledger: IdempotencyLedger };
+  /** Told of each background sweep as it starts (its promise never rejects), so the pool's owner can wait for it before ending the pool. */
+  onBackground?: (work: Promise<void>) => void;
+}
+
+interface ChunkRow {
+  expires_at_ms: string | number;
+  messages: string;
+}
 
 /**
- * A {@link ConversationStore} on `<schema>.conversations`. A conversation expires `ttlMs` after its
- * last `put` by the injected clock; expired rows are invisible to `get`. `put` is one upsert; at
- * most once per 10 s (per store object) the same statement also deletes up to 100 expired rows,
- * skipping rows another transaction holds (`FOR UPDATE SKIP LOCKED`), so concurrent puts never wait
- * on or deadlock over the sweep.
+ * A {@link ConversationStore} on `<schema>.conversation_messages (ref, start_index, end_index,
+ * expires_at_ms, messages)`: append-only chunks, each the JSON array of the messages from
+ * `start_index` to `end_index`, with the conversation's expiry as of that write (the last chunk's
+ * is the conversation's). `put` replaces the chunks with one at 0; `commitStep` appends one chunk
+ * holding only the step's new messages and writes the ledger rows and the checkpoint in the same
+ * statement (`commit_step`, a function of the schema: one round trip, one transaction), so a step
+ * writes one chunk row whatever the conversation's length, and a connection lost or a process
+ * killed at any point leaves the whole step or none of it. `get` reads the chunks in one
+ * statement (one snapshot).
+ *
+ * `<schema>.conversations (ref, expires_at_ms)` keeps one row per conversation, locked by every
+ * writer of the conversation before it touches the chunks; the sweep and the dashboard read its
+ * expiry, exact after `put` and a replacing commit, refreshed by an appending commit only when it
+ * lags the new expiry by more than `min(ttlMs / 100, 5 minutes)` (it never runs ahead of the real
+ * expiry). When the stored conversation is not the one the step extends (missing, expired,
+ * another length), the commit writes nothing and is sent again with the whole conversation.
+ *
+ * A conversation expires `ttlMs` after its last write by the injected clock; an expired one is
+ * invisible to `get` at once and deleted later, off the hot path: at most once per
+ * `sweep.intervalMs` of the clock, after a write, the store starts (without awaiting it) a sweep
+ * in its own transactions, each deleting at most `sweep.batchSize` expired conversations and
+ * skipping rows another transaction holds (`FOR UPDATE SKIP LOCKED`); a row whose conversation
+ * was written since only has its expiry moved. A sweep that fails is dropped (the next one tries
+ * again); it never fails a write.
  */
-export function createPostgresConversationStore(pool: PostgresQueryable, options: { schema: string; clock: Clock; ttlMs: number }): ConversationStore {
+export function createPostgresConversationStore(pool: PostgresQueryable, options: PostgresConversationStoreOptions): ConversationStore {
   const { schema, clock, ttlMs } = options;
-  const table = `${schema}.conversations`;
-  const upsert = `
-    INSERT INTO ${table} (ref, messages, expires_at_ms) VALUES ($1, $2, $3)
-    ON CONFLICT (ref) DO UPDATE SET messages = excluded.messages, expires_at_ms = excluded.expires_at_ms`;
-  const put = prepareStatement(upsert);
-  const sweepAndPut = prepareStatement(`
-    WITH swept AS (
-      DELETE FROM ${table} WHERE ref IN (
-        SELECT ref FROM ${table} WHERE expires_at_ms <= $4 AND ref <> $1 LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED
-      )
-    ) ${upsert}`);
-  const select = prepareStatement(`SELECT messages FROM ${table} WHERE ref = $1 AND expires_at_ms > $2`);
-  const remove = prepareStatement(`DELETE FROM ${table} WHERE ref = $1`);
+  const sweepOptions = options.sweep ?? DEFAULT_POSTGRES_CONVERSATION_SWEEP;
+  const batchSize = Math.max(1, Math.trunc(sweepOptions.batchSize));
+  const refreshLagMs = Math.floor(Math.min(ttlMs / 100, 300_000));
+  const expiryOf = (nowMs: number) => Math.ceil(nowMs + ttlMs);
+
+  const replace = prepareStatement(`SELECT ${schema}.conversation_replace($1, $2, $3, $4)`);
+  const select = prepareStatement(`SELECT expires_at_ms, messages FROM ${schema}.conversation_messages WHERE ref = $1 ORDER BY start_index`);
+  const remove = prepareStatement(`SELECT ${schema}.conversation_delete($1)`);
+  const sweepStatement = prepareStatement(`SELECT ${schema}.sweep_conversations($1, $2) AS handled`);
+
   let sweptAtMs = Number.NEGATIVE_INFINITY;
-  return {
+  let sweeping = false;
+  const sweep = async (nowMs: number) => {
+    try {
+      for (;;) {
+        const { rows } = await pool.query<{ handled: number }>({ ...sweepStatement, values: [Math.floor(nowMs), batchSize] });
+        if ((rows[0]?.handled ?? 0) < batchSize) return;
+      }
+    } catch {
+      // housekeeping only: expired rows are already invisible; the next sweep tries again
+    } finally {
+      sweeping = false;
+    }
+  };
+  const afterWrite = (nowMs: number) => {
+    if (sweeping || nowMs - sweptAtMs < sweepOptions.intervalMs) return;
+    sweptAtMs = nowMs;
+    sweeping = true;
+    const work = sweep(nowMs);
+    options.onBackground?.(work);
+  };
+
+  const store: ConversationStore = {
     async put(conversationRef, messages) {
       const nowMs = clock.now();
-      const values = [toStoredText(conversationRef), toJsonText(messages), Math.ceil(nowMs + ttlMs)];
-      if (nowMs - sweptAtMs < SWEEP_INTERVAL_MS) {
-        await pool.query({ ...put, values });
-        return;
-      }
-      sweptAtMs = nowMs;
-      await pool.query({ ...sweepAndPut, values: [...values, Math.floor(nowMs)] });
+      await pool.query({ ...replace, values: [toStoredText(conversationRef), toJsonText(messages), messages.length, expiryOf(nowMs)] });
+      afterWrite(nowMs);
     },
     async get(conversationRef) {
-      const { rows } = await pool.query<{ messages: string }>({ ...select, values: [toStoredText(conversationRef), Math.floor(clock.now())] });
-      return rows[0] === undefined ? undefined : fromJsonText<unknown[]>(rows[0].messages);
+      const { rows } = await pool.query<ChunkRow>({ ...select, values: [toStoredText(conversationRef)] });
+      const last = rows[rows.length - 1];
+      if (last === undefined || toNumber(last.expires_at_ms) <= clock.now()) return undefined;
+      if (rows.length === 1) return fromJsonText<unknown[]>(last.messages);
+      const messages: unknown[] = [];
+      for (const row of rows) for (const message of fromJsonText<unknown[]>(row.messages)) messages.push(message);
+      return messages;
     },
     async delete(conversationRef) {
       await pool.query({ ...remove, values: [toStoredText(conversationRef)] });
     },
   };
+
+  if (options.steps !== undefined) {
+    const { runs, ledger } = options.steps;
+    const ownPut = store.put;
+    const ownRunsPut = runs.put;
+    const ownLedgerPut = ledger.putIfAbsent;
+    const commit = prepareStatement(
+      `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15) AS committed`,
+    );
+    store.commitStep = async (step: StepCommit, stores: StepCommitStores) => {
+      const own =
+        stores.conversations === store &&
+        store.put === ownPut &&
+        stores.runs === runs &&
+        runs.put === ownRunsPut &&
+        stores.ledger === ledger &&
+        ledger.putIfAbsent === ownLedgerPut;
+      if (!own) return false;
+      const { storedCount, messages } = step;
+      // storedCount 0 is a replacement too (what is appended is the whole conversation)
+      const appendable = Number.isInteger(storedCount) && storedCount > 0 && storedCount <= messages.length;
+      const ref = toStoredText(step.conversationRef);
+      const text = toJsonText(appendable ? messages.slice(storedCount) : messages);
+      const ledgerKeys = step.ledger.map((row) => toStoredText(row.key));
+      const ledgerValues = step.ledger.map((row) => toJsonText(row.value));
+      const checkpointRow = toPostgresCheckpointRow(step.checkpoint);
+      const nowMs = clock.now();
+      const values = (whole: boolean, messagesText: string) => [
+        ref,
+        whole ? 0 : storedCount,
+        messages.length,
+        messagesText,
+        whole,
+        Math.floor(nowMs),
+        expiryOf(nowMs),
+        refreshLagMs,
+        ledgerKeys,
+        ledgerValues,
+        ...checkpointRow,
+      ];
+      const { rows } = await pool.query<{ committed: boolean }>({ ...commit, values: values(!appendable, text) });
+      // not the conversation the step extends (expired, swept, replaced meanwhile): nothing was written; the whole of it
+      if (rows[0]?.committed !== true) await pool.query({ ...commit, values: values(true, toJsonText(messages)) });
+      afterWrite(nowMs);
+      return true;
+    };
+  }
+  return store;
 }

@@ -258,113 +258,126 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // DeadLetterQueue.countByGroup: the entries per combination of their cause columns and of the
-    // details an operator groups by (last error kind and status, first failing field's path and
-    // problem), with the tokens they spent. New columns of dead_letters, written by every insert
-    // (as `deadLetterGroupFields` reads the entry); rows already there are filled from their JSON (a
-    // row jsonb cannot parse keeps NULLs and no tokens). The counts table is seeded from the rows and
-    // kept by statement-level triggers of their own, so in the same statement as every insert,
-    // delete and update of dead_letters. Keys are encoded as in dead_letter_cause_counts ('+' ||
-    // value, '-' when missing); a group that empties is deleted.
-    version: 5,
-    sql: (() => {
-      const keys: Array<[string, string]> = [
-        ['kind', 'cause_kind'],
-        ['tool_name', 'cause_tool_name'],
-        ['model_name', 'cause_model_name'],
-        ['reason', 'cause_reason'],
-        ['code', 'cause_code'],
-        ['error_kind', 'cause_error_kind'],
-        ['error_status', 'cause_error_status'],
-        ['field_path', 'cause_field_path'],
-        ['field_problem', 'cause_field_problem'],
-      ];
-      const names = keys.map(([name]) => name).join(', ');
-      const encoded = keys.map(([name, column]) => `COALESCE('+' || ${column}, '-') AS ${name}`).join(', ');
-      const groupBy = keys.map((_, index) => index + 2).join(', ');
-      const number = (path: string) => `CASE WHEN jsonb_typeof(${path}) = 'number' THEN (${path} #>> '{}')::double precision ELSE 0 END`;
-      return `
-      ALTER TABLE $schema.dead_letters
-        ADD COLUMN cause_error_kind text,
-        ADD COLUMN cause_error_status text,   -- the number's JSON text
-        ADD COLUMN cause_field_path text,
-        ADD COLUMN cause_field_problem text,
-        ADD COLUMN tokens_input double precision NOT NULL DEFAULT 0,
-        ADD COLUMN tokens_output double precision NOT NULL DEFAULT 0;
-      CREATE FUNCTION $schema.dead_letter_json(entry text) RETURNS jsonb LANGUAGE plpgsql AS $body$
-      BEGIN
-        RETURN entry::jsonb;
-      EXCEPTION WHEN others THEN
-        RETURN NULL;
-      END $body$;
-      UPDATE $schema.dead_letters AS target SET
-          cause_error_kind = CASE WHEN jsonb_typeof(j -> 'lastError' -> 'kind') = 'string' THEN j -> 'lastError' ->> 'kind' END,
-          cause_error_status = CASE WHEN jsonb_typeof(j -> 'lastError' -> 'status') = 'number' THEN j -> 'lastError' ->> 'status' END,
-          cause_field_path = CASE
-            WHEN jsonb_typeof(j -> 'reason' -> 'fields') <> 'array' OR jsonb_array_length(j -> 'reason' -> 'fields') = 0 THEN NULL
-            WHEN jsonb_typeof(j -> 'reason' -> 'fields' -> 0 -> 'path') = 'string' THEN j -> 'reason' -> 'fields' -> 0 ->> 'path'
-            ELSE ''
-          END,
-          cause_field_problem = CASE
-            WHEN jsonb_typeof(j -> 'reason' -> 'fields') = 'array' AND jsonb_typeof(j -> 'reason' -> 'fields' -> 0 -> 'problem') = 'string'
-            THEN j -> 'reason' -> 'fields' -> 0 ->> 'problem'
-          END,
-          tokens_input = ${number(`(j -> 'tokensSpent' -> 'input')`)},
-          tokens_output = ${number(`(j -> 'tokensSpent' -> 'output')`)}
-        FROM (SELECT id, $schema.dead_letter_json(entry) AS j FROM $schema.dead_letters) AS parsed
-        WHERE target.id = parsed.id AND jsonb_typeof(parsed.j) = 'object';
-      DROP FUNCTION $schema.dead_letter_json(text);
-
-      CREATE TABLE $schema.dead_letter_group_counts (
-        queue         text NOT NULL,
-        kind          text NOT NULL,
-        tool_name     text NOT NULL,
-        model_name    text NOT NULL,
-        reason        text NOT NULL,
-        code          text NOT NULL,
-        error_kind    text NOT NULL,
-        error_status  text NOT NULL,
-        field_path    text NOT NULL,
-        field_problem text NOT NULL,
-        entries       bigint NOT NULL,
-        tokens_input  double precision NOT NULL,   -- sum of the entries' tokens_input
-        tokens_output double precision NOT NULL,
-        PRIMARY KEY (queue, ${names})
+    // Append-only conversations: a step writes the messages it added, not the whole conversation
+    // again. The messages move to `conversation_messages`, one row per write: a chunk, the JSON
+    // array of the messages from `start_index` to `end_index` (exclusive), with the conversation's
+    // expiry as of that write (the last chunk's is the conversation's). A whole-conversation row of
+    // an older version becomes the chunk at 0, its text byte for byte (not parsed again, so what it
+    // held comes back exactly); a row that is not a JSON array gets end_index -1, so it is read as
+    // before and the next step replaces it instead of appending. `conversations` keeps one small
+    // row per conversation (`ref`, `expires_at_ms`) for the expiry sweep, for inspection and as the
+    // conversation's lock: every writer locks it before it touches the chunks. Its `expires_at_ms`
+    // is refreshed lazily (at most min(ttl / 100, 5 minutes) behind the last chunk's), so a step
+    // rarely writes it.
+    //
+    // The writes are functions, so that each is one statement (one round trip, one transaction):
+    // conversation_replace (put), conversation_delete, commit_step (the step's chunk, its ledger
+    // rows and the run's checkpoint; false, having written nothing, when the stored conversation is
+    // not the one the step extends) and sweep_conversations (a batch of expired conversations).
+    version: 7,
+    sql: `
+      CREATE TABLE $schema.conversation_messages (
+        ref           text NOT NULL,
+        start_index   integer NOT NULL,           -- index in the conversation of the chunk's first message
+        end_index     integer NOT NULL,           -- start_index + the chunk's message count (-1: unknown, never appended to)
+        expires_at_ms bigint NOT NULL,            -- the conversation's expiry as of this write
+        messages      text NOT NULL,              -- JSON array
+        PRIMARY KEY (ref, start_index)
       );
-      INSERT INTO $schema.dead_letter_group_counts (queue, ${names}, entries, tokens_input, tokens_output)
-        SELECT queue, ${encoded}, COUNT(*), SUM(tokens_input), SUM(tokens_output)
-        FROM $schema.dead_letters GROUP BY 1, ${groupBy};
-      CREATE FUNCTION $schema.dead_letters_add_group_counts() RETURNS trigger LANGUAGE plpgsql AS $body$
+      CREATE FUNCTION $schema.conversation_length(messages text) RETURNS integer LANGUAGE plpgsql AS $body$
       BEGIN
-        INSERT INTO $schema.dead_letter_group_counts AS counts (queue, ${names}, entries, tokens_input, tokens_output)
-          SELECT queue, ${encoded}, COUNT(*), SUM(tokens_input), SUM(tokens_output)
-          FROM added GROUP BY 1, ${groupBy}
-          ON CONFLICT (queue, ${names}) DO UPDATE SET entries = counts.entries + excluded.entries,
-            tokens_input = counts.tokens_input + excluded.tokens_input, tokens_output = counts.tokens_output + excluded.tokens_output;
-        RETURN NULL;
+        RETURN json_array_length(messages::json);
+      EXCEPTION WHEN others THEN
+        RETURN -1;
       END $body$;
-      CREATE FUNCTION $schema.dead_letters_remove_group_counts() RETURNS trigger LANGUAGE plpgsql AS $body$
+      INSERT INTO $schema.conversation_messages (ref, start_index, end_index, expires_at_ms, messages)
+        SELECT ref, 0, $schema.conversation_length(messages), expires_at_ms, messages FROM $schema.conversations;
+      DROP FUNCTION $schema.conversation_length(text);
+      ALTER TABLE $schema.conversations DROP COLUMN messages;
+
+      CREATE FUNCTION $schema.conversation_replace(p_ref text, p_messages text, p_count integer, p_expires_at_ms bigint)
+      RETURNS void LANGUAGE plpgsql AS $body$
       BEGIN
-        UPDATE $schema.dead_letter_group_counts AS counts SET entries = counts.entries - gone.entries,
-            tokens_input = counts.tokens_input - gone.tokens_input, tokens_output = counts.tokens_output - gone.tokens_output
-          FROM (
-            SELECT queue, ${encoded}, COUNT(*) AS entries, SUM(tokens_input) AS tokens_input, SUM(tokens_output) AS tokens_output
-            FROM removed GROUP BY 1, ${groupBy}
-          ) AS gone
-          WHERE counts.queue = gone.queue AND ${keys.map(([name]) => `counts.${name} = gone.${name}`).join(' AND ')};
-        DELETE FROM $schema.dead_letter_group_counts WHERE entries <= 0;
-        RETURN NULL;
+        INSERT INTO $schema.conversations (ref, expires_at_ms) VALUES (p_ref, p_expires_at_ms)
+          ON CONFLICT (ref) DO UPDATE SET expires_at_ms = excluded.expires_at_ms;
+        DELETE FROM $schema.conversation_messages WHERE ref = p_ref;
+        INSERT INTO $schema.conversation_messages (ref, start_index, end_index, expires_at_ms, messages)
+          VALUES (p_ref, 0, p_count, p_expires_at_ms, p_messages);
       END $body$;
-      CREATE TRIGGER dead_letters_add_group_counts AFTER INSERT ON $schema.dead_letters
-        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_add_group_counts();
-      CREATE TRIGGER dead_letters_remove_group_counts AFTER DELETE ON $schema.dead_letters
-        REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_remove_group_counts();
-      CREATE TRIGGER dead_letters_update_removes_group_counts AFTER UPDATE ON $schema.dead_letters
-        REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_remove_group_counts();
-      CREATE TRIGGER dead_letters_update_adds_group_counts AFTER UPDATE ON $schema.dead_letters
-        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_add_group_counts();
-    `;
-    })(),
+
+      CREATE FUNCTION $schema.conversation_delete(p_ref text) RETURNS void LANGUAGE plpgsql AS $body$
+      BEGIN
+        DELETE FROM $schema.conversations WHERE ref = p_ref;
+        DELETE FROM $schema.conversation_messages WHERE ref = p_ref;
+      END $body$;
+
+      CREATE FUNCTION $schema.commit_step(
+        p_ref text, p_stored_count integer, p_count integer, p_messages text, p_whole boolean,
+        p_now_ms bigint, p_expires_at_ms bigint, p_refresh_lag_ms bigint,
+        p_ledger_keys text[], p_ledger_values text[],
+        p_run_id text, p_message_id text, p_status text, p_updated_at text, p_checkpoint text
+      ) RETURNS boolean LANGUAGE plpgsql AS $body$
+      DECLARE
+        head_expires_at_ms bigint;
+        last_end integer;
+        last_expires_at_ms bigint;
+      BEGIN
+        IF p_whole THEN
+          PERFORM $schema.conversation_replace(p_ref, p_messages, p_count, p_expires_at_ms);
+        ELSE
+          SELECT expires_at_ms INTO head_expires_at_ms FROM $schema.conversations WHERE ref = p_ref FOR UPDATE;
+          IF NOT FOUND THEN
+            RETURN false;
+          END IF;
+          SELECT end_index, expires_at_ms INTO last_end, last_expires_at_ms
+            FROM $schema.conversation_messages WHERE ref = p_ref ORDER BY start_index DESC LIMIT 1;
+          IF NOT FOUND OR last_expires_at_ms <= p_now_ms OR last_end <> p_stored_count THEN
+            RETURN false;
+          END IF;
+          -- a step without new messages writes an empty chunk at the end (its next chunk replaces it)
+          INSERT INTO $schema.conversation_messages (ref, start_index, end_index, expires_at_ms, messages)
+            VALUES (p_ref, p_stored_count, p_count, p_expires_at_ms, p_messages)
+            ON CONFLICT (ref, start_index) DO UPDATE
+              SET end_index = excluded.end_index, expires_at_ms = excluded.expires_at_ms, messages = excluded.messages;
+          IF head_expires_at_ms < p_expires_at_ms - p_refresh_lag_ms THEN
+            UPDATE $schema.conversations SET expires_at_ms = p_expires_at_ms WHERE ref = p_ref;
+          END IF;
+        END IF;
+        INSERT INTO $schema.ledger (key, value, recorded_at_ms)
+          SELECT step_rows.key, step_rows.value, p_now_ms FROM unnest(p_ledger_keys, p_ledger_values) AS step_rows (key, value)
+          ON CONFLICT (key) DO NOTHING;
+        INSERT INTO $schema.runs (run_id, message_id, status, updated_at, checkpoint)
+          VALUES (p_run_id, p_message_id, p_status, p_updated_at, p_checkpoint)
+          ON CONFLICT (run_id) DO UPDATE SET message_id = excluded.message_id, status = excluded.status,
+            updated_at = excluded.updated_at, checkpoint = excluded.checkpoint;
+        RETURN true;
+      END $body$;
+
+      CREATE FUNCTION $schema.sweep_conversations(p_now_ms bigint, p_batch integer) RETURNS integer LANGUAGE plpgsql AS $body$
+      DECLARE
+        expired record;
+        last_expires_at_ms bigint;
+        handled integer := 0;
+      BEGIN
+        -- each row is locked before its chunks are read (by a later statement, which sees every
+        -- write that held the lock); a conversation being written is skipped
+        FOR expired IN
+          SELECT ref FROM $schema.conversations WHERE expires_at_ms <= p_now_ms
+          ORDER BY expires_at_ms LIMIT p_batch FOR UPDATE SKIP LOCKED
+        LOOP
+          SELECT expires_at_ms INTO last_expires_at_ms
+            FROM $schema.conversation_messages WHERE ref = expired.ref ORDER BY start_index DESC LIMIT 1;
+          IF FOUND AND last_expires_at_ms > p_now_ms THEN
+            UPDATE $schema.conversations SET expires_at_ms = last_expires_at_ms WHERE ref = expired.ref;  -- written since: only the row lagged
+          ELSE
+            DELETE FROM $schema.conversation_messages WHERE ref = expired.ref;
+            DELETE FROM $schema.conversations WHERE ref = expired.ref;
+          END IF;
+          handled := handled + 1;
+        END LOOP;
+        RETURN handled;  -- rows deleted or moved: fewer than p_batch when no expired row is left
+      END $body$;
+    `,
   },
 ];
 

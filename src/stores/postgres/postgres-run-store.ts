@@ -4,6 +4,16 @@ import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 
 /**
+ * The `runs` row of a checkpoint: `[run_id, message_id, status, updated_at, checkpoint]`, as the run
+ * store's upsert and the conversation store's step commit write it. Throws a `TypeError` for a
+ * checkpoint `JSON.stringify` cannot serialise.
+ */
+export function toPostgresCheckpointRow(checkpoint: RunCheckpoint): [string, string, string, string, string] {
+  const { runId, messageId, status, updatedAt } = checkpoint;
+  return [toStoredText(runId), toStoredText(messageId), toStoredText(status), toStoredText(updatedAt), toJsonText(checkpoint)];
+}
+
+/**
  * A {@link RunStore} on `<schema>.runs`: the whole checkpoint as JSON text, plus `message_id`,
  * `status` and `updated_at` columns for inspection (`SELECT status, count(*) … GROUP BY status`).
  * `put` is one upsert. The columns hold `toStoredText` of the checkpoint's strings, so a message id
@@ -22,11 +32,7 @@ export function createPostgresRunStore(pool: PostgresQueryable, options: { schem
       return rows[0] === undefined ? undefined : fromJsonText<RunCheckpoint>(rows[0].checkpoint);
     },
     async put(checkpoint) {
-      const { runId, messageId, status, updatedAt } = checkpoint;
-      await pool.query({
-        ...upsert,
-        values: [toStoredText(runId), toStoredText(messageId), toStoredText(status), toStoredText(updatedAt), toJsonText(checkpoint)],
-      });
+      await pool.query({ ...upsert, values: toPostgresCheckpointRow(checkpoint) });
     },
   };
 }

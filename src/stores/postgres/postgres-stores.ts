@@ -2,9 +2,12 @@
  * The PostgreSQL backend: every port of `core/ports/stores.ts` in one schema of one database,
  * shared by any number of worker processes on any number of machines.
  *
- * Schema (version 2, see `postgres-migrations.ts`; `schema_version (version, applied_at)` records
- * applied migrations, which run on start under an advisory lock):
- * - `conversations (ref PK, messages, expires_at_ms)`: TTL by the injected clock.
+ * Schema (see `postgres-migrations.ts`; `schema_version (version, applied_at)` records applied
+ * migrations, which run on start under an advisory lock):
+ * - `conversation_messages (ref, start_index PK, end_index, expires_at_ms, messages)`: append-only
+ *   chunks of each conversation, and `conversations (ref PK, expires_at_ms)`, one row per
+ *   conversation for its lock and the expiry sweep (version 7); TTL by the injected clock. A step
+ *   of a run (its new messages, checkpoint and ledger rows) is one statement (`commitStep`).
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint)`.
  * - `ledger (key PK, value, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
  * - `breakers (key PK, state, updated_at_ms)`: read-modify-write under `SELECT … FOR UPDATE`.
@@ -123,12 +126,26 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     throw new ToolrunError('STORE_UNAVAILABLE', `cannot open the PostgreSQL store (schema ${schemaName}): ${reason}`, { cause: error });
   }
   let closed = false;
+  const runs = createPostgresRunStore(pool, { schema });
+  const ledger = createPostgresIdempotencyLedger(pool, { schema, clock });
+  // background sweeps of expired conversations, awaited by close() before it ends the pool
+  const background = new Set<Promise<void>>();
+  const conversations = createPostgresConversationStore(pool, {
+    schema,
+    clock,
+    ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
+    steps: { runs, ledger },
+    onBackground: (work) => {
+      background.add(work);
+      void work.then(() => background.delete(work));
+    },
+  });
   return {
     pool,
     schema: schemaName,
-    conversations: createPostgresConversationStore(pool, { schema, clock, ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS }),
-    runs: createPostgresRunStore(pool, { schema }),
-    ledger: createPostgresIdempotencyLedger(pool, { schema, clock }),
+    conversations,
+    runs,
+    ledger,
     breakers: createPostgresBreakerStateStore(pool, { schema, clock }),
     messageDlq: createPostgresDeadLetterQueue<MessageFailureEntry>(pool, { schema, clock, queue: 'message' }),
     toolDlq: createPostgresDeadLetterQueue<ResumableEntry>(pool, { schema, clock, queue: 'tool' }),
@@ -137,6 +154,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     close: async () => {
       if (closed) return;
       closed = true;
+      await Promise.all(background);
       if (ownsPool) await pool.end();
     },
   };

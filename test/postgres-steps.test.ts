@@ -1,0 +1,224 @@
+/**
+ * The append-only conversations of the PostgreSQL backend: the migration from whole-conversation
+ * rows (a schema written by the version before), what a step writes, and the expiry sweep.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RunCheckpoint, StepCommit } from '../src/ground/ports/stores.ts';
+import { createFakeClock } from '../src/testing/fake-clock.ts';
+import { createPostgresConversationStore } from '../src/stores/postgres/postgres-conversation-store.ts';
+import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from '../src/stores/postgres/postgres-migrations.ts';
+import { createPostgresStores } from '../src/stores/postgres/postgres-stores.ts';
+import { toStoredText } from '../src/stores/exact-text.ts';
+import { createTestPool, dropSchema, uniqueName } from './fixtures/distributed-services.ts';
+
+const admin = createTestPool({ max: 4 });
+const schemas: string[] = [];
+afterAll(async () => {
+  for (const schema of schemas) await dropSchema(admin, schema);
+  await admin.end();
+});
+const newSchema = () => {
+  const schema = uniqueName('toolrun_pgsteps_');
+  schemas.push(schema);
+  return schema;
+};
+
+/** The version that introduced the chunks. */
+const CHUNKS_VERSION = 7;
+const HOUR_MS = 60 * 60 * 1000;
+
+const checkpoint = (stepIndex: number, conversationRef: string): RunCheckpoint => ({
+  runId: `run_${conversationRef}`,
+  messageId: 'm',
+  status: 'running',
+  stepIndex,
+  conversationRef,
+  tokensSpent: { input: stepIndex, output: 0 },
+  toolAttempts: {},
+  updatedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, stepIndex)).toISOString(),
+});
+
+describe('PostgreSQL conversations as append-only chunks', () => {
+  it('migrates whole-conversation rows of the version before, reads them back equal, and continues them with commitStep', async () => {
+    expect(POSTGRES_SCHEMA_VERSION).toBeGreaterThanOrEqual(CHUNKS_VERSION);
+    const schema = newSchema();
+    const clock = createFakeClock();
+    await migratePostgresSchema(admin, schema, clock.now(), CHUNKS_VERSION - 1);
+    // rows as the version before wrote them: its put statement, on its table
+    const exact = [
+      { role: 'user', content: 'nul \u0000 and a lone \ud800 surrogate, 東京 ✈️' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'c0', name: 'search', args: '{"q":1}' }], numbers: [0, -1, 0.1, 1e21] },
+    ];
+    const conversations: Record<string, unknown> = {
+      conv_plain: [{ role: 'user', content: 'hello' }],
+      conv_exact: exact,
+      conv_empty: [],
+      'conv_\u0000ref': [{ role: 'user', content: 'under an escaped ref' }],
+    };
+    const oldPut = `INSERT INTO "${schema}".conversations (ref, messages, expires_at_ms) VALUES ($1, $2, $3)
+      ON CONFLICT (ref) DO UPDATE SET messages = excluded.messages, expires_at_ms = excluded.expires_at_ms`;
+    const expiresAt = Math.ceil(clock.now() + HOUR_MS);
+    for (const [ref, messages] of Object.entries(conversations)) await admin.query(oldPut, [toStoredText(ref), JSON.stringify(messages), expiresAt]);
+    await admin.query(oldPut, ['conv_expired', JSON.stringify([{ n: 1 }]), Math.ceil(clock.now() - 1)]);
+    await admin.query(oldPut, ['conv_not_an_array', '{"not":"an array"}', expiresAt]);
+
+    const stores = await createPostgresStores({ pool: admin, schema, clock, conversationTtlMs: HOUR_MS });
+    try {
+      const { rows: versions } = await admin.query<{ version: number }>(`SELECT MAX(version) AS version FROM "${schema}".schema_version`);
+      expect(versions[0]!.version).toBe(POSTGRES_SCHEMA_VERSION);
+      const { rows: columns } = await admin.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'conversations' ORDER BY column_name`,
+        [schema],
+      );
+      expect(columns.map((column) => column.column_name)).toEqual(['expires_at_ms', 'ref']);
+      for (const [ref, messages] of Object.entries(conversations)) expect(await stores.conversations.get(ref)).toEqual(messages);
+      expect(await stores.conversations.get('conv_expired')).toBeUndefined();
+      expect(await stores.conversations.get('conv_not_an_array')).toEqual({ not: 'an array' });
+      const { rows: chunks } = await admin.query<{ ref: string; start_index: number; end_index: number; messages: string }>(
+        `SELECT ref, start_index, end_index, messages FROM "${schema}".conversation_messages ORDER BY ref`,
+      );
+      // byte for byte, lengths counted
+      expect(chunks.find((chunk) => chunk.ref === 'conv_exact')).toEqual({ ref: 'conv_exact', start_index: 0, end_index: 2, messages: JSON.stringify(exact) });
+      expect(chunks.find((chunk) => chunk.ref === 'conv_not_an_array')?.end_index).toBe(-1);
+      expect(chunks).toHaveLength(Object.keys(conversations).length + 2);
+
+      // continued: an appended chunk of the step's messages only
+      const commit = (step: StepCommit) => stores.conversations.commitStep!(step, stores);
+      const continued = [...exact, { role: 'tool', toolCallId: 'c0', content: '{"status":"success"}' }];
+      const ledger = [{ key: 'run_conv_exact:1:0', value: { status: 'success' } }];
+      expect(await commit({ conversationRef: 'conv_exact', messages: continued, storedCount: 2, checkpoint: checkpoint(1, 'conv_exact'), ledger })).toBe(true);
+      expect(await stores.conversations.get('conv_exact')).toEqual(continued);
+      expect(await stores.runs.get('run_conv_exact')).toEqual(checkpoint(1, 'conv_exact'));
+      expect(await stores.ledger.get('run_conv_exact:1:0')).toEqual({ status: 'success' });
+      const { rows: exactChunks } = await admin.query<{ start_index: number; end_index: number; messages: string }>(
+        `SELECT start_index, end_index, messages FROM "${schema}".conversation_messages WHERE ref = 'conv_exact' ORDER BY start_index`,
+      );
+      expect(exactChunks.map((chunk) => [chunk.start_index, chunk.end_index])).toEqual([
+        [0, 2],
+        [2, 3],
+      ]);
+      expect(exactChunks[1]!.messages).toBe(JSON.stringify(continued.slice(2)));
+      // the row of unknown length is replaced, not appended to
+      const replaced = [
+        { role: 'user', content: 'now an array' },
+        { role: 'assistant', content: 'ok' },
+      ];
+      expect(
+        await commit({ conversationRef: 'conv_not_an_array', messages: replaced, storedCount: 1, checkpoint: checkpoint(0, 'conv_not_an_array'), ledger: [] }),
+      ).toBe(true);
+      expect(await stores.conversations.get('conv_not_an_array')).toEqual(replaced);
+      // the expired one is replaced as well
+      expect(
+        await commit({
+          conversationRef: 'conv_expired',
+          messages: [{ n: 1 }, { n: 2 }],
+          storedCount: 1,
+          checkpoint: checkpoint(1, 'conv_expired'),
+          ledger: [],
+        }),
+      ).toBe(true);
+      expect(await stores.conversations.get('conv_expired')).toEqual([{ n: 1 }, { n: 2 }]);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it('writes one chunk of the new messages per step, whatever the conversation length, and reads the whole back', async () => {
+    const schema = newSchema();
+    const clock = createFakeClock();
+    const stores = await createPostgresStores({ pool: admin, schema, clock, conversationTtlMs: HOUR_MS });
+    try {
+      const message = (index: number) => ({ role: index % 2 === 0 ? 'assistant' : 'tool', content: `message ${index} `.padEnd(200, '.') });
+      const messages: unknown[] = [];
+      let storedCount = 0;
+      for (let step = 0; step < 500; step++) {
+        messages.push(message(messages.length), message(messages.length + 1));
+        await stores.conversations.commitStep!(
+          { conversationRef: 'conv_long', messages, storedCount, checkpoint: checkpoint(step, 'conv_long'), ledger: [] },
+          stores,
+        );
+        storedCount = messages.length;
+      }
+      const { rows } = await admin.query<{ start_index: number; bytes: number }>(
+        `SELECT start_index, octet_length(messages) AS bytes FROM "${schema}".conversation_messages WHERE ref = 'conv_long' ORDER BY start_index`,
+      );
+      expect(rows).toHaveLength(500);
+      // the chunk of the 500th step holds its two messages only, like the first step's
+      expect(rows[499]).toEqual({ start_index: 998, bytes: JSON.stringify(messages.slice(998)).length });
+      expect(rows[499]!.bytes).toBeLessThan(500);
+      expect(await stores.conversations.get('conv_long')).toEqual(messages);
+      // a step without new messages: an empty chunk at the end, replaced by the next one
+      await stores.conversations.commitStep!(
+        { conversationRef: 'conv_long', messages, storedCount, checkpoint: checkpoint(500, 'conv_long'), ledger: [] },
+        stores,
+      );
+      messages.push(message(1000));
+      await stores.conversations.commitStep!(
+        { conversationRef: 'conv_long', messages, storedCount, checkpoint: checkpoint(501, 'conv_long'), ledger: [] },
+        stores,
+      );
+      expect(await stores.conversations.get('conv_long')).toEqual(messages);
+      const { rows: last } = await admin.query(
+        `SELECT start_index, end_index FROM "${schema}".conversation_messages WHERE ref = 'conv_long' ORDER BY start_index DESC LIMIT 1`,
+      );
+      expect(last).toEqual([{ start_index: 1000, end_index: 1001 }]);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it('sweeps expired conversations in batches off the write, keeping a conversation written since whose row lagged', async () => {
+    const schema = newSchema();
+    const clock = createFakeClock();
+    const prepared = await createPostgresStores({ pool: admin, schema, clock });
+    await prepared.close();
+    const sweeps: Promise<void>[] = [];
+    const quoted = `"${schema}"`;
+    const { createPostgresRunStore } = await import('../src/stores/postgres/postgres-run-store.ts');
+    const { createPostgresIdempotencyLedger } = await import('../src/stores/postgres/postgres-idempotency-ledger.ts');
+    const runs = createPostgresRunStore(admin, { schema: quoted });
+    const ledger = createPostgresIdempotencyLedger(admin, { schema: quoted, clock });
+    const conversations = createPostgresConversationStore(admin, {
+      schema: quoted,
+      clock,
+      ttlMs: HOUR_MS,
+      sweep: { intervalMs: 60_000, batchSize: 3 },
+      steps: { runs, ledger },
+      onBackground: (work) => sweeps.push(work),
+    });
+    const settle = async () => {
+      while (sweeps.length > 0) await sweeps.shift();
+    };
+    await conversations.put('conv_first', [{ n: 0 }]); // the first write sweeps (nothing to sweep)
+    await settle();
+    for (let index = 0; index < 10; index++) await conversations.put(`conv_${index}`, [{ n: index }]);
+    await conversations.put('conv_lagging', [{ n: 1 }]);
+    await clock.advance(20_000);
+    // appended 20 s later: the row's expiry (refreshed only when 36 s behind) stays at the put's
+    const stores = { conversations, runs, ledger };
+    await conversations.commitStep!(
+      { conversationRef: 'conv_lagging', messages: [{ n: 1 }, { n: 2 }], storedCount: 1, checkpoint: checkpoint(1, 'conv_lagging'), ledger: [] },
+      stores,
+    );
+    const headOf = async (ref: string) =>
+      (await admin.query<{ expires_at_ms: string }>(`SELECT expires_at_ms FROM ${quoted}.conversations WHERE ref = $1`, [ref])).rows[0]?.expires_at_ms;
+    const lagging = Number(await headOf('conv_lagging'));
+    expect(sweeps).toHaveLength(0);
+    await clock.advance(HOUR_MS - 20_000 + 5_000);
+    expect(await conversations.get('conv_3')).toBeUndefined();
+    expect(await conversations.get('conv_lagging')).toEqual([{ n: 1 }, { n: 2 }]);
+    await conversations.put('conv_fresh', [{ n: 'fresh' }]);
+    expect(sweeps).toHaveLength(1);
+    await settle();
+    const { rows: left } = await admin.query<{ ref: string }>(`SELECT ref FROM ${quoted}.conversations ORDER BY ref`);
+    expect(left.map((row) => row.ref)).toEqual(['conv_fresh', 'conv_lagging']);
+    const { rows: chunkRefs } = await admin.query<{ ref: string }>(`SELECT DISTINCT ref FROM ${quoted}.conversation_messages ORDER BY ref`);
+    expect(chunkRefs.map((row) => row.ref)).toEqual(['conv_fresh', 'conv_lagging']);
+    // the lagging row's expiry moved to its last chunk's
+    expect(Number(await headOf('conv_lagging'))).toBe(lagging + 20_000);
+    expect(await conversations.get('conv_lagging')).toEqual([{ n: 1 }, { n: 2 }]);
+    // at most one sweep per interval
+    await conversations.put('conv_again', []);
+    expect(sweeps).toHaveLength(0);
+  });
+});
