@@ -258,6 +258,115 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    // DeadLetterQueue.countByGroup: the entries per combination of their cause columns and of the
+    // details an operator groups by (last error kind and status, first failing field's path and
+    // problem), with the tokens they spent. New columns of dead_letters, written by every insert
+    // (as `deadLetterGroupFields` reads the entry); rows already there are filled from their JSON (a
+    // row jsonb cannot parse keeps NULLs and no tokens). The counts table is seeded from the rows and
+    // kept by statement-level triggers of their own, so in the same statement as every insert,
+    // delete and update of dead_letters. Keys are encoded as in dead_letter_cause_counts ('+' ||
+    // value, '-' when missing); a group that empties is deleted.
+    version: 5,
+    sql: (() => {
+      const keys: Array<[string, string]> = [
+        ['kind', 'cause_kind'],
+        ['tool_name', 'cause_tool_name'],
+        ['model_name', 'cause_model_name'],
+        ['reason', 'cause_reason'],
+        ['code', 'cause_code'],
+        ['error_kind', 'cause_error_kind'],
+        ['error_status', 'cause_error_status'],
+        ['field_path', 'cause_field_path'],
+        ['field_problem', 'cause_field_problem'],
+      ];
+      const names = keys.map(([name]) => name).join(', ');
+      const encoded = keys.map(([name, column]) => `COALESCE('+' || ${column}, '-') AS ${name}`).join(', ');
+      const groupBy = keys.map((_, index) => index + 2).join(', ');
+      const number = (path: string) => `CASE WHEN jsonb_typeof(${path}) = 'number' THEN (${path} #>> '{}')::double precision ELSE 0 END`;
+      return `
+      ALTER TABLE $schema.dead_letters
+        ADD COLUMN cause_error_kind text,
+        ADD COLUMN cause_error_status text,   -- the number's JSON text
+        ADD COLUMN cause_field_path text,
+        ADD COLUMN cause_field_problem text,
+        ADD COLUMN tokens_input double precision NOT NULL DEFAULT 0,
+        ADD COLUMN tokens_output double precision NOT NULL DEFAULT 0;
+      CREATE FUNCTION $schema.dead_letter_json(entry text) RETURNS jsonb LANGUAGE plpgsql AS $body$
+      BEGIN
+        RETURN entry::jsonb;
+      EXCEPTION WHEN others THEN
+        RETURN NULL;
+      END $body$;
+      UPDATE $schema.dead_letters AS target SET
+          cause_error_kind = CASE WHEN jsonb_typeof(j -> 'lastError' -> 'kind') = 'string' THEN j -> 'lastError' ->> 'kind' END,
+          cause_error_status = CASE WHEN jsonb_typeof(j -> 'lastError' -> 'status') = 'number' THEN j -> 'lastError' ->> 'status' END,
+          cause_field_path = CASE
+            WHEN jsonb_typeof(j -> 'reason' -> 'fields') <> 'array' OR jsonb_array_length(j -> 'reason' -> 'fields') = 0 THEN NULL
+            WHEN jsonb_typeof(j -> 'reason' -> 'fields' -> 0 -> 'path') = 'string' THEN j -> 'reason' -> 'fields' -> 0 ->> 'path'
+            ELSE ''
+          END,
+          cause_field_problem = CASE
+            WHEN jsonb_typeof(j -> 'reason' -> 'fields') = 'array' AND jsonb_typeof(j -> 'reason' -> 'fields' -> 0 -> 'problem') = 'string'
+            THEN j -> 'reason' -> 'fields' -> 0 ->> 'problem'
+          END,
+          tokens_input = ${number(`(j -> 'tokensSpent' -> 'input')`)},
+          tokens_output = ${number(`(j -> 'tokensSpent' -> 'output')`)}
+        FROM (SELECT id, $schema.dead_letter_json(entry) AS j FROM $schema.dead_letters) AS parsed
+        WHERE target.id = parsed.id AND jsonb_typeof(parsed.j) = 'object';
+      DROP FUNCTION $schema.dead_letter_json(text);
+
+      CREATE TABLE $schema.dead_letter_group_counts (
+        queue         text NOT NULL,
+        kind          text NOT NULL,
+        tool_name     text NOT NULL,
+        model_name    text NOT NULL,
+        reason        text NOT NULL,
+        code          text NOT NULL,
+        error_kind    text NOT NULL,
+        error_status  text NOT NULL,
+        field_path    text NOT NULL,
+        field_problem text NOT NULL,
+        entries       bigint NOT NULL,
+        tokens_input  double precision NOT NULL,   -- sum of the entries' tokens_input
+        tokens_output double precision NOT NULL,
+        PRIMARY KEY (queue, ${names})
+      );
+      INSERT INTO $schema.dead_letter_group_counts (queue, ${names}, entries, tokens_input, tokens_output)
+        SELECT queue, ${encoded}, COUNT(*), SUM(tokens_input), SUM(tokens_output)
+        FROM $schema.dead_letters GROUP BY 1, ${groupBy};
+      CREATE FUNCTION $schema.dead_letters_add_group_counts() RETURNS trigger LANGUAGE plpgsql AS $body$
+      BEGIN
+        INSERT INTO $schema.dead_letter_group_counts AS counts (queue, ${names}, entries, tokens_input, tokens_output)
+          SELECT queue, ${encoded}, COUNT(*), SUM(tokens_input), SUM(tokens_output)
+          FROM added GROUP BY 1, ${groupBy}
+          ON CONFLICT (queue, ${names}) DO UPDATE SET entries = counts.entries + excluded.entries,
+            tokens_input = counts.tokens_input + excluded.tokens_input, tokens_output = counts.tokens_output + excluded.tokens_output;
+        RETURN NULL;
+      END $body$;
+      CREATE FUNCTION $schema.dead_letters_remove_group_counts() RETURNS trigger LANGUAGE plpgsql AS $body$
+      BEGIN
+        UPDATE $schema.dead_letter_group_counts AS counts SET entries = counts.entries - gone.entries,
+            tokens_input = counts.tokens_input - gone.tokens_input, tokens_output = counts.tokens_output - gone.tokens_output
+          FROM (
+            SELECT queue, ${encoded}, COUNT(*) AS entries, SUM(tokens_input) AS tokens_input, SUM(tokens_output) AS tokens_output
+            FROM removed GROUP BY 1, ${groupBy}
+          ) AS gone
+          WHERE counts.queue = gone.queue AND ${keys.map(([name]) => `counts.${name} = gone.${name}`).join(' AND ')};
+        DELETE FROM $schema.dead_letter_group_counts WHERE entries <= 0;
+        RETURN NULL;
+      END $body$;
+      CREATE TRIGGER dead_letters_add_group_counts AFTER INSERT ON $schema.dead_letters
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_add_group_counts();
+      CREATE TRIGGER dead_letters_remove_group_counts AFTER DELETE ON $schema.dead_letters
+        REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_remove_group_counts();
+      CREATE TRIGGER dead_letters_update_removes_group_counts AFTER UPDATE ON $schema.dead_letters
+        REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_remove_group_counts();
+      CREATE TRIGGER dead_letters_update_adds_group_counts AFTER UPDATE ON $schema.dead_letters
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION $schema.dead_letters_add_group_counts();
+    `;
+    })(),
+  },
+  {
     // Append-only conversations: a step writes the messages it added, not the whole conversation
     // again. The messages move to `conversation_messages`, one row per write: a chunk, the JSON
     // array of the messages from `start_index` to `end_index` (exclusive), with the conversation's
