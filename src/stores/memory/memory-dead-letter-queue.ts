@@ -188,10 +188,11 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
     const fields = deadLetterGroupFields(stored);
     groupOf.set(id, fields);
     const key = groupKeyOf(fields);
-    const group = groups.get(key) ?? { ...fields, entries: 0, tokensInput: 0, tokensOutput: 0 };
+    const { tokensInput, tokensOutput, ...keyFields } = fields;
+    const group = groups.get(key) ?? { ...keyFields, entries: 0, tokensInput: 0, tokensOutput: 0 };
     group.entries += 1;
-    group.tokensInput += fields.tokensInput;
-    group.tokensOutput += fields.tokensOutput;
+    group.tokensInput += tokensInput;
+    group.tokensOutput += tokensOutput;
     groups.set(key, group);
     return id;
   };

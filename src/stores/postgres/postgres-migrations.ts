@@ -301,7 +301,7 @@ const MIGRATIONS: readonly Migration[] = [
           cause_error_kind = CASE WHEN jsonb_typeof(j -> 'lastError' -> 'kind') = 'string' THEN j -> 'lastError' ->> 'kind' END,
           cause_error_status = CASE WHEN jsonb_typeof(j -> 'lastError' -> 'status') = 'number' THEN j -> 'lastError' ->> 'status' END,
           cause_field_path = CASE
-            WHEN jsonb_typeof(j -> 'reason' -> 'fields') <> 'array' OR jsonb_array_length(j -> 'reason' -> 'fields') = 0 THEN NULL
+            WHEN jsonb_typeof(j -> 'reason' -> 'fields') IS DISTINCT FROM 'array' OR jsonb_array_length(j -> 'reason' -> 'fields') = 0 THEN NULL
             WHEN jsonb_typeof(j -> 'reason' -> 'fields' -> 0 -> 'path') = 'string' THEN j -> 'reason' -> 'fields' -> 0 ->> 'path'
             ELSE ''
           END,
