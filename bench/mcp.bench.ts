@@ -96,11 +96,25 @@ async function throughput(calls: Array<() => Promise<unknown>>, durationMs: numb
   return (done * 1000) / durationMs;
 }
 
+/**
+ * The floor of any extra process hop: a Node process that spawns the server and pipes bytes both
+ * ways (stdin → child stdin, child stdout → stdout), parsing nothing.
+ */
+const RELAY = `const { spawn } = require('node:child_process');
+const child = spawn(process.argv[1], process.argv.slice(2), { stdio: ['pipe', 'pipe', 'inherit'] });
+process.stdin.pipe(child.stdin);
+child.stdout.pipe(process.stdout);
+process.stdin.on('end', () => child.kill());`;
+
+/** Rounds of the round-trip measurement; the rows alternate in each round and keep their best median. */
+const ROUNDS = 5;
+
 /** Runs the MCP proxy benchmark and returns its rows. */
 export async function runMcpBench(): Promise<BenchRow[]> {
   const cli = await cliEntry();
   const echo = (client: Client) => () => client.callTool({ name: 'echo', arguments: { message: 'hello' } });
   const straight = await stdioClient([EVERYTHING, 'stdio']);
+  const relayed = await stdioClient(['-e', RELAY, process.execPath, EVERYTHING, 'stdio']);
   const through = await stdioClient([cli, 'mcp-proxy', '--', process.execPath, EVERYTHING, 'stdio']);
   const listen = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', '--', process.execPath, EVERYTHING, 'stdio'], {
     stdio: ['pipe', 'ignore', 'pipe'],
@@ -112,9 +126,17 @@ export async function runMcpBench(): Promise<BenchRow[]> {
     env: { ...process.env, PORT: String(everythingPort) },
   });
   try {
-    const options = { batches: 10, batchSize: 200, warmup: 300 };
-    const directNs = await measure(echo(straight), options);
-    const proxiedNs = await measure(echo(through), options);
+    // The machine is shared and noisy: A, relay and B alternate, each round in a rotated order, best median kept.
+    const options = { batches: 5, batchSize: 200, warmup: 300 };
+    const cases = [echo(straight), echo(relayed), echo(through)];
+    const best = [Infinity, Infinity, Infinity];
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let step = 0; step < cases.length; step++) {
+        const index = (round + step) % cases.length;
+        best[index] = Math.min(best[index]!, await measure(cases[index]!, options));
+      }
+    }
+    const [directNs, relayNs, proxiedNs] = best as [number, number, number];
     const [, url] = await stderrMatch(listen, /at (http:\/\/\S+\/mcp)/, 'the --listen proxy');
     await stderrMatch(everythingHttp, /listening on port/i, 'server-everything streamableHttp');
     const proxiedHttp = await httpClients(url!);
@@ -123,12 +145,25 @@ export async function runMcpBench(): Promise<BenchRow[]> {
       Array.from({ length: CONCURRENCY }, () => echo(straight)),
       THROUGHPUT_MS,
     );
-    const straightHttpRate = await throughput(straightHttp.map(echo), THROUGHPUT_MS);
-    const proxiedRate = await throughput(proxiedHttp.map(echo), THROUGHPUT_MS);
+    let straightHttpRate = 0;
+    let proxiedRate = 0;
+    for (let round = 0; round < 3; round++) {
+      // Alternated, best of three: the proxy is not measured only when the machine happens to be busy.
+      if (round % 2 === 0) straightHttpRate = Math.max(straightHttpRate, await throughput(straightHttp.map(echo), THROUGHPUT_MS));
+      proxiedRate = Math.max(proxiedRate, await throughput(proxiedHttp.map(echo), THROUGHPUT_MS));
+      if (round % 2 === 1) straightHttpRate = Math.max(straightHttpRate, await throughput(straightHttp.map(echo), THROUGHPUT_MS));
+    }
     await Promise.all([...proxiedHttp, ...straightHttp].map((client) => client.close()));
     return [
       { name: 'tools/call echo, straight to server-everything (stdio)', medianNs: directNs },
+      {
+        name: 'tools/call echo through a byte relay (a Node process piping stdio both ways: the floor of one hop)',
+        medianNs: relayNs,
+        baseline: 'straight',
+        ratio: relayNs / directNs,
+      },
       { name: 'tools/call echo through mcp-proxy (stdio → stdio)', medianNs: proxiedNs, baseline: 'straight', ratio: proxiedNs / directNs },
+      { name: 'tools/call echo through mcp-proxy vs the byte relay', medianNs: proxiedNs, baseline: 'relay', ratio: proxiedNs / relayNs },
       { name: `${CONCURRENCY} concurrent callers straight (stdio)`, medianNs: 1e9 / directRate, note: `${Math.round(directRate)} calls/s` },
       {
         name: `${CONCURRENCY} Streamable HTTP clients straight to server-everything (its own HTTP transport)`,
@@ -145,6 +180,7 @@ export async function runMcpBench(): Promise<BenchRow[]> {
     ];
   } finally {
     await straight.close();
+    await relayed.close();
     await through.close();
     listen.kill('SIGTERM');
     everythingHttp.kill('SIGTERM');

@@ -23,7 +23,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpConnection, type McpConnection } from '../../adapters/mcp/mcp-connection.ts';
 import { createMcpStatusFetch } from '../../adapters/mcp/mcp-status-fetch.ts';
-import { callMcpTool, isMcpToolIdempotent, listAllMcpTools, TOOL_NAME_PATTERN } from '../../adapters/mcp/mcp-tools.ts';
+import { errorFromMcpThrown, errorFromToolResult } from '../../adapters/mcp/mcp-failure.ts';
+import { isMcpToolIdempotent, listAllMcpTools, TOOL_NAME_PATTERN } from '../../adapters/mcp/mcp-tools.ts';
 import { failureToCallToolResult } from '../../adapters/mcp/serve-over-mcp.ts';
 import { createToolRuntime, type ToolRuntime, type ToolRuntimeOptions } from '../../core/create-tool-runtime.ts';
 import type { ToolContext, ToolDefinition } from '../../core/define-tool.ts';
@@ -97,6 +98,30 @@ interface Session {
   readonly label: string;
   server: Server | undefined;
   lastActiveAt: number;
+  /** The guarded `tools/call` requests the proxy answers itself (not through `server`), by request id: their cancellation. */
+  readonly calls: Map<string | number, AbortController>;
+}
+
+/** A `tools/call` the proxy sent to the upstream itself, waiting for its response. */
+interface UpstreamCall {
+  resolve(result: Record<string, unknown>): void;
+  reject(error: unknown): void;
+  onProgress: ((progress: Progress) => void) | undefined;
+}
+
+/**
+ * The upstream transport, seen by the SDK client as itself, with a second sender: {@link request}
+ * sends a request with an id of the proxy's own (`toolrun-N`; the client's are numbers) and takes
+ * its response (and its progress notifications) before the client sees them, so a guarded call
+ * costs no SDK request machinery and no schema parse of its result.
+ */
+interface UpstreamTransport extends Transport {
+  request(
+    method: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress: ((progress: Progress) => void) | undefined,
+  ): Promise<Record<string, unknown>>;
 }
 
 /** What a guarded `tools/call` keeps while the runtime runs it. */
@@ -124,6 +149,14 @@ export interface McpProxy {
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** The params of a `tools/call` request, as received. */
+interface ToolsCallParams {
+  name?: unknown;
+  arguments?: unknown;
+  _meta?: Record<string, unknown>;
+  task?: unknown;
+}
 
 /**
  * Creates the proxy. Everything passes through unchanged except `tools/call` of a tool in the
@@ -161,10 +194,12 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
   function makeTransport(): Transport {
     const upstream = options.upstream;
     if (upstream.kind === 'http') {
-      return new StreamableHTTPClientTransport(upstream.url, {
-        fetch: createMcpStatusFetch(),
-        ...(upstream.headers ? { requestInit: { headers: { ...upstream.headers } } } : {}),
-      });
+      return interceptUpstream(
+        new StreamableHTTPClientTransport(upstream.url, {
+          fetch: createMcpStatusFetch(),
+          ...(upstream.headers ? { requestInit: { headers: { ...upstream.headers } } } : {}),
+        }),
+      );
     }
     const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(upstream.env)) if (value !== undefined) env[key] = value;
@@ -186,7 +221,103 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
       upstreamPid = transport.pid ?? undefined;
       log(`upstream started (pid ${upstreamPid ?? '?'}): ${upstream.command}`);
     };
-    return transport;
+    return interceptUpstream(transport);
+  }
+
+  let upstreamSequence = 0;
+
+  /** Wraps the SDK's upstream transport (see {@link UpstreamTransport}). */
+  function interceptUpstream(inner: Transport): UpstreamTransport {
+    const calls = new Map<string, UpstreamCall>();
+    let innerClosed = false;
+    const outer: UpstreamTransport = {
+      start: () => inner.start(),
+      send: (message, sendOptions) => inner.send(message, sendOptions),
+      close: () => inner.close(),
+      get sessionId() {
+        return inner.sessionId;
+      },
+      ...(inner.setProtocolVersion ? { setProtocolVersion: (version: string) => inner.setProtocolVersion!(version) } : {}),
+      request(method, params, signal, onProgress) {
+        // The SDK client's own errors, for the same classification: a closed connection, the caller's abort reason.
+        if (innerClosed) return Promise.reject(McpError.fromError(ErrorCode.ConnectionClosed, 'Connection closed'));
+        if (signal.aborted) return Promise.reject(signal.reason);
+        upstreamSequence += 1;
+        const id = `toolrun-${upstreamSequence}`;
+        const message = {
+          jsonrpc: '2.0',
+          id,
+          method,
+          params: onProgress ? { ...params, _meta: { ...(params._meta as Record<string, unknown> | undefined), progressToken: id } } : params,
+        } as JSONRPCMessage;
+        return new Promise((resolve, reject) => {
+          const onAbort = () => {
+            if (!calls.delete(id)) return;
+            void inner
+              .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(signal.reason) } } as JSONRPCMessage)
+              .catch(() => undefined);
+            reject(signal.reason);
+          };
+          calls.set(id, {
+            resolve: (result) => {
+              signal.removeEventListener('abort', onAbort);
+              resolve(result);
+            },
+            reject: (error) => {
+              signal.removeEventListener('abort', onAbort);
+              reject(error);
+            },
+            onProgress,
+          });
+          signal.addEventListener('abort', onAbort, { once: true });
+          inner.send(message).catch((error: unknown) => {
+            if (calls.delete(id)) {
+              signal.removeEventListener('abort', onAbort);
+              reject(error);
+            }
+          });
+        });
+      },
+    };
+    inner.onmessage = (message, extra) => {
+      if (calls.size > 0) {
+        const value = message as {
+          id?: unknown;
+          method?: unknown;
+          result?: unknown;
+          error?: { code: number; message: string; data?: unknown };
+          params?: Record<string, unknown>;
+        };
+        if (value.method === undefined && typeof value.id === 'string') {
+          const call = calls.get(value.id);
+          if (call) {
+            calls.delete(value.id);
+            if (value.error) call.reject(McpError.fromError(value.error.code, value.error.message, value.error.data));
+            else if (typeof value.result === 'object' && value.result !== null && !Array.isArray(value.result))
+              call.resolve(value.result as Record<string, unknown>);
+            else call.reject(new McpError(ErrorCode.InternalError, 'the upstream answered tools/call with a result that is not an object'));
+            return;
+          }
+        } else if (value.method === 'notifications/progress' && typeof value.params?.progressToken === 'string') {
+          const call = calls.get(value.params.progressToken);
+          if (call?.onProgress) {
+            const { progressToken: _token, ...progress } = value.params;
+            call.onProgress(progress as Progress);
+            return;
+          }
+        }
+      }
+      outer.onmessage?.(message, extra);
+    };
+    inner.onclose = () => {
+      innerClosed = true;
+      const error = McpError.fromError(ErrorCode.ConnectionClosed, 'Connection closed');
+      for (const call of calls.values()) call.reject(error);
+      calls.clear();
+      outer.onclose?.();
+    };
+    inner.onerror = (error) => outer.onerror?.(error);
+    return outer;
   }
 
   function describeUpstream(): string {
@@ -205,16 +336,16 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       execute: async (args: Record<string, unknown>, context: ToolContext) => {
         const call = pending.get(context.callId);
-        const client = connection?.client;
-        if (!client) throw new ToolError({ kind: 'server', message: `the upstream MCP server is not running (restarting after it exited)` });
-        const result = await callMcpTool({
-          client,
-          name: tool.name,
-          arguments: call?.arguments ?? args,
-          signal: context.signal,
-          ...(call?.meta ? { meta: call.meta } : {}),
-          ...(call?.onProgress ? { onProgress: call.onProgress } : {}),
-        });
+        const upstream = connection?.client?.transport as UpstreamTransport | undefined;
+        if (!upstream) throw new ToolError({ kind: 'server', message: `the upstream MCP server is not running (restarting after it exited)` });
+        let result: CallToolResult;
+        try {
+          const params = { name: tool.name, arguments: call?.arguments ?? args, ...(call?.meta ? { _meta: call.meta } : {}) };
+          result = (await upstream.request('tools/call', params, context.signal, call?.onProgress)) as CallToolResult;
+        } catch (thrown) {
+          throw errorFromMcpThrown(thrown);
+        }
+        if (result.isError === true) throw errorFromToolResult(result, Date.now());
         if (call) call.result = result;
         // The envelope's data is not what the client receives (the upstream's result is): keep it small.
         return null;
@@ -384,23 +515,46 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
   }
 
   async function callTool(session: Session, request: JSONRPCRequest, extra: Extra): Promise<Result> {
-    const params = (request.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown>; task?: unknown };
+    const params = (request.params ?? {}) as ToolsCallParams;
     if (typeof params.name !== 'string') throw new McpError(ErrorCode.InvalidParams, 'tools/call needs params.name, the tool name (a string)');
     const current = runtime;
-    const unguarded = upstreamTools.has(params.name) && !guarded.has(params.name);
-    if (!current || params.task !== undefined || unguarded) return forward(request, extra);
+    if (!current || !guards(params)) return forward(request, extra);
+    return guardedCall(current, params as ToolsCallParams & { name: string }, {
+      requestId: extra.requestId,
+      sessionId: extra.sessionId ?? session.label,
+      signal: extra.signal,
+      forwardProgress: (progressToken) => progressForwarder(progressToken, extra),
+    });
+  }
+
+  /** Whether the proxy guards this `tools/call` (else it is forwarded as is): a tool it guards, or one the upstream does not have (TOOL_NOT_FOUND). */
+  function guards(params: ToolsCallParams): boolean {
+    return typeof params.name === 'string' && params.task === undefined && (guarded.has(params.name) || !upstreamTools.has(params.name));
+  }
+
+  /** Runs a guarded `tools/call` through the runtime: the upstream's result on success, toolrun's failure result otherwise. */
+  async function guardedCall(
+    current: ToolRuntime,
+    params: ToolsCallParams & { name: string },
+    call: {
+      requestId: string | number;
+      sessionId: string;
+      signal: AbortSignal;
+      forwardProgress: (progressToken: string | number) => (progress: Progress) => void;
+    },
+  ): Promise<Result> {
     callSequence += 1;
-    const callId = `mcp_${callSequence}_${String(extra.requestId)}`;
+    const callId = `mcp_${callSequence}_${String(call.requestId)}`;
     const { progressToken, ...meta } = params._meta ?? {};
     const args = params.arguments;
     pending.set(callId, {
       arguments: typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined,
-      meta: Object.keys(meta).length > 0 ? meta : undefined,
-      onProgress: typeof progressToken === 'string' || typeof progressToken === 'number' ? progressForwarder(progressToken, extra) : undefined,
+      meta: params._meta !== undefined && Object.keys(meta).length > 0 ? meta : undefined,
+      onProgress: typeof progressToken === 'string' || typeof progressToken === 'number' ? call.forwardProgress(progressToken) : undefined,
       result: undefined,
     });
     try {
-      const record = await current.execute({ name: params.name, args: args ?? {}, callId, sessionId: extra.sessionId ?? session.label, signal: extra.signal });
+      const record = await current.execute({ name: params.name, args: args ?? {}, callId, sessionId: call.sessionId, signal: call.signal });
       const result = record.result;
       if (result.status === 'success') {
         const upstreamResult = pending.get(callId)?.result;
@@ -436,7 +590,7 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
   }
 
   async function attach(transport: Transport, attachOptions: { label: string; onClose?: () => void }): Promise<void> {
-    const session: Session = { label: attachOptions.label, server: undefined, lastActiveAt: Date.now() };
+    const session: Session = { label: attachOptions.label, server: undefined, lastActiveAt: Date.now(), calls: new Map() };
     sessions.add(session);
     let initializing = false;
     const queued: JSONRPCMessage[] = [];
@@ -473,9 +627,57 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
       initializing = false;
     }
 
-    transport.onmessage = (message) => {
+    /** A guarded `tools/call`, answered here without the SDK server's request machinery. */
+    async function answerToolsCall(current: ToolRuntime, id: string | number, params: ToolsCallParams & { name: string }): Promise<void> {
+      const controller = new AbortController();
+      session.calls.set(id, controller);
+      let response: JSONRPCMessage;
+      try {
+        const result = await guardedCall(current, params, {
+          requestId: id,
+          sessionId: transport.sessionId ?? session.label,
+          signal: controller.signal,
+          forwardProgress: (progressToken) => (progress) => {
+            void transport
+              .send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...progress, progressToken } } as JSONRPCMessage, { relatedRequestId: id })
+              .catch(() => undefined);
+          },
+        });
+        response = { jsonrpc: '2.0', id, result } as JSONRPCMessage;
+      } catch (error) {
+        const code = error instanceof McpError && Number.isSafeInteger(error.code) ? error.code : ErrorCode.InternalError;
+        response = { jsonrpc: '2.0', id, error: { code, message: error instanceof Error ? error.message : 'Internal error' } } as JSONRPCMessage;
+      } finally {
+        session.calls.delete(id);
+      }
+      // A request the client cancelled gets no response (as the SDK's server does).
+      if (!controller.signal.aborted) await transport.send(response, { relatedRequestId: id }).catch(() => undefined);
+    }
+
+    /** The messages the proxy takes before the SDK server: guarded `tools/call` requests and their cancellation. */
+    function takeFast(message: JSONRPCMessage): boolean {
+      const value = message as { method?: unknown; id?: unknown; params?: Record<string, unknown> };
+      if (value.method === 'tools/call' && (typeof value.id === 'string' || typeof value.id === 'number')) {
+        const params = (value.params ?? {}) as ToolsCallParams;
+        const current = runtime;
+        if (!current || !guards(params) || session.calls.has(value.id)) return false;
+        session.lastActiveAt = Date.now();
+        void answerToolsCall(current, value.id, params as ToolsCallParams & { name: string });
+        return true;
+      }
+      if (value.method === 'notifications/cancelled' && session.calls.size > 0) {
+        const requestId = value.params?.requestId as string | number | undefined;
+        const controller = requestId !== undefined ? session.calls.get(requestId) : undefined;
+        if (!controller) return false;
+        controller.abort(value.params?.reason);
+        return true;
+      }
+      return false;
+    }
+
+    transport.onmessage = (message, extra) => {
       if (session.server) {
-        gate.onmessage?.(message);
+        if (!takeFast(message)) gate.onmessage?.(message, extra);
         return;
       }
       if (initializing) {
@@ -493,6 +695,7 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
     };
     transport.onclose = () => {
       sessions.delete(session);
+      for (const controller of session.calls.values()) controller.abort(new Error('the client closed the session'));
       gate.onclose?.();
       attachOptions.onClose?.();
     };

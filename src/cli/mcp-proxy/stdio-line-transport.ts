@@ -20,6 +20,24 @@ function errorResponse(id: string | number | null, code: number, message: string
   return { jsonrpc: '2.0', id, error: { code, message } } as unknown as JSONRPCMessage;
 }
 
+/**
+ * Whether `value` is certainly a valid JSON-RPC request by the SDK's schema (`jsonrpc` "2.0", an
+ * id that is a string or an integer, a method, params an object without `_meta`, no other key),
+ * checked without the schema's parse: the common case, and a guarded `tools/call` is one. Anything
+ * else (`_meta`, notifications, responses, invalid input) is left to the schema.
+ */
+function isPlainRequest(value: unknown): value is JSONRPCMessage {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const message = value as Record<string, unknown>;
+  if (message.jsonrpc !== '2.0' || typeof message.method !== 'string') return false;
+  const id = message.id;
+  if (typeof id !== 'string' && !Number.isInteger(id)) return false;
+  const params = message.params;
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params) || '_meta' in params)) return false;
+  for (const key in message) if (key !== 'jsonrpc' && key !== 'id' && key !== 'method' && key !== 'params') return false;
+  return true;
+}
+
 function idOf(value: unknown): string | number | null {
   if (typeof value !== 'object' || value === null) return null;
   const id = (value as { id?: unknown }).id;
@@ -105,6 +123,10 @@ export function createStdioLineTransport(options: StdioLineTransportOptions): Tr
       value = JSON.parse(text);
     } catch (error) {
       refuse(null, -32700, `Parse error: the message is not JSON (${error instanceof Error ? error.message : String(error)})`);
+      return;
+    }
+    if (isPlainRequest(value)) {
+      transport.onmessage?.(value);
       return;
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
