@@ -38,10 +38,33 @@ export { MAX_EXECUTIONS_PER_TURN } from './turn-guard.ts';
 export type { ToolRunInput } from './tool-run-input.ts';
 
 /** Web Crypto's UUID (Node ≥ 20, Bun, Deno, Workers): no `node:` import in the core. */
-const randomUUID: () => string = globalThis.crypto.randomUUID.bind(globalThis.crypto);
+/** Two lowercase hex digits per byte value. */
+const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+/**
+ * A source of 32 lowercase hex digits from the platform's cryptographic random source (128 random
+ * bits each), drawing random bytes 2 KiB at a time (one `getRandomValues` per 128 ids).
+ */
+function createHexIdSource(): () => string {
+  const pool = new Uint8Array(2048);
+  let offset = pool.length;
+  return () => {
+    if (offset === pool.length) {
+      globalThis.crypto.getRandomValues(pool);
+      offset = 0;
+    }
+    const at = offset;
+    offset = at + 16;
+    let hex = '';
+    for (let index = at; index < at + 16; index++) hex += HEX_BYTES[pool[index]!]!;
+    return hex;
+  };
+}
 
 /** Default of {@link ToolRuntimeOptions.maxInFlightCalls}. */
 export const DEFAULT_MAX_IN_FLIGHT_CALLS = 1000;
+
+/** The sensitive keys of a call without a tool (shared, never written). */
+const NO_KEYS: readonly string[] = Object.freeze([]);
 
 /** Options of {@link createToolRuntime}. Every duration is in milliseconds. */
 export interface ToolRuntimeOptions {
@@ -209,6 +232,8 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   let limitTrips = 0;
 
   const envelopeRedactor = rememberingRedactor(redactor);
+  const onCallEnd = options.onCallEnd;
+  const randomHex32 = createHexIdSource();
   const parts: PipelineParts = {
     clock,
     random,
@@ -232,12 +257,8 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     isLimitEnvelope: (value) => limitTrips > 0 && typeof value === 'object' && value !== null && limitEnvelopes.has(value),
   };
 
-  /** The developer record of a finished call; `onCallEnd` sees it. */
-  function finish(call: CallState, result: ToolResult): ToolCallRecord {
-    if (result.status === 'failed' && result.error.code === 'CALL_LIMIT_EXCEEDED') {
-      limitEnvelopes.add(result);
-      limitTrips += 1;
-    }
+  /** The developer record of a call that ended with `result`. */
+  function recordOf(call: CallState, result: ToolResult): ToolCallRecord {
     const record: ToolCallRecord = {
       result,
       traceId: call.traceId,
@@ -247,7 +268,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       requestedName: call.requestedName,
       toolName: call.toolName,
       arguments: call.args,
-      sensitiveKeys: call.tool?.definition.sensitive ?? [],
+      sensitiveKeys: call.tool?.definition.sensitive ?? NO_KEYS,
       normalisations: call.normalisations,
       attempts: call.attempts,
       misconfiguration: call.misconfiguration,
@@ -255,18 +276,29 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       durationMs: result.duration_ms,
     };
     if (call.errorRecord) record.error = call.errorRecord;
-    if (options.onCallEnd) {
+    return record;
+  }
+
+  /** Ends the call with `result`: `onCallEnd` sees its developer record (built only when someone reads it). */
+  function finish(call: CallState, result: ToolResult): ToolResult {
+    if (result.status === 'failed' && result.error.code === 'CALL_LIMIT_EXCEEDED') {
+      limitEnvelopes.add(result);
+      limitTrips += 1;
+    }
+    if (onCallEnd) {
+      const record = recordOf(call, result);
+      call.record = record;
       try {
-        options.onCallEnd(record);
+        onCallEnd(record);
       } catch {
         // the developer channel must never break a call
       }
     }
-    return record;
+    return result;
   }
 
   /** The failure envelope of a step that ended the call: phrased by the failure patterns, redacted, bounded. */
-  function fail(call: CallState, failure: StepFailure): ToolCallRecord {
+  function fail(call: CallState, failure: StepFailure): ToolResult {
     const definition = call.tool?.definition;
     const error: ToolFailureError = buildFailure({ ...failure.parts, ...(definition?.fallbacks ? { fallbacks: definition.fallbacks } : {}) });
     if (options.failurePatterns && !failure.toolSuggested) {
@@ -288,46 +320,14 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   }
 
   /** The steps in order; the first failed outcome ends the call. */
-  async function runSteps(call: CallState): Promise<ToolCallRecord> {
-    if (inFlight > maxInFlightCalls) {
-      call.errorRecord = {
-        kind: 'call_limit',
-        status: null,
-        message: `${inFlight - 1} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`,
-        causes: [],
-      };
-      return fail(call, {
-        parts: {
-          code: 'CALL_LIMIT_EXCEEDED',
-          message: `${boundToolName(redactor, call.requestedName)} was not run: ${maxInFlightCalls} tool call${maxInFlightCalls === 1 ? ' is' : 's are'} already running`,
-          detail: `The runtime runs at most ${maxInFlightCalls} call${maxInFlightCalls === 1 ? '' : 's'} at once; a tool that calls tools recursively reaches this limit.`,
-        },
-      });
-    }
-    const resolved = resolveStep(parts, call);
-    if (!resolved.ok) return fail(call, resolved.failure);
-    const tool = resolved.value;
-    const breaker = sessionBreakerStep(parts, call);
-    if (!breaker.ok) return fail(call, breaker.failure);
-    const validated = await validateStep(parts, call, tool);
-    if (!validated.ok) return fail(call, validated.failure);
-    if (sharedBreaker) {
-      // awaited only when there is a breaker: the success path without one takes no extra turn
-      const acquired = await acquireStep(parts, call);
-      if (!acquired.ok) return fail(call, acquired.failure);
-    }
-    const executed = await executeStep(parts, call, tool);
-    if (!executed.ok) return fail(call, executed.failure);
-    return finish(call, executed.value);
-  }
-
-  async function execute(input: ToolRunInput): Promise<ToolCallRecord> {
+  /** The call's state before its first step. */
+  function newCall(input: ToolRunInput): CallState {
     const startedAt = clock.now();
     const source: Partial<ToolRunInput> = typeof input === 'object' && input !== null ? input : {};
     // One random draw serves both ids: a W3C-style 32-hex trace id, and a call id derived from it.
-    const randomHex = source.traceId === undefined || source.callId === undefined ? randomUUID().replaceAll('-', '') : '';
+    const randomHex = source.traceId === undefined || source.callId === undefined ? randomHex32() : '';
     const requestedName = typeof source.name === 'string' ? source.name : safeString(source.name);
-    const call: CallState = {
+    return {
       input: source,
       startedAt,
       traceId: source.traceId === undefined ? randomHex : boundIdentifier(source.traceId),
@@ -342,10 +342,44 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       errorRecord: undefined,
       misconfiguration: false,
       heldProbe: undefined,
+      record: undefined,
     };
+  }
+
+  /** Runs the steps of a call; every outcome is an envelope, never a rejection. */
+  async function runSteps(call: CallState): Promise<ToolResult> {
     inFlight += 1;
     try {
-      return await runSteps(call);
+      if (inFlight > maxInFlightCalls) {
+        call.errorRecord = {
+          kind: 'call_limit',
+          status: null,
+          message: `${inFlight - 1} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`,
+          causes: [],
+        };
+        return fail(call, {
+          parts: {
+            code: 'CALL_LIMIT_EXCEEDED',
+            message: `${boundToolName(redactor, call.requestedName)} was not run: ${maxInFlightCalls} tool call${maxInFlightCalls === 1 ? ' is' : 's are'} already running`,
+            detail: `The runtime runs at most ${maxInFlightCalls} call${maxInFlightCalls === 1 ? '' : 's'} at once; a tool that calls tools recursively reaches this limit.`,
+          },
+        });
+      }
+      const resolved = resolveStep(parts, call);
+      if (!resolved.ok) return fail(call, resolved.failure);
+      const tool = resolved.value;
+      const breaker = sessionBreakerStep(parts, call);
+      if (!breaker.ok) return fail(call, breaker.failure);
+      const validated = await validateStep(parts, call, tool);
+      if (!validated.ok) return fail(call, validated.failure);
+      if (sharedBreaker) {
+        // awaited only when there is a breaker: the success path without one takes no extra turn
+        const acquired = await acquireStep(parts, call);
+        if (!acquired.ok) return fail(call, acquired.failure);
+      }
+      const executed = await executeStep(parts, call, tool);
+      if (!executed.ok) return fail(call, executed.failure);
+      return finish(call, executed.value);
     } catch (internal) {
       // A bug inside the pipeline or a port: still an envelope, never a rejection.
       try {
@@ -377,8 +411,20 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   }
 
   return {
-    run: async (input) => (await execute(input)).result,
-    execute,
+    run: (input) => {
+      let call: CallState;
+      try {
+        call = newCall(input);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+      return runSteps(call);
+    },
+    execute: async (input) => {
+      const call = newCall(input);
+      const result = await runSteps(call);
+      return call.record ?? recordOf(call, result);
+    },
     specs: registry.specs,
     names: registry.names,
     getTool: (name) => registry.get(name),

@@ -39,6 +39,8 @@ const EXACT_BOOLEAN = /^(?:true|false|True|False|TRUE|FALSE)$/;
 export function normaliseArguments(value: unknown, schema: JsonSchema, options: NormaliseOptions): NormaliseResult {
   const normalisations: string[] = [];
   if (!options.nullAsAbsent && options.coerce === 'none') return { value, normalisations };
+  // Without coercion only a `null` can change: an object of nothing but non-null scalars is left as it is, unwalked.
+  if (options.coerce === 'none' && isFlatWithoutNull(value)) return { value, normalisations };
   const walker = new Walker(schema, options, normalisations);
   return { value: walker.visit(value, schema, 0), normalisations };
 }
@@ -225,4 +227,15 @@ function typesOf(schema: Record<string, unknown>): string[] {
 
 function isSchemaObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether `value` is a non-array object whose own enumerable values are all scalars other than `null`. */
+function isFlatWithoutNull(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    const inner = record[key];
+    if (typeof inner === 'object') return false; // null, an object or an array: the walk decides
+  }
+  return true;
 }

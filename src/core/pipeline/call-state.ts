@@ -38,6 +38,8 @@ export interface CallState {
   misconfiguration: boolean;
   /** A shared-breaker probe this call holds and has not reported: released when the call ends. */
   heldProbe: { id: string | undefined } | undefined;
+  /** The developer record, once built (for `onCallEnd`; `execute` returns the same object). */
+  record: ToolCallRecord | undefined;
 }
 
 /** Why a step ended the call: the parts of the failure envelope. */

@@ -9,6 +9,7 @@ import { decideRetry, type RetryDecision } from '../../policies/retry-policy.ts'
 import { boundFailureEnvelope } from '../bound-envelope.ts';
 import { buildFailure, truncateText, utf8ByteLength, type FailureParts } from '../build-failure.ts';
 import { classifyError, type ClassifiedError } from '../classify-error.ts';
+import { copyPlainJson, NOT_COPIED } from '../copy-json.ts';
 import { describeThrown, messageOf } from '../describe-thrown.ts';
 import { runAttempt } from '../run-attempt.ts';
 import type { AttemptRecord } from '../tool-call-record.ts';
@@ -35,12 +36,12 @@ const ENVIRONMENT_MESSAGES: Partial<Record<string, (tool: string, classified: Cl
   CANCELLED: (tool) => `The call to ${tool} was cancelled`,
 };
 
-/** The envelope's identity fields now. */
-export function envelopeBase(parts: PipelineParts, call: CallState): EnvelopeBase {
+/** The envelope's identity fields now (or at `nowMs`, a clock reading just taken). */
+export function envelopeBase(parts: PipelineParts, call: CallState, nowMs: number = parts.clock.now()): EnvelopeBase {
   return {
     tool_name: call.toolName,
     call_id: call.callId,
-    duration_ms: Math.max(0, parts.clock.now() - call.startedAt),
+    duration_ms: Math.max(0, nowMs - call.startedAt),
     attempts: call.attempts.length,
     trace_id: call.traceId,
   };
@@ -67,21 +68,22 @@ export async function executeStep(parts: PipelineParts, call: CallState, tool: R
     // Yield to the event loop when tools have run back to back without it turning.
     const turn = parts.turnGuard.beforeExecution();
     if (turn !== undefined) await turn;
-    const remainingMs = deadlineAt - clock.now();
+    const attemptStartedAt = clock.now();
+    const remainingMs = deadlineAt - attemptStartedAt;
     if (remainingMs <= 0) {
       if (attempt === 1) return stepFailed({ code: 'BUDGET_EXHAUSTED', message: `No time budget was left to call ${toolName}`, retryable: false });
       break;
     }
-    const attemptStartedAt = clock.now();
     const outcome = await runAttempt(
       definition.execute as (args: unknown, context: unknown) => unknown,
       call.args,
       { callId, sessionId, runId: input.runId, idempotencyKey, attempt },
       { timeoutMs: Math.min(definition.timeoutMs ?? parts.defaultTimeoutMs, remainingMs), clock, callerSignal: input.signal },
     );
-    const attemptRecord: AttemptRecord = { attempt, durationMs: clock.now() - attemptStartedAt, outcome: 'success' };
+    const attemptEndedAt = clock.now();
+    const attemptRecord: AttemptRecord = { attempt, durationMs: attemptEndedAt - attemptStartedAt, outcome: 'success' };
     call.attempts.push(attemptRecord);
-    if (outcome.ok) return succeeded(parts, call, outcome.value, attemptRecord);
+    if (outcome.ok) return succeeded(parts, call, outcome.value, attemptRecord, attemptEndedAt);
     thrown = outcome.thrown;
     classified = classify(parts, outcome.thrown, outcome.abortReason);
     attemptRecord.outcome = classified.code;
@@ -142,6 +144,7 @@ function succeeded(
   call: CallState,
   value: unknown,
   attemptRecord: AttemptRecord,
+  nowMs: number,
 ): StepOutcome<ToolResult> | Promise<StepOutcome<ToolResult>> {
   const { sessionBreakers, sharedBreaker } = parts;
   const { sessionId, toolName } = call;
@@ -161,7 +164,7 @@ function succeeded(
     });
   }
   // A success envelope holding a copy of the result's JSON, or a failure when it is not JSON.
-  const built = buildSuccess(parts, value, envelopeBase(parts, call));
+  const built = buildSuccess(parts, value, envelopeBase(parts, call, nowMs));
   if (built.status === 'failed' && built.error.code === 'TOOL_EXCEPTION') {
     attemptRecord.outcome = 'TOOL_EXCEPTION';
     call.errorRecord = { kind: 'exception', status: null, message: `the tool returned a value that is not JSON: ${built.error.detail}`, causes: [] };
@@ -203,17 +206,31 @@ function classify(parts: PipelineParts, thrown: unknown, abortReason: 'timeout' 
 
 /** The success envelope of a returned value: a copy of its JSON, bounded by `maxOutputBytes`. */
 function buildSuccess(parts: PipelineParts, value: unknown, base: EnvelopeBase): ToolResult {
-  if (value === undefined || value === null) return { status: 'success', ...base, data: null };
+  if (value === undefined || value === null) return success(base, null);
   switch (typeof value) {
     case 'boolean':
-      return { status: 'success', ...base, data: value };
+      return success(base, value);
     case 'number':
-      return { status: 'success', ...base, data: Number.isFinite(value) ? value : null };
+      return success(base, Number.isFinite(value) ? value : null);
     case 'string':
     case 'object':
       break;
     default:
       return notJson(base, `a ${typeof value}`);
+  }
+  const maxOutputBytes = parts.maxOutputBytes;
+  // A JSON text of at most maxOutputBytes / 3 UTF-16 units is within the byte bound: small results
+  // (most) are copied in one walk, without a JSON text.
+  if (typeof value === 'string') {
+    if (6 * value.length + 2 <= maxOutputBytes / 3) return success(base, value);
+  } else {
+    let copy: unknown;
+    try {
+      copy = copyPlainJson(value, Math.floor(maxOutputBytes / 3));
+    } catch (error) {
+      return notJson(base, notJsonReason(error)); // a getter threw, as it would have in JSON.stringify
+    }
+    if (copy !== NOT_COPIED) return success(base, copy);
   }
   let json: string | undefined;
   try {
@@ -222,7 +239,6 @@ function buildSuccess(parts: PipelineParts, value: unknown, base: EnvelopeBase):
     return notJson(base, notJsonReason(error));
   }
   if (json === undefined) return notJson(base, 'a value whose JSON is empty');
-  const maxOutputBytes = parts.maxOutputBytes;
   if (json.length * 3 > maxOutputBytes) {
     const bytes = utf8ByteLength(json);
     if (bytes > maxOutputBytes) {
@@ -235,7 +251,20 @@ function buildSuccess(parts: PipelineParts, value: unknown, base: EnvelopeBase):
     }
   }
   // The envelope keeps what was serialised: a copy, not the tool's live object.
-  return { status: 'success', ...base, data: typeof value === 'string' ? value : (JSON.parse(json) as unknown) };
+  return success(base, typeof value === 'string' ? value : (JSON.parse(json) as unknown));
+}
+
+/** A success envelope (its keys in the envelope's order). */
+function success(base: EnvelopeBase, data: unknown): ToolResult {
+  return {
+    status: 'success',
+    tool_name: base.tool_name,
+    call_id: base.call_id,
+    duration_ms: base.duration_ms,
+    attempts: base.attempts,
+    trace_id: base.trace_id,
+    data,
+  };
 }
 
 function notJson(base: EnvelopeBase, what: string): ToolFailure {

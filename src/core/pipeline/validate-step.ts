@@ -53,7 +53,7 @@ export function validateStep(parts: PipelineParts, call: CallState, tool: Regist
       suggestion: 'Send the arguments as the flat JSON object the tool describes, and call again.',
     });
   }
-  call.normalisations.push(...parsed.normalisations);
+  if (parsed.normalisations.length > 0) call.normalisations.push(...parsed.normalisations);
   call.args = parsed.value;
   if (!tool.validator) return { ok: true, value: call.args };
   // A synchronous validator's result is handed on as it is: the runtime awaits this step either way,
@@ -85,7 +85,7 @@ function validated(
       omittedFields,
     });
   }
-  call.normalisations.push(...validation.normalisations);
+  if (validation.normalisations.length > 0) call.normalisations.push(...validation.normalisations);
   call.args = validation.value;
   return { ok: true, value: call.args };
 }
