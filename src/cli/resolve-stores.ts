@@ -6,6 +6,10 @@ import { createSqliteFailureLog, createSqliteStores } from '../stores/sqlite/ind
 import { createPostgresPool, createPostgresStores, type PostgresStores } from '../stores/postgres/index.ts';
 import { usageError } from './cli-error.ts';
 
+/** The help of `--queue` on the commands that open the dead-letter queues from it (`dashboard`, `stats`). */
+export const DEAD_LETTERS_QUEUE_URL_HELP =
+  "run-queue URL when it is not the stores' own (sqlite:PATH, postgres://…, memory:), or redis://host:6379[?prefix=toolrun:] for dead-letter queues, breakers and claims in Redis (toolrun/redis)";
+
 /** The default database file of the embedded backend, relative to the working directory. */
 export const DEFAULT_DATABASE_PATH = '.toolrun/toolrun.db';
 
@@ -49,6 +53,21 @@ export interface OpenBackendContext {
   queueMustExist?: boolean;
   /** What the NOT_FOUND message suggests. @defaultValue how to create one (enqueue or worker with --init) */
   missingHint?: string;
+  /**
+   * Whether a `--queue` URL of a backend without a run queue (`redis://`) may instead hold the
+   * dead-letter queues, shared breakers and claims, over the bundle of `--store` (whose run queue
+   * stays). For the commands that read and act on the DLQs (`dashboard`, `dlq`, `stats`); a
+   * `worker` or `enqueue` needs a run queue there and refuses it. @defaultValue false
+   */
+  deadLettersFromQueue?: boolean;
+}
+
+/** The stores a `--queue` URL holds besides (or instead of) a run queue, laid over the bundle of `--store`. */
+export interface ResolvedOverlay {
+  stores: Pick<Stores, 'messageDlq' | 'toolDlq' | 'breakers' | 'claims'>;
+  /** A description for messages, never holding credentials. */
+  label: string;
+  close(): Promise<void>;
 }
 
 /** The hint of a missing database for read-only commands. */
@@ -66,6 +85,58 @@ export interface StoreBackend {
   openStores?(target: string, context: OpenBackendContext): Promise<ResolvedStores>;
   /** Opens only a run queue (`--queue`), used instead of the bundle's own. */
   openQueue?(target: string, context: OpenBackendContext): Promise<ResolvedQueue>;
+  /**
+   * Opens the dead-letter queues, breakers and claims a `--queue` URL holds, used instead of the
+   * bundle's own (see {@link OpenBackendContext.deadLettersFromQueue}).
+   */
+  openOverlay?(target: string, context: OpenBackendContext): Promise<ResolvedOverlay>;
+}
+
+/**
+ * `redis://[user:password@]host:6379[/db][?prefix=NAME]` → the URL for ioredis (without `prefix`),
+ * the key prefix (default `toolrun:`, as `toolrun/redis` uses) and a label without the credentials.
+ */
+function redisTarget(target: string): { url: string; prefix: string; label: string } {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    throw usageError(`not a Redis URL: ${target.replace(/\/\/[^@/]*@/, '//***@')} (expected redis://host:6379?prefix=toolrun:)`);
+  }
+  const prefix = url.searchParams.get('prefix') ?? 'toolrun:';
+  if (prefix.length === 0) throw usageError('?prefix= must not be empty (the default is toolrun:)');
+  url.searchParams.delete('prefix');
+  const label = `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname} (prefix ${prefix})`;
+  return { url: url.toString(), prefix, label };
+}
+
+/**
+ * Opens the Redis dead-letter queues, breaker state and claims of `toolrun/redis` at `target`, on one
+ * client. Redis keeps no schema: a server that answers is the store (an empty one lists no entry).
+ */
+async function openRedisOverlay(target: string): Promise<ResolvedOverlay> {
+  const { url, prefix, label } = redisTarget(target);
+  const redisStores = await import('../stores/redis/index.ts');
+  const { connectRedis } = await import('../stores/redis/redis-client.ts');
+  let client: Awaited<ReturnType<typeof connectRedis>>['redis'];
+  try {
+    client = (await connectRedis({ url }, `the Redis store at ${label}`)).redis;
+  } catch (error) {
+    if (ToolrunError.is(error)) throw new ToolrunError(error.code, error.message.replace(url, label), { cause: error });
+    throw error;
+  }
+  const [deadLetters, breakers, claims] = await Promise.all([
+    redisStores.createRedisDeadLetterQueues({ redis: client, prefix }),
+    redisStores.createRedisBreakerStateStore({ redis: client, prefix }),
+    redisStores.createRedisClaimStore({ redis: client, prefix }),
+  ]);
+  return {
+    stores: { messageDlq: deadLetters.messageDlq, toolDlq: deadLetters.toolDlq, breakers, claims },
+    label,
+    close: async () => {
+      await client.quit().catch(() => undefined);
+    },
+  };
 }
 
 /** `sqlite:PATH`, `sqlite://PATH` and `sqlite:///abs/PATH` → PATH (a bare path is taken as is). */
@@ -209,14 +280,22 @@ export const STORE_BACKENDS: StoreBackend[] = [
       return { queue: stores.queue, label, close: () => stores.close(), findMessageIds: postgresMessageIds(stores) };
     },
   },
+  {
+    // toolrun/redis: the two dead-letter queues, the shared breakers and the claims in Redis, over
+    // a bundle whose run queue stays where --store says (a BullMQ queue has its own worker).
+    schemes: ['redis:', 'rediss:'],
+    async openOverlay(target) {
+      return openRedisOverlay(target);
+    },
+  },
 ];
 
 /** What to tell a user whose URL names a backend this CLI does not have. */
 const MISSING_BACKEND_HINTS: Readonly<Record<string, string>> = {
   'redis:':
-    'a BullMQ (Redis) queue is consumed by createBullMqWorker from toolrun/bullmq, not through --queue (BullMQ has its own worker); use --queue postgres://… for a run queue several machines share (docs/distributed-notes.md)',
+    'a BullMQ (Redis) queue is consumed by createBullMqWorker from toolrun/bullmq, not through --queue (BullMQ has its own worker); use --queue postgres://… for a run queue several machines share (docs/distributed-notes.md); dashboard, dlq and stats read Redis dead-letter queues with --queue redis://…',
   'rediss:':
-    'a BullMQ (Redis) queue is consumed by createBullMqWorker from toolrun/bullmq, not through --queue (BullMQ has its own worker); use --queue postgres://… for a run queue several machines share (docs/distributed-notes.md)',
+    'a BullMQ (Redis) queue is consumed by createBullMqWorker from toolrun/bullmq, not through --queue (BullMQ has its own worker); use --queue postgres://… for a run queue several machines share (docs/distributed-notes.md); dashboard, dlq and stats read Redis dead-letter queues with --queue redis://…',
 };
 
 /** The scheme of a URL (`'sqlite:'`), or `undefined` for a bare file path. One letter is a drive, not a scheme. */
@@ -270,7 +349,9 @@ export function writerContext(location: StoreLocation, init: boolean | undefined
 /**
  * Opens the stores a command works on. The store URL is `--store`, else `sqlite:` + (`--db`, else
  * `TOOLRUN_DB`, else {@link DEFAULT_DATABASE_PATH}). With `--queue URL`, the run queue comes from
- * that backend instead of the bundle, and `close()` closes both.
+ * that backend instead of the bundle, and `close()` closes both; with `--queue redis://…` and
+ * {@link OpenBackendContext.deadLettersFromQueue}, the two DLQs, the breakers and the claims come
+ * from Redis (`?prefix=NAME`, default `toolrun:`) and the run queue stays the bundle's.
  *
  * @throws ToolrunError `USAGE` when `--store` and `--db` are both given; `UNSUPPORTED_BACKEND`
  * for a scheme no backend answers to; `NOT_FOUND` when `mustExist` and the SQLite file is missing;
@@ -280,8 +361,33 @@ export async function resolveStores(location: StoreLocation, context: OpenBacken
   if (location.store !== undefined && location.db !== undefined) throw usageError('pass either --store URL or --db FILE, not both');
   const envPath = location.env.TOOLRUN_DB !== undefined && location.env.TOOLRUN_DB !== '' ? location.env.TOOLRUN_DB : undefined;
   const storeUrl = location.store ?? `sqlite:${location.db ?? envPath ?? DEFAULT_DATABASE_PATH}`;
-  const queueBackend = location.queue !== undefined && location.queue !== storeUrl ? findBackend(location.queue, 'openQueue', '--queue') : undefined;
+  const separateQueue = location.queue !== undefined && location.queue !== storeUrl;
+  const overlayBackend =
+    separateQueue && context.deadLettersFromQueue === true
+      ? STORE_BACKENDS.find(
+          (candidate) =>
+            candidate.schemes.includes(schemeOf(location.queue!) ?? 'sqlite:') && candidate.openOverlay !== undefined && candidate.openQueue === undefined,
+        )
+      : undefined;
+  const queueBackend = separateQueue && overlayBackend === undefined ? findBackend(location.queue!, 'openQueue', '--queue') : undefined;
   const resolved = await findBackend(storeUrl, 'openStores', location.store !== undefined ? '--store' : '--db').openStores!(storeUrl, context);
+  if (overlayBackend) {
+    let overlay: ResolvedOverlay;
+    try {
+      overlay = await overlayBackend.openOverlay!(location.queue!, context);
+    } catch (error) {
+      await resolved.stores.close();
+      throw error;
+    }
+    const stores: Stores = {
+      ...resolved.stores,
+      ...overlay.stores,
+      close: async () => {
+        await Promise.allSettled([resolved.stores.close(), overlay.close()]);
+      },
+    };
+    return { ...resolved, stores, label: `${resolved.label} (dead letters, breakers and claims on ${overlay.label})` };
+  }
   if (!queueBackend) return resolved;
   let queue: ResolvedQueue;
   try {

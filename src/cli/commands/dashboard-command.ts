@@ -9,7 +9,7 @@ import { usageError } from '../cli-error.ts';
 import { printLine } from '../format.ts';
 import { DEFAULT_CONFIG_FILES, findConfigFile, loadConfig } from '../load-config.ts';
 import { addLogOptions, addStoreOptions, integerOption, portOption, type LogOptions, type StoreOptions } from '../parse-options.ts';
-import { resolveStores } from '../resolve-stores.ts';
+import { DEAD_LETTERS_QUEUE_URL_HELP, resolveStores } from '../resolve-stores.ts';
 import { guardConfigOnEvent } from '../worker-output.ts';
 import { replayOptions } from './dlq-command.ts';
 
@@ -68,7 +68,8 @@ export function addDashboardCommand(program: Command): void {
     .option('--read-only', 'refuse every action (replay, drain, purge)')
     .option('--sample-interval-ms <ms>', 'how often the depth and age samples of the sparklines are taken', integerOption(100), 15_000);
   addLogOptions(command);
-  addStoreOptions(command, { queueUrl: true });
+  addStoreOptions(command, { queueUrl: false });
+  command.option('--queue <url>', DEAD_LETTERS_QUEUE_URL_HELP);
   command.action(async (options: DashboardOptions) => {
     const token = options.token ?? (process.env.TOOLRUN_DASHBOARD_TOKEN || undefined);
     if (token !== undefined && token.length < 16)
@@ -79,7 +80,10 @@ export function addDashboardCommand(program: Command): void {
       config = await loadConfig(configPath, process.env);
       assertConfigToolsBuild(config, configPath, 'the dashboard was not started');
     }
-    const resolved = await resolveStores({ db: options.db, store: options.store, queue: options.queue, env: process.env }, { mustExist: true });
+    const resolved = await resolveStores(
+      { db: options.db, store: options.store, queue: options.queue, env: process.env },
+      { mustExist: true, deadLettersFromQueue: true },
+    );
     const { stores } = resolved;
     let flush: (() => Promise<void>) | undefined;
     try {

@@ -51,7 +51,8 @@ type DlqAction = 'list' | 'show' | 'replay' | 'drain' | 'purge' | 'redrive';
 /**
  * The dead-letter queue the user picked with `--dlq` (or the deprecated `--queue message|tool`,
  * with a warning), or `undefined`. `--queue` is a run-queue URL on every command: on `dlq redrive`
- * it is where the message goes; the other `dlq` commands do not touch the run queue.
+ * it is where the message goes; the other `dlq` commands do not touch the run queue, but take
+ * `--queue redis://…` for dead-letter queues kept in Redis (toolrun/redis).
  */
 function selectedDlq(options: DlqOptions, action: DlqAction): QueueName | undefined {
   let chosen = options.dlq;
@@ -61,7 +62,7 @@ function selectedDlq(options: DlqOptions, action: DlqAction): QueueName | undefi
       warn(`--queue ${options.queue} on dlq commands is deprecated (--queue is a run-queue URL on every command): use --dlq ${options.queue}`);
       chosen = options.queue;
       delete options.queue;
-    } else if (action !== 'redrive') {
+    } else if (action !== 'redrive' && !/^rediss?:/i.test(options.queue)) {
       throw usageError(
         `dlq ${action} does not use the run queue: --queue takes a run-queue URL (for dlq redrive); pick a dead-letter queue with --dlq message or --dlq tool`,
       );
@@ -78,7 +79,10 @@ function requiredDlq(options: DlqOptions, action: DlqAction): QueueName {
 }
 
 async function withStores<T>(options: DlqOptions, mustExist: boolean, work: (stores: Stores, resolved: ResolvedStores) => Promise<T>): Promise<T> {
-  const resolved = await resolveStores({ db: options.db, store: options.store, queue: options.queue, env: process.env }, { mustExist });
+  const resolved = await resolveStores(
+    { db: options.db, store: options.store, queue: options.queue, env: process.env },
+    { mustExist, deadLettersFromQueue: true },
+  );
   try {
     return await work(resolved.stores, resolved);
   } finally {
@@ -466,7 +470,7 @@ export function addDlqCommand(program: Command): void {
   const dlqOption = ['--dlq <name>', 'which dead-letter queue: message or tool'] as const;
   const legacyQueueOption = [
     '--queue <url>',
-    'run-queue URL (dlq redrive only); the old "--queue message|tool" still picks a DLQ but is deprecated: use --dlq',
+    'redis://host:6379[?prefix=toolrun:] : the dead-letter queues are in Redis (toolrun/redis); a run-queue URL (dlq redrive); the old "--queue message|tool" still picks a DLQ but is deprecated: use --dlq',
   ] as const;
   const addOptions = (command: Command) => {
     command.option(...legacyQueueOption);

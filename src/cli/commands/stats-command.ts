@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { readDeadLetterMetrics } from '../../index.ts';
 import { formatBytes, formatCounts, formatDurationMs, printJson, printLine } from '../format.ts';
 import { addStoreOptions, type StoreOptions } from '../parse-options.ts';
-import { resolveStores } from '../resolve-stores.ts';
+import { DEAD_LETTERS_QUEUE_URL_HELP, resolveStores } from '../resolve-stores.ts';
 
 interface StatsOptions extends StoreOptions {
   json?: boolean;
@@ -18,9 +18,10 @@ export function addStatsCommand(program: Command): void {
     .command('stats')
     .description('queue size, dead-letter depth, bytes, oldest-entry age and entries by kind, runs by status')
     .option('--json', 'print the numbers as JSON');
-  addStoreOptions(command, { queueUrl: true });
+  addStoreOptions(command, { queueUrl: false });
+  command.option('--queue <url>', DEAD_LETTERS_QUEUE_URL_HELP);
   command.action(async (options: StatsOptions) => {
-    const { stores, label, countRunsByStatus } = await resolveStores({ ...options, env: process.env }, { mustExist: true });
+    const { stores, label, countRunsByStatus } = await resolveStores({ ...options, env: process.env }, { mustExist: true, deadLettersFromQueue: true });
     try {
       const [queueSize, deadLetters, runsByStatus] = await Promise.all([stores.queue.size(), readDeadLetterMetrics(stores), countRunsByStatus?.()]);
       if (options.json) {
