@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteFailureLog, createSqliteStores } from '../src/stores/sqlite/index.ts';
-import { createPostgresPool, createPostgresStores } from '../src/stores/postgres/index.ts';
+import { createPostgresFailureLog, createPostgresPool, createPostgresStores } from '../src/stores/postgres/index.ts';
 import { DASHBOARD_TEST_EMAIL, seedDashboardStores } from './fixtures/dashboard-config.ts';
 import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from './fixtures/distributed-services.ts';
 import { leakedCanaries } from './observability-redaction-inputs.ts';
@@ -296,7 +296,7 @@ describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over a PostgreSQL s
   beforeAll(async () => {
     const pool = await createPostgresPool(POSTGRES_URL, { maxConnections: 4 });
     const stores = await createPostgresStores({ pool, schema });
-    await seedDashboardStores(stores, { bookings: 5, cancels: 3, lookups: 2, malformed: 2 });
+    await seedDashboardStores(stores, { bookings: 5, cancels: 3, lookups: 2, malformed: 2 }, createPostgresFailureLog(pool, { schema }));
     await stores.close();
     await pool.end();
     dashboard = await startDashboardCli(['--store', url, '--config', CONFIG], { DASHBOARD_TEST_HEALED: '1', DASHBOARD_TEST_EFFECTS_FILE: effectsFile });
@@ -317,7 +317,9 @@ describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over a PostgreSQL s
     expect(stats.code).toBe(0);
     await page.goto(`${dashboard.url}#token=${TOKEN}`);
     await expectOverviewEqualsStats(page, dashboard.url, JSON.parse(stats.stdout));
-    expect(await page.getByText('this backend keeps no failure log').count()).toBe(1);
+    // PostgreSQL keeps a failure log in the schema: the failure mix and the field report are shown
+    expect(await page.getByText('this backend keeps no failure log').count()).toBe(0);
+    expect(await page.getByText('Fields that fail most, with the suggested fix').count()).toBe(1);
   });
 
   it('filter → detail → replay one: the entry leaves the list and its side effect happened once; no canary in any response', async () => {

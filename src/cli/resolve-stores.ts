@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { createMemoryStores, ToolrunError, type RunQueue, type Stores } from '../index.ts';
 import type { FailureLog } from '../observability/index.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../stores/sqlite/index.ts';
-import { createPostgresPool, createPostgresStores, type PostgresStores } from '../stores/postgres/index.ts';
+import { createPostgresFailureLog, createPostgresPool, createPostgresStores, type PostgresStores } from '../stores/postgres/index.ts';
 import { usageError } from './cli-error.ts';
 
 /** The help of `--queue` on the commands that open the dead-letter queues from it (`dashboard`, `stats`). */
@@ -21,8 +21,9 @@ export interface ResolvedStores {
   /** Runs per checkpoint status, when the backend can count them (the `RunStore` port cannot list). */
   countRunsByStatus?: () => Promise<Record<string, number>>;
   /**
-   * Opens the failure log kept beside these stores (what `toolrun report --db` reads), when the
-   * backend keeps one: SQLite's `failure_log` table in the same file. Creates the table if needed.
+   * Opens the failure log kept beside these stores (what `toolrun report` reads), when the
+   * backend keeps one: the `failure_log` table in the same SQLite file (created if needed) or in
+   * the same PostgreSQL schema (schema version 6).
    */
   openFailureLog?: () => FailureLog;
   /**
@@ -267,6 +268,7 @@ export const STORE_BACKENDS: StoreBackend[] = [
         stores,
         label,
         findMessageIds: postgresMessageIds(stores),
+        openFailureLog: () => createPostgresFailureLog(stores.pool, { schema: stores.schema }),
         countRunsByStatus: async () => {
           const { rows } = await stores.pool.query<{ status: string; count: string }>(
             `SELECT status, COUNT(*)::text AS count FROM ${runs} GROUP BY status ORDER BY status`,

@@ -19,6 +19,8 @@ export type {
   BreakerOpenLogRecord,
   FailureLog,
   FailureLogField,
+  FailureLogPage,
+  FailureLogPageOptions,
   FailureLogRecord,
   FailureLogRecordBase,
   RecoveryLogRecord,
@@ -27,13 +29,15 @@ export type {
 export { createMemoryFailureLog, type MemoryFailureLog, type MemoryFailureLogOptions } from '../stores/memory/memory-failure-log.ts';
 export {
   buildFailureReport,
+  createFailureReportBuilder,
   type BuildFailureReportOptions,
   type CountShare,
   type FailureReport,
+  type FailureReportBuilder,
   type FieldFailureReport,
   type PatternGroupReport,
   type ToolFailureReport,
 } from './report/build-failure-report.ts';
 export { formatFailureReport, type FormatFailureReportOptions } from './report/format-failure-report.ts';
-export { readAllFailures } from './report/run-report-command.ts';
-export { readFailureLogFile, type FailureLogFileContents } from './report/read-failure-log-file.ts';
+export { readAllFailures, streamFailureLog } from './report/run-report-command.ts';
+export { readFailureLogFile, scanFailureLogFile, type FailureLogFileContents, type FailureLogFileScan } from './report/read-failure-log-file.ts';

@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { ToolrunError } from '../../index.ts';
 import { usageError } from '../cli-error.ts';
 import { integerOption, STORE_URL_HELP } from '../parse-options.ts';
-import { DEFAULT_DATABASE_PATH, missingDatabaseError, sqlitePathOf } from '../resolve-stores.ts';
+import type { FailureLog } from '../../ground/ports/failure-log.ts';
+import { DEFAULT_DATABASE_PATH, missingDatabaseError, resolveStores, sqlitePathOf } from '../resolve-stores.ts';
 
 interface ReportOptions {
   db?: string;
@@ -72,37 +73,43 @@ async function checkLogFile(path: string): Promise<void> {
   }
 }
 
-/** The SQLite file of `--db` / `--store` / `$TOOLRUN_DB` / the default, checked to exist. */
-function databasePath(options: ReportOptions): string {
-  if (options.store !== undefined) {
-    const path = sqlitePathOf(options.store);
-    if (path === undefined) {
-      throw usageError(
-        'report reads the failure log that only the SQLite stores keep (postgres:// and memory: keep none): pass --from-log FILE, written by toolrun worker --log-file FILE',
-        'UNSUPPORTED_BACKEND',
-      );
-    }
-    return path;
-  }
+/** The SQLite file of `--db` / `--store sqlite:` / `$TOOLRUN_DB` / the default; `undefined` for a `--store` of another backend. */
+function databasePath(options: ReportOptions): string | undefined {
+  if (options.store !== undefined) return sqlitePathOf(options.store);
   const envPath = process.env.TOOLRUN_DB !== undefined && process.env.TOOLRUN_DB !== '' ? process.env.TOOLRUN_DB : undefined;
   return options.db ?? envPath ?? DEFAULT_DATABASE_PATH;
+}
+
+/** The failure log of a `--store` that is not SQLite (PostgreSQL keeps one in its schema), opened with its stores. */
+async function openStoreFailureLog(store: string): Promise<{ failureLog: FailureLog; label: string; close(): Promise<void> }> {
+  const resolved = await resolveStores({ store, env: process.env }, { mustExist: true });
+  if (resolved.openFailureLog === undefined) {
+    await resolved.stores.close();
+    throw usageError(
+      `report reads the failure log that the SQLite and PostgreSQL stores keep (${resolved.label} keeps none): pass --from-log FILE, written by toolrun worker --log-file FILE`,
+      'UNSUPPORTED_BACKEND',
+    );
+  }
+  return { failureLog: resolved.openFailureLog(), label: resolved.label, close: () => resolved.stores.close() };
 }
 
 /**
  * `toolrun report [--db FILE | --store URL | --from-log FILE] [--top N] [--json]`: which tools and
  * argument fields fail most, and how, from the recorded failures — the failure log of a SQLite
- * stores file (written by `toolrun worker` and `toolrun dlq replay|drain`), or a pino log file
- * written with `--log-file`. Without a source: `$TOOLRUN_DB`, else `.toolrun/toolrun.db`.
+ * stores file or of a PostgreSQL schema (written by `toolrun worker` and `toolrun dlq
+ * replay|drain`), or a pino log file written with `--log-file`; read a page or a line at a time,
+ * in bounded memory. Without a source: `$TOOLRUN_DB`, else `.toolrun/toolrun.db`.
  * Exit codes as every command: 0 printed; 2 a missing database or log file, a file that is not a
- * toolrun log, a store without a failure log, two sources; 1 a source that exists but cannot be
- * read (a file that is not SQLite).
+ * toolrun log, a store without a failure log (`memory:`), a PostgreSQL schema toolrun never
+ * created, two sources; 1 a source that exists but cannot be read (a file that is not SQLite, a
+ * server that cannot be reached).
  */
 export function addReportCommand(program: Command): void {
   program
     .command('report')
     .description('which tools and argument fields fail most, and how (from the recorded failures)')
     .option('--db <file>', 'SQLite database file (default: $TOOLRUN_DB or .toolrun/toolrun.db)')
-    .option('--store <url>', `${STORE_URL_HELP}; only sqlite: keeps a failure log`)
+    .option('--store <url>', `${STORE_URL_HELP}; sqlite: and postgres:// keep a failure log`)
     .option('--from-log <file>', 'read a toolrun pino log file (NDJSON, toolrun worker --log-file) instead of the database')
     .option('--top <n>', 'fields listed first', integerOption(1), 10)
     .option('--json', 'print the report as JSON')
@@ -112,20 +119,28 @@ export function addReportCommand(program: Command): void {
         throw usageError(`pass either ${options.db !== undefined ? '--db FILE' : '--store URL'} or --from-log FILE, not both`);
       }
       let db: string | undefined;
+      let opened: Awaited<ReturnType<typeof openStoreFailureLog>> | undefined;
       if (options.fromLog !== undefined) await checkLogFile(options.fromLog);
       else {
         db = databasePath(options);
-        if (db !== ':memory:' && !existsSync(db)) throw missingDatabaseError(db);
+        if (db === undefined) opened = await openStoreFailureLog(options.store!);
+        else if (db !== ':memory:' && !existsSync(db)) throw missingDatabaseError(db);
       }
       const { runReportCommand } = await import('../../observability/report/run-report-command.ts');
       let problem = '';
-      const { exitCode } = await runReportCommand({
-        ...(db !== undefined ? { db } : {}),
-        ...(options.fromLog !== undefined ? { fromLog: options.fromLog } : {}),
-        ...(options.json ? { json: true } : {}),
-        top: options.top,
-        writeError: (text) => (problem += text),
-      });
+      let exitCode: 0 | 1 | 2;
+      try {
+        ({ exitCode } = await runReportCommand({
+          ...(db !== undefined ? { db } : {}),
+          ...(opened !== undefined ? { failureLog: opened.failureLog, source: opened.label } : {}),
+          ...(options.fromLog !== undefined ? { fromLog: options.fromLog } : {}),
+          ...(options.json ? { json: true } : {}),
+          top: options.top,
+          writeError: (text) => (problem += text),
+        }));
+      } finally {
+        await opened?.close();
+      }
       if (exitCode !== 0) {
         // one convention for every command: the reason as a ToolrunError, printed by the entry
         const reason = problem

@@ -72,15 +72,51 @@ export interface BreakerOpenLogRecord extends FailureLogRecordBase {
  */
 export type FailureLogRecord = ToolFailureLogRecord | RecoveryLogRecord | BreakerOpenLogRecord;
 
+/** Options of {@link FailureLog.listPage}. */
+export interface FailureLogPageOptions {
+  /** Records in the page at most (an integer ≥ 1). */
+  limit: number;
+  /**
+   * Start after this cursor: the `next` of an earlier page of the same log. Absent (or `null`):
+   * from the oldest record kept.
+   */
+  after?: string | null | undefined;
+}
+
+/** One page of a {@link FailureLog}, oldest first. */
+export interface FailureLogPage {
+  records: FailureLogRecord[];
+  /**
+   * Where the page ended: pass it as `after` for the records that follow (opaque; only meaningful
+   * to the log that made it). It is there on the last page too (`records.length < limit`), so a
+   * reader can come back later for the records appended since; `null` only when the log has never
+   * had a record past `after`.
+   */
+  next: string | null;
+}
+
 /**
- * Where failure records are kept (memory for tests, SQLite beside the embedded stores). Records are
- * JSON values; what is read back is a copy. Appends from concurrent callers are all kept, in order
- * of arrival.
+ * Where failure records are kept (memory for tests, SQLite beside the embedded stores, PostgreSQL
+ * beside its stores). Records are JSON values; what is read back is a copy. Appends from concurrent
+ * callers are all kept, in order of arrival.
  */
 export interface FailureLog {
   /** Appends one record (already redacted by the caller). */
   append(record: FailureLogRecord): Promise<void>;
-  /** Records oldest first; `limit` defaults to all, `offset` to 0. */
+  /**
+   * Records oldest first; `limit` defaults to all, `offset` to 0. A deep `offset` costs what it
+   * skips: to read a large log, page with {@link FailureLog.listPage} instead.
+   */
   list(options?: { limit?: number; offset?: number }): Promise<FailureLogRecord[]>;
+  /**
+   * Keyset paging: the records after the cursor `after`, oldest first, and the cursor to go on
+   * from. Each page costs about the same at any depth (the toolrun backends read an index range),
+   * so a reader streams a log of millions of records in constant memory. Optional for logs written
+   * elsewhere; readers fall back to `list` with `offset` without it (see `streamFailureLog`).
+   *
+   * @throws ToolrunError `INVALID_OPTIONS` when `limit` is not an integer ≥ 1 or `after` is not a
+   * cursor of this kind of log.
+   */
+  listPage?(options: FailureLogPageOptions): Promise<FailureLogPage>;
   size(): Promise<number>;
 }

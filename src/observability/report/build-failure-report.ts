@@ -142,8 +142,6 @@ const round = (value: number, decimals: number) => {
 
 const share = (count: number, whole: number) => (whole === 0 ? 0 : round(count / whole, 4));
 
-const mean = (values: readonly number[]) => (values.length === 0 ? null : round(values.reduce((sum, value) => sum + value, 0) / values.length, 2));
-
 function increment(map: Map<string, number>, key: string, by = 1) {
   map.set(key, (map.get(key) ?? 0) + by);
 }
@@ -174,41 +172,57 @@ interface FieldAccumulator {
 }
 
 /**
- * Builds the failure report from failure-log records, each cut to the report's bounds and
- * redacted again first (tool names 128 bytes, ids 256, codes 64, messages 512, field texts 200, at
- * most 20 fields). Pure and deterministic: the same records give the same report. A failed call counts once per field it has errors on, whatever the
- * number of errors on that field.
+ * A failure report built one record at a time: {@link FailureReportBuilder.add} each record (in
+ * any number of pages, from a store, a log file or a stream), then {@link FailureReportBuilder.build}.
+ * It keeps counts, not records: its memory grows with the distinct tools, codes, fields, received
+ * values and run ids seen, never with the number of records, so a log of millions of records is
+ * reported in bounded memory when read page by page.
  */
-export function buildFailureReport(records: Iterable<FailureLogRecord>, options: BuildFailureReportOptions = {}): FailureReport {
+export interface FailureReportBuilder {
+  /** Counts one record (cut to the report's bounds and redacted again first, as {@link buildFailureReport} does). */
+  add(record: FailureLogRecord): void;
+  /** The report of every record added so far (the builder can go on taking records afterwards). */
+  build(): FailureReport;
+}
+
+interface ToolAccumulator {
+  failures: number;
+  types: Map<string, number>;
+  codes: Map<string, number>;
+}
+
+/**
+ * A {@link FailureReportBuilder}: `build()` after adding records in order gives exactly what
+ * {@link buildFailureReport} gives for the same records.
+ */
+export function createFailureReportBuilder(options: BuildFailureReportOptions = {}): FailureReportBuilder {
   const library = options.patterns ?? createFailurePatternLibrary();
   const redactor = options.redactor ?? createRedactor();
-  const failures: ToolFailureLogRecord[] = [];
-  const recoveries: Array<Extract<FailureLogRecord, { kind: 'recovery' }>> = [];
-  const trips: Array<Extract<FailureLogRecord, { kind: 'breaker-open' }>> = [];
   let count = 0;
+  let failureCount = 0;
   let from: string | null = null;
   let to: string | null = null;
-  for (const original of records) {
-    const record = redactFailureLogRecord(original, redactor);
-    count += 1;
-    if (from === null || record.at < from) from = record.at;
-    if (to === null || record.at > to) to = record.at;
-    if (record.kind === 'tool-failure') failures.push(record);
-    else if (record.kind === 'recovery') recoveries.push(record);
-    else trips.push(record);
-  }
-
   const typeCounts = new Map<string, number>();
   const runs = new Set<string>();
-  const byTool = new Map<string, { failures: number; types: Map<string, number>; codes: Map<string, number> }>();
+  const byTool = new Map<string, ToolAccumulator>();
   const fields = new Map<string, FieldAccumulator>();
   const patterns = new Map<string, { count: number; tools: Set<string> }>();
+  // recoveries: rounds summed in arrival order (the mean of buildFailureReport), per tool and overall
+  const recoveryByTool = new Map<string, { episodes: number; rounds: number }>();
+  const recoveryTotals = { episodes: 0, rounds: 0, failures: 0 };
+  const tripsByTool = new Map<string, { session: number; shared: number }>();
+  let tripCount = 0;
+  let sessionTrips = 0;
 
-  for (const failure of failures) {
+  const addFailure = (failure: ToolFailureLogRecord) => {
+    failureCount += 1;
     increment(typeCounts, failure.type);
     if (failure.runId !== null) runs.add(failure.runId);
-    const tool = byTool.get(failure.toolName) ?? { failures: 0, types: new Map(), codes: new Map() };
-    byTool.set(failure.toolName, tool);
+    let tool = byTool.get(failure.toolName);
+    if (!tool) {
+      tool = { failures: 0, types: new Map(), codes: new Map() };
+      byTool.set(failure.toolName, tool);
+    }
     tool.failures += 1;
     increment(tool.types, failure.type);
     increment(tool.codes, failure.code);
@@ -233,25 +247,99 @@ export function buildFailureReport(records: Iterable<FailureLogRecord>, options:
 
     const pattern = library.match({ toolName: failure.toolName, code: failure.code, message: failure.message, fields: failure.fields });
     const id = pattern?.id ?? 'unmatched';
-    const group = patterns.get(id) ?? { count: 0, tools: new Set<string>() };
-    patterns.set(id, group);
+    let group = patterns.get(id);
+    if (!group) {
+      group = { count: 0, tools: new Set<string>() };
+      patterns.set(id, group);
+    }
     group.count += 1;
     group.tools.add(failure.toolName);
-  }
+  };
 
-  const recoveryByTool = new Map<string, number[]>();
-  for (const recovery of recoveries) {
-    const list = recoveryByTool.get(recovery.toolName) ?? [];
-    list.push(recovery.rounds);
-    recoveryByTool.set(recovery.toolName, list);
-  }
-  const tripsByTool = new Map<string, { session: number; shared: number }>();
-  for (const trip of trips) {
-    const entry = tripsByTool.get(trip.toolName) ?? { session: 0, shared: 0 };
-    entry[trip.scope] += 1;
-    tripsByTool.set(trip.toolName, entry);
-  }
+  return {
+    add(original) {
+      const record = redactFailureLogRecord(original, redactor);
+      count += 1;
+      if (from === null || record.at < from) from = record.at;
+      if (to === null || record.at > to) to = record.at;
+      if (record.kind === 'tool-failure') addFailure(record);
+      else if (record.kind === 'recovery') {
+        const entry = recoveryByTool.get(record.toolName) ?? { episodes: 0, rounds: 0 };
+        entry.episodes += 1;
+        entry.rounds += record.rounds;
+        recoveryByTool.set(record.toolName, entry);
+        recoveryTotals.episodes += 1;
+        recoveryTotals.rounds += record.rounds;
+        recoveryTotals.failures += record.failures;
+      } else {
+        const entry = tripsByTool.get(record.toolName) ?? { session: 0, shared: 0 };
+        entry[record.scope] += 1;
+        tripsByTool.set(record.toolName, entry);
+        tripCount += 1;
+        if (record.scope === 'session') sessionTrips += 1;
+      }
+    },
+    build() {
+      return assembleReport({
+        source: options.source ?? 'records',
+        library,
+        count,
+        failureCount,
+        from,
+        to,
+        typeCounts,
+        runs: runs.size,
+        byTool,
+        fields,
+        patterns,
+        recoveryByTool,
+        recoveryTotals,
+        tripsByTool,
+        tripCount,
+        sessionTrips,
+      });
+    },
+  };
+}
 
+/**
+ * Builds the failure report from failure-log records, each cut to the report's bounds and
+ * redacted again first (tool names 128 bytes, ids 256, codes 64, messages 512, field texts 200, at
+ * most 20 fields). Pure and deterministic: the same records give the same report. A failed call counts once per field it has errors on, whatever the
+ * number of errors on that field. For records read in pages (a large log), add them to a
+ * {@link createFailureReportBuilder} instead of collecting them first.
+ */
+export function buildFailureReport(records: Iterable<FailureLogRecord>, options: BuildFailureReportOptions = {}): FailureReport {
+  const builder = createFailureReportBuilder(options);
+  for (const record of records) builder.add(record);
+  return builder.build();
+}
+
+/** What a {@link FailureReportBuilder} has counted. */
+interface ReportCounts {
+  source: string;
+  library: FailurePatternLibrary;
+  count: number;
+  failureCount: number;
+  from: string | null;
+  to: string | null;
+  typeCounts: Map<string, number>;
+  runs: number;
+  byTool: Map<string, ToolAccumulator>;
+  fields: Map<string, FieldAccumulator>;
+  patterns: Map<string, { count: number; tools: Set<string> }>;
+  recoveryByTool: Map<string, { episodes: number; rounds: number }>;
+  recoveryTotals: { episodes: number; rounds: number; failures: number };
+  tripsByTool: Map<string, { session: number; shared: number }>;
+  tripCount: number;
+  sessionTrips: number;
+}
+
+/** Sum / count, to 2 decimals (null for none), as `mean` of the values summed in order. */
+const meanOf = (sum: number, values: number) => (values === 0 ? null : round(sum / values, 2));
+
+function assembleReport(counts: ReportCounts): FailureReport {
+  const { library, byTool, fields, patterns, recoveryByTool, tripsByTool, typeCounts } = counts;
   const fieldReports: FieldFailureReport[] = [...fields.values()]
     .map((field) => {
       const problems = sortedCounts(field.problems, 'problem');
@@ -277,17 +365,17 @@ export function buildFailureReport(records: Iterable<FailureLogRecord>, options:
   const toolReports: ToolFailureReport[] = [...toolNames]
     .map((toolName) => {
       const tool = byTool.get(toolName) ?? { failures: 0, types: new Map<string, number>(), codes: new Map<string, number>() };
-      const rounds = recoveryByTool.get(toolName) ?? [];
+      const recovery = recoveryByTool.get(toolName) ?? { episodes: 0, rounds: 0 };
       return {
         toolName,
         failures: tool.failures,
-        share: share(tool.failures, failures.length),
+        share: share(tool.failures, counts.failureCount),
         types: REPORT_FAILURE_TYPES.filter((type) => (tool.types.get(type) ?? 0) > 0).map((type) => ({ type, count: tool.types.get(type) ?? 0 })),
         codes: sortedCounts(tool.codes, 'code'),
         fields: fieldReports
           .filter((field) => field.toolName === toolName)
           .map(({ path, failures: fieldFailures, problems }) => ({ path, failures: fieldFailures, problems })),
-        recovery: { episodes: rounds.length, meanRounds: mean(rounds) },
+        recovery: { episodes: recovery.episodes, meanRounds: meanOf(recovery.rounds, recovery.episodes) },
         breakerTrips: tripsByTool.get(toolName) ?? { session: 0, shared: 0 },
       };
     })
@@ -304,29 +392,32 @@ export function buildFailureReport(records: Iterable<FailureLogRecord>, options:
     }))
     .sort((a, b) => b.count - a.count || compareText(a.id, b.id));
 
-  const allRounds = recoveries.map((recovery) => recovery.rounds);
-  const sessionTrips = trips.filter((trip) => trip.scope === 'session').length;
+  const { recoveryTotals, tripCount, sessionTrips } = counts;
   return {
-    source: options.source ?? 'records',
-    from,
-    to,
+    source: counts.source,
+    from: counts.from,
+    to: counts.to,
     totals: {
-      records: count,
-      failures: failures.length,
-      runsWithFailures: runs.size,
+      records: counts.count,
+      failures: counts.failureCount,
+      runsWithFailures: counts.runs,
       tools: toolNames.size,
-      recoveries: recoveries.length,
-      breakerTrips: trips.length,
+      recoveries: recoveryTotals.episodes,
+      breakerTrips: tripCount,
     },
-    types: REPORT_FAILURE_TYPES.map((type) => ({ type, count: typeCounts.get(type) ?? 0, share: share(typeCounts.get(type) ?? 0, failures.length) })),
+    types: REPORT_FAILURE_TYPES.map((type) => ({ type, count: typeCounts.get(type) ?? 0, share: share(typeCounts.get(type) ?? 0, counts.failureCount) })),
     fields: fieldReports,
     tools: toolReports,
     patterns: patternReports,
-    recovery: { episodes: recoveries.length, meanRounds: mean(allRounds), meanFailuresPerEpisode: mean(recoveries.map((recovery) => recovery.failures)) },
+    recovery: {
+      episodes: recoveryTotals.episodes,
+      meanRounds: meanOf(recoveryTotals.rounds, recoveryTotals.episodes),
+      meanFailuresPerEpisode: meanOf(recoveryTotals.failures, recoveryTotals.episodes),
+    },
     breakers: {
-      trips: trips.length,
+      trips: tripCount,
       session: sessionTrips,
-      shared: trips.length - sessionTrips,
+      shared: tripCount - sessionTrips,
       byTool: [...tripsByTool.entries()]
         .map(([toolName, entry]) => ({ toolName, ...entry }))
         .sort((a, b) => b.session + b.shared - (a.session + a.shared) || compareText(a.toolName, b.toolName)),

@@ -94,14 +94,22 @@ export function failureRecordFromLogLine(line: Line): FailureLogRecord | null | 
   }
 }
 
+/** What {@link scanFailureLogFile} read, beside the records it handed on. */
+export interface FailureLogFileScan {
+  /** Non-empty lines read. */
+  lines: number;
+  /** Lines that are not JSON, or toolrun lines missing what a record needs. */
+  skipped: number;
+}
+
 /**
- * Reads the failure records out of a pino log file (NDJSON, as written by `createToolCallLogger`),
- * line by line, so a large file is never held whole. Other lines are ignored.
+ * Reads a pino log file (NDJSON, as written by `createToolCallLogger`) line by line and hands
+ * each failure record to `onRecord` as soon as its line is read, so a file of any size is read in
+ * bounded memory (one line at a time, plus what `onRecord` keeps). Other lines are ignored.
  *
  * @throws the file system error (`ENOENT`, `EACCES`) when the file cannot be read.
  */
-export async function readFailureLogFile(path: string): Promise<FailureLogFileContents> {
-  const records: FailureLogRecord[] = [];
+export async function scanFailureLogFile(path: string, onRecord: (record: FailureLogRecord) => void): Promise<FailureLogFileScan> {
   let lines = 0;
   let skipped = 0;
   const stream = createReadStream(path, { encoding: 'utf8' });
@@ -124,11 +132,24 @@ export async function readFailureLogFile(path: string): Promise<FailureLogFileCo
       }
       const record = failureRecordFromLogLine(parsed as Line);
       if (record === undefined) skipped += 1;
-      else if (record !== null) records.push(record);
+      else if (record !== null) onRecord(record);
     }
   } finally {
     reader.close();
     stream.destroy();
   }
+  return { lines, skipped };
+}
+
+/**
+ * Reads the failure records out of a pino log file (NDJSON, as written by `createToolCallLogger`),
+ * line by line, and returns them all (for a large file, {@link scanFailureLogFile} hands them on
+ * one by one instead). Other lines are ignored.
+ *
+ * @throws the file system error (`ENOENT`, `EACCES`) when the file cannot be read.
+ */
+export async function readFailureLogFile(path: string): Promise<FailureLogFileContents> {
+  const records: FailureLogRecord[] = [];
+  const { lines, skipped } = await scanFailureLogFile(path, (record) => records.push(record));
   return { records, lines, skipped };
 }

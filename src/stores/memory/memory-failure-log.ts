@@ -18,7 +18,9 @@ export interface MemoryFailureLog extends FailureLog {
 
 /**
  * An in-memory {@link FailureLog} for tests and short-lived processes. Records are deep-copied on
- * the way in and out; appends keep arrival order.
+ * the way in and out; appends keep arrival order. A `listPage` cursor counts the records ever
+ * appended before the page's end, so a reader whose next records were dropped at the bound goes on
+ * from the oldest record kept.
  *
  * @throws ToolrunError `INVALID_OPTIONS` when `maxRecords` is not an integer ≥ 1.
  */
@@ -43,6 +45,21 @@ export function createMemoryFailureLog(options: MemoryFailureLogOptions = {}): M
       const visible = records.length > maxRecords ? records.slice(records.length - maxRecords) : records;
       const end = listOptions?.limit === undefined ? visible.length : offset + Math.max(0, listOptions.limit);
       return structuredClone(visible.slice(offset, end));
+    },
+    async listPage(pageOptions) {
+      if (!Number.isInteger(pageOptions.limit) || pageOptions.limit < 1) {
+        throw new ToolrunError('INVALID_OPTIONS', `listPage needs a limit that is an integer ≥ 1, received ${String(pageOptions.limit)}`);
+      }
+      const after = pageOptions.after ?? null;
+      if (after !== null && (typeof after !== 'string' || !/^\d{1,15}$/.test(after))) {
+        throw new ToolrunError('INVALID_OPTIONS', `listPage: ${JSON.stringify(after)} is not a cursor of this failure log (pass the next of an earlier page)`);
+      }
+      // absolute positions: records ever appended; `dropped` of them are no longer in `records`
+      const firstKept = dropped + Math.max(0, records.length - maxRecords);
+      const start = Math.max(after === null ? 0 : Number(after), firstKept);
+      const page = records.slice(start - dropped, start - dropped + pageOptions.limit);
+      const next = page.length > 0 ? String(start + page.length) : after;
+      return { records: structuredClone(page), next };
     },
     async size() {
       return Math.min(records.length, maxRecords);

@@ -14,3 +14,4 @@ export {
   type PostgresQueryResult,
 } from './postgres-client.ts';
 export type { PendingRunMessage, PostgresRunQueue } from './postgres-run-queue.ts';
+export { createPostgresFailureLog, type PostgresFailureLogOptions } from './postgres-failure-log.ts';

@@ -367,6 +367,23 @@ const MIGRATIONS: readonly Migration[] = [
     })(),
   },
   {
+    // The failure log (FailureLog, what `toolrun report` and the dashboard read), as SQLite keeps
+    // it: one row per record, the record as JSON text, a few of its members as columns for SQL. A
+    // new table: rows of earlier versions are not touched.
+    version: 6,
+    sql: `
+      CREATE TABLE $schema.failure_log (
+        id        bigserial PRIMARY KEY,          -- arrival order, never reused
+        kind      text NOT NULL,                  -- 'tool-failure' | 'recovery' | 'breaker-open'
+        tool_name text NOT NULL,
+        run_id    text,
+        at        text NOT NULL,                  -- ISO-8601, from the record
+        record    text NOT NULL                   -- JSON FailureLogRecord
+      );
+      CREATE INDEX failure_log_by_tool ON $schema.failure_log (tool_name, id);
+    `,
+  },
+  {
     // Append-only conversations: a step writes the messages it added, not the whole conversation
     // again. The messages move to `conversation_messages`, one row per write: a chunk, the JSON
     // array of the messages from `start_index` to `end_index` (exclusive), with the conversation's

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { systemClock, type Clock } from '../../ground/ports/clock.ts';
-import type { FailureLog, FailureLogRecord } from '../../ground/ports/failure-log.ts';
+import type { FailureLog, FailureLogPageOptions, FailureLogRecord } from '../../ground/ports/failure-log.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { openSqliteDatabase } from './open-sqlite-database.ts';
 
@@ -22,13 +23,32 @@ export const SQLITE_FAILURE_LOG_SCHEMA = `
 `;
 
 /**
+ * The row id a failure-log cursor holds (`FailureLog.listPage`): decimal digits, `null` for none.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` for a `limit` that is not an integer ≥ 1 or an `after` that is not one.
+ */
+function pageBounds(options: FailureLogPageOptions): { limit: number; afterId: number } {
+  if (!Number.isInteger(options.limit) || options.limit < 1) {
+    throw new ToolrunError('INVALID_OPTIONS', `listPage needs a limit that is an integer ≥ 1, received ${String(options.limit)}`);
+  }
+  const after = options.after ?? null;
+  if (after !== null && (typeof after !== 'string' || !/^\d{1,15}$/.test(after))) {
+    throw new ToolrunError('INVALID_OPTIONS', `listPage: ${JSON.stringify(after)} is not a cursor of this failure log (pass the next of an earlier page)`);
+  }
+  return { limit: options.limit, afterId: after === null ? 0 : Number(after) };
+}
+
+/**
  * A {@link FailureLog} on the `failure_log` table of a SQLite stores file (e.g. `createSqliteStores(…).database`).
  * Each append is one INSERT, atomic across processes sharing the file; ids give arrival order.
+ * `listPage` reads a range of the primary key (`id > after`): a page costs the same at any depth;
+ * its cursor is the last row id of the page.
  */
 export function createSqliteFailureLog(database: Database): FailureLog {
   database.exec(SQLITE_FAILURE_LOG_SCHEMA);
   const insert = database.prepare('INSERT INTO failure_log (kind, tool_name, run_id, at, record) VALUES (?, ?, ?, ?, ?)');
   const selectPage = database.prepare('SELECT record FROM failure_log ORDER BY id LIMIT ? OFFSET ?');
+  const selectAfter = database.prepare('SELECT id, record FROM failure_log WHERE id > ? ORDER BY id LIMIT ?');
   const count = database.prepare('SELECT COUNT(*) AS count FROM failure_log');
   return {
     async append(record) {
@@ -37,6 +57,15 @@ export function createSqliteFailureLog(database: Database): FailureLog {
     async list(listOptions) {
       const rows = selectPage.all(listOptions?.limit ?? -1, Math.max(0, listOptions?.offset ?? 0)) as Array<{ record: string }>;
       return rows.map((row) => fromJsonText<FailureLogRecord>(row.record));
+    },
+    async listPage(pageOptions) {
+      const { limit, afterId } = pageBounds(pageOptions);
+      const rows = selectAfter.all(afterId, limit) as Array<{ id: number; record: string }>;
+      const last = rows[rows.length - 1];
+      return {
+        records: rows.map((row) => fromJsonText<FailureLogRecord>(row.record)),
+        next: last !== undefined ? String(last.id) : (pageOptions.after ?? null),
+      };
     },
     async size() {
       return (count.get() as { count: number }).count;

@@ -14,4 +14,5 @@ export { describeDeadLetterQueueContract, describeDeadLetterQueuesContract } fro
 export { describeRunQueueContract } from './run-queue-contract.ts';
 export { describeClaimStoreContract, type ClaimStoreContractOptions } from './claim-store-contract.ts';
 export { describeExactValuesContract } from './exact-values-contract.ts';
+export { describeFailureLogContract, type FailureLogContractHarness, type MakeFailureLog } from './failure-log-contract.ts';
 export type { FakeClockLike, MakeStores, StoresContractHarness } from './stores-contract-harness.ts';

@@ -1,0 +1,83 @@
+import type { FailureLog, FailureLogPageOptions, FailureLogRecord } from '../../ground/ports/failure-log.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
+import { toStoredText } from '../exact-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
+import { prepareStatement, quoteSchema, type PostgresQueryable } from './postgres-client.ts';
+
+/** Options of {@link createPostgresFailureLog}. */
+export interface PostgresFailureLogOptions {
+  /**
+   * The schema of the stores (unquoted, a lower-case SQL identifier), migrated by
+   * `createPostgresStores` to schema version 6 or later (which creates `failure_log`).
+   * @defaultValue `'toolrun'`
+   */
+  schema?: string;
+}
+
+/** The row id a cursor holds (decimal digits); throws on a bad limit or cursor. */
+function pageBounds(options: FailureLogPageOptions): { limit: number; afterId: string } {
+  if (!Number.isInteger(options.limit) || options.limit < 1) {
+    throw new ToolrunError('INVALID_OPTIONS', `listPage needs a limit that is an integer ≥ 1, received ${String(options.limit)}`);
+  }
+  const after = options.after ?? null;
+  if (after !== null && (typeof after !== 'string' || !/^\d{1,18}$/.test(after))) {
+    throw new ToolrunError('INVALID_OPTIONS', `listPage: ${JSON.stringify(after)} is not a cursor of this failure log (pass the next of an earlier page)`);
+  }
+  return { limit: options.limit, afterId: after ?? '0' };
+}
+
+/**
+ * A {@link FailureLog} on `<schema>.failure_log` (PostgreSQL schema version 6): what `toolrun
+ * report --store postgres://…` and the dashboard read, written by workers on any number of
+ * machines. Each append is one INSERT (its own transaction); ids come from a sequence and
+ * `list`/`listPage` read in id order (two appends racing on two connections may commit in the
+ * other order, so a reader following the log as it grows can pass over a record committed just
+ * after its page was read). `listPage` reads a range of the
+ * primary key (`id > after`), so a page costs the same at any depth; its cursor is the page's last
+ * id. Records are stored as JSON text (they come back exactly); `kind`, `tool_name`, `run_id` and
+ * `at` are copied into columns for SQL (`GROUP BY tool_name`), as `toStoredText` writes them.
+ *
+ * The schema must already be migrated: open it with `createPostgresStores({ pool, schema })`
+ * first and pass `stores.pool` here.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` when `schema` is not a lower-case identifier.
+ */
+export function createPostgresFailureLog(pool: PostgresQueryable, options: PostgresFailureLogOptions = {}): FailureLog {
+  const table = `${quoteSchema(options.schema ?? 'toolrun')}.failure_log`;
+  const insert = prepareStatement(`INSERT INTO ${table} (kind, tool_name, run_id, at, record) VALUES ($1, $2, $3, $4, $5)`);
+  const selectPage = prepareStatement(`SELECT record FROM ${table} ORDER BY id LIMIT $1 OFFSET $2`);
+  const selectAfter = prepareStatement(`SELECT id::text AS cursor, record FROM ${table} WHERE id > $1::bigint ORDER BY id LIMIT $2`);
+  const count = prepareStatement(`SELECT COUNT(*)::text AS count FROM ${table}`);
+  return {
+    async append(record) {
+      await pool.query({
+        ...insert,
+        values: [
+          toStoredText(String(record.kind)),
+          toStoredText(String(record.toolName)),
+          record.runId === null ? null : toStoredText(String(record.runId)),
+          toStoredText(String(record.at)),
+          toJsonText(record),
+        ],
+      });
+    },
+    async list(listOptions) {
+      const limit = listOptions?.limit === undefined ? null : Math.max(0, listOptions.limit);
+      const { rows } = await pool.query<{ record: string }>({ ...selectPage, values: [limit, Math.max(0, listOptions?.offset ?? 0)] });
+      return rows.map((row) => fromJsonText<FailureLogRecord>(row.record));
+    },
+    async listPage(pageOptions) {
+      const { limit, afterId } = pageBounds(pageOptions);
+      const { rows } = await pool.query<{ cursor: string; record: string }>({ ...selectAfter, values: [afterId, limit] });
+      const last = rows[rows.length - 1];
+      return {
+        records: rows.map((row) => fromJsonText<FailureLogRecord>(row.record)),
+        next: last !== undefined ? last.cursor : (pageOptions.after ?? null),
+      };
+    },
+    async size() {
+      const { rows } = await pool.query<{ count: string }>(count);
+      return Number(rows[0]?.count ?? 0);
+    },
+  };
+}
