@@ -329,6 +329,29 @@ const MIGRATIONS: readonly Migration[] = [
     `;
     })(),
   },
+  {
+    // Conversation chunks in a rowid table. In the WITHOUT ROWID table of version 4 a chunk's
+    // messages were part of the b-tree key, so every seek that compared against a chunk larger
+    // than about 1 KB (one that spills to overflow pages) read the whole chunk: a step of a long
+    // conversation got slower with its length. Now the messages live in the table's rows and the
+    // (ref, start) key in its own small index. Same name, columns and primary key; every chunk is
+    // copied as it is (its text byte for byte).
+    version: 8,
+    sql: `
+      CREATE TABLE conversation_chunks (
+        ref           TEXT NOT NULL,
+        start         INTEGER NOT NULL,       -- index in the conversation of the chunk's first message
+        end           INTEGER NOT NULL,       -- start + the number of messages in the chunk
+        expires_at_ms INTEGER NOT NULL,       -- the conversation's expiry as of this write
+        messages      TEXT NOT NULL,          -- JSON array
+        PRIMARY KEY (ref, start)
+      );
+      INSERT INTO conversation_chunks (ref, start, end, expires_at_ms, messages)
+        SELECT ref, start, end, expires_at_ms, messages FROM conversation_messages ORDER BY ref, start;
+      DROP TABLE conversation_messages;
+      ALTER TABLE conversation_chunks RENAME TO conversation_messages;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

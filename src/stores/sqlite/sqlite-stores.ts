@@ -10,12 +10,13 @@
  * outcomes. Choose `synchronous: 'full'` (an fsync per commit, several times slower on writes) when
  * side effects must survive power loss too.
  *
- * Schema (version 4, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
+ * Schema (version 8, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
  * applied migrations, which run in one IMMEDIATE transaction on open):
  * - `conversations (ref PK, expires_at_ms, message_count)` and `conversation_messages (ref, start,
  *   messages JSON)`: append-only chunks of each conversation (version 4; a whole-conversation row
- *   of an older file becomes its chunk at 0), TTL by the injected clock, expired conversations
- *   deleted in bounded batches every `conversationSweep.everyWrites` writes.
+ *   of an older file becomes its chunk at 0; a rowid table with a `(ref, start)` index since
+ *   version 8, so a seek never reads a large chunk), TTL by the injected clock, expired
+ *   conversations deleted in bounded batches every `conversationSweep.everyWrites` writes.
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint JSON)`.
  * - `ledger (key PK, value JSON, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
  * - `breakers (key PK, state JSON, updated_at_ms)`: read-modify-write in IMMEDIATE transactions.
