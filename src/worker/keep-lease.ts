@@ -1,5 +1,6 @@
 import type { Clock } from '../ground/ports/clock.ts';
 import type { QueueDelivery, RunQueue } from '../ground/ports/stores.ts';
+import { repeatEvery } from './repeat-every.ts';
 
 /** Options of {@link keepLease}. */
 export interface KeepLeaseOptions {
@@ -37,36 +38,24 @@ export interface LeaseKeeper {
  */
 export function keepLease(options: KeepLeaseOptions): LeaseKeeper {
   const { queue, delivery, leaseMs, clock, onError, onLost } = options;
-  const intervalMs = leaseMs / 3;
-  const controller = new AbortController();
-  const { signal } = controller;
-
-  const renew = async (): Promise<void> => {
-    for (;;) {
-      try {
-        await clock.sleep(intervalMs, signal);
-      } catch {
-        return;
-      }
-      if (signal.aborted) return;
-      let extended: boolean;
-      try {
-        extended = await queue.extendLease(delivery.id, delivery.deliveries, leaseMs);
-      } catch (error) {
-        if (!signal.aborted) onError?.(error);
-        continue;
-      }
-      if (extended) continue;
-      if (!signal.aborted) onLost?.();
-      return;
+  let stopped = false;
+  const renew = async (): Promise<boolean> => {
+    let extended: boolean;
+    try {
+      extended = await queue.extendLease(delivery.id, delivery.deliveries, leaseMs);
+    } catch (error) {
+      if (!stopped) onError?.(error);
+      return true;
     }
+    if (extended) return true;
+    if (!stopped) onLost?.();
+    return false;
   };
-  const running = renew();
-
+  const repeating = repeatEvery(clock, leaseMs / 3, renew);
   return {
     stop: async () => {
-      controller.abort();
-      await running;
+      stopped = true;
+      await repeating.stop();
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../ground/ports/clock.ts';
 import type { ClaimStore } from '../ground/ports/stores.ts';
+import { repeatEvery } from './repeat-every.ts';
 
 /** The claim key of a run: `run:<runId>`. Whoever works on a run (a worker, a replay, a drain) holds it. */
 export function runClaimKey(runId: string): string {
@@ -41,29 +42,19 @@ export async function claimRun(
     const current = await claims.get(key).catch(() => undefined);
     return { ok: false, holder: current?.holder };
   }
-  const controller = new AbortController();
   let lost = false;
-  const renewing = (async () => {
-    for (;;) {
-      try {
-        await clock.sleep(leaseMs / 3, controller.signal);
-      } catch {
-        return;
-      }
-      if (controller.signal.aborted) return;
-      // the consumer is going away (its queue lease is given up): let the claim lapse with it
-      if (options.holdWhile && !options.holdWhile()) return;
-      try {
-        if (!(await claims.renew(key, holder, leaseMs))) {
-          lost = true;
-          options.onLost?.();
-          return;
-        }
-      } catch {
-        // tried again at the next interval: two more tries fit in the lease
-      }
+  const renewing = repeatEvery(clock, leaseMs / 3, async () => {
+    // the consumer is going away (its queue lease is given up): let the claim lapse with it
+    if (options.holdWhile && !options.holdWhile()) return false;
+    try {
+      if (await claims.renew(key, holder, leaseMs)) return true;
+    } catch {
+      return true; // tried again at the next interval: two more tries fit in the lease
     }
-  })();
+    lost = true;
+    options.onLost?.();
+    return false;
+  });
   return {
     ok: true,
     claim: {
@@ -72,8 +63,7 @@ export async function claimRun(
         return lost;
       },
       release: async () => {
-        controller.abort();
-        await renewing;
+        await renewing.stop();
         if (!lost) await claims.release(key, holder).catch(() => undefined);
       },
     },
