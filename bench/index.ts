@@ -30,3 +30,10 @@ if (!only || only === 'ai-sdk')
   printTable('AI SDK generateText per tool call; runAgent step (issue 14)', await (await import('./ai-sdk.bench.ts')).runAiSdkBench());
 if (!only || only === 'scale')
   printTable('Scale: DLQ reads at 10^3, 10^5, 10^6 tool-DLQ entries (issue 13)', await (await import('./scale.bench.ts')).runScaleBench());
+if (!only || only === 'scale' || only === 'scale-report')
+  printTable(
+    'Scale: toolrun report over 10^3, 10^5, 10^6 failure records, peak RSS of the child process (issue 13)',
+    await (await import('./report-scale.bench.ts')).runReportScaleBench(),
+  );
+if (!only || only === 'scale' || only === 'scale-drain')
+  printTable('Scale: drain throughput against tool-DLQ size, 10^3, 10^5, 10^6 entries (issue 13)', await (await import('./drain-scale.bench.ts')).runDrainScaleBench());
