@@ -1,16 +1,21 @@
 /**
  * The dashboard on a large tool DLQ: time to first byte of the page and of the first list page,
- * and time until Chromium has rendered the list (50 rows), on a SQLite store holding
- * `TOOLRUN_DASHBOARD_BENCH_ENTRIES` tool-DLQ entries (default 1,000,000), seeded in one transaction.
- * Also reported, not part of the target: a filtered page whose matches are at the end (a scan of
- * the queue: the ports have no query by field) and the overview (readDeadLetterMetrics, a scan).
+ * and time until Chromium has rendered the list (50 rows), on `TOOLRUN_DASHBOARD_BENCH_ENTRIES`
+ * tool-DLQ entries (default 1,000,000), on SQLite (seeded in one transaction) and on PostgreSQL
+ * (when `TOOLRUN_TEST_POSTGRES_URL` or the local test server answers; seeded by `INSERT … SELECT
+ * generate_series` in chunks, the entries built in SQL with the columns the store writes). Also
+ * reported: a deep keyset page (`after`), a filter on the cause of the last 100 entries (an
+ * indexed store filter), a group filter (its exact total from the group counts), the cause groups
+ * and the overview (both from the stores' counts: no scan of the queue).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRedactor } from '../src/core/redact.ts';
+import type { Stores } from '../src/ground/ports/stores.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
+import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { backendConversationExpiry, startDashboard } from '../src/dashboard/index.ts';
 import type { BenchRow } from './measure.ts';
 
@@ -23,18 +28,30 @@ const CAUSES = [
   { toolName: 'cancel_reservation', reason: 'session-breaker-open', kind: 'precondition', status: 409 },
 ] as const;
 
-/** Seeds `count` tool-DLQ entries (and the conversations of the first 1,000) in one transaction; returns the ms it took. */
-async function seed(path: string, count: number): Promise<number> {
+/** The cause of entry `index` of `count`: the last 100 are the only ones of theirs (a rare filter). */
+const RARE_CAUSE = { toolName: 'send_certificate', reason: 'misconfiguration', kind: 'auth', status: 403 } as const;
+
+/** A backend seeded with the entries, its stores open, the last entry's id, and how to drop it. */
+interface SeededBackend {
+  name: string;
+  stores: Stores;
+  label: string;
+  seedMs: number;
+  lastId: number;
+  close(): Promise<void>;
+}
+
+/** Seeds `count` tool-DLQ entries (and the conversations of the first 1,000) into a SQLite file in one transaction. */
+async function seedSqlite(directory: string, count: number): Promise<SeededBackend> {
+  const path = join(directory, 'large.db');
   const started = performance.now();
-  const stores = createSqliteStores({ path });
-  const { database } = stores;
+  const seeding = createSqliteStores({ path });
+  const { database } = seeding;
   const insert = database.prepare("INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES ('tool', ?, ?)");
   const nowMs = Date.now();
   database.transaction(() => {
     for (let index = 0; index < count; index += 1) {
-      // the last 100 entries are the only ones of their cause (a rare filter: a full scan)
-      const cause =
-        index >= count - 100 ? { toolName: 'send_certificate', reason: 'misconfiguration', kind: 'auth', status: 403 } : CAUSES[index % CAUSES.length]!;
+      const cause = index >= count - 100 ? RARE_CAUSE : CAUSES[index % CAUSES.length]!;
       const conversationRef = `conv_${index.toString(16).padStart(12, '0')}`;
       const firstSeenAt = new Date(nowMs - (count - index) * 10).toISOString();
       const entry = {
@@ -56,10 +73,65 @@ async function seed(path: string, count: number): Promise<number> {
   })();
   // the conversations behind the first 1,000 entries, through the store (its layout is its own)
   for (let index = 0; index < Math.min(count, 1_000); index += 1) {
+    await seeding.conversations.put(`conv_${index.toString(16).padStart(12, '0')}`, [{ role: 'user', content: 'change my flight' }]);
+  }
+  const lastId = Number((database.prepare("SELECT MAX(id) AS id FROM dead_letters WHERE queue = 'tool'").get() as { id: number }).id);
+  await seeding.close();
+  const seedMs = performance.now() - started;
+  const stores = createSqliteStores({ path });
+  return { name: 'SQLite', stores, label: `sqlite:${path}`, seedMs, lastId, close: () => stores.close() };
+}
+
+/** Seeds `count` tool-DLQ entries into a new PostgreSQL schema, or says why it cannot. */
+async function seedPostgres(count: number): Promise<SeededBackend | string> {
+  const url = process.env.TOOLRUN_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `toolrun_dashboard_bench_${process.pid}_${Date.now().toString(36)}`;
+  let stores: Awaited<ReturnType<typeof createPostgresStores>>;
+  try {
+    stores = await createPostgresStores({ connectionString: url, schema, maxConnections: 4 });
+  } catch (error) {
+    return `no PostgreSQL at ${url.replace(/\/\/[^@]*@/, '//…@')}: ${(error as Error).message}`;
+  }
+  const { pool } = stores;
+  const started = performance.now();
+  const nowMs = Date.now();
+  const array = (values: readonly unknown[]) =>
+    values.map((value) => (value === null ? 'NULL' : typeof value === 'number' ? String(value) : `'${String(value)}'`)).join(',');
+  const pick = (field: 'toolName' | 'reason' | 'kind' | 'status', cast = '') =>
+    `CASE WHEN i >= $2::bigint - 100 THEN ${array([RARE_CAUSE[field]])}${cast} ELSE (ARRAY[${array(CAUSES.map((cause) => cause[field]))}]${cast ? `${cast}[]` : ''})[i % ${CAUSES.length} + 1] END`;
+  // toolEntry(i) of the SQLite seed built in SQL, with every cause and group column the store writes for it
+  const seedSql = `
+    WITH rows AS (
+      SELECT i, ${pick('toolName')} AS tool, ${pick('reason')} AS reason, ${pick('kind')} AS error_kind, ${pick('status', '::int')} AS status
+      FROM generate_series($1::bigint, LEAST($1::bigint + 250000, $2::bigint) - 1) AS i
+    )
+    INSERT INTO ${schema}.dead_letters (queue, entry, added_at_ms, cause_kind, cause_tool_name, cause_reason, cause_error_kind, cause_error_status, tokens_input, tokens_output)
+    SELECT 'tool', json_build_object(
+        'kind', 'tool', 'runId', 'run_' || i, 'stepIndex', i % 7, 'toolName', tool,
+        'toolArgs', json_build_object('reservation_id', 'R' || i, 'user_id', 'mia_li_3668'), 'attempts', 3,
+        'lastError', json_build_object('kind', error_kind, 'status', status, 'message', tool || ' failed (' || error_kind || ')'),
+        'conversationRef', 'conv_' || lpad(to_hex(i), 12, '0'), 'tokensSpent', json_build_object('input', 1000 + i % 900, 'output', 40),
+        'firstSeenAt', to_char(to_timestamp(($3::bigint - ($2::bigint - i) * 10) / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+        'originalMessageId', 'msg_' || i, 'reason', reason)::text,
+      $3::bigint - ($2::bigint - i) * 10, 'tool', tool, reason, error_kind, status::text, 1000 + i % 900, 40
+    FROM rows ORDER BY i`;
+  for (let start = 0; start < count; start += 250_000) await pool.query(seedSql, [start, count, nowMs]);
+  await pool.query(`ANALYZE ${schema}.dead_letters`);
+  for (let index = 0; index < Math.min(count, 1_000); index += 1) {
     await stores.conversations.put(`conv_${index.toString(16).padStart(12, '0')}`, [{ role: 'user', content: 'change my flight' }]);
   }
-  await stores.close();
-  return performance.now() - started;
+  const { rows } = await pool.query<{ id: string }>(`SELECT MAX(id)::text AS id FROM ${schema}.dead_letters WHERE queue = 'tool'`);
+  return {
+    name: 'PostgreSQL',
+    stores,
+    label: `postgres (schema ${schema})`,
+    seedMs: performance.now() - started,
+    lastId: Number(rows[0]!.id),
+    async close() {
+      await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+      await stores.close();
+    },
+  };
 }
 
 /** ms until the first byte of the response, and until its end. */
@@ -84,71 +156,86 @@ async function median(times: number, run: () => Promise<number>): Promise<number
   return values[Math.floor(values.length / 2)]!;
 }
 
+/** The dashboard's numbers on one seeded backend. */
+async function measureBackend(backend: SeededBackend, count: number): Promise<BenchRow[]> {
+  const { stores, name } = backend;
+  const rows: BenchRow[] = [];
+  const running = await startDashboard({
+    source: { stores, label: backend.label, redactor: createRedactor({ maxNodes: 1_000_000 }), conversationExpiry: backendConversationExpiry(stores) },
+    port: 0,
+    sampleIntervalMs: 3_600_000,
+  });
+  const n = count.toLocaleString('en-US');
+  const rare = `${RARE_CAUSE.reason} · ${RARE_CAUSE.kind} ${RARE_CAUSE.status} · ${RARE_CAUSE.toolName}`;
+  try {
+    const page = await median(7, async () => (await timeRequest(running.url)).firstByteMs);
+    const listFirstByte = await median(7, async () => (await timeRequest(`${running.url}api/tool/entries?limit=50`)).firstByteMs);
+    const after = String(Math.max(0, backend.lastId - 50));
+    const deepPage = await median(5, async () => (await timeRequest(`${running.url}api/tool/entries?limit=50&after=${after}`)).totalMs);
+    const rareTool = await median(5, async () => (await timeRequest(`${running.url}api/tool/entries?limit=50&tool=${RARE_CAUSE.toolName}`)).totalMs);
+    const rareGroup = await median(5, async () => (await timeRequest(`${running.url}api/tool/entries?limit=50&group=${encodeURIComponent(rare)}`)).totalMs);
+    const groups = await median(5, async () => (await timeRequest(`${running.url}api/tool/groups?fresh=1`)).totalMs);
+    const overview = await median(5, async () => (await timeRequest(`${running.url}api/overview?fresh=1`)).totalMs);
+    rows.push({ name: `${name}: seed ${n} tool-DLQ entries`, medianNs: backend.seedMs * 1e6, note: 'once' });
+    rows.push({ name: `${name}: page, time to first byte`, medianNs: page * 1e6 });
+    rows.push({
+      name: `${name}: list API, first page of 50, time to first byte`,
+      medianNs: listFirstByte * 1e6,
+      note: 'one list({limit}) + size() + one expiry query + ledger probes',
+    });
+    rows.push({ name: `${name}: list API, last page (after=${after}), whole response`, medianNs: deepPage * 1e6, note: 'keyset: an id range' });
+    rows.push({
+      name: `${name}: list API, tool of the last 100 entries, whole response`,
+      medianNs: rareTool * 1e6,
+      note: 'store filter on the indexed cause_tool_name',
+    });
+    rows.push({ name: `${name}: list API, group of the last 100 entries, whole response`, medianNs: rareGroup * 1e6, note: 'exact total from countByGroup' });
+    rows.push({ name: `${name}: cause groups API (fresh)`, medianNs: groups * 1e6, note: 'countByGroup: no scan' });
+    rows.push({ name: `${name}: overview API (fresh)`, medianNs: overview * 1e6, note: 'countByCause + countByGroup + oldest(): no scan' });
+    if (existsSync(CHROMIUM)) {
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+      try {
+        const tab = await browser.newPage();
+        const rendered = await median(3, async () => {
+          const started = performance.now();
+          await tab.goto(`${running.url}#/tool`);
+          await tab.locator('[data-testid="tool-entries"] tbody tr').nth(49).waitFor({ timeout: 120_000 });
+          const ms = performance.now() - started;
+          await tab.goto('about:blank');
+          return ms;
+        });
+        rows.push({ name: `${name}: Chromium, navigation to a rendered list of 50 rows`, medianNs: rendered * 1e6 });
+      } finally {
+        await browser.close();
+      }
+    } else rows.push({ name: `${name}: Chromium, rendered list`, medianNs: 0, note: `skipped: no ${CHROMIUM}` });
+  } finally {
+    await running.close();
+  }
+  return rows;
+}
+
 /** Runs the dashboard benchmark; see the module comment. */
 export async function runDashboardBench(): Promise<BenchRow[]> {
   const count = Number(process.env.TOOLRUN_DASHBOARD_BENCH_ENTRIES ?? 1_000_000);
   const directory = mkdtempSync(join(tmpdir(), 'toolrun-dashboard-bench-'));
-  const path = join(directory, 'large.db');
   const rows: BenchRow[] = [];
   try {
-    const seedMs = await seed(path, count);
-    const stores = createSqliteStores({ path });
-    const running = await startDashboard({
-      source: { stores, label: `sqlite:${path}`, redactor: createRedactor({ maxNodes: 1_000_000 }), conversationExpiry: backendConversationExpiry(stores) },
-      port: 0,
-      sampleIntervalMs: 3_600_000,
-    });
-    const n = count.toLocaleString('en-US');
+    const sqlite = await seedSqlite(directory, count);
     try {
-      const page = await median(7, async () => (await timeRequest(running.url)).firstByteMs);
-      const listFirstByte = await median(7, async () => (await timeRequest(`${running.url}api/tool/entries?limit=50`)).firstByteMs);
-      const deepPage = await median(3, async () => (await timeRequest(`${running.url}api/tool/entries?limit=50&offset=${Math.max(0, count - 50)}`)).totalMs);
-      const rare = await timeRequest(`${running.url}api/tool/entries?limit=50&tool=send_certificate`);
-      rows.push({ name: `seed ${n} tool-DLQ entries (one SQLite transaction)`, medianNs: seedMs * 1e6, note: 'once' });
-      rows.push({ name: `page: time to first byte (${n} entries)`, medianNs: page * 1e6 });
-      rows.push({
-        name: `list API, first page of 50: time to first byte (${n} entries)`,
-        medianNs: listFirstByte * 1e6,
-        note: 'one list({limit,offset}) + size() + one expiry query + ledger probes',
-      });
-      rows.push({
-        name: `list API, last page (offset ${Math.max(0, count - 50).toLocaleString('en-US')}): whole response`,
-        medianNs: deepPage * 1e6,
-        note: 'OFFSET is skipped row by row: keyset pagination would make it flat',
-      });
-      rows.push({
-        name: 'list API, filter on a cause of the last 100 entries: whole response',
-        medianNs: rare.totalMs * 1e6,
-        note: 'scans the queue in pages (no query by field in the port)',
-      });
-      if (existsSync(CHROMIUM)) {
-        const { chromium } = await import('playwright-core');
-        const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-        try {
-          const tab = await browser.newPage();
-          const rendered = await median(3, async () => {
-            const started = performance.now();
-            await tab.goto(`${running.url}#/tool`);
-            await tab.locator('[data-testid="tool-entries"] tbody tr').nth(49).waitFor({ timeout: 120_000 });
-            const ms = performance.now() - started;
-            await tab.goto('about:blank');
-            return ms;
-          });
-          rows.push({ name: `Chromium: navigation to a rendered list of 50 rows (${n} entries)`, medianNs: rendered * 1e6 });
-        } finally {
-          await browser.close();
-        }
-      } else rows.push({ name: 'Chromium: rendered list', medianNs: 0, note: `skipped: no ${CHROMIUM}` });
-      const overviewStarted = performance.now();
-      const overview = await timeRequest(`${running.url}api/overview?fresh=1`);
-      rows.push({
-        name: `overview API (readDeadLetterMetrics + cause groups: full scans of ${n} entries)`,
-        medianNs: (performance.now() - overviewStarted) * 1e6,
-        note: `once; HTTP ${overview.status}`,
-      });
+      rows.push(...(await measureBackend(sqlite, count)));
     } finally {
-      await running.close();
-      await stores.close();
+      await sqlite.close();
+    }
+    const postgres = await seedPostgres(count);
+    if (typeof postgres === 'string') rows.push({ name: 'PostgreSQL', medianNs: 0, note: `skipped: ${postgres}` });
+    else {
+      try {
+        rows.push(...(await measureBackend(postgres, count)));
+      } finally {
+        await postgres.close();
+      }
     }
   } finally {
     rmSync(directory, { recursive: true, force: true });

@@ -39,7 +39,7 @@ import {
 import { messageEntryDetail, messageEntryRows, toolEntryDetail, toolEntryRows, type DetailContext } from './dashboard-detail.ts';
 import { estimateReplay, runReplayJob, type ReplayJob } from './dashboard-jobs.ts';
 import { alertsOf, createFailureLogCache, readBreakers, type QueueSample } from './dashboard-overview.ts';
-import { DEFAULT_DASHBOARD_BOUNDS, type DashboardSource } from './dashboard-source.ts';
+import { backendLedgerLookup, DEFAULT_DASHBOARD_BOUNDS, type DashboardSource } from './dashboard-source.ts';
 
 /** Options of {@link createDashboardApp}. */
 export interface DashboardAppOptions {
@@ -206,6 +206,7 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
   let lastScanMs = 0;
   const reuseMs = () => Math.max(overviewMaxAgeMs, 5 * lastScanMs);
 
+  const ledgerValues = backendLedgerLookup(stores);
   const detailContext = (): DetailContext => ({
     stores,
     nowMs: clock.now(),
@@ -213,6 +214,7 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     conversationExpiry: source.conversationExpiry,
     conversationTtlMs: source.conversationTtlMs,
     developerRecord: source.failureLog ? (traceId) => failures.byTraceId(traceId) : undefined,
+    ledgerValues,
   });
 
   const send = (c: Context, payload: unknown, status: 200 | 202 | 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503 = 200) =>

@@ -10,7 +10,7 @@ import type { ToolFailureLogRecord } from '../ground/ports/failure-log.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../stores/default-conversation-ttl.ts';
 import { toolDeadLetterKind } from '../worker/dead-letter-metrics.ts';
 import { asMessageEntry, asToolEntry, messageGroupOf, subjectOf, toolCauseOf, toolGroupOf } from './dashboard-entries.ts';
-import type { ConversationExpiryLookup } from './dashboard-source.ts';
+import type { ConversationExpiryLookup, LedgerLookup } from './dashboard-source.ts';
 import { readBreakers, type BreakerView } from './dashboard-overview.ts';
 
 /** What the rows and details are read with. */
@@ -22,6 +22,8 @@ export interface DetailContext {
   conversationTtlMs?: number | undefined;
   /** The developer record of a trace id (the failure log), when there is a log. */
   developerRecord?: ((traceId: string) => Promise<ToolFailureLogRecord | undefined>) | undefined;
+  /** Reads many ledger keys at once (see `backendLedgerLookup`); without it each key is one `ledger.get`. */
+  ledgerValues?: LedgerLookup | undefined;
 }
 
 /** One row of the tool-DLQ list. */
@@ -72,24 +74,34 @@ interface EnvelopeLike {
   error?: { type?: string; code?: string; message?: string };
 }
 
+/** Reads one ledger key. */
+type LedgerRead = (key: string) => Promise<unknown>;
+
 /** The outcomes recorded for a step (call indexes 0–3). */
-async function stepOutcomes(stores: Stores, runId: string, stepIndex: number): Promise<Array<{ callIndex: number; envelope: EnvelopeLike | undefined }>> {
+async function stepOutcomes(read: LedgerRead, runId: string, stepIndex: number): Promise<Array<{ callIndex: number; envelope: EnvelopeLike | undefined }>> {
   return Promise.all(
     Array.from({ length: FAILED_CALL_PROBES }, async (_, callIndex) => ({
       callIndex,
-      envelope: (await stores.ledger.get(ledgerKey(runId, stepIndex, callIndex))) as EnvelopeLike | undefined,
+      envelope: (await read(ledgerKey(runId, stepIndex, callIndex))) as EnvelopeLike | undefined,
     })),
   );
+}
+
+/** The ledger keys {@link lastFailedEnvelope} reads for a failed step. */
+function failedEnvelopeKeys(runId: string, stepIndex: number): string[] {
+  return [stepIndex, stepIndex - 1]
+    .filter((step) => step >= 0)
+    .flatMap((step) => Array.from({ length: FAILED_CALL_PROBES }, (_, callIndex) => ledgerKey(runId, step, callIndex)));
 }
 
 /**
  * The failed envelope of `toolName` the model last saw: recorded at the failed step, or — when the
  * run stopped before running the call again (its retry budget was spent) — at the step before.
  */
-async function lastFailedEnvelope(stores: Stores, runId: string, stepIndex: number, toolName: string | undefined): Promise<EnvelopeLike | undefined> {
+async function lastFailedEnvelope(read: LedgerRead, runId: string, stepIndex: number, toolName: string | undefined): Promise<EnvelopeLike | undefined> {
   for (const step of [stepIndex, stepIndex - 1]) {
     if (step < 0) continue;
-    const outcomes = await stepOutcomes(stores, runId, step);
+    const outcomes = await stepOutcomes(read, runId, step);
     const failed =
       outcomes.find((outcome) => outcome.envelope?.status === 'failed' && outcome.envelope.tool_name === toolName) ??
       (toolName === undefined ? outcomes.find((outcome) => outcome.envelope?.status === 'failed') : undefined);
@@ -112,7 +124,17 @@ function errorText(entry: ReturnType<typeof asToolEntry>): string {
 /** The rows of a page of tool-DLQ records: one ledger probe of the failed step, one checkpoint read and one expiry lookup per page. */
 export async function toolEntryRows(records: readonly DeadLetterRecord<unknown>[], context: DetailContext): Promise<ToolEntryRow[]> {
   const refs = records.map((record) => asToolEntry(record.entry).conversationRef).filter((ref): ref is string => typeof ref === 'string');
-  const expiries = context.conversationExpiry ? await context.conversationExpiry(refs) : undefined;
+  const probed = records.flatMap((record) => {
+    const entry = asToolEntry(record.entry);
+    return toolDeadLetterKind(record.entry) === 'tool' && typeof entry.runId === 'string' && Number.isInteger(entry.stepIndex)
+      ? failedEnvelopeKeys(entry.runId, entry.stepIndex as number)
+      : [];
+  });
+  const [expiries, ledgerValues] = await Promise.all([
+    context.conversationExpiry ? context.conversationExpiry(refs) : undefined,
+    context.ledgerValues && probed.length > 0 ? context.ledgerValues(probed) : undefined,
+  ]);
+  const read: LedgerRead = ledgerValues ? async (key) => ledgerValues.get(key) : (key) => context.stores.ledger.get(key);
   return Promise.all(
     records.map(async (record): Promise<ToolEntryRow> => {
       const entry = asToolEntry(record.entry);
@@ -121,7 +143,7 @@ export async function toolEntryRows(records: readonly DeadLetterRecord<unknown>[
       let type: string | null = null;
       let code: string | null = null;
       if (kind === 'tool' && typeof entry.runId === 'string' && step !== null) {
-        const failed = await lastFailedEnvelope(context.stores, entry.runId, step, entry.toolName);
+        const failed = await lastFailedEnvelope(read, entry.runId, step, entry.toolName);
         type = failed?.error?.type ?? null;
         code = failed?.error?.code ?? null;
       }
@@ -342,7 +364,7 @@ export async function toolEntryDetail(record: DeadLetterRecord<unknown>, context
     envelope = { text: failedResult.content, parsed: parsed ?? null };
     traceId = parsed?.trace_id;
   } else if (failedStep !== undefined && runId !== undefined && kind === 'tool') {
-    const recorded = await lastFailedEnvelope(context.stores, runId, failedStep, entry.toolName);
+    const recorded = await lastFailedEnvelope((key) => context.stores.ledger.get(key), runId, failedStep, entry.toolName);
     if (recorded) {
       envelope = { text: null, parsed: recorded };
       traceId = recorded.trace_id;

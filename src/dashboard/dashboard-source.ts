@@ -4,6 +4,7 @@ import type { Stores } from '../ground/ports/stores.ts';
 import type { Redactor } from '../core/redact.ts';
 import type { ReplayOptions } from '../worker/replay-tool-failure.ts';
 import { toStoredText } from '../stores/exact-text.ts';
+import { fromJsonText } from '../stores/json-text.ts';
 
 /**
  * When each conversation expires, in ms since the epoch, for the conversation references asked for
@@ -127,6 +128,55 @@ export function backendConversationExpiry(stores: Stores): ConversationExpiryLoo
       refs.forEach((ref, index) => {
         const expiresAt = byStored.get(stored[index]!);
         if (expiresAt !== undefined) result.set(ref, expiresAt);
+      });
+      return result;
+    };
+  }
+  return undefined;
+}
+
+/** The recorded ledger values of the keys asked for (a key missing from the map has none). */
+export type LedgerLookup = (keys: readonly string[]) => Promise<Map<string, unknown>>;
+
+/**
+ * The ledger reads of a list page in one indexed query (the `ledger` table's primary key `key`)
+ * per 500 keys, for the built-in SQLite and PostgreSQL bundles, instead of one `ledger.get` per
+ * key; `undefined` for other backends (the page then reads key by key through the port).
+ */
+export function backendLedgerLookup(stores: Stores): LedgerLookup | undefined {
+  if (isSqliteStores(stores)) {
+    const { database } = stores;
+    return async (keys) => {
+      const result = new Map<string, unknown>();
+      for (let start = 0; start < keys.length; start += 500) {
+        const chunk = keys.slice(start, start + 500);
+        if (chunk.length === 0) continue;
+        const stored = chunk.map(toStoredText);
+        const rows = database.prepare(`SELECT key, value FROM ledger WHERE key IN (${stored.map(() => '?').join(',')})`).all(...stored) as Array<{
+          key: string;
+          value: string;
+        }>;
+        const byStored = new Map(rows.map((row) => [row.key, row.value]));
+        chunk.forEach((key, index) => {
+          const value = byStored.get(stored[index]!);
+          if (value !== undefined) result.set(key, fromJsonText(value));
+        });
+      }
+      return result;
+    };
+  }
+  if (isPostgresStores(stores)) {
+    const { pool, schema } = stores;
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) return undefined;
+    return async (keys) => {
+      const result = new Map<string, unknown>();
+      if (keys.length === 0) return result;
+      const stored = keys.map(toStoredText);
+      const { rows } = await pool.query<{ key: string; value: string }>(`SELECT key, value FROM "${schema}".ledger WHERE key = ANY($1::text[])`, [stored]);
+      const byStored = new Map(rows.map((row) => [row.key, row.value]));
+      keys.forEach((key, index) => {
+        const value = byStored.get(stored[index]!);
+        if (value !== undefined) result.set(key, fromJsonText(value));
       });
       return result;
     };

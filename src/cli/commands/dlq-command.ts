@@ -470,7 +470,7 @@ export function addDlqCommand(program: Command): void {
   const dlqOption = ['--dlq <name>', 'which dead-letter queue: message or tool'] as const;
   const legacyQueueOption = [
     '--queue <url>',
-    'redis://host:6379[?prefix=toolrun:] : the dead-letter queues are in Redis (toolrun/redis); a run-queue URL (dlq redrive); the old "--queue message|tool" still picks a DLQ but is deprecated: use --dlq',
+    'run-queue URL (dlq redrive), or redis://host:6379[?prefix=toolrun:] for dead-letter queues kept in Redis (toolrun/redis); the old "--queue message|tool" still picks a DLQ but is deprecated: use --dlq',
   ] as const;
   const addOptions = (command: Command) => {
     command.option(...legacyQueueOption);
