@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -30,6 +30,7 @@ import { createToolRuntime, type ToolRuntime, type ToolRuntimeOptions } from '..
 import type { ToolContext, ToolDefinition } from '../../core/define-tool.ts';
 import { ToolError } from '../../core/tool-error.ts';
 import type { SharedBreaker } from '../../policies/shared-breaker.ts';
+import { createUpstreamStdioTransport } from './upstream-stdio-transport.ts';
 
 /** The MCP server the proxy guards. */
 export type UpstreamSpec =
@@ -100,6 +101,34 @@ interface Session {
   lastActiveAt: number;
   /** The guarded `tools/call` requests the proxy answers itself (not through `server`), by request id: their cancellation. */
   readonly calls: Map<string | number, AbortController>;
+}
+
+/** The prefix of the ids (and progress tokens) of the requests the proxy sends upstream itself. */
+const OWN_ID_PREFIX = 'toolrun-';
+
+/**
+ * Whether an upstream message is a well-formed response to (or a progress notification of) a
+ * request the proxy sent itself: those are read without the SDK's message schema.
+ */
+function isOwnMessage(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const message = value as { jsonrpc?: unknown; id?: unknown; method?: unknown; result?: unknown; error?: unknown; params?: { progressToken?: unknown } };
+  if (message.jsonrpc !== '2.0') return false;
+  if (message.method === undefined) {
+    if (typeof message.id !== 'string' || !message.id.startsWith(OWN_ID_PREFIX)) return false;
+    if (message.error !== undefined) {
+      const error = message.error as { code?: unknown; message?: unknown };
+      return message.result === undefined && typeof error === 'object' && error !== null && Number.isInteger(error.code) && typeof error.message === 'string';
+    }
+    return typeof message.result === 'object' && message.result !== null && !Array.isArray(message.result);
+  }
+  return (
+    message.method === 'notifications/progress' &&
+    typeof message.params === 'object' &&
+    message.params !== null &&
+    typeof message.params.progressToken === 'string' &&
+    message.params.progressToken.startsWith(OWN_ID_PREFIX)
+  );
 }
 
 /** A `tools/call` the proxy sent to the upstream itself, waiting for its response. */
@@ -203,13 +232,18 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
     }
     const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(upstream.env)) if (value !== undefined) env[key] = value;
-    const transport = new StdioClientTransport({
-      command: upstream.command,
-      args: [...upstream.args],
-      env,
-      stderr: 'pipe',
-      ...(upstream.cwd !== undefined ? { cwd: upstream.cwd } : {}),
-    });
+    const cwd = upstream.cwd !== undefined ? { cwd: upstream.cwd } : {};
+    // The SDK's transport on Windows, where it resolves `npx`-style .cmd shims; elsewhere the same spawn without the schema parse of the proxy's own responses.
+    const transport =
+      process.platform === 'win32'
+        ? new StdioClientTransport({ command: upstream.command, args: [...upstream.args], env, stderr: 'pipe', ...cwd })
+        : createUpstreamStdioTransport({
+            command: upstream.command,
+            args: upstream.args,
+            env: { ...getDefaultEnvironment(), ...env },
+            trusted: isOwnMessage,
+            ...cwd,
+          });
     stderrTail = '';
     transport.stderr?.on('data', (chunk: Buffer) => {
       process.stderr.write(chunk);
@@ -243,7 +277,7 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
         if (innerClosed) return Promise.reject(McpError.fromError(ErrorCode.ConnectionClosed, 'Connection closed'));
         if (signal.aborted) return Promise.reject(signal.reason);
         upstreamSequence += 1;
-        const id = `toolrun-${upstreamSequence}`;
+        const id = `${OWN_ID_PREFIX}${upstreamSequence}`;
         const message = {
           jsonrpc: '2.0',
           id,
