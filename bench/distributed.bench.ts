@@ -4,9 +4,15 @@
  * BullMQ worker doing the same work in the same run: the same model and tool calls and the same
  * number of PostgreSQL reads and writes of the same sizes per run (counted on toolrun's stores
  * first), by hand. Needs Redis and PostgreSQL (see test/fixtures/distributed-services.ts).
+ *
+ * Issue 13: toolrun commits each step in one statement (`commitStep`: the new messages, the
+ * checkpoint, the ledger rows). The first bare worker writes what the ports describe one by one
+ * (as before, and as the SQLite worker benchmark's bare loop does); the second sends as many
+ * statements as toolrun does, step commits included, each of the step's size (the stricter floor).
+ * `TOOLRUN_BENCH_ROUNDS` sets the rounds (default 3).
  */
 import { Queue } from 'bullmq';
-import { handleMessage, type Stores } from '../src/index.ts';
+import { handleMessage, type StepCommit, type Stores } from '../src/index.ts';
 import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { createDistributedTools, distributedModel } from '../test/fixtures/distributed-agent.ts';
 import type { DistributedBenchWorkerConfig } from '../test/fixtures/distributed-bench-worker.ts';
@@ -17,8 +23,18 @@ import type { BenchRow } from './measure.ts';
 const TRIVIAL_BODY = JSON.stringify({ input: 'trivial' });
 const CONCURRENCY = 4;
 
-/** Store calls of one trivial run through `handleMessage`, counted on a proxy of the PostgreSQL stores. */
-async function storeCallsPerRun(stores: Stores, runs: number): Promise<{ reads: number; writes: number; bytesPerWrite: number }> {
+/**
+ * Store calls of one trivial run through `handleMessage`, counted on a proxy of the PostgreSQL
+ * stores. `steps`: `'port-by-port'` counts the writes the ports describe one by one (a whole
+ * conversation per `put`, a checkpoint per `runs.put`, a ledger row per `putIfAbsent`: the run
+ * goes through the stores without `commitStep`); `'committed'` counts what toolrun sends (one write
+ * of the step's size per `commitStep`, made on the real stores).
+ */
+async function storeCallsPerRun(
+  stores: Stores,
+  runs: number,
+  steps: 'port-by-port' | 'committed',
+): Promise<{ reads: number; writes: number; bytesPerWrite: number }> {
   let reads = 0;
   let writes = 0;
   let bytes = 0;
@@ -27,6 +43,14 @@ async function storeCallsPerRun(stores: Stores, runs: number): Promise<{ reads: 
       get(object, key, receiver) {
         const value = Reflect.get(object, key, receiver) as unknown;
         if (typeof value !== 'function') return value;
+        if (key === 'commitStep') {
+          if (steps === 'port-by-port') return undefined;
+          return (step: StepCommit) => {
+            writes += 1;
+            bytes += JSON.stringify(step).length;
+            return (value as (step: StepCommit, stores: Stores) => Promise<boolean>).call(object, step, stores);
+          };
+        }
         return (...args: unknown[]) => {
           if (reading.includes(String(key))) reads += 1;
           if (writing.includes(String(key))) {
@@ -47,7 +71,7 @@ async function storeCallsPerRun(stores: Stores, runs: number): Promise<{ reads: 
   const tools = createDistributedTools();
   for (let index = 0; index < runs; index++) {
     const result = await handleMessage(
-      { body: TRIVIAL_BODY, id: `count-${index}` },
+      { body: TRIVIAL_BODY, id: `count-${steps}-${index}` },
       { model: distributedModel, tools, stores: counted, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } },
     );
     if (result.status !== 'completed') throw new Error(`bench run ended ${result.status}`);
@@ -105,38 +129,50 @@ async function runsPerSecond(options: {
 }
 
 /**
- * Runs the distributed benchmark and returns its rows: per process count, the bare BullMQ worker
- * and toolrun's (best of `rounds`, alternating, so that load from elsewhere hits both alike).
+ * Runs the distributed benchmark and returns its rows: per process count, toolrun's worker against
+ * two bare BullMQ workers, one writing what the ports describe one by one (the data toolrun stores,
+ * a statement per port write) and one sending as many statements as toolrun does (its step commits
+ * included); best of `rounds`, alternating, so that load from elsewhere hits all alike.
  */
 export async function runDistributedBench(options: { jobs?: number; rounds?: number } = {}): Promise<BenchRow[]> {
   const jobs = options.jobs ?? 1_000;
-  const rounds = options.rounds ?? 2;
+  const rounds = options.rounds ?? Number(process.env.TOOLRUN_BENCH_ROUNDS ?? 3);
   const pool = createTestPool({ max: 2 });
   const schema = uniqueName('toolrun_bench_');
   const stores = await createPostgresStores({ pool, schema });
   const rows: BenchRow[] = [];
   try {
     await pool.query(`CREATE TABLE "${schema}".bench_kv (key text PRIMARY KEY, value text NOT NULL)`);
-    const calls = await storeCallsPerRun(stores, 30);
+    const portCalls = await storeCallsPerRun(stores, 30, 'port-by-port');
+    const committedCalls = await storeCallsPerRun(stores, 30, 'committed');
     for (const processes of [1, 4]) {
-      let bare = 0;
+      let barePorts = 0;
+      let bareCommitted = 0;
       let toolrun = 0;
       for (let round = 0; round < rounds; round++) {
-        bare = Math.max(bare, await runsPerSecond({ mode: 'bare', processes, jobs, schema, calls }));
-        toolrun = Math.max(toolrun, await runsPerSecond({ mode: 'toolrun', processes, jobs, schema, calls }));
+        barePorts = Math.max(barePorts, await runsPerSecond({ mode: 'bare', processes, jobs, schema, calls: portCalls }));
+        toolrun = Math.max(toolrun, await runsPerSecond({ mode: 'toolrun', processes, jobs, schema, calls: committedCalls }));
+        bareCommitted = Math.max(bareCommitted, await runsPerSecond({ mode: 'bare', processes, jobs, schema, calls: committedCalls }));
       }
       const label = `${processes} process${processes === 1 ? '' : 'es'} × ${CONCURRENCY}`;
+      const describe = (calls: { reads: number; writes: number; bytesPerWrite: number }) =>
+        `${calls.reads} reads + ${calls.writes} writes of ${calls.bytesPerWrite} B per run`;
       rows.push({
-        name: `bare BullMQ worker, ${label}: ${calls.reads} reads + ${calls.writes} writes per run`,
-        medianNs: 1e9 / bare,
-        note: `${bare.toFixed(0)} runs/s`,
+        name: `bare BullMQ worker, ${label}: the ports' writes one by one, ${describe(portCalls)}`,
+        medianNs: 1e9 / barePorts,
+        note: `${barePorts.toFixed(0)} runs/s`,
       });
       rows.push({
         name: `toolrun BullMQ worker + PostgreSQL, ${label}`,
         medianNs: 1e9 / toolrun,
-        baseline: `bare, ${label}`,
-        ratio: bare / toolrun,
-        note: `${toolrun.toFixed(0)} runs/s = ${(toolrun / bare).toFixed(2)} of bare`,
+        baseline: `bare (ports' writes), ${label}`,
+        ratio: barePorts / toolrun,
+        note: `${toolrun.toFixed(0)} runs/s = ${(toolrun / barePorts).toFixed(2)} of bare`,
+      });
+      rows.push({
+        name: `bare BullMQ worker, ${label}: toolrun's statements, ${describe(committedCalls)}`,
+        medianNs: 1e9 / bareCommitted,
+        note: `${bareCommitted.toFixed(0)} runs/s; toolrun = ${(toolrun / bareCommitted).toFixed(2)} of it`,
       });
     }
     return rows;

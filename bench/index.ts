@@ -28,6 +28,11 @@ if (!only || only === 'dashboard')
   printTable('Dashboard: first byte and a rendered list on a large tool DLQ (issue 11)', await (await import('./dashboard.bench.ts')).runDashboardBench());
 if (!only || only === 'ai-sdk')
   printTable('AI SDK generateText per tool call; runAgent step (issue 14)', await (await import('./ai-sdk.bench.ts')).runAiSdkBench());
+if (!only || only === 'postgres-steps')
+  printTable(
+    'PostgreSQL: step cost against conversation length, one commit vs port by port (issue 13)',
+    await (await import('./postgres-steps.bench.ts')).runPostgresStepsBench(),
+  );
 if (!only || only === 'scale')
   printTable('Scale: DLQ reads at 10^3, 10^5, 10^6 tool-DLQ entries (issue 13)', await (await import('./scale.bench.ts')).runScaleBench());
 if (!only || only === 'scale' || only === 'scale-report')
