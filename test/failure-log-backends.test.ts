@@ -18,6 +18,8 @@ import { createPostgresFailureLog, createPostgresStores } from '../src/stores/po
 import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from '../src/stores/postgres/postgres-migrations.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { describeFailureLogContract } from '../src/testing/contract/index.ts';
+import { resolveStores } from '../src/cli/resolve-stores.ts';
+import { seedDashboardStores } from './fixtures/dashboard-config.ts';
 import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from './fixtures/distributed-services.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'toolrun-failure-log-backends-'));
@@ -170,6 +172,28 @@ describe('the report, built page by page', () => {
 });
 
 describe('the PostgreSQL failure log', () => {
+  it('is where the CLI records the failures of runs on --store postgres://, and what report reads back', async () => {
+    const schema = uniqueName('toolrun_flog_');
+    const url = `${POSTGRES_URL}?schema=${schema}`;
+    try {
+      const resolved = await resolveStores({ store: url, env: {} }, { mustExist: false });
+      try {
+        expect(resolved.openFailureLog).toBeTypeOf('function');
+        // the worker's path: runs observed by createCliObservability over the backend's failure log
+        await seedDashboardStores(resolved.stores, { bookings: 3, cancels: 2, lookups: 1, malformed: 1 }, resolved.openFailureLog!());
+        const recorded = await readAllFailures(resolved.openFailureLog!());
+        expect(recorded.filter((item) => item.kind === 'tool-failure').length).toBeGreaterThan(0);
+        const report = await toolrun(['report', '--store', url, '--json']);
+        expect(report).toMatchObject({ code: 0, stderr: '' });
+        expect(JSON.parse(report.stdout).totals.records).toBe(recorded.length);
+      } finally {
+        await resolved.stores.close();
+      }
+    } finally {
+      await dropSchema(admin, schema);
+    }
+  });
+
   it('is added by migration 6 to a schema of the previous version, whose rows stay as they were', async () => {
     const schema = uniqueName('toolrun_flog_');
     try {
