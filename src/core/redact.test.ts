@@ -447,3 +447,33 @@ describe('value: property', () => {
     }
   });
 });
+
+describe('generated ids', () => {
+  const hexOf = (bytes: Uint8Array) => [...bytes].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+  // A pattern that never matches forces the full scan of the built-in families.
+  const scanned = createRedactor({ patterns: [/(?!)/] });
+  const quick = createRedactor();
+
+  it('a call id or trace id of the runtime is left as it is, exactly as the full scan of every family leaves it', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 16, maxLength: 16 }), (bytes) => {
+        const hex = hexOf(bytes);
+        for (const id of [hex, `call_${hex}`]) {
+          expect(scanned.text(id)).toBe(id);
+          expect(quick.text(id)).toBe(id);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+    for (const hex of ['4111111111111111abcdef0123456789', '41111111111111110000000000000000', 'abcdefabcdefabcd4111111111111111']) {
+      expect(scanned.text(hex)).toBe(hex);
+      expect(quick.text(`call_${hex}`)).toBe(`call_${hex}`);
+    }
+  });
+
+  it('the same text still goes through extra patterns, and a text of another shape through the families', () => {
+    expect(createRedactor({ patterns: [/call_[0-9a-f]+/] }).text(`call_${'ab'.repeat(16)}`)).toBe('***');
+    expect(quick.text('4111111111111111')).toBe('***');
+    expect(quick.text(`call_${'AB'.repeat(16)}`)).toBe(scanned.text(`call_${'AB'.repeat(16)}`));
+  });
+});

@@ -79,6 +79,9 @@ export interface Redactor {
   isSensitiveKey?(key: string, extraKeys?: readonly string[]): boolean;
 }
 
+/** A call id or trace id as the runtime generates them: lowercase hex, glued to letters (no card number starts there). */
+const GENERATED_ID = /^(?:call_)?[0-9a-f]{32}$/;
+
 /** Appended to a text cut to `maxScanBytes` before scanning. */
 export const TEXT_CUT_MARKER = '…[cut before redaction]';
 
@@ -360,6 +363,9 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   };
 
   const text = (input: string): string => {
+    // The ids the runtime generates (`call_` and 32 lowercase hex digits, or the 32 digits alone)
+    // hold nothing any built-in family matches: no family's prefix, separator or digit run fits.
+    if (patterns.length === 0 && typeof input === 'string' && input.length <= 37 && GENERATED_ID.test(input)) return input;
     try {
       return redactWithin(typeof input === 'string' ? input : String(input), maxScanBytes).out;
     } catch {

@@ -35,6 +35,9 @@ interface TrackedRun {
   episode: { toolName: string; failedAtStep: number; failures: number } | undefined;
 }
 
+/** What a call outside any tracked run yields (shared, frozen). */
+const NOT_IN_A_RUN: { stepIndex: null } = Object.freeze({ stepIndex: null });
+
 /** Creates a {@link RunTracker} remembering at most `maxRuns` runs. @defaultValue 10_000 */
 export function createRunTracker(maxRuns = 10_000): RunTracker {
   const runs = new Map<string, TrackedRun>();
@@ -59,7 +62,7 @@ export function createRunTracker(maxRuns = 10_000): RunTracker {
     sessionOf: (runId) => runs.get(runId)?.sessionId,
     observeCall(record) {
       const run = record.runId === undefined ? undefined : runs.get(record.runId);
-      if (!run) return { stepIndex: null };
+      if (!run) return NOT_IN_A_RUN;
       const stepIndex = run.stepIndex;
       if (record.result.status === 'failed') {
         if (run.episode) run.episode.failures += 1;

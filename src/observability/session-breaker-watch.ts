@@ -27,12 +27,11 @@ export function createSessionBreakerWatch(maxPairs = 10_000): SessionBreakerWatc
   };
   return {
     observeCall(record) {
-      const key = `${record.sessionId}\u0000${record.toolName}`;
       if (record.result.status === 'success') {
-        open.delete(key);
+        if (open.size > 0) open.delete(`${record.sessionId}\u0000${record.toolName}`);
         return false;
       }
-      return record.result.error.code === 'TOO_MANY_FAILURES' && opened(key);
+      return record.result.error.code === 'TOO_MANY_FAILURES' && opened(`${record.sessionId}\u0000${record.toolName}`);
     },
     observeRunEnd: (sessionId, toolName) => opened(`${sessionId}\u0000${toolName}`),
   };

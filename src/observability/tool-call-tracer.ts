@@ -157,6 +157,17 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
     },
   };
 
+  // Span names are few (one per tool): built once, not per call.
+  const spanNames = new Map<string, string>();
+  const spanNameOf = (toolName: string): string => {
+    let spanName = spanNames.get(toolName);
+    if (spanName === undefined) {
+      spanName = `execute_tool ${toolName}`;
+      if (spanNames.size < 10_000) spanNames.set(toolName, spanName);
+    }
+    return spanName;
+  };
+
   const traceCall = (record: ToolCallRecord) => {
     const result = record.result;
     const toolName = displayToolName(record, redactor);
@@ -180,10 +191,12 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
 
     const runSpan = record.runId === undefined ? undefined : runSpans.get(record.runId);
     const parent = runSpan ? trace.setSpan(context.active(), runSpan) : context.active();
-    const span = tracer.startSpan(`execute_tool ${toolName}`, { kind: SpanKind.INTERNAL, startTime: new Date(record.startedAt), attributes }, parent);
+    const span = tracer.startSpan(spanNameOf(toolName), { kind: SpanKind.INTERNAL, startTime: new Date(record.startedAt), attributes }, parent);
+    const attempts = record.attempts;
     let attemptStartsAt = record.startedAt;
-    record.attempts.forEach((attempt, index) => {
-      const previous = record.attempts[index - 1];
+    for (let index = 0; index < attempts.length; index++) {
+      const attempt = attempts[index]!;
+      const previous = attempts[index - 1];
       if (previous) {
         span.addEvent(
           'retry',
@@ -197,7 +210,7 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
         );
       }
       attemptStartsAt += attempt.durationMs + (attempt.delayAfterMs ?? 0);
-    });
+    }
     if (result.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: redactBounded(redactor, result.error.message, 256) });
     span.end(new Date(record.startedAt + record.durationMs));
   };

@@ -148,12 +148,13 @@ export function createToolrunMetrics(options: ToolrunMetricsOptions = {}): Toolr
   }
 
   // Label sets are few (tool × status × code): build each once, not per call.
-  const labelSets = new Map<string, { duration: Attributes; calls: Attributes }>();
+  const labelSets = new Map<string, Map<string, { duration: Attributes; calls: Attributes }>>();
+  let labelSetCount = 0;
   const labelsOf = (toolName: string, record: ToolCallRecord) => {
     const result = record.result;
     const code = result.status === 'failed' ? result.error.code : '';
-    const key = `${toolName}\u0000${code}`;
-    let labels = labelSets.get(key);
+    let byCode = labelSets.get(toolName);
+    let labels = byCode?.get(code);
     if (labels === undefined) {
       labels =
         result.status === 'failed'
@@ -165,7 +166,14 @@ export function createToolrunMetrics(options: ToolrunMetricsOptions = {}): Toolr
               duration: { [GEN_AI_OPERATION_NAME]: 'execute_tool', [GEN_AI_TOOL_NAME]: toolName },
               calls: { [GEN_AI_TOOL_NAME]: toolName, [TOOLRUN_STATUS]: 'success' },
             };
-      if (labelSets.size < 10_000) labelSets.set(key, labels);
+      if (labelSetCount < 10_000) {
+        if (byCode === undefined) {
+          byCode = new Map();
+          labelSets.set(toolName, byCode);
+        }
+        byCode.set(code, labels);
+        labelSetCount += 1;
+      }
     }
     return labels;
   };
@@ -178,7 +186,9 @@ export function createToolrunMetrics(options: ToolrunMetricsOptions = {}): Toolr
     const labels = labelsOf(toolName, record);
     duration.record(Math.max(0, record.durationMs) / 1000, labels.duration);
     calls.add(1, labels.calls);
-    for (const attempt of record.attempts.slice(0, -1)) {
+    const attempts = record.attempts;
+    for (let index = 0; index < attempts.length - 1; index++) {
+      const attempt = attempts[index]!;
       retries.add(1, { [GEN_AI_TOOL_NAME]: toolName, [TOOLRUN_RETRY_REASON]: label(attempt.retryReason ?? 'unknown'), [ERROR_TYPE]: label(attempt.outcome) });
     }
   };

@@ -62,6 +62,9 @@ export interface SessionBreakers {
   reset(sessionId?: string): void;
 }
 
+/** The state of a tool that has not failed in a session since its last success (shared, frozen). */
+const NEVER_FAILED: SessionBreakerState = Object.freeze({ state: 'closed', consecutiveFailures: 0 });
+
 /** How many distinct failing argument fingerprints are remembered per (session, tool). */
 const MAX_FINGERPRINTS = 32;
 
@@ -108,7 +111,8 @@ export function createSessionBreakers(options?: Partial<SessionBreakerOptions>):
 
   return {
     check(rawSessionId, rawToolName) {
-      return stateOf(touch(keyOf(rawSessionId))?.get(keyOf(rawToolName)));
+      const entry = touch(keyOf(rawSessionId))?.get(keyOf(rawToolName));
+      return entry === undefined ? NEVER_FAILED : stateOf(entry);
     },
     recordSuccess(rawSessionId, rawToolName) {
       const sessionId = keyOf(rawSessionId);
