@@ -13,7 +13,10 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRedactor } from '../src/core/redact.ts';
-import type { Stores } from '../src/ground/ports/stores.ts';
+import type { DeadLetterQueue, Stores } from '../src/ground/ports/stores.ts';
+import { readEntryGroups } from '../src/dashboard/dashboard-entries.ts';
+import { migrateSqliteSchema } from '../src/stores/sqlite/sqlite-migrations.ts';
+import BetterSqlite3 from 'better-sqlite3';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { backendConversationExpiry, startDashboard } from '../src/dashboard/index.ts';
@@ -191,6 +194,17 @@ async function measureBackend(backend: SeededBackend, count: number): Promise<Be
     });
     rows.push({ name: `${name}: list API, group of the last 100 entries, whole response`, medianNs: rareGroup * 1e6, note: 'exact total from countByGroup' });
     rows.push({ name: `${name}: cause groups API (fresh)`, medianNs: groups * 1e6, note: 'countByGroup: no scan' });
+    // the same groups read as before the group counts (a store without countByGroup): one scan of the queue
+    const { countByGroup: _counts, ...scanned } = stores.toolDlq as DeadLetterQueue<unknown>;
+    const scanStarted = performance.now();
+    await readEntryGroups({ toolDlq: scanned, messageDlq: stores.messageDlq as DeadLetterQueue<unknown> }, new Date().toISOString());
+    rows.push({
+      name: `${name}: cause groups by a scan of the queue (a store without countByGroup)`,
+      medianNs: (performance.now() - scanStarted) * 1e6,
+      baseline: `${name}: cause groups API (fresh)`,
+      ratio: (performance.now() - scanStarted) / groups,
+      note: 'once',
+    });
     rows.push({ name: `${name}: overview API (fresh)`, medianNs: overview * 1e6, note: 'countByCause + countByGroup + oldest(): no scan' });
     if (existsSync(CHROMIUM)) {
       const { chromium } = await import('playwright-core');
@@ -216,12 +230,61 @@ async function measureBackend(backend: SeededBackend, count: number): Promise<Be
   return rows;
 }
 
+/**
+ * What the group counts cost each write: ms to insert `entries` tool-DLQ entries (one transaction)
+ * into a file of schema 6 (no group counts) and of schema 7 (their columns and trigger), alternating
+ * A/B rounds on fresh files, best of each.
+ */
+function groupCountWriteCost(directory: string, entries: number, rounds: number): { before: number; after: number } {
+  const best = { before: Number.POSITIVE_INFINITY, after: Number.POSITIVE_INFINITY };
+  const entryText = (index: number) =>
+    JSON.stringify({
+      kind: 'tool',
+      runId: `run_${index}`,
+      stepIndex: 1,
+      toolName: CAUSES[index % CAUSES.length]!.toolName,
+      reason: CAUSES[index % CAUSES.length]!.reason,
+      lastError: { kind: CAUSES[index % CAUSES.length]!.kind, status: CAUSES[index % CAUSES.length]!.status, message: 'failed' },
+      tokensSpent: { input: 1_000 + index, output: 40 },
+    });
+  for (let round = 0; round < rounds; round += 1) {
+    const order: Array<{ version: number; key: 'before' | 'after' }> = [
+      { version: 6, key: 'before' },
+      { version: 7, key: 'after' },
+    ];
+    if (round % 2 === 1) order.reverse();
+    for (const { version, key } of order) {
+      const path = join(directory, `write-${version}-${round}.db`);
+      const database = new BetterSqlite3(path);
+      migrateSqliteSchema(database, Date.now(), version);
+      const insert = database.prepare("INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES ('tool', ?, ?)");
+      const started = performance.now();
+      database.transaction(() => {
+        for (let index = 0; index < entries; index += 1) insert.run(entryText(index), index);
+      })();
+      best[key] = Math.min(best[key], performance.now() - started);
+      database.close();
+      rmSync(path, { force: true });
+    }
+  }
+  return best;
+}
+
 /** Runs the dashboard benchmark; see the module comment. */
 export async function runDashboardBench(): Promise<BenchRow[]> {
   const count = Number(process.env.TOOLRUN_DASHBOARD_BENCH_ENTRIES ?? 1_000_000);
   const directory = mkdtempSync(join(tmpdir(), 'toolrun-dashboard-bench-'));
   const rows: BenchRow[] = [];
   try {
+    const writes = groupCountWriteCost(directory, 20_000, 6);
+    rows.push({ name: 'SQLite: insert 20,000 tool-DLQ entries, schema 6 (no group counts)', medianNs: writes.before * 1e6, note: 'best of 3, A/B' });
+    rows.push({
+      name: 'SQLite: insert 20,000 tool-DLQ entries, schema 7 (group counts kept by trigger)',
+      medianNs: writes.after * 1e6,
+      baseline: 'SQLite: insert 20,000 tool-DLQ entries, schema 6 (no group counts)',
+      ratio: writes.after / writes.before,
+      note: 'best of 3, A/B',
+    });
     const sqlite = await seedSqlite(directory, count);
     try {
       rows.push(...(await measureBackend(sqlite, count)));

@@ -12,7 +12,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DeadLetterGroupCount, DeadLetterQueue } from '../src/ground/ports/stores.ts';
-import { countMessageEntries, countToolEntries, matchesToolFilter, readEntryGroups, toolGroupOf } from '../src/dashboard/dashboard-entries.ts';
+import { countMessageEntries, countToolEntries, matchesToolFilter, planToolList, readEntryGroups, toolGroupOf } from '../src/dashboard/dashboard-entries.ts';
 import { createMemoryDeadLetterQueue, deadLetterCauseFields, deadLetterGroupFields } from '../src/stores/memory/memory-dead-letter-queue.ts';
 import { migratePostgresSchema } from '../src/stores/postgres/postgres-migrations.ts';
 import { createPostgresStores } from '../src/stores/postgres/postgres-stores.ts';
@@ -281,7 +281,10 @@ describe("the dashboard's groups from the counts", () => {
         await toolDlq.push(entry);
         await messageDlq.push(entry);
       }
-      const withoutCounts = (queue: DeadLetterQueue<unknown>): DeadLetterQueue<unknown> => ({ ...queue, countByGroup: undefined });
+      const withoutCounts = (queue: DeadLetterQueue<unknown>): DeadLetterQueue<unknown> => {
+        const { countByGroup: _counts, ...rest } = queue;
+        return rest;
+      };
       const counted = await readEntryGroups({ toolDlq, messageDlq }, '2026-01-01T00:00:00.000Z');
       const scanned = await readEntryGroups({ toolDlq: withoutCounts(toolDlq), messageDlq: withoutCounts(messageDlq) }, '2026-01-01T00:00:00.000Z');
       expect(counted.source).toEqual({ tool: 'counts', message: 'counts' });
@@ -310,6 +313,12 @@ describe("the dashboard's groups from the counts", () => {
       expect(await countToolEntries(toolDlq, { text: 'book' })).toBeUndefined();
       expect(await countToolEntries(withoutCounts(toolDlq), { tool: 'book_flight' })).toBeUndefined();
       expect(await countMessageEntries(messageDlq, { group: 'INVALID_MESSAGE · /user/id missing' })).toBe(1);
+      // the store gets the most selective member only: circuit-open has 4 entries, book_flight 3
+      expect(await planToolList(toolDlq, { group: 'circuit-open · server 503 · book_flight' })).toEqual({ storeFilter: { toolName: 'book_flight' }, total: 2 });
+      expect(await planToolList(toolDlq, { reason: 'circuit-open', tool: 'search', text: 'x' })).toEqual({ storeFilter: { toolName: 'search' } });
+      expect(await planToolList(withoutCounts(toolDlq), { reason: 'circuit-open', tool: 'search' })).toEqual({
+        storeFilter: { reason: 'circuit-open', toolName: 'search' },
+      });
     } finally {
       await stores.close();
     }

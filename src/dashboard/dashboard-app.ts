@@ -27,10 +27,9 @@ import {
   matchesToolFilter,
   readEntryGroups,
   countMessageEntries,
-  countToolEntries,
+  planToolList,
   readEntryPage,
   scanQueue,
-  storeFilterOf,
   SCAN_PAGE_SIZE,
   type EntryGroups,
   type MessageEntryFilter,
@@ -321,13 +320,14 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
 
   const matchingToolRecords = async (filter: ToolEntryFilter, limit?: number): Promise<DeadLetterRecord<unknown>[]> => {
     const found: DeadLetterRecord<unknown>[] = [];
+    const { storeFilter } = isFiltering(filter) ? await planToolList(stores.toolDlq, filter) : { storeFilter: {} };
     await scanQueue(
       stores.toolDlq,
       (record) => {
         if (matchesToolFilter(record, filter)) found.push(record);
         return limit === undefined || found.length < limit;
       },
-      storeFilterOf(filter),
+      storeFilter,
     );
     return found;
   };
@@ -484,17 +484,16 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     const limit = intParam(query.limit, 50, 1, 200, 'limit');
     const offset = intParam(query.offset, 0, 0, Number.MAX_SAFE_INTEGER, 'offset');
     const filter = toolFilterOf(query);
-    const [page, counted] = await Promise.all([
-      readEntryPage(stores.toolDlq, {
-        limit,
-        offset,
-        after: query.after || undefined,
-        matches: isFiltering(filter) ? (record) => matchesToolFilter(record, filter) : undefined,
-        storeFilter: storeFilterOf(filter),
-      }),
-      // a filter's exact total from the store's group counts (no entry read), when it has them
-      isFiltering(filter) && !query.after ? countToolEntries(stores.toolDlq, filter) : undefined,
-    ]);
+    // with the store's group counts: the most selective store filter, and the filter's exact total (no entry read)
+    const plan = isFiltering(filter) ? await planToolList(stores.toolDlq, filter) : { storeFilter: {} };
+    const page = await readEntryPage(stores.toolDlq, {
+      limit,
+      offset,
+      after: query.after || undefined,
+      matches: isFiltering(filter) ? (record) => matchesToolFilter(record, filter) : undefined,
+      storeFilter: plan.storeFilter,
+    });
+    const counted = query.after ? undefined : plan.total;
     const total = counted !== undefined && counted >= page.total ? { total: counted, totalExact: true } : { total: page.total, totalExact: page.totalExact };
     const rows = await toolEntryRows(page.records, detailContext());
     return send(c, { limit, offset, ...total, hasMore: page.hasMore, scanned: page.scanned, filter, rows });

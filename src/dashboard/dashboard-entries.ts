@@ -440,3 +440,38 @@ export async function countMessageEntries(queue: DeadLetterQueue<unknown>, filte
   for (const count of await queue.countByGroup()) if (!filter.group || messageGroupOfFields(count) === filter.group) total += count.entries;
   return total;
 }
+
+/** How a filtered tool-DLQ list reads the store: the store filter to pass, and the exact total when the counts know it. */
+export interface ToolListPlan {
+  storeFilter: DeadLetterFilter;
+  /** Entries the filter matches, from `countByGroup`; absent without counts or with a `text` filter. */
+  total?: number;
+}
+
+/**
+ * The store filter of a tool-DLQ list ({@link storeFilterOf}), narrowed with the store's group
+ * counts (`countByGroup`, when it has them) to its single most selective member: each member is
+ * an indexed equality on its own, and a store given two may walk the index of the less selective
+ * one (a reason shared by 200,000 entries instead of a tool with 100). Also the filter's exact
+ * total from the same counts when it has no `text`. Without counts: `storeFilterOf(filter)`.
+ */
+export async function planToolList(queue: DeadLetterQueue<unknown>, filter: ToolEntryFilter): Promise<ToolListPlan> {
+  const storeFilter = storeFilterOf(filter);
+  if (queue.countByGroup === undefined) return { storeFilter };
+  const counts = await queue.countByGroup();
+  const members = (Object.entries(storeFilter) as Array<[keyof DeadLetterFilter, string | undefined]>).filter(
+    (member): member is [keyof DeadLetterFilter, string] => typeof member[1] === 'string',
+  );
+  let narrowest: DeadLetterFilter = storeFilter;
+  let fewest = Number.POSITIVE_INFINITY;
+  for (const [field, value] of members) {
+    const entries = counts.reduce((sum, count) => (count[field] === value ? sum + count.entries : sum), 0);
+    if (entries < fewest) {
+      fewest = entries;
+      narrowest = { [field]: value };
+    }
+  }
+  if (filter.text) return { storeFilter: narrowest };
+  const total = counts.reduce((sum, count) => (matchesToolFilterFields(count, filter) ? sum + count.entries : sum), 0);
+  return { storeFilter: narrowest, total };
+}
