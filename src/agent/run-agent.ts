@@ -304,14 +304,15 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
 
     // Run the tool calls of the pending step (the last assistant message).
     // Models reuse tool-call ids across turns: only tool messages after this assistant turn answer it.
-    const assistantIndex = messages.map((message) => message.role).lastIndexOf('assistant');
+    // (scanned from the end: a step's cost does not grow with the conversation's length)
+    let assistantIndex = messages.length - 1;
+    while (assistantIndex >= 0 && messages[assistantIndex]!.role !== 'assistant') assistantIndex -= 1;
     const calls = messages[assistantIndex]?.toolCalls ?? [];
-    const answered = new Set(
-      messages
-        .slice(assistantIndex + 1)
-        .filter((message) => message.role === 'tool')
-        .map((message) => message.toolCallId),
-    );
+    const answered = new Set<string | undefined>();
+    for (let index = assistantIndex + 1; index < messages.length; index++) {
+      const message = messages[index]!;
+      if (message.role === 'tool') answered.add(message.toolCallId);
+    }
     // calls of this step not settled yet: the last one to settle may leave its ledger row to the step commit
     let unsettled = calls.length;
     const settle = () => --unsettled === 0;
