@@ -365,9 +365,14 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           },
         });
       }
-      const resolved = resolveStep(parts, call);
-      if (!resolved.ok) return fail(call, resolved.failure);
-      const tool = resolved.value;
+      // An exact name (most calls) is looked up here; resolveStep handles the rest.
+      let tool = typeof call.input.name === 'string' ? registry.get(call.requestedName) : undefined;
+      if (tool !== undefined) call.tool = tool;
+      else {
+        const resolved = resolveStep(parts, call);
+        if (!resolved.ok) return fail(call, resolved.failure);
+        tool = resolved.value;
+      }
       const breaker = sessionBreakerStep(parts, call);
       if (!breaker.ok) return fail(call, breaker.failure);
       const validated = await validateStep(parts, call, tool);
