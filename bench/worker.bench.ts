@@ -9,8 +9,12 @@
  * worker through wrapped stores writes port by port (what it did before); the memory worker is the
  * floor (the worker's own work, no storage). Step cost: one step (two messages, the checkpoint, a
  * ledger row) on a conversation of 10 and of 1,000 messages, committed at once vs port by port.
+ * File size: the SQLite file (and its conversation pages) after batches of runs whose
+ * conversations expire after each batch. With `TOOLRUN_BENCH_WORKER_RSS=1` (minutes; run node with
+ * `--expose-gc` for exact numbers), the SQLite worker's resident memory after 10,000 and after
+ * 100,000 runs.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -19,6 +23,7 @@ import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { createMemoryStores } from '../src/stores/memory/index.ts';
 import { createAutoAdvancingClock } from '../src/testing/auto-advancing-clock.ts';
 import { createScriptedModel } from '../src/testing/scripted-model.ts';
+import { systemClock, type Clock } from '../src/ground/ports/clock.ts';
 import type { BenchRow } from './measure.ts';
 
 const lookup = defineTool({
@@ -164,7 +169,8 @@ const STEPS_PER_SAMPLE = 20;
 
 async function stepCostNs(lengths: readonly number[], rounds: number): Promise<Map<string, number>> {
   const folder = mkdtempSync(join(tmpdir(), 'toolrun-bench-'));
-  const stores = createSqliteStores({ path: join(folder, 'steps.db') });
+  const path = join(folder, 'steps.db');
+  const stores = createSqliteStores({ path });
   const samples = new Map<string, number[]>();
   const message = (index: number) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `message ${index} `.repeat(20) });
   try {
@@ -204,6 +210,8 @@ async function stepCostNs(lengths: readonly number[], rounds: number): Promise<M
           }
           const name = `${mode}:${length}`;
           samples.set(name, [...(samples.get(name) ?? []), Number(process.hrtime.bigint() - start) / STEPS_PER_SAMPLE]);
+          // bytes the steps wrote to the WAL (emptied before them; 20 commits stay under its autocheckpoint)
+          if (mode === 'commit') samples.set(`wal:${length}`, [...(samples.get(`wal:${length}`) ?? []), statSync(`${path}-wal`).size / STEPS_PER_SAMPLE]);
         }
       }
     }
@@ -214,6 +222,98 @@ async function stepCostNs(lengths: readonly number[], rounds: number): Promise<M
   const medians = new Map<string, number>();
   for (const [name, values] of samples) medians.set(name, values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!);
   return medians;
+}
+
+/** A worker on `stores` running 3-step runs with a fresh scripted model per message; `clock` for its leases and timeouts. */
+function benchWorker(stores: Stores, clock: Clock = systemClock) {
+  let model = threeSteps();
+  return createWorker({
+    stores,
+    tools: [lookup],
+    clock,
+    model: (request) => {
+      if (request.stepIndex === 0) model = threeSteps();
+      return model(request);
+    },
+    onResult: (result) => {
+      if (result.status !== 'completed') throw new Error(`bench run ended ${result.status}`);
+    },
+  });
+}
+
+/**
+ * The SQLite file under a steady load whose conversations expire: `batches` batches of `runs`
+ * runs, the clock moved past the conversation TTL after each; the file's size (WAL checkpointed
+ * into it) after each batch. Conversations are deleted by the store's sweep and their pages
+ * reused; what stays per run is its checkpoint, its ledger rows and its acked queue row (kept by
+ * design: forgetting them could repeat a side effect or a delivery).
+ */
+async function fileSizeUnderExpiry(runs: number, batches: number): Promise<{ sizes: number[]; conversationBytes: number[]; keptBytesPerRun: number }> {
+  const folder = mkdtempSync(join(tmpdir(), 'toolrun-bench-'));
+  let offsetMs = 0;
+  const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep, setTimer: systemClock.setTimer! };
+  const ttlMs = 60_000;
+  const path = join(folder, 'expiry.db');
+  const stores = createSqliteStores({ path, clock, conversationTtlMs: ttlMs });
+  const sizes: number[] = [];
+  const conversationBytes: number[] = [];
+  // the pages of the conversation tables and their indexes (dbstat): what the expiry sweep keeps bounded
+  const conversationPages = stores.database.prepare(
+    "SELECT SUM(pgsize) AS bytes FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name IN ('conversations', 'conversation_messages'))",
+  );
+  try {
+    let next = 0;
+    for (let batch = 0; batch < batches; batch++) {
+      for (let index = 0; index < runs; index++, next++) await stores.queue.enqueue({ body: JSON.stringify({ input: `run ${next}` }), id: `m${next}` });
+      await benchWorker(stores, clock).runUntilEmpty();
+      offsetMs += ttlMs + 1;
+      stores.database.pragma('wal_checkpoint(TRUNCATE)');
+      sizes.push(statSync(path).size);
+      conversationBytes.push((conversationPages.get() as { bytes: number }).bytes);
+    }
+    const kept = stores.database
+      .prepare(
+        `SELECT (SELECT SUM(length(run_id) + length(message_id) + length(status) + length(updated_at) + length(checkpoint)) FROM runs)
+              + (SELECT SUM(length(key) + length(value) + 8) FROM ledger)
+              + (SELECT SUM(length(id) + length(body) + 40) FROM queue_messages) AS bytes`,
+      )
+      .get() as { bytes: number };
+    return { sizes, conversationBytes, keptBytesPerRun: kept.bytes / (runs * batches) };
+  } finally {
+    await stores.close();
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Resident memory of a SQLite worker after `checkpoints` numbers of runs (each measured after a
+ * GC when `--expose-gc` is on): the worker's own state must not grow with the runs it handled
+ * (the stores' data is in the file). Runs are enqueued in batches of 10,000.
+ */
+async function rssAfterRuns(checkpoints: readonly number[]): Promise<Map<number, number>> {
+  const folder = mkdtempSync(join(tmpdir(), 'toolrun-bench-'));
+  const stores = createSqliteStores({ path: join(folder, 'rss.db') });
+  const rss = new Map<number, number>();
+  const gc = (globalThis as { gc?: () => void }).gc;
+  try {
+    const worker = benchWorker(stores);
+    let done = 0;
+    for (const target of [...checkpoints].sort((a, b) => a - b)) {
+      while (done < target) {
+        const batch = Math.min(10_000, target - done);
+        for (let index = 0; index < batch; index++)
+          await stores.queue.enqueue({ body: JSON.stringify({ input: `run ${done + index}` }), id: `m${done + index}` });
+        await worker.runUntilEmpty();
+        done += batch;
+      }
+      gc?.();
+      rss.set(target, process.memoryUsage().rss);
+    }
+    return rss;
+  } finally {
+    await stores.close();
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 /** Runs the worker benchmark and returns its rows. */
@@ -232,6 +332,9 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
   worker = best(worker, await workerRunsPerSecond(runs, 'sqlite', false));
   bare = Math.max(bare, bareRunsPerSecond(runs, naive.writesPerRun, naive.bytesPerRun));
   const steps = await stepCostNs([10, 1000], 40);
+  const expiry = await fileSizeUnderExpiry(Math.ceil(runs / 2), 6);
+  // TOOLRUN_BENCH_WORKER_RSS=1: resident memory after 10,000 and 100,000 SQLite worker runs (minutes)
+  const memory = process.env.TOOLRUN_BENCH_WORKER_RSS ? await rssAfterRuns([10_000, 100_000]) : undefined;
   const small = await deadLetterEntryBytes(10);
   const large = await deadLetterEntryBytes(1000);
   const stepRow = (mode: 'commit' | 'ports', length: number, label: string): BenchRow => ({
@@ -264,8 +367,34 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
     },
     stepRow('commit', 10, 'one commit'),
     stepRow('commit', 1000, 'one commit'),
+    { name: 'one step, one commit, 10 messages: bytes written to the WAL', medianNs: 0, note: `${steps.get('wal:10')!.toFixed(0)} bytes` },
+    {
+      name: 'one step, one commit, 1,000 messages: bytes written to the WAL',
+      medianNs: 0,
+      baseline: '10 messages',
+      ratio: steps.get('wal:1000')! / steps.get('wal:10')!,
+      note: `${steps.get('wal:1000')!.toFixed(0)} bytes`,
+    },
     stepRow('ports', 10, 'port by port'),
     stepRow('ports', 1000, 'port by port'),
+    ...expiry.sizes.map((size, batch): BenchRow => ({
+      name: `SQLite file after ${((batch + 1) * Math.ceil(runs / 2)).toLocaleString('en-US')} runs, conversations expiring after each ${Math.ceil(runs / 2)}`,
+      medianNs: 0,
+      ...(batch > 0 ? { baseline: `after ${Math.ceil(runs / 2)} runs`, ratio: size / expiry.sizes[0]! } : {}),
+      note: `${(size / 1024).toFixed(0)} KiB, conversation pages ${(expiry.conversationBytes[batch]! / 1024).toFixed(0)} KiB${batch === expiry.sizes.length - 1 ? `; kept per run (checkpoint, ledger, acked queue row): ~${expiry.keptBytesPerRun.toFixed(0)} bytes` : ''}`,
+    })),
+    ...(memory
+      ? [
+          { name: 'SQLite worker RSS after 10,000 runs', medianNs: 0, note: `${(memory.get(10_000)! / 2 ** 20).toFixed(1)} MiB` },
+          {
+            name: 'SQLite worker RSS after 100,000 runs',
+            medianNs: 0,
+            baseline: 'after 10,000 runs',
+            ratio: memory.get(100_000)! / memory.get(10_000)!,
+            note: `${(memory.get(100_000)! / 2 ** 20).toFixed(1)} MiB`,
+          },
+        ]
+      : []),
     { name: 'tool-DLQ entry, conversation of 10 messages', medianNs: 0, note: `${small} bytes` },
     { name: 'tool-DLQ entry, conversation of 1,000 messages', medianNs: 0, baseline: '10 messages', ratio: large / small, note: `${large} bytes` },
   ];
