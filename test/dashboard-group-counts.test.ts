@@ -12,7 +12,16 @@ import BetterSqlite3 from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DeadLetterGroupCount, DeadLetterQueue } from '../src/ground/ports/stores.ts';
-import { countMessageEntries, countToolEntries, matchesToolFilter, planToolList, readEntryGroups, toolGroupOf } from '../src/dashboard/dashboard-entries.ts';
+import {
+  countMessageEntries,
+  countToolEntries,
+  matchesMessageFilter,
+  matchesToolFilter,
+  planMessageList,
+  planToolList,
+  readEntryGroups,
+  toolGroupOf,
+} from '../src/dashboard/dashboard-entries.ts';
 import { createMemoryDeadLetterQueue, deadLetterCauseFields, deadLetterGroupFields } from '../src/stores/memory/memory-dead-letter-queue.ts';
 import { migratePostgresSchema } from '../src/stores/postgres/postgres-migrations.ts';
 import { createPostgresStores } from '../src/stores/postgres/postgres-stores.ts';
@@ -313,6 +322,15 @@ describe("the dashboard's groups from the counts", () => {
       expect(await countToolEntries(toolDlq, { text: 'book' })).toBeUndefined();
       expect(await countToolEntries(withoutCounts(toolDlq), { tool: 'book_flight' })).toBeUndefined();
       expect(await countMessageEntries(messageDlq, { group: 'INVALID_MESSAGE · /user/id missing' })).toBe(1);
+      expect(await planMessageList(messageDlq, { group: 'INVALID_MESSAGE · /user/id missing' })).toEqual({
+        storeFilter: { code: 'INVALID_MESSAGE' },
+        total: 1,
+      });
+      expect(await planMessageList(messageDlq, { group: 'unknown' })).toEqual({
+        storeFilter: {},
+        total: (await messageDlq.list()).filter((record) => matchesMessageFilter(record, { group: 'unknown' })).length,
+      });
+      expect(await planMessageList(withoutCounts(messageDlq), { group: 'MALFORMED_JSON' })).toEqual({ storeFilter: {} });
       // the store gets the most selective member only: circuit-open has 4 entries, book_flight 3
       expect(await planToolList(toolDlq, { group: 'circuit-open · server 503 · book_flight' })).toEqual({ storeFilter: { toolName: 'book_flight' }, total: 2 });
       expect(await planToolList(toolDlq, { reason: 'circuit-open', tool: 'search', text: 'x' })).toEqual({ storeFilter: { toolName: 'search' } });

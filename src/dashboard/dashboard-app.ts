@@ -26,7 +26,7 @@ import {
   matchesMessageFilter,
   matchesToolFilter,
   readEntryGroups,
-  countMessageEntries,
+  planMessageList,
   planToolList,
   readEntryPage,
   scanQueue,
@@ -512,14 +512,14 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     const limit = intParam(query.limit, 50, 1, 200, 'limit');
     const offset = intParam(query.offset, 0, 0, Number.MAX_SAFE_INTEGER, 'offset');
     const filter: MessageEntryFilter = { group: query.group || undefined, text: query.text || undefined };
-    const [page, counted] = await Promise.all([
-      readEntryPage(stores.messageDlq, {
-        limit,
-        offset,
-        matches: isFiltering(filter) ? (record) => matchesMessageFilter(record, filter) : undefined,
-      }),
-      isFiltering(filter) ? countMessageEntries(stores.messageDlq, filter) : undefined,
-    ]);
+    const plan = isFiltering(filter) ? await planMessageList(stores.messageDlq, filter) : { storeFilter: {} };
+    const page = await readEntryPage(stores.messageDlq, {
+      limit,
+      offset,
+      matches: isFiltering(filter) ? (record) => matchesMessageFilter(record, filter) : undefined,
+      storeFilter: plan.storeFilter,
+    });
+    const counted = plan.total;
     const total = counted !== undefined && counted >= page.total ? { total: counted, totalExact: true } : { total: page.total, totalExact: page.totalExact };
     return send(c, {
       limit,

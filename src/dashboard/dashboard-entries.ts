@@ -475,3 +475,27 @@ export async function planToolList(queue: DeadLetterQueue<unknown>, filter: Tool
   const total = counts.reduce((sum, count) => (matchesToolFilterFields(count, filter) ? sum + count.entries : sum), 0);
   return { storeFilter: narrowest, total };
 }
+
+/** How a filtered message-DLQ list reads the store: the store filter to pass, and the exact total when the counts know it. */
+export interface MessageListPlan {
+  storeFilter: DeadLetterFilter;
+  /** Entries the filter matches, from `countByGroup`; absent without counts or with a `text` filter. */
+  total?: number;
+}
+
+/**
+ * The store filter of a message-DLQ list from the store's group counts (`countByGroup`): a `group`
+ * filter whose groups all have one code reads only the entries of that code (the indexed
+ * `code`); the exact total when there is no `text`. Without counts: no store filter (the list
+ * reads the queue).
+ */
+export async function planMessageList(queue: DeadLetterQueue<unknown>, filter: MessageEntryFilter): Promise<MessageListPlan> {
+  if (queue.countByGroup === undefined) return { storeFilter: {} };
+  const counts = await queue.countByGroup();
+  const matching = filter.group ? counts.filter((count) => messageGroupOfFields(count) === filter.group) : counts;
+  const codes = new Set(matching.map((count) => count.code));
+  const [code] = [...codes];
+  const storeFilter: DeadLetterFilter = filter.group && codes.size === 1 && typeof code === 'string' ? { code } : {};
+  if (filter.text) return { storeFilter };
+  return { storeFilter, total: matching.reduce((sum, count) => sum + count.entries, 0) };
+}
