@@ -17,7 +17,7 @@ import type * as Toolrun from '../src/index.ts';
 import type * as ToolrunObservability from '../src/observability/index.ts';
 import type { ToolRuntime } from '../src/index.ts';
 import type { BenchRow } from './measure.ts';
-import { distEntry } from './runtime.bench.ts';
+import { distEntry, median, timingRow, type Timing } from './runtime.bench.ts';
 import { SEARCH_FLIGHT_ARGS, SEARCH_FLIGHT_SCHEMA, searchFlight } from './search-flight-fixture.ts';
 
 const schema = SEARCH_FLIGHT_SCHEMA;
@@ -53,24 +53,25 @@ function runtimeWith({ createToolRuntime, defineTool, createObservability }: Pac
   return createToolRuntime({ tools: [tool], onCallEnd: observability.onCallEnd });
 }
 
-/** Median ns per call of each operation, batches interleaved (a, b, c, a, b, c, …) after a warm-up. */
+/** Median ns per call of each operation (wall-clock and CPU time), batches interleaved (a, b, c, a, b, c, …) after a warm-up. */
 async function measureInterleaved(
   operations: ReadonlyArray<() => Promise<unknown>>,
   options = { batches: 40, batchSize: 1000, warmup: 5000 },
-): Promise<number[]> {
+): Promise<Timing[]> {
   for (const operation of operations) for (let index = 0; index < options.warmup; index++) await operation();
-  const samples: number[][] = operations.map(() => []);
+  const wall: number[][] = operations.map(() => []);
+  const cpu: number[][] = operations.map(() => []);
   for (let batch = 0; batch < options.batches; batch++) {
     for (const [which, operation] of operations.entries()) {
+      const cpuStart = process.cpuUsage();
       const start = process.hrtime.bigint();
       for (let index = 0; index < options.batchSize; index++) await operation();
-      samples[which]!.push(Number(process.hrtime.bigint() - start) / options.batchSize);
+      wall[which]!.push(Number(process.hrtime.bigint() - start) / options.batchSize);
+      const used = process.cpuUsage(cpuStart);
+      cpu[which]!.push(((used.user + used.system) * 1000) / options.batchSize);
     }
   }
-  return samples.map((values) => {
-    values.sort((a, b) => a - b);
-    return values[Math.floor(values.length / 2)]!;
-  });
+  return operations.map((_, which) => ({ wallNs: median(wall[which]!), cpuNs: median(cpu[which]!) }));
 }
 
 /** Runs the observability benchmark and returns its rows. */
@@ -104,29 +105,16 @@ export async function runObservabilityBench(): Promise<BenchRow[]> {
     span.end(new Date());
     floorCounter.add(1, counterAttributes);
   };
-  const [offNs, onNs, verboseNs, floorNs] = (await measureInterleaved([call(off), call(on), call(verbose), sdkFloor])) as [number, number, number, number];
+  const [a, b, c, d] = (await measureInterleaved([call(off), call(on), call(verbose), sdkFloor])) as [Timing, Timing, Timing, Timing];
+  const A = { name: '(a)', timing: a };
+  const offPlusFloor: Timing = { wallNs: a.wallNs + d.wallNs, cpuNs: a.cpuNs + d.cpuNs };
+  const own: Timing = { wallNs: Math.max(0, b.wallNs - offPlusFloor.wallNs), cpuNs: Math.max(0, b.cpuNs - offPlusFloor.cpuNs) };
   return [
-    { name: '(a) runtime.run, observability off', medianNs: offNs },
-    {
-      name: '(b) runtime.run, logs (info) + span + metrics',
-      medianNs: onNs,
-      baseline: '(a)',
-      ratio: onNs / offNs,
-      note: 'SDK tracer, batch processor, no-op exporter',
-    },
-    { name: '(c) runtime.run, logs (debug: a line per success) + span + metrics', medianNs: verboseNs, baseline: '(a)', ratio: verboseNs / offNs },
-    {
-      name: '(d) the OpenTelemetry SDK alone: one span (5 attributes) + one counter add, the floor of (b)',
-      medianNs: floorNs,
-      baseline: '(a)',
-      ratio: floorNs / offNs,
-    },
-    { name: '(b) vs (a) + (d): toolrun off plus the SDK floor', medianNs: onNs, baseline: '(a)+(d)', ratio: onNs / (offNs + floorNs) },
-    {
-      name: "(e) toolrun's own observability cost, (b) − (a) − (d)",
-      medianNs: Math.max(0, onNs - offNs - floorNs),
-      baseline: '(a)',
-      ratio: Math.max(0, onNs - offNs - floorNs) / offNs,
-    },
+    timingRow('(a) runtime.run, observability off', a),
+    timingRow('(b) runtime.run, logs (info) + span + metrics', b, A, 'SDK tracer, batch processor, no-op exporter'),
+    timingRow('(c) runtime.run, logs (debug: a line per success) + span + metrics', c, A),
+    timingRow('(d) the OpenTelemetry SDK alone: one span (5 attributes) + one counter add, the floor of (b)', d, A),
+    timingRow('(b) vs (a) + (d): toolrun off plus the SDK floor', b, { name: '(a)+(d)', timing: offPlusFloor }),
+    timingRow("(e) toolrun's own observability cost, (b) − (a) − (d)", own, A),
   ];
 }

@@ -6,13 +6,14 @@
  * bounded, redacted envelope built); and (f) the success path of a schema whose pattern needs the
  * linear-time RE2 engine (an unbounded quantifier) instead of the native one; (g) the raw invalid
  * call (Ajv's failing validate and its error text, thrown and caught), for reference: the target of
- * (e) is against (a), the raw valid call. Each row is the best median of 3 rounds run in turn.
+ * (e) is against (a), the raw valid call. Each row is the best median of 3 rounds run in turn, in
+ * wall-clock time and (in the note) in the process's CPU time, which load from other processes does not inflate.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { circuitBreaker, ConsecutiveBreaker, handleAll, retry, timeout, TimeoutStrategy, wrap, ExponentialBackoff } from 'cockatiel';
 import { pathToFileURL } from 'node:url';
-import { measure, type BenchRow } from './measure.ts';
+import type { BenchRow } from './measure.ts';
 import type * as Toolrun from '../src/index.ts';
 import { SEARCH_FLIGHT_ARGS, SEARCH_FLIGHT_SCHEMA, searchFlight } from './search-flight-fixture.ts';
 
@@ -29,16 +30,62 @@ export function distEntry(file = 'index.js'): string {
   return folder ? pathToFileURL(`${folder.replace(/\/$/, '')}/${file}`).href : new URL(`../dist/${file}`, import.meta.url).href;
 }
 
+/** Median ns per call of an operation: wall-clock, and CPU time of the process (not counting time others had the CPU). */
+export interface Timing {
+  wallNs: number;
+  cpuNs: number;
+}
+
+/** {@link Timing} of `operation` in `batches` batches of `batchSize` awaited calls after a warm-up. */
+export async function measureTiming(operation: () => unknown, options = { batches: 20, batchSize: 2000, warmup: 5000 }): Promise<Timing> {
+  for (let index = 0; index < options.warmup; index++) await operation();
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let batch = 0; batch < options.batches; batch++) {
+    const cpuStart = process.cpuUsage();
+    const start = process.hrtime.bigint();
+    for (let index = 0; index < options.batchSize; index++) await operation();
+    wall.push(Number(process.hrtime.bigint() - start) / options.batchSize);
+    const used = process.cpuUsage(cpuStart);
+    cpu.push(((used.user + used.system) * 1000) / options.batchSize);
+  }
+  return { wallNs: median(wall), cpuNs: median(cpu) };
+}
+
+/** The median of `values` (sorted in place). */
+export function median(values: number[]): number {
+  values.sort((a, b) => a - b);
+  return values[Math.floor(values.length / 2)]!;
+}
+
 /**
- * Median ns per call of each operation: `rounds` rounds, each measuring every operation in turn, the
- * best (lowest) median of the rounds kept, so a burst of load on a shared machine does not decide a row.
+ * {@link Timing} of each operation: `rounds` rounds, each measuring every operation in turn, the best
+ * (lowest) median of the rounds kept, so a burst of load on a shared machine does not decide a row.
  */
-export async function measureBestOf(operations: ReadonlyArray<() => unknown>, rounds = 3): Promise<number[]> {
-  const best = operations.map(() => Number.POSITIVE_INFINITY);
+export async function measureBestOf(operations: ReadonlyArray<() => unknown>, rounds = 3): Promise<Timing[]> {
+  const best: Timing[] = operations.map(() => ({ wallNs: Number.POSITIVE_INFINITY, cpuNs: Number.POSITIVE_INFINITY }));
   for (let round = 0; round < rounds; round++) {
-    for (const [which, operation] of operations.entries()) best[which] = Math.min(best[which]!, await measure(operation, { batches: 20 }));
+    for (const [which, operation] of operations.entries()) {
+      const timing = await measureTiming(operation);
+      best[which] = { wallNs: Math.min(best[which]!.wallNs, timing.wallNs), cpuNs: Math.min(best[which]!.cpuNs, timing.cpuNs) };
+    }
   }
   return best;
+}
+
+/** A row of `timing` against `baseline` (wall-clock), with the CPU-time figures in its note. */
+export function timingRow(name: string, timing: Timing, baseline?: { name: string; timing: Timing }, note?: string): BenchRow {
+  const cpu = `CPU ${formatNs(timing.cpuNs)}${baseline ? `, ${(timing.cpuNs / baseline.timing.cpuNs).toFixed(2)}×` : ''}`;
+  return {
+    name,
+    medianNs: timing.wallNs,
+    ...(baseline ? { baseline: baseline.name, ratio: timing.wallNs / baseline.timing.wallNs } : {}),
+    note: note ? `${note}; ${cpu}` : cpu,
+  };
+}
+
+function formatNs(ns: number): string {
+  return ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} µs` : `${ns.toFixed(0)} ns`;
 }
 
 /**
@@ -87,34 +134,25 @@ export async function runRuntimeBench(): Promise<BenchRow[]> {
   };
   const rawInvalidCaught = () => rawInvalid().catch((error: unknown) => error);
 
-  const [rawNs, runtimeNs, cockatielNs, failureNs, validationFailureNs, re2Ns, rawInvalidNs] = (await measureBestOf([
-    raw,
-    viaRuntime,
-    viaCockatiel,
-    failurePath,
-    validationFailure,
-    re2Path,
-    rawInvalidCaught,
-  ])) as [number, number, number, number, number, number, number];
+  const [a, b, c, d, e, f, g] = (await measureBestOf([raw, viaRuntime, viaCockatiel, failurePath, validationFailure, re2Path, rawInvalidCaught])) as [
+    Timing,
+    Timing,
+    Timing,
+    Timing,
+    Timing,
+    Timing,
+    Timing,
+  ];
+  const A = { name: '(a)', timing: a };
   return [
-    { name: '(a) raw precompiled Ajv validate + direct call', medianNs: rawNs },
-    { name: '(b) runtime.run, success path', medianNs: runtimeNs, baseline: '(a)', ratio: runtimeNs / rawNs },
-    { name: '(c) cockatiel wrap(retry, circuitBreaker, timeout) around (a)', medianNs: cockatielNs, baseline: '(a)', ratio: cockatielNs / rawNs },
-    { name: '(b) vs (c)', medianNs: runtimeNs, baseline: '(c)', ratio: runtimeNs / cockatielNs },
-    { name: '(d) runtime.run, invalid date → envelope (session breaker open after 3)', medianNs: failureNs, baseline: '(a)', ratio: failureNs / rawNs },
-    {
-      name: '(e) runtime.run, invalid date → bounded, redacted field-level envelope (no breaker)',
-      medianNs: validationFailureNs,
-      baseline: '(a)',
-      ratio: validationFailureNs / rawNs,
-    },
-    { name: '(f) runtime.run, success, a pattern on the RE2 engine', medianNs: re2Ns, baseline: '(b)', ratio: re2Ns / runtimeNs },
-    {
-      name: '(g) raw precompiled Ajv validate that fails + Error(ajv.errorsText), for reference',
-      medianNs: rawInvalidNs,
-      baseline: '(a)',
-      ratio: rawInvalidNs / rawNs,
-    },
-    { name: '(e) vs (g)', medianNs: validationFailureNs, baseline: '(g)', ratio: validationFailureNs / rawInvalidNs },
+    timingRow('(a) raw precompiled Ajv validate + direct call', a),
+    timingRow('(b) runtime.run, success path', b, A),
+    timingRow('(c) cockatiel wrap(retry, circuitBreaker, timeout) around (a)', c, A),
+    timingRow('(b) vs (c)', b, { name: '(c)', timing: c }),
+    timingRow('(d) runtime.run, invalid date → envelope (session breaker open after 3)', d, A),
+    timingRow('(e) runtime.run, invalid date → bounded, redacted field-level envelope (no breaker)', e, A),
+    timingRow('(f) runtime.run, success, a pattern on the RE2 engine', f, { name: '(b)', timing: b }),
+    timingRow('(g) raw precompiled Ajv validate that fails + Error(ajv.errorsText), for reference', g, A),
+    timingRow('(e) vs (g)', e, { name: '(g)', timing: g }),
   ];
 }
