@@ -1,12 +1,5 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import type {
-  DeadLetterCauseCount,
-  DeadLetterFilter,
-  DeadLetterGroupCount,
-  DeadLetterListOptions,
-  DeadLetterQueue,
-  DeadLetterRecord,
-} from '../../ground/ports/stores.ts';
+import type { DeadLetterFilter, DeadLetterGroupCount, DeadLetterListOptions, DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { utf8ByteLength } from '../exact-text.ts';
 import { toJsonText } from '../json-text.ts';
 
@@ -156,8 +149,9 @@ export function pageOfRecords<T>(records: Iterable<DeadLetterRecord<T>>, options
  * `pushOnce` keys live in a map that `remove` and `purge` leave alone (see the port). Every method
  * runs without an `await` in between, so calls never interleave inside one process. `bytes()` is
  * a running total of each stored entry's UTF-8 JSON length, measured once on the way in;
- * `countByGroup()` and `countByCause()` read a map of group counts kept the same way (the cost is
- * the number of groups, not of entries).
+ * `countByGroup()` reads a map of group counts kept the same way (the cost is the number of groups,
+ * not of entries). It has no `countByCause()`: readers of the cause counts (`readDeadLetterMetrics`)
+ * scan a memory queue, which also finds its oldest entry by the entries' own times.
  *
  * `push` and `pushOnce` reject with a `TypeError` for an entry `JSON.stringify` cannot serialise
  * (as every durable backend does), storing nothing.
@@ -252,17 +246,6 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
       groupOf.clear();
       groups.clear();
       return count;
-    },
-    async countByCause() {
-      const causes = new Map<string, DeadLetterCauseCount>();
-      for (const group of groups.values()) {
-        const { kind, toolName, modelName, reason, code } = group;
-        const key = JSON.stringify([kind, toolName, modelName, reason, code]);
-        const cause = causes.get(key) ?? { kind, toolName, modelName, reason, code, entries: 0 };
-        cause.entries += group.entries;
-        causes.set(key, cause);
-      }
-      return [...causes.values()];
     },
     async countByGroup() {
       return [...groups.values()].map((group) => ({ ...group }));
