@@ -1,7 +1,8 @@
 /**
  * The dashboard on a large tool DLQ: time to first byte of the page and of the first list page,
  * and time until Chromium has rendered the list (50 rows), on `TOOLRUN_DASHBOARD_BENCH_ENTRIES`
- * tool-DLQ entries (default 1,000,000), on SQLite (seeded in one transaction) and on PostgreSQL
+ * tool-DLQ entries (default 1,000,000), on SQLite (seeded by one `INSERT … SELECT` of a recursive
+ * series, the entries built in SQL) and on PostgreSQL
  * (when `TOOLRUN_TEST_POSTGRES_URL` or the local test server answers; seeded by `INSERT … SELECT
  * generate_series` in chunks, the entries built in SQL with the columns the store writes). Also
  * reported: a deep keyset page (`after`), a filter on the cause of the last 100 entries (an
@@ -50,30 +51,31 @@ async function seedSqlite(directory: string, count: number): Promise<SeededBacke
   const started = performance.now();
   const seeding = createSqliteStores({ path });
   const { database } = seeding;
-  const insert = database.prepare("INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES ('tool', ?, ?)");
   const nowMs = Date.now();
-  database.transaction(() => {
-    for (let index = 0; index < count; index += 1) {
-      const cause = index >= count - 100 ? RARE_CAUSE : CAUSES[index % CAUSES.length]!;
-      const conversationRef = `conv_${index.toString(16).padStart(12, '0')}`;
-      const firstSeenAt = new Date(nowMs - (count - index) * 10).toISOString();
-      const entry = {
-        kind: 'tool',
-        runId: `run_${index}`,
-        stepIndex: index % 7,
-        toolName: cause.toolName,
-        toolArgs: { reservation_id: `R${index}`, user_id: 'mia_li_3668' },
-        attempts: 3,
-        lastError: { kind: cause.kind, status: cause.status, message: `${cause.toolName} failed (${cause.kind})` },
-        conversationRef,
-        tokensSpent: { input: 1_000 + (index % 900), output: 40 },
-        firstSeenAt,
-        originalMessageId: `msg_${index}`,
-        reason: cause.reason,
-      };
-      insert.run(JSON.stringify(entry), nowMs - (count - index) * 10);
-    }
-  })();
+  const literal = (value: string | number | null) => (value === null ? 'NULL' : typeof value === 'number' ? String(value) : `'${value}'`);
+  const causes = [...CAUSES, RARE_CAUSE].map(
+    (cause, index) => `(${index}, ${[cause.toolName, cause.reason, cause.kind, cause.status].map(literal).join(', ')})`,
+  );
+  // the entries built by SQLite itself (json_object writes JSON as JSON.stringify does), in one
+  // transaction: the store's triggers keep the totals and counts of every row as on a push
+  database
+    .prepare(
+      `WITH RECURSIVE
+         causes (k, tool, reason, kind, status) AS (VALUES ${causes.join(', ')}),
+         series (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM series WHERE i < ? - 1)
+       INSERT INTO dead_letters (queue, entry, added_at_ms)
+       SELECT 'tool', json_object(
+           'kind', 'tool', 'runId', 'run_' || i, 'stepIndex', i % 7, 'toolName', tool,
+           'toolArgs', json_object('reservation_id', 'R' || i, 'user_id', 'mia_li_3668'), 'attempts', 3,
+           'lastError', json_object('kind', kind, 'status', status, 'message', tool || ' failed (' || kind || ')'),
+           'conversationRef', printf('conv_%012x', i), 'tokensSpent', json_object('input', 1000 + i % 900, 'output', 40),
+           'firstSeenAt', strftime('%Y-%m-%dT%H:%M:%fZ', (? - (? - i) * 10) / 1000.0, 'unixepoch'),
+           'originalMessageId', 'msg_' || i, 'reason', reason),
+         ? - (? - i) * 10
+       FROM series JOIN causes ON causes.k = CASE WHEN i >= ? - 100 THEN ${CAUSES.length} ELSE i % ${CAUSES.length} END
+       ORDER BY i`,
+    )
+    .run(count, nowMs, count, nowMs, count, count);
   // the conversations behind the first 1,000 entries, through the store (its layout is its own)
   for (let index = 0; index < Math.min(count, 1_000); index += 1) {
     await seeding.conversations.put(`conv_${index.toString(16).padStart(12, '0')}`, [{ role: 'user', content: 'change my flight' }]);
