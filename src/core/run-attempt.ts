@@ -61,8 +61,13 @@ class Attempt implements ToolContext {
     return this.#controller.signal;
   }
 
+  /** Calls the tool with `attempt` as its context (a static method: the context shows the tool nothing but `ToolContext`). */
+  static start(attempt: Attempt, execute: (args: unknown, context: ToolContext) => unknown, args: unknown): void {
+    attempt.#run(execute, args);
+  }
+
   /** Calls the tool and settles on its result, its timeout or the caller's abort, whichever comes first. */
-  run(execute: (args: unknown, context: ToolContext) => unknown, args: unknown): void {
+  #run(execute: (args: unknown, context: ToolContext) => unknown, args: unknown): void {
     const callerSignal = this.#callerSignal;
     if (callerSignal) {
       if (callerSignal.aborted) {
@@ -145,6 +150,6 @@ export function runAttempt(
   const outcome = new Promise<AttemptOutcome>((resolve) => {
     resolveOutcome = resolve;
   });
-  new Attempt(context, options, resolveOutcome).run(execute, args);
+  Attempt.start(new Attempt(context, options, resolveOutcome), execute, args);
   return outcome;
 }
