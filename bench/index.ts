@@ -1,27 +1,30 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported as ratios against a baseline
  * measured in the same run. Speed is measured here, never asserted in unit tests.
- * `npm run bench -- runtime|worker|observability|redaction|distributed|airline` runs one.
+ * `npm run bench -- NAME` runs one (runtime, worker, observability, redaction, distributed, airline, mcp,
+ * hosts, langchain, dashboard, ai-sdk, postgres-steps, scale, scale-report, scale-drain); each bench
+ * module is loaded only when it runs, so one that reads the compiled package (`dist/`, built by
+ * `npm run bench`) does not stop the others from running from source.
  */
 import { printTable } from './measure.ts';
-import { runRuntimeBench } from './runtime.bench.ts';
-import { runWorkerBench } from './worker.bench.ts';
-import { runObservabilityBench } from './observability.bench.ts';
-import { runRedactionBench } from './redaction.bench.ts';
-import { runDistributedBench } from './distributed.bench.ts';
-import { runAirlineBackendsBench } from './airline-backends.bench.ts';
-import { runMcpBench } from './mcp.bench.ts';
 
 const only = process.argv[2];
 
-if (!only || only === 'runtime') printTable('Tool runtime: success and failure path (issue 2)', await runRuntimeBench());
-if (!only || only === 'worker') printTable('SQLite worker and tool-DLQ entry size (issue 3)', await runWorkerBench());
-if (!only || only === 'observability') printTable('Observability: success-path cost (issue 5)', await runObservabilityBench());
-if (!only || only === 'redaction') printTable('Redaction: 1 MB of adversarial text per family vs 1 KB × 1,000 (issue 9)', await runRedactionBench());
-if (!only || only === 'distributed') printTable('BullMQ worker vs bare BullMQ worker (issue 6)', await runDistributedBench());
-if (!only || only === 'airline') printTable('Airline workload: SQLite vs BullMQ + PostgreSQL (issue 6)', await runAirlineBackendsBench());
+if (!only || only === 'runtime') printTable('Tool runtime: success and failure path (issue 2)', await (await import('./runtime.bench.ts')).runRuntimeBench());
+if (!only || only === 'worker') printTable('SQLite worker and tool-DLQ entry size (issue 3)', await (await import('./worker.bench.ts')).runWorkerBench());
+if (!only || only === 'observability')
+  printTable('Observability: success-path cost (issue 5)', await (await import('./observability.bench.ts')).runObservabilityBench());
+if (!only || only === 'redaction')
+  printTable('Redaction: 1 MB of adversarial text per family vs 1 KB × 1,000 (issue 9)', await (await import('./redaction.bench.ts')).runRedactionBench());
+if (!only || only === 'distributed')
+  printTable('BullMQ worker vs bare BullMQ worker (issue 6)', await (await import('./distributed.bench.ts')).runDistributedBench());
+if (!only || only === 'airline')
+  printTable('Airline workload: SQLite vs BullMQ + PostgreSQL (issue 6)', await (await import('./airline-backends.bench.ts')).runAirlineBackendsBench());
 if (!only || only === 'mcp')
-  printTable('MCP proxy: tools/call round trip through toolrun mcp-proxy vs straight, and 8 concurrent clients', await runMcpBench());
+  printTable(
+    'MCP proxy: tools/call round trip through toolrun mcp-proxy vs straight, and 8 concurrent clients',
+    await (await import('./mcp.bench.ts')).runMcpBench(),
+  );
 if (!only || only === 'hosts') printTable('OpenAI Agents, Anthropic: per tool call', await (await import('./hosts-openai-anthropic.bench.ts')).runHostsBench());
 if (!only || only === 'langchain') printTable('LangChain createAgent (issue 14)', await (await import('./langchain.bench.ts')).runLangChainBench());
 if (!only || only === 'dashboard')
@@ -41,4 +44,7 @@ if (!only || only === 'scale' || only === 'scale-report')
     await (await import('./report-scale.bench.ts')).runReportScaleBench(),
   );
 if (!only || only === 'scale' || only === 'scale-drain')
-  printTable('Scale: drain throughput against tool-DLQ size, 10^3, 10^5, 10^6 entries (issue 13)', await (await import('./drain-scale.bench.ts')).runDrainScaleBench());
+  printTable(
+    'Scale: drain throughput against tool-DLQ size, 10^3, 10^5, 10^6 entries (issue 13)',
+    await (await import('./drain-scale.bench.ts')).runDrainScaleBench(),
+  );
