@@ -17,6 +17,7 @@ import { createMemoryFailureLog } from '../src/stores/memory/memory-failure-log.
 import { createPostgresFailureLog, createPostgresStores } from '../src/stores/postgres/index.ts';
 import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from '../src/stores/postgres/postgres-migrations.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../src/stores/sqlite/index.ts';
+import { SQLITE_FAILURE_LOG_SCHEMA } from '../src/stores/sqlite/sqlite-failure-log.ts';
 import { describeFailureLogContract } from '../src/testing/contract/index.ts';
 import { resolveStores } from '../src/cli/resolve-stores.ts';
 import { seedDashboardStores } from './fixtures/dashboard-config.ts';
@@ -213,6 +214,7 @@ describe('the PostgreSQL failure log', () => {
         await log.append(record(0));
         expect(await log.list()).toEqual([record(0)]);
         expect(await log.size()).toBe(1);
+        expect(await log.findByTraceId!('trace_0')).toEqual(record(0));
       } finally {
         await stores.close();
       }
@@ -252,6 +254,73 @@ describe('the PostgreSQL failure log', () => {
       expect(missing.code).toBe(2);
       expect(missing.stderr).toMatch(/^toolrun: error: no toolrun schema/);
     } finally {
+      await dropSchema(admin, schema);
+    }
+  });
+});
+
+describe('findByTraceId reads an index of the trace id, not the table', () => {
+  const records = Array.from({ length: 3_000 }, (_unused, index) => record(index));
+
+  it('SQLite: the lookup searches failure_log_by_trace (EXPLAIN QUERY PLAN), also in a file opened before the index existed', async () => {
+    const stores = createSqliteStores({ path: join(directory, 'trace-index.db') });
+    try {
+      const { database } = stores;
+      // a file of an earlier version: the table without the trace index, already holding records
+      database.exec(SQLITE_FAILURE_LOG_SCHEMA.replace(/CREATE INDEX IF NOT EXISTS failure_log_by_trace[^;]*;/, ''));
+      const insert = database.prepare('INSERT INTO failure_log (kind, tool_name, run_id, at, record) VALUES (?, ?, ?, ?, ?)');
+      for (const item of records) insert.run(item.kind, item.toolName, item.runId, item.at, JSON.stringify(item));
+      expect(database.prepare("SELECT name FROM sqlite_master WHERE name = 'failure_log_by_trace'").get()).toBeUndefined();
+      const prepare = vi.spyOn(database, 'prepare');
+      let log: ReturnType<typeof createSqliteFailureLog>;
+      let statements: string[];
+      try {
+        log = createSqliteFailureLog(database);
+        statements = prepare.mock.calls.map((call) => String(call[0]));
+      } finally {
+        prepare.mockRestore();
+      }
+      expect(database.prepare("SELECT name FROM sqlite_master WHERE name = 'failure_log_by_trace'").get()).toEqual({ name: 'failure_log_by_trace' });
+      expect(await log.findByTraceId!('trace_2999')).toEqual(records[2999]);
+      expect(await log.findByTraceId!('trace_5')).toBeUndefined(); // index 5 is a recovery
+      const lookup = statements.filter((statement) => statement.includes('traceId'));
+      expect(lookup).toHaveLength(1);
+      const plan = (database.prepare(`EXPLAIN QUERY PLAN ${lookup[0]}`).all('trace_1') as Array<{ detail: string }>).map((row) => row.detail).join('\n');
+      expect(plan).toMatch(/SEARCH failure_log USING INDEX failure_log_by_trace/);
+      expect(plan).not.toMatch(/SCAN failure_log/);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it('PostgreSQL: the lookup reads the partial index failure_log_by_trace (EXPLAIN)', async () => {
+    const schema = uniqueName('toolrun_flog_');
+    const stores = await createPostgresStores({ pool: admin, schema });
+    try {
+      const queries: Array<{ text: string; values?: unknown[] }> = [];
+      const spying = {
+        query: ((query: { text: string; values?: unknown[] }) => {
+          queries.push(query);
+          return stores.pool.query(query as never);
+        }) as typeof stores.pool.query,
+      };
+      const log = createPostgresFailureLog(spying, { schema });
+      await admin.query(
+        `INSERT INTO "${schema}".failure_log (kind, tool_name, run_id, at, record) SELECT * FROM json_to_recordset($1::json) AS r(kind text, tool_name text, run_id text, at text, record text)`,
+        [JSON.stringify(records.map((item) => ({ kind: item.kind, tool_name: item.toolName, run_id: item.runId, at: item.at, record: JSON.stringify(item) })))],
+      );
+      await admin.query(`ANALYZE "${schema}".failure_log`);
+      queries.length = 0;
+      expect(await log.findByTraceId!('trace_2998')).toEqual(records[2998]);
+      expect(await log.findByTraceId!('trace_5')).toBeUndefined();
+      expect(queries).toHaveLength(2);
+      const lookup = queries[0]!;
+      const { rows } = await admin.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${lookup.text}`, lookup.values);
+      const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+      expect(plan).toMatch(/(Bitmap Index Scan on|Index Scan( Backward)? using) failure_log_by_trace/);
+      expect(plan).not.toMatch(/Seq Scan/);
+    } finally {
+      await stores.close();
       await dropSchema(admin, schema);
     }
   });

@@ -118,5 +118,13 @@ export interface FailureLog {
    * cursor of this kind of log.
    */
   listPage?(options: FailureLogPageOptions): Promise<FailureLogPage>;
+  /**
+   * The most recently appended `tool-failure` record whose `traceId` is exactly `traceId` (a copy),
+   * or `undefined` when there is none (records of other kinds never match). The toolrun backends
+   * answer from an index on the trace id, so a lookup costs the same at any log size. Optional for
+   * logs written elsewhere: without it, a reader that joins envelopes to their records (the
+   * dashboard) keeps its own bounded index of the records it has read.
+   */
+  findByTraceId?(traceId: string): Promise<ToolFailureLogRecord | undefined>;
   size(): Promise<number>;
 }

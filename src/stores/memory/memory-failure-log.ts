@@ -20,7 +20,8 @@ export interface MemoryFailureLog extends FailureLog {
  * An in-memory {@link FailureLog} for tests and short-lived processes. Records are deep-copied on
  * the way in and out; appends keep arrival order. A `listPage` cursor counts the records ever
  * appended before the page's end, so a reader whose next records were dropped at the bound goes on
- * from the oldest record kept.
+ * from the oldest record kept. `findByTraceId` scans the records kept, newest first (memory logs
+ * are small; the SQL backends use an index).
  *
  * @throws ToolrunError `INVALID_OPTIONS` when `maxRecords` is not an integer ≥ 1.
  */
@@ -60,6 +61,15 @@ export function createMemoryFailureLog(options: MemoryFailureLogOptions = {}): M
       const page = records.slice(start - dropped, start - dropped + pageOptions.limit);
       const next = page.length > 0 ? String(start + page.length) : after;
       return { records: structuredClone(page), next };
+    },
+    async findByTraceId(traceId) {
+      // newest first, over the records kept (the last maxRecords)
+      const firstVisible = Math.max(0, records.length - maxRecords);
+      for (let index = records.length - 1; index >= firstVisible; index -= 1) {
+        const record = records[index]!;
+        if (record.kind === 'tool-failure' && record.traceId === traceId) return structuredClone(record);
+      }
+      return undefined;
     },
     async size() {
       return Math.min(records.length, maxRecords);

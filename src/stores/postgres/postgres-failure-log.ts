@@ -1,4 +1,4 @@
-import type { FailureLog, FailureLogPageOptions, FailureLogRecord } from '../../ground/ports/failure-log.ts';
+import type { FailureLog, FailureLogPageOptions, FailureLogRecord, ToolFailureLogRecord } from '../../ground/ports/failure-log.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
@@ -27,6 +27,13 @@ function pageBounds(options: FailureLogPageOptions): { limit: number; afterId: s
 }
 
 /**
+ * The expression of the index `failure_log_by_trace` (PostgreSQL migration 6), exactly, so that the
+ * planner uses it: the md5 of the record's top-level `"traceId"` member as JSON text (quotes and
+ * escapes included; a string holds no unescaped `"`, so the first `"traceId":"` is the key).
+ */
+const TRACE_KEY = `md5(substring(record from '"traceId":("(?:[^"\\\\]|\\\\.)*")'))`;
+
+/**
  * A {@link FailureLog} on `<schema>.failure_log` (PostgreSQL schema version 6): what `toolrun
  * report --store postgres://…` and the dashboard read, written by workers on any number of
  * machines. Each append is one INSERT (its own transaction); ids come from a sequence and
@@ -34,7 +41,8 @@ function pageBounds(options: FailureLogPageOptions): { limit: number; afterId: s
  * other order, so a reader following the log as it grows can pass over a record committed just
  * after its page was read). `listPage` reads a range of the
  * primary key (`id > after`), so a page costs the same at any depth; its cursor is the page's last
- * id. Records are stored as JSON text (they come back exactly); `kind`, `tool_name`, `run_id` and
+ * id. `findByTraceId` reads the partial expression index `failure_log_by_trace` (the md5 of the
+ * record's `traceId` member as JSON text), newest first. Records are stored as JSON text (they come back exactly); `kind`, `tool_name`, `run_id` and
  * `at` are copied into columns for SQL (`GROUP BY tool_name`), as `toStoredText` writes them.
  *
  * The schema must already be migrated: open it with `createPostgresStores({ pool, schema })`
@@ -48,6 +56,8 @@ export function createPostgresFailureLog(pool: PostgresQueryable, options: Postg
   const selectPage = prepareStatement(`SELECT record FROM ${table} ORDER BY id LIMIT $1 OFFSET $2`);
   const selectAfter = prepareStatement(`SELECT id::text AS cursor, record FROM ${table} WHERE id > $1::bigint ORDER BY id LIMIT $2`);
   const count = prepareStatement(`SELECT COUNT(*)::text AS count FROM ${table}`);
+  // newest first; the rows' records are checked again (an md5 match is not proof)
+  const selectByTrace = prepareStatement(`SELECT record FROM ${table} WHERE kind = 'tool-failure' AND ${TRACE_KEY} = md5($1) ORDER BY id DESC LIMIT 20`);
   return {
     async append(record) {
       await pool.query({
@@ -74,6 +84,14 @@ export function createPostgresFailureLog(pool: PostgresQueryable, options: Postg
         records: rows.map((row) => fromJsonText<FailureLogRecord>(row.record)),
         next: last !== undefined ? last.cursor : (pageOptions.after ?? null),
       };
+    },
+    async findByTraceId(traceId) {
+      const { rows } = await pool.query<{ record: string }>({ ...selectByTrace, values: [JSON.stringify(String(traceId))] });
+      for (const row of rows) {
+        const record = fromJsonText<FailureLogRecord>(row.record);
+        if (record.kind === 'tool-failure' && record.traceId === traceId) return record as ToolFailureLogRecord;
+      }
+      return undefined;
     },
     async size() {
       const { rows } = await pool.query<{ count: string }>(count);

@@ -381,6 +381,11 @@ const MIGRATIONS: readonly Migration[] = [
         record    text NOT NULL                   -- JSON FailureLogRecord
       );
       CREATE INDEX failure_log_by_tool ON $schema.failure_log (tool_name, id);
+      -- FailureLog.findByTraceId: the record's top-level "traceId" as its JSON text, found by a
+      -- regular expression (a cast to json/jsonb would refuse records holding \\u0000 or a lone
+      -- surrogate, and with them the INSERT), hashed to keep every key small
+      CREATE INDEX failure_log_by_trace ON $schema.failure_log
+        ((md5(substring(record from '"traceId":("(?:[^"\\\\]|\\\\.)*")'))), id) WHERE kind = 'tool-failure';
     `,
   },
   {

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { systemClock, type Clock } from '../../ground/ports/clock.ts';
-import type { FailureLog, FailureLogPageOptions, FailureLogRecord } from '../../ground/ports/failure-log.ts';
+import type { FailureLog, FailureLogPageOptions, FailureLogRecord, ToolFailureLogRecord } from '../../ground/ports/failure-log.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { openSqliteDatabase } from './open-sqlite-database.ts';
@@ -20,6 +20,7 @@ export const SQLITE_FAILURE_LOG_SCHEMA = `
     record    TEXT NOT NULL                       -- JSON FailureLogRecord
   );
   CREATE INDEX IF NOT EXISTS failure_log_by_tool ON failure_log (tool_name, id);
+  CREATE INDEX IF NOT EXISTS failure_log_by_trace ON failure_log (json_extract(record, '$.traceId'));
 `;
 
 /**
@@ -42,7 +43,9 @@ function pageBounds(options: FailureLogPageOptions): { limit: number; afterId: n
  * A {@link FailureLog} on the `failure_log` table of a SQLite stores file (e.g. `createSqliteStores(…).database`).
  * Each append is one INSERT, atomic across processes sharing the file; ids give arrival order.
  * `listPage` reads a range of the primary key (`id > after`): a page costs the same at any depth;
- * its cursor is the last row id of the page.
+ * its cursor is the last row id of the page. `findByTraceId` reads the expression index
+ * `failure_log_by_trace` (on `json_extract(record, '$.traceId')`, created with the table, or added
+ * to an older file when the log is opened).
  */
 export function createSqliteFailureLog(database: Database): FailureLog {
   database.exec(SQLITE_FAILURE_LOG_SCHEMA);
@@ -50,6 +53,10 @@ export function createSqliteFailureLog(database: Database): FailureLog {
   const selectPage = database.prepare('SELECT record FROM failure_log ORDER BY id LIMIT ? OFFSET ?');
   const selectAfter = database.prepare('SELECT id, record FROM failure_log WHERE id > ? ORDER BY id LIMIT ?');
   const count = database.prepare('SELECT COUNT(*) AS count FROM failure_log');
+  // the expression of the index failure_log_by_trace, exactly (else SQLite scans the table); newest first
+  const selectByTrace = database.prepare(
+    "SELECT record FROM failure_log WHERE json_extract(record, '$.traceId') = ? AND kind = 'tool-failure' ORDER BY id DESC LIMIT 1",
+  );
   return {
     async append(record) {
       insert.run(record.kind, record.toolName, record.runId, record.at, toJsonText(record));
@@ -66,6 +73,10 @@ export function createSqliteFailureLog(database: Database): FailureLog {
         records: rows.map((row) => fromJsonText<FailureLogRecord>(row.record)),
         next: last !== undefined ? String(last.id) : (pageOptions.after ?? null),
       };
+    },
+    async findByTraceId(traceId) {
+      const row = selectByTrace.get(String(traceId)) as { record: string } | undefined;
+      return row === undefined ? undefined : fromJsonText<ToolFailureLogRecord>(row.record);
     },
     async size() {
       return (count.get() as { count: number }).count;

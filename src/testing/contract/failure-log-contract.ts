@@ -45,8 +45,8 @@ async function rejection(promise: Promise<unknown>): Promise<ToolrunError> {
 /**
  * Contract of a `FailureLog` with keyset paging (`listPage`): every record kept in order of arrival
  * and read back as an exact copy, `list` paging by `limit`/`offset`, `listPage` reading the same
- * records page by page with a cursor that also picks up records appended later, and the refusal
- * of a bad `limit` or cursor. Registers a vitest `describe` named `FailureLog contract: <name>`.
+ * records page by page with a cursor that also picks up records appended later, `findByTraceId`
+ * giving the newest tool failure of a trace id, and the refusal of a bad `limit` or cursor. Registers a vitest `describe` named `FailureLog contract: <name>`.
  */
 export function describeFailureLogContract(name: string, makeLog: MakeFailureLog): void {
   describe(`FailureLog contract: ${name}`, () => {
@@ -149,6 +149,40 @@ export function describeFailureLogContract(name: string, makeLog: MakeFailureLog
       const later = await log().listPage!({ limit: 10, after: empty.next });
       expect(later.records).toEqual([failure(3), failure(4)]);
       expect(later.next).not.toBe(first.next);
+    });
+
+    it('finds the newest tool failure of a trace id, as an exact copy, and nothing for an unknown one', async () => {
+      expect(log().findByTraceId).toBeTypeOf('function');
+      expect(await log().findByTraceId!('t'.repeat(32))).toBeUndefined();
+      const traced = (index: number, traceId: string): ToolFailureLogRecord => ({ ...failure(index), traceId });
+      const recovery: FailureLogRecord = {
+        kind: 'recovery',
+        at: '2024-05-15T15:00:00.000Z',
+        toolName: 'book_reservation',
+        runId: 'r',
+        sessionId: 's',
+        recoveredWith: 'search_direct_flight',
+        failedAtStep: 1,
+        recoveredAtStep: 3,
+        rounds: 2,
+        failures: 2,
+      };
+      // a message that looks like a traceId member, and trace ids no SQL column or json cast can hold
+      const decoy: ToolFailureLogRecord = { ...traced(1, 'a'.repeat(32)), message: 'saw "traceId":"b" and {"traceId":"c"} \\ \u0000' };
+      const odd = ['nul\u0000id', 'lone \ud800 surrogate', 'quote " and \\ back', 'ü東😀'];
+      await log().append(traced(0, 'a'.repeat(32)));
+      await log().append(recovery);
+      await log().append(decoy);
+      await log().append(traced(2, 'b'.repeat(32)));
+      for (const [index, traceId] of odd.entries()) await log().append(traced(10 + index, traceId));
+      await log().append(traced(3, 'b'.repeat(32)));
+      expect(await log().findByTraceId!('a'.repeat(32))).toEqual(decoy);
+      expect(await log().findByTraceId!('b'.repeat(32))).toEqual(traced(3, 'b'.repeat(32)));
+      for (const [index, traceId] of odd.entries()) expect(await log().findByTraceId!(traceId)).toEqual(traced(10 + index, traceId));
+      for (const unknown of ['b', 'c', 'a'.repeat(31), 'A'.repeat(32), '', 'nul']) expect(await log().findByTraceId!(unknown)).toBeUndefined();
+      const found = await log().findByTraceId!('b'.repeat(32));
+      found!.toolName = 'mutated';
+      expect((await log().findByTraceId!('b'.repeat(32)))!.toolName).toBe('update_reservation_flights');
     });
 
     it('refuses a limit that is not an integer ≥ 1 and a cursor it did not make', async () => {
