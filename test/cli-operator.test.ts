@@ -11,7 +11,7 @@
  * are spawned as a user runs them (`node --import tsx …`).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -163,6 +163,16 @@ describe('one convention for errors', () => {
       expectError(await toolrun([...args, '--db', missing]), 2, /^toolrun: error: no toolrun database at .*typo\.db \(/);
     }
     expect(existsSync(missing)).toBe(false);
+  });
+
+  it('a --db that names a file that is not SQLite: exit 2 and one line for stats, dlq list, dashboard and report; the file is untouched', async () => {
+    const notes = join(directory, 'notes.md');
+    const text = '# notes\n\nnot a database, but longer than a SQLite header\n';
+    writeFileSync(notes, text);
+    for (const args of [['stats'], ['dlq', 'list'], ['dashboard', '--port', '0'], ['report']]) {
+      expectError(await toolrun([...args, '--db', notes]), 2, /^toolrun: error: .*notes\.md is not a toolrun database \(not a SQLite file\)/);
+    }
+    expect(readFileSync(notes, 'utf8')).toBe(text);
   });
 
   it('metrics --port 99999 is a usage error naming the range, not a Node RangeError', async () => {

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createMemoryStores, ToolrunError, type RunQueue, type Stores } from '../index.ts';
 import type { FailureLog } from '../observability/index.ts';
@@ -159,10 +159,47 @@ export function missingDatabaseError(path: string, hint: string = READ_ONLY_MISS
   return usageError(`no toolrun database at ${path} (${hint})`, 'NOT_FOUND');
 }
 
+/** The usage error of a `--db` naming a file that is not a SQLite database. */
+function notADatabaseError(path: string): ToolrunError {
+  return usageError(`${path} is not a toolrun database (not a SQLite file): check --db / $TOOLRUN_DB`, 'INVALID_INPUT');
+}
+
+/**
+ * Refuses (exit code 2) a file that is not a SQLite database: one whose first 16 bytes are not
+ * SQLite's header. An empty file passes (SQLite makes it a new database); an unreadable one is
+ * left to the opener's own error.
+ */
+export function checkSqliteFile(path: string): void {
+  if (path === ':memory:' || path.startsWith('file:')) return;
+  let read = 0;
+  const header = Buffer.alloc(16);
+  try {
+    const descriptor = openSync(path, 'r');
+    try {
+      read = readSync(descriptor, header, 0, 16, 0);
+    } finally {
+      closeSync(descriptor);
+    }
+  } catch {
+    return;
+  }
+  // a SQLite database file is at least one page (512 bytes) and starts with this header
+  if (read > 0 && (read < 16 || header.toString('latin1') !== 'SQLite format 3\u0000')) throw notADatabaseError(path);
+}
+
 function openSqlite(target: string, context: OpenBackendContext) {
   const path = sqlitePath(target);
   if (context.mustExist && path !== ':memory:' && !existsSync(path)) throw missingDatabaseError(path, context.missingHint);
-  const stores = createSqliteStores({ path });
+  let stores: ReturnType<typeof createSqliteStores>;
+  try {
+    stores = createSqliteStores({ path });
+  } catch (error) {
+    // a file that is not a SQLite database (a mistyped --db naming some other file) is the user's mistake
+    if (ToolrunError.is(error) && (error.cause as { code?: unknown } | undefined)?.code === 'SQLITE_NOTADB') {
+      throw notADatabaseError(path);
+    }
+    throw error;
+  }
   const selectIds = stores.database.prepare('SELECT id FROM queue_messages WHERE id IN (SELECT value FROM json_each(?))');
   const findMessageIds = async (ids: readonly string[]) => new Set((selectIds.all(JSON.stringify(ids)) as Array<{ id: string }>).map((row) => row.id));
   return { stores, label: `sqlite:${path === ':memory:' ? path : resolve(path)}`, findMessageIds };

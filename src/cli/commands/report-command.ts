@@ -5,7 +5,7 @@ import { ToolrunError } from '../../index.ts';
 import { usageError } from '../cli-error.ts';
 import { integerOption, STORE_URL_HELP } from '../parse-options.ts';
 import type { FailureLog } from '../../ground/ports/failure-log.ts';
-import { DEFAULT_DATABASE_PATH, missingDatabaseError, resolveStores, sqlitePathOf } from '../resolve-stores.ts';
+import { checkSqliteFile, DEFAULT_DATABASE_PATH, missingDatabaseError, resolveStores, sqlitePathOf } from '../resolve-stores.ts';
 
 interface ReportOptions {
   db?: string;
@@ -100,9 +100,9 @@ async function openStoreFailureLog(store: string): Promise<{ failureLog: Failure
  * replay|drain`), or a pino log file written with `--log-file`; read a page or a line at a time,
  * in bounded memory. Without a source: `$TOOLRUN_DB`, else `.toolrun/toolrun.db`.
  * Exit codes as every command: 0 printed; 2 a missing database or log file, a file that is not a
- * toolrun log, a store without a failure log (`memory:`), a PostgreSQL schema toolrun never
- * created, two sources; 1 a source that exists but cannot be read (a file that is not SQLite, a
- * server that cannot be reached).
+ * toolrun log, a file that is not a SQLite database, a store without a failure log (`memory:`), a
+ * PostgreSQL schema toolrun never created, two sources; 1 a source that exists but cannot be read
+ * (a server that cannot be reached, a file without read permission).
  */
 export function addReportCommand(program: Command): void {
   program
@@ -125,6 +125,7 @@ export function addReportCommand(program: Command): void {
         db = databasePath(options);
         if (db === undefined) opened = await openStoreFailureLog(options.store!);
         else if (db !== ':memory:' && !existsSync(db)) throw missingDatabaseError(db);
+        else checkSqliteFile(db);
       }
       const { runReportCommand } = await import('../../observability/report/run-report-command.ts');
       let problem = '';
