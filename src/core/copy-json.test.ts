@@ -9,6 +9,7 @@ describe('copyPlainJson', () => {
     ['nested objects and arrays', { a: [{ b: [1, [2, [3]]] }, { c: { d: 'e' } }], f: [] }],
     ['undefined, functions and symbols', { a: undefined, b: () => 1, c: Symbol('s'), d: [undefined, () => 1, Symbol('t')] }],
     ['-0, NaN and infinities', { a: -0, b: Number.NaN, c: Number.POSITIVE_INFINITY, d: [-0, Number.NEGATIVE_INFINITY] }],
+    // eslint-disable-next-line no-sparse-arrays -- a hole is the case under test
     ['a sparse array', { a: [1, , 3] }],
     ['a null-prototype object', Object.assign(Object.create(null) as object, { a: 1 })],
     ['lone surrogates and escapes', { a: '\ud800x\n"\\', 'k"ey\u0000': 'v' }],

@@ -34,8 +34,8 @@ function pageBounds(options: FailureLogPageOptions): { limit: number; afterId: s
 const TRACE_KEY = `md5(substring(record from '"traceId":("(?:[^"\\\\]|\\\\.)*")'))`;
 
 /**
- * A {@link FailureLog} on `<schema>.failure_log` (PostgreSQL schema version 6): what `toolrun
- * report --store postgres://…` and the dashboard read, written by workers on any number of
+ * A {@link FailureLog} on `<schema>.failure_log` (PostgreSQL schema version 6): what
+ * `toolrun report --store postgres://…` and the dashboard read, written by workers on any number of
  * machines. Each append is one INSERT (its own transaction); ids come from a sequence and
  * `list`/`listPage` read in id order (two appends racing on two connections may commit in the
  * other order, so a reader following the log as it grows can pass over a record committed just
