@@ -6,6 +6,7 @@
  * over Streamable HTTP.
  */
 import { execFile } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_FAILURE_META_KEY, TOOLRUN_ENVELOPE_META_KEY } from '../src/adapters/mcp/index.ts';
 import type { ToolFailure } from '../src/ground/tool-result.ts';
 import { createMcpProxy, type McpProxy, type UpstreamSpec } from '../src/cli/mcp-proxy/mcp-proxy.ts';
+import { refusedHttpOrigin } from '../src/cli/mcp-proxy/run-mcp-proxy.ts';
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER, INSPECTOR_CLI, initializeLine, jsonLines, MEMORY_SERVER, spawnProxy, stop } from './fixtures/mcp-cli.ts';
 
 const run = promisify(execFile);
@@ -308,5 +310,51 @@ describe('toolrun mcp-proxy as a process', () => {
     const invalid = envelopeOf((await client.callTool({ name: 'get-sum', arguments: { a: 'two', b: 3 } })) as CallToolResult);
     expect(invalid.error.fields?.[0]?.path).toBe('/a');
     expect((await client.listResources()).resources.length).toBeGreaterThan(0);
+    // DNS rebinding: a page of another site reaching the loopback port is refused before MCP
+    const initialize = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'evil', version: '1' } },
+    });
+    const target = new URL(url!);
+    for (const headers of [{ host: `evil.example:${target.port}` }, { host: target.host, origin: 'http://evil.example' }]) {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const request = httpRequest(
+          target,
+          { method: 'POST', headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+          (response) => {
+            let body = '';
+            response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+          },
+        );
+        request.on('error', reject);
+        request.end(initialize);
+      });
+      expect(answer.status).toBe(403);
+      expect(answer.body).toMatch(/Forbidden/);
+      expect(answer.body).not.toMatch(/serverInfo/);
+    }
+  });
+});
+
+describe('refusedHttpOrigin (DNS-rebinding protection of --listen)', () => {
+  it('on loopback: loopback Host names pass, others and foreign origins are refused', () => {
+    for (const host of ['127.0.0.1:8808', 'localhost:8808', '[::1]:8808', '127.0.0.1', 'LOCALHOST:1']) {
+      expect(refusedHttpOrigin({ host }, true)).toBeUndefined();
+      expect(refusedHttpOrigin({ host, origin: 'http://localhost:3000' }, true)).toBeUndefined();
+    }
+    expect(refusedHttpOrigin({ host: 'evil.example:8808' }, true)).toMatch(/Forbidden/);
+    expect(refusedHttpOrigin({ host: '127.0.0.1.evil.example:8808' }, true)).toMatch(/Forbidden/);
+    expect(refusedHttpOrigin({}, true)).toMatch(/Forbidden/);
+    expect(refusedHttpOrigin({ host: '127.0.0.1:8808', origin: 'http://evil.example' }, true)).toMatch(/DNS-rebinding/);
+    expect(refusedHttpOrigin({ host: '127.0.0.1:8808', origin: 'null' }, true)).toMatch(/not an http/);
+  });
+
+  it('off loopback: any Host, but an Origin must be the request’s own host', () => {
+    expect(refusedHttpOrigin({ host: 'proxy.internal:8808' }, false)).toBeUndefined();
+    expect(refusedHttpOrigin({ host: 'proxy.internal:8808', origin: 'https://proxy.internal:8808' }, false)).toBeUndefined();
+    expect(refusedHttpOrigin({ host: 'proxy.internal:8808', origin: 'https://evil.example' }, false)).toMatch(/DNS-rebinding/);
   });
 });

@@ -215,12 +215,54 @@ function jsonRpcError(response: ServerResponse, status: number, code: number, me
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
 }
 
+/** Names a loopback listener answers to (the Host header's name, without its port), besides 127.0.0.0/8. */
+const LOOPBACK_NAMES = new Set(['localhost', '[::1]', '::1']);
+const isLoopbackName = (name: string) => LOOPBACK_NAMES.has(name) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+
+/** The name part of a Host header or an origin's host (`[::1]:8808` → `[::1]`, `localhost:8808` → `localhost`). */
+function hostNameOf(host: string): string {
+  const value = host.trim().toLowerCase();
+  if (value.startsWith('[')) return value.slice(0, value.indexOf(']') + 1);
+  const colon = value.lastIndexOf(':');
+  return colon === -1 ? value : value.slice(0, colon);
+}
+
+/**
+ * DNS-rebinding protection, as the MCP transport specification asks of a local server: on a
+ * loopback listener the Host header must name a loopback host, and a request that carries an
+ * Origin (a browser's) must come from a loopback origin; on any listener an Origin must be the
+ * request's own host. `undefined`: allowed; else the reason of the refusal.
+ */
+export function refusedHttpOrigin(headers: { host?: string | undefined; origin?: string | undefined }, loopback: boolean): string | undefined {
+  const host = headers.host ?? '';
+  if (loopback && !isLoopbackName(hostNameOf(host))) {
+    return `Forbidden: this proxy listens on a loopback address and answers only to Host 127.0.0.1, localhost or [::1] (received ${JSON.stringify(host.slice(0, 100))})`;
+  }
+  const origin = headers.origin;
+  if (origin === undefined) return undefined;
+  let originHost: string;
+  try {
+    const url = new URL(origin);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+    originHost = url.host;
+  } catch {
+    return `Forbidden: the Origin ${JSON.stringify(origin.slice(0, 100))} is not an http(s) origin`;
+  }
+  if (loopback ? !isLoopbackName(hostNameOf(originHost)) : originHost.toLowerCase() !== host.trim().toLowerCase()) {
+    return `Forbidden: requests from the web page at ${JSON.stringify(origin.slice(0, 100))} are refused (DNS-rebinding protection: only ${loopback ? 'a loopback origin' : 'this host'} may call)`;
+  }
+  return undefined;
+}
+
 /** Serves the guarded tools over Streamable HTTP on `http://host:port/mcp`, one proxy session per MCP session. */
 async function serveHttp(proxy: McpProxy, listen: { host: string; port: number }, maxMessageBytes: number, log: (line: string) => void) {
   const transports = new Map<string, StreamableHTTPServerTransport>();
+  const loopback = isLoopbackName(listen.host.toLowerCase());
   // Node's default, stated: a small SSE event is written at once, not held for the previous segment's ACK.
   const server = createServer({ noDelay: true }, (request, response) => {
     void (async () => {
+      const refused = refusedHttpOrigin({ host: request.headers.host, origin: request.headers.origin }, loopback);
+      if (refused !== undefined) return jsonRpcError(response, 403, -32000, refused);
       const url = new URL(request.url ?? '/', 'http://localhost');
       if (url.pathname !== '/mcp') {
         response.writeHead(404, { 'content-type': 'text/plain' }).end('toolrun mcp-proxy serves MCP at /mcp\n');
