@@ -175,6 +175,38 @@ describe('one convention for errors', () => {
     expect(readFileSync(notes, 'utf8')).toBe(text);
   });
 
+  it('a reader that goes away (| head -1) ends nothing with a stack: the command finishes and exits 0', async () => {
+    const db = join(directory, 'many.db');
+    const stores = createSqliteStores({ path: db });
+    for (let index = 0; index < 3_000; index++) {
+      await stores.messageDlq.push({ rawBody: `{"prompt":"${index}"}`, reason: { code: 'INVALID_INPUT', message: 'a run request needs "input"' } } as never);
+    }
+    await stores.close();
+    const result = await new Promise<CliResult>((resolvePromise, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', resolve('src/cli/index.ts'), 'dlq', 'list', '--db', db], {
+        env: { ...process.env, TOOLRUN_DB: '', TOOLRUN_CONFIG: '', TOOLRUN_DEBUG: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      // like `head -1`: read the first chunk, then close the pipe while the command is still writing
+      child.stdout.once('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        child.stdout.destroy();
+      });
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolvePromise({ code, stdout, stderr });
+      });
+    });
+    expect(result.stdout.length).toBeGreaterThan(0);
+    expect(result.stderr).not.toMatch(/EPIPE|\n\s+at |Unhandled/);
+    expect(result.code).toBe(0);
+  });
+
   it('metrics --port 99999 is a usage error naming the range, not a Node RangeError', async () => {
     const db = join(directory, 'ports.db');
     createSqliteStores({ path: db }).database.close();

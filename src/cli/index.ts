@@ -10,4 +10,15 @@
  */
 import { runToolrun } from './main.ts';
 
+// A reader that goes away (`toolrun dlq list | head -1`) is not an error of the command: what is
+// left to print is dropped and the command finishes its work (a worker keeps its runs) and exits
+// as it would have. Any other output error is one line, as every error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
+    process.exitCode = 1;
+    if (stream !== process.stderr) process.stderr.write(`toolrun: error: cannot write the output: ${error.message}\n`);
+  });
+}
+
 process.exitCode = await runToolrun(process.argv);
