@@ -28,3 +28,23 @@ describe('toolrun mcp-proxy arguments', () => {
     });
   });
 });
+
+describe('toolrun mcp-proxy --breaker-prefix', () => {
+  it('refuses an empty prefix or one that is an option (exit 2, one line) before starting anything', async () => {
+    const { runToolrun } = await import('../src/cli/main.ts');
+    for (const prefix of ['', '  ', '--', '-x']) {
+      let stderr = '';
+      const write = process.stderr.write;
+      process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write;
+      let code: number;
+      try {
+        code = await runToolrun(['node', 'toolrun', 'mcp-proxy', `--breaker-prefix=${prefix}`, '--', process.execPath, '-e', 'setTimeout(() => {}, 60000)']);
+      } finally {
+        process.stderr.write = write;
+      }
+      expect(code).toBe(2);
+      expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(stderr).toMatch(/^toolrun: error: --breaker-prefix needs a non-empty name/);
+    }
+  });
+});

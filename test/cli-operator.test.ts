@@ -173,6 +173,9 @@ describe('one convention for errors', () => {
       expectError(await toolrun([...args, '--db', notes]), 2, /^toolrun: error: .*notes\.md is not a toolrun database \(not a SQLite file\)/);
     }
     expect(readFileSync(notes, 'utf8')).toBe(text);
+    for (const args of [['stats'], ['report'], ['mcp-proxy', '--init', '--', 'node', '-e', '0']]) {
+      expectError(await toolrun([...args.slice(0, 1), '--db', directory, ...args.slice(1)]), 2, /^toolrun: error: .* is a directory, not a toolrun database/);
+    }
   });
 
   it('a reader that goes away (| head -1) ends nothing with a stack: the command finishes and exits 0', async () => {

@@ -1,5 +1,5 @@
-import { closeSync, existsSync, openSync, readSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { createMemoryStores, ToolrunError, type RunQueue, type Stores } from '../index.ts';
 import type { FailureLog } from '../observability/index.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../stores/sqlite/index.ts';
@@ -165,12 +165,15 @@ function notADatabaseError(path: string): ToolrunError {
 }
 
 /**
- * Refuses (exit code 2) a file that is not a SQLite database: one whose first 16 bytes are not
- * SQLite's header. An empty file passes (SQLite makes it a new database); an unreadable one is
- * left to the opener's own error.
+ * Refuses (exit code 2) a directory, or a file that is not a SQLite database: one whose first 16
+ * bytes are not SQLite's header. A missing or empty file passes (SQLite makes it a new database);
+ * an unreadable one is left to the opener's own error.
  */
 export function checkSqliteFile(path: string): void {
-  if (path === ':memory:' || path.startsWith('file:')) return;
+  if (path === ':memory:' || path.startsWith('file:') || !existsSync(path)) return;
+  if (statSync(path).isDirectory()) {
+    throw usageError(`${path} is a directory, not a toolrun database: --db takes the SQLite file (e.g. ${join(path, 'toolrun.db')})`, 'INVALID_INPUT');
+  }
   let read = 0;
   const header = Buffer.alloc(16);
   try {
@@ -190,6 +193,7 @@ export function checkSqliteFile(path: string): void {
 function openSqlite(target: string, context: OpenBackendContext) {
   const path = sqlitePath(target);
   if (context.mustExist && path !== ':memory:' && !existsSync(path)) throw missingDatabaseError(path, context.missingHint);
+  checkSqliteFile(path);
   let stores: ReturnType<typeof createSqliteStores>;
   try {
     stores = createSqliteStores({ path });

@@ -97,6 +97,12 @@ const UNUSED_MODEL: ToolrunConfig['model'] = async () => {
 export async function runMcpProxy(options: McpProxyCommandOptions, command: readonly string[], streams: ProxyStreams): Promise<void> {
   const upstream = upstreamOf(options, command, streams.env);
   const listen = options.listen !== undefined ? parseListen(options.listen) : undefined;
+  if (options.breakerPrefix !== undefined && (options.breakerPrefix.trim() === '' || options.breakerPrefix.startsWith('-'))) {
+    // an empty prefix would make the keys bare tool names, shared with every other breaker of the store
+    throw usageError(
+      `--breaker-prefix needs a non-empty name that does not start with "-" (received ${JSON.stringify(options.breakerPrefix)}), e.g. --breaker-prefix mcp:files/`,
+    );
+  }
   const log = (line: string) => streams.writeError(`toolrun mcp-proxy: ${line}\n`);
   // No store flag: memory (a proxy started by an MCP client writes no file where it happens to run).
   const useMemory = options.db === undefined && options.store === undefined && (streams.env.TOOLRUN_DB ?? '') === '';
