@@ -273,13 +273,18 @@ describe('toolrun bad input', () => {
     expect(JSON.parse(memory.stdout)).toMatchObject({ queue: { size: 0 }, runs: null });
   });
 
-  it('exits 1, in one line, when the store cannot be opened', async () => {
+  it('exits 1, in one line, when the store cannot be reached; 2 when --db names a file that is not a database', async () => {
+    const unreachable = await cli(['stats', '--store', 'postgres://toolrun:secret-pw@127.0.0.1:1/test?schema=cli_unreachable']);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(unreachable.stderr).toMatch(/^toolrun: error: cannot open the PostgreSQL store/);
+    expect(unreachable.stderr).not.toContain('secret-pw');
     const notADatabase = join(directory, 'not-a-database.db');
     writeFileSync(notADatabase, 'this is not SQLite'.repeat(100));
     const result = await cli(['stats', '--db', notADatabase]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(result.stderr).toMatch(/^toolrun: error: cannot open the SQLite store/);
+    expect(result.stderr).toMatch(/^toolrun: error: .*not-a-database\.db is not a toolrun database \(not a SQLite file\)/);
   });
 });
 

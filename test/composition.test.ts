@@ -7,6 +7,7 @@ import {
   createAjvSchemaValidator,
   createMemoryStores,
   createToolrun,
+  createWorker,
   defineTool,
   handleMessage,
   ToolError,
@@ -140,6 +141,18 @@ describe('createToolrun', () => {
     }
     expect(error).toMatchObject({ code: 'INVALID_OPTIONS' });
     expect(String((error as Error).message)).toMatch(/maxSteps.*toolRetryBudget.*maxDeliveries/);
+  });
+
+  it('refuses a stores Promise (createPostgresStores without await) or a partial bundle at creation, not on the first message', () => {
+    const pending = Promise.resolve(createMemoryStores());
+    expect(() => createToolrun({ model: createScriptedModel([answer]), tools: [flaky(0).tool], stores: pending as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/`stores` is a Promise: await/) }),
+    );
+    expect(() => createWorker({ stores: pending as never, model: createScriptedModel([answer]), tools: [flaky(0).tool] })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/createWorker: `stores` is a Promise/) }),
+    );
+    const { queue: _queue, claims: _claims, ...partial } = createMemoryStores();
+    expect(() => createToolrun({ model: createScriptedModel([answer]), tools: [flaky(0).tool], stores: partial as never })).toThrow(/lacks `queue`, `claims`/);
   });
 
   it('a drain refuses a concurrency it cannot honour instead of silently doing nothing', async () => {

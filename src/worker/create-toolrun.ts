@@ -15,6 +15,7 @@ import { replayDeadLetter, type ReplayDeadLetterResult } from './replay-dead-let
 import { replayToolFailure, type ReplayResult } from './replay-tool-failure.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import type { RunHooks, RunLimits } from './run-options.ts';
+import { storesProblem } from './check-stores.ts';
 
 export type { RunHooks, RunLimits } from './run-options.ts';
 
@@ -40,6 +41,10 @@ function checkToolrunOptions(options: ToolrunOptions): void {
   const problems: string[] = [];
   if (typeof options.model !== 'function') problems.push(`\`model\` must be a function (request) => Promise<response>, received ${describe(options.model)}`);
   if (options.tools === undefined && options.runtime === undefined) problems.push('`tools` or `runtime` is needed');
+  if (options.stores !== undefined) {
+    const problem = storesProblem(options.stores);
+    if (problem !== undefined) problems.push(problem);
+  }
   const limits = options.limits ?? {};
   const check = (name: keyof RunLimits, ok: (value: number) => boolean, expected: string) => {
     const value = limits[name];
@@ -125,8 +130,9 @@ export interface Toolrun {
  * await toolrun.drain();
  * ```
  *
- * @throws ToolrunError `INVALID_OPTIONS` for a missing `model`, no `tools` or `runtime`, or a limit out
- * of range (every problem in one message); `INVALID_DEFINITION` /
+ * @throws ToolrunError `INVALID_OPTIONS` for a missing `model`, no `tools` or `runtime`, a `stores`
+ * that is a Promise (await `createPostgresStores` first) or lacks a port, or a limit out of range
+ * (every problem in one message); `INVALID_DEFINITION` /
  * `INVALID_SCHEMA` for a bad tool — at creation, never per message.
  */
 export function createToolrun(options: ToolrunOptions): Toolrun {

@@ -7,6 +7,7 @@ import { keepLease, type LeaseKeeper } from './keep-lease.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { isTransientStoreError } from './store-errors.ts';
 import type { WorkerEvent } from './worker-events.ts';
+import { storesProblem } from './check-stores.ts';
 
 /** Options of {@link createWorker}. Durations in milliseconds. */
 export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'stores' | 'signal'> {
@@ -74,9 +75,15 @@ export interface Worker {
  * the worker goes on. A message whose earlier consumers crashed is dead-lettered the same way once
  * the queue has delivered it more than `maxDeliveries` times. Store outages are not counted. A run
  * claimed by a replay or drain (`busy`) is released for later, not counted.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` for a `stores` that is a Promise (await
+ * `createPostgresStores` first) or lacks a port, or a `concurrency`, `leaseMs` or `pollIntervalMs`
+ * out of range.
  */
 export function createWorker(options: WorkerOptions): Worker {
   const { stores } = options;
+  const storesIssue = storesProblem(stores);
+  if (storesIssue !== undefined) throw new ToolrunError('INVALID_OPTIONS', `createWorker: ${storesIssue}`);
   const clock = options.clock ?? systemClock;
   const concurrency = options.concurrency ?? 1;
   const leaseMs = options.leaseMs ?? 300_000;
