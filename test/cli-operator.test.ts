@@ -210,6 +210,35 @@ describe('one convention for errors', () => {
     expect(result.code).toBe(0);
   });
 
+  it('dashboard --read-only on 127.0.0.1 prints no token (nothing needs one); without it the token URL is printed', async () => {
+    const db = join(directory, 'read-only.db');
+    createSqliteStores({ path: db }).database.close();
+    const startLines = (args: readonly string[]) =>
+      new Promise<string>((resolvePromise, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', resolve('src/cli/index.ts'), 'dashboard', '--db', db, '--port', '0', ...args], {
+          env: { ...process.env, TOOLRUN_DB: '', TOOLRUN_CONFIG: '', TOOLRUN_DEBUG: '', TOOLRUN_DASHBOARD_TOKEN: '' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          // the start lines end with the read-only line or the no-config line
+          if (/read-only: every action is refused|no config/.test(stdout)) child.kill('SIGTERM');
+        });
+        child.on('error', reject);
+        child.on('close', () => {
+          clearTimeout(timer);
+          resolvePromise(stdout);
+        });
+      });
+    const readOnly = await startLines(['--read-only']);
+    expect(readOnly).toMatch(/^toolrun dashboard: http:\/\/127\.0\.0\.1:\d+\//);
+    expect(readOnly).toMatch(/read-only: every action is refused/);
+    expect(readOnly).not.toMatch(/token/);
+    expect(await startLines([])).toMatch(/actions need the token: open http:\/\/127\.0\.0\.1:\d+\/#token=/);
+  });
+
   it('metrics --port 99999 is a usage error naming the range, not a Node RangeError', async () => {
     const db = join(directory, 'ports.db');
     createSqliteStores({ path: db }).database.close();

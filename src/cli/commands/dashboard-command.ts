@@ -134,7 +134,11 @@ export function addDashboardCommand(program: Command): void {
         sampleIntervalMs: options.sampleIntervalMs,
       });
       printLine(`toolrun dashboard: ${running.url} (store ${resolved.label})`);
-      printLine(`  actions need the token: open ${running.urlWithToken}${token === undefined ? ' (a new token each start; --token to fix one)' : ''}`);
+      // read-only on loopback: nothing needs the token, so none is shown
+      if (!options.readOnly || !running.loopback) {
+        const what = options.readOnly ? 'reading needs the token' : 'actions need the token';
+        printLine(`  ${what}: open ${running.urlWithToken}${token === undefined ? ' (a new token each start; --token to fix one)' : ''}`);
+      }
       if (!running.loopback) printLine(`  listening on ${options.host}: every request needs the token (Authorization: Bearer …)`);
       if (options.readOnly) printLine('  read-only: every action is refused');
       else if (!replay) printLine(`  no config (--config FILE, $TOOLRUN_CONFIG or ./${DEFAULT_CONFIG_FILES[0]}): the page cannot replay or drain; purge works`);
