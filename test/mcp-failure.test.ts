@@ -57,6 +57,18 @@ describe('thrown by the SDK', () => {
     expect(classified.transient).toBe(transient);
   });
 
+  it("a result the SDK refuses (-32602 'Invalid tools/call result') is the server's defect: not the arguments', not retried", () => {
+    const thrown = new McpError(ErrorCode.InvalidParams, 'MCP error -32602: Invalid tools/call result: [{"code":"invalid_type","path":["content"]}]');
+    const classified = classify(errorFromMcpThrown(thrown));
+    expect(classified).toMatchObject({ kind: 'misconfigured', transient: false, misconfiguration: true });
+    expect(classified.code).not.toBe('INVALID_INPUT');
+    expect(classified.message).toMatch(/not a valid tools\/call result .*the server is at fault, not the arguments/);
+    expect(classified.message).not.toMatch(/MCP error -32602: MCP error/);
+    // arguments the server refuses stay the model's to fix, with the SDK's doubled prefix said once
+    const args = classify(errorFromMcpThrown(new McpError(ErrorCode.InvalidParams, 'MCP error -32602: Invalid arguments for tool x')));
+    expect(args).toMatchObject({ code: 'INVALID_INPUT', message: 'MCP error -32602: Invalid arguments for tool x' });
+  });
+
   it('keeps the status and Retry-After of a 429 through createMcpStatusFetch', async () => {
     const fetchFunction = createMcpStatusFetch(async () => new Response('slow down', { status: 429, headers: { 'retry-after': '3' } }));
     const thrown = await fetchFunction('http://127.0.0.1:1/mcp', { method: 'POST' }).catch((error: unknown) => error);

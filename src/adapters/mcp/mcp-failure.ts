@@ -244,7 +244,8 @@ function read(value: unknown, key: string): unknown {
  * Maps what an MCP request threw to an error the runtime classifies:
  * - an `McpError` (JSON-RPC error): `-32000` connection closed → `server` (UNAVAILABLE); `-32001`
  *   request timeout → `timeout`; `-32602` invalid params → `invalid_input`, or `not_found` when it
- *   says the tool is unknown; `-32601` method not found → `misconfigured` (the server has no
+ *   says the tool is unknown, or `misconfigured` when it is the SDK's refusal of the server's
+ *   *result* ("Invalid tools/call result": the server's defect, not the arguments'); `-32601` method not found → `misconfigured` (the server has no
  *   `tools/call`); `-32603` internal error → `server`; `-32700`/`-32600` → `invalid_input`;
  * - a Streamable HTTP transport error (`StreamableHTTPError`, its `code` the HTTP status, or an
  *   {@link McpHttpStatusError} with the response's headers): by status (429 with `Retry-After`, 5xx…);
@@ -273,12 +274,22 @@ export function errorFromMcpThrown(thrown: unknown): unknown {
         return new ToolError({ kind: 'server', message: `the MCP server closed the connection (${message})`, cause: thrown });
       case MCP_ERROR_CODES.requestTimeout:
         return new ToolError({ kind: 'timeout', message, cause: thrown });
-      case MCP_ERROR_CODES.invalidParams:
+      case MCP_ERROR_CODES.invalidParams: {
+        // the SDK's client raises -32602 for a *result* that fails its schema too: the server's defect, not the arguments'
+        const bare = message.replace(/^(MCP error -?\d+: )+/, '');
+        if (/^Invalid (tools\/call )?result\b|\bresult (does not match|is invalid)\b/i.test(bare)) {
+          return new ToolError({
+            kind: 'misconfigured',
+            message: `the MCP server answered with a result that is not a valid tools/call result (${bare.slice(0, 300)}): the server is at fault, not the arguments`,
+            cause: thrown,
+          });
+        }
         return new ToolError({
           kind: /\b(tool|unknown)\b.*\bnot found\b|\bunknown tool\b/i.test(message) ? 'not_found' : 'invalid_input',
-          message,
+          message: `MCP error -32602: ${bare}`,
           cause: thrown,
         });
+      }
       case MCP_ERROR_CODES.methodNotFound:
         return new ToolError({ kind: 'misconfigured', message, cause: thrown });
       case MCP_ERROR_CODES.internalError:
