@@ -239,6 +239,13 @@ describe('one convention for errors', () => {
     expect(await startLines([])).toMatch(/actions need the token: open http:\/\/127\.0\.0\.1:\d+\/#token=/);
   });
 
+  it('enqueue --id with an empty id is a usage error; nothing is enqueued', async () => {
+    const db = join(directory, 'empty-id.db');
+    for (const id of ['', '  '])
+      expectError(await toolrun(['enqueue', '{"input": "hi"}', '--id', id, '--db', db, '--init']), 2, /--id needs a non-empty message id/);
+    expect(existsSync(db)).toBe(false);
+  });
+
   it('metrics --port 99999 is a usage error naming the range, not a Node RangeError', async () => {
     const db = join(directory, 'ports.db');
     createSqliteStores({ path: db }).database.close();

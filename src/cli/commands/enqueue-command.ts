@@ -71,6 +71,7 @@ export function addEnqueueCommand(program: Command): void {
   addStoreOptions(command, { queueUrl: true });
   addInitOption(command);
   command.action(async (body: string | undefined, options: EnqueueCommandOptions) => {
+    if (options.id !== undefined && options.id.trim() === '') throw usageError('--id needs a non-empty message id (omit --id for a generated one)');
     const { text, source } = await readInput(body, options);
     const lines = options.jsonl
       ? text
