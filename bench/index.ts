@@ -10,41 +10,34 @@ import { printTable } from './measure.ts';
 
 const only = process.argv[2];
 
-if (!only || only === 'runtime') printTable('Tool runtime: success and failure path (issue 2)', await (await import('./runtime.bench.ts')).runRuntimeBench());
-if (!only || only === 'worker') printTable('SQLite worker and tool-DLQ entry size (issue 3)', await (await import('./worker.bench.ts')).runWorkerBench());
-if (!only || only === 'observability')
-  printTable('Observability: success-path cost (issue 5)', await (await import('./observability.bench.ts')).runObservabilityBench());
+if (!only || only === 'runtime') printTable('Tool runtime: success and failure path', await (await import('./runtime.bench.ts')).runRuntimeBench());
+if (!only || only === 'worker') printTable('SQLite worker and tool-DLQ entry size', await (await import('./worker.bench.ts')).runWorkerBench());
+if (!only || only === 'observability') printTable('Observability: success-path cost', await (await import('./observability.bench.ts')).runObservabilityBench());
 if (!only || only === 'redaction')
-  printTable('Redaction: 1 MB of adversarial text per family vs 1 KB × 1,000 (issue 9)', await (await import('./redaction.bench.ts')).runRedactionBench());
-if (!only || only === 'distributed')
-  printTable('BullMQ worker vs bare BullMQ worker (issue 6)', await (await import('./distributed.bench.ts')).runDistributedBench());
+  printTable('Redaction: 1 MB of adversarial text per family vs 1 KB × 1,000', await (await import('./redaction.bench.ts')).runRedactionBench());
+if (!only || only === 'distributed') printTable('BullMQ worker vs bare BullMQ worker', await (await import('./distributed.bench.ts')).runDistributedBench());
 if (!only || only === 'airline')
-  printTable('Airline workload: SQLite vs BullMQ + PostgreSQL (issue 6)', await (await import('./airline-backends.bench.ts')).runAirlineBackendsBench());
+  printTable('Airline workload: SQLite vs BullMQ + PostgreSQL', await (await import('./airline-backends.bench.ts')).runAirlineBackendsBench());
 if (!only || only === 'mcp')
   printTable(
     'MCP proxy: tools/call round trip through toolrun mcp-proxy vs straight, and 8 concurrent clients',
     await (await import('./mcp.bench.ts')).runMcpBench(),
   );
 if (!only || only === 'hosts') printTable('OpenAI Agents, Anthropic: per tool call', await (await import('./hosts-openai-anthropic.bench.ts')).runHostsBench());
-if (!only || only === 'langchain') printTable('LangChain createAgent (issue 14)', await (await import('./langchain.bench.ts')).runLangChainBench());
+if (!only || only === 'langchain') printTable('LangChain createAgent', await (await import('./langchain.bench.ts')).runLangChainBench());
 if (!only || only === 'dashboard')
-  printTable('Dashboard: first byte and a rendered list on a large tool DLQ (issue 11)', await (await import('./dashboard.bench.ts')).runDashboardBench());
-if (!only || only === 'ai-sdk')
-  printTable('AI SDK generateText per tool call; runAgent step (issue 14)', await (await import('./ai-sdk.bench.ts')).runAiSdkBench());
+  printTable('Dashboard: first byte and a rendered list on a large tool DLQ', await (await import('./dashboard.bench.ts')).runDashboardBench());
+if (!only || only === 'ai-sdk') printTable('AI SDK generateText per tool call; runAgent step', await (await import('./ai-sdk.bench.ts')).runAiSdkBench());
 if (!only || only === 'postgres-steps')
   printTable(
-    'PostgreSQL: step cost against conversation length, one commit vs port by port (issue 13)',
+    'PostgreSQL: step cost against conversation length, one commit vs port by port',
     await (await import('./postgres-steps.bench.ts')).runPostgresStepsBench(),
   );
-if (!only || only === 'scale')
-  printTable('Scale: DLQ reads at 10^3, 10^5, 10^6 tool-DLQ entries (issue 13)', await (await import('./scale.bench.ts')).runScaleBench());
+if (!only || only === 'scale') printTable('Scale: DLQ reads at 10^3, 10^5, 10^6 tool-DLQ entries', await (await import('./scale.bench.ts')).runScaleBench());
 if (!only || only === 'scale' || only === 'scale-report')
   printTable(
-    'Scale: toolrun report over 10^3, 10^5, 10^6 failure records, peak RSS of the child process (issue 13)',
+    'Scale: toolrun report over 10^3, 10^5, 10^6 failure records, peak RSS of the child process',
     await (await import('./report-scale.bench.ts')).runReportScaleBench(),
   );
 if (!only || only === 'scale' || only === 'scale-drain')
-  printTable(
-    'Scale: drain throughput against tool-DLQ size, 10^3, 10^5, 10^6 entries (issue 13)',
-    await (await import('./drain-scale.bench.ts')).runDrainScaleBench(),
-  );
+  printTable('Scale: drain throughput against tool-DLQ size, 10^3, 10^5, 10^6 entries', await (await import('./drain-scale.bench.ts')).runDrainScaleBench());
