@@ -364,6 +364,25 @@ describe('no silent new database; config errors name the place', () => {
 });
 
 describe('the operator at work', () => {
+  it('worker --until-empty that leaves messages leased by a stopped worker says so in one warning and how to take them', async () => {
+    const db = join(directory, 'leased.db');
+    for (const id of ['leased-1', 'free-1']) {
+      expect((await toolrun(['enqueue', '{"input": "slow"}', '--id', id, '--db', db, ...(id === 'leased-1' ? ['--init'] : [])])).code).toBe(0);
+    }
+    // a worker that took the oldest message and died: its lease is still running
+    const stores = createSqliteStores({ path: db });
+    const taken = await stores.queue.reserve(600_000);
+    await stores.close();
+    expect(taken?.id).toBe('leased-1');
+    const worker = await toolrun(['worker', '--db', db, '--config', CONFIG, '--until-empty']);
+    expect(worker.code).toBe(0);
+    expect(worker.stdout).toMatch(/handled 1 message/);
+    expectOneWarning(
+      worker,
+      /^toolrun: warning: 1 message still in the queue, leased by another worker or by one that stopped without finishing: .*run the worker again then/,
+    );
+  });
+
   it('the worker prints a heartbeat (handled, throughput, in flight, queue, DLQ depths) at --heartbeat-ms; none with --json', async () => {
     const db = join(directory, 'heartbeat.db');
     for (let index = 1; index <= 4; index += 1) {

@@ -3,7 +3,7 @@ import { createWorker } from '../../index.ts';
 import type { MetricsServer } from '../../observability/index.ts';
 import { assertConfigToolsBuild } from '../check-config-tools.ts';
 import { createCliObservability } from '../cli-observability.ts';
-import { EXIT_CODES } from '../cli-error.ts';
+import { EXIT_CODES, warn } from '../cli-error.ts';
 import { printJson, printLine } from '../format.ts';
 import { findConfigFile, loadConfig } from '../load-config.ts';
 import { addInitOption, addLogOptions, addStoreOptions, integerOption, portOption, type LogOptions, type StoreOptions } from '../parse-options.ts';
@@ -155,8 +155,13 @@ export function addWorkerCommand(program: Command): void {
       if (options.untilEmpty) await worker.runUntilEmpty();
       else await worker.run();
       const left = await stores.queue.size();
-      if (left > 0 && !options.json)
-        printLine(`toolrun worker: ${left} message${left === 1 ? '' : 's'} left in the queue (leased by another worker, or not taken)`);
+      const messages = `${left} message${left === 1 ? '' : 's'}`;
+      if (left > 0 && options.untilEmpty) {
+        // not an error (another worker may be running them), but not "every message handled" either
+        warn(
+          `${messages} still in the queue, leased by another worker or by one that stopped without finishing: a stopped worker's messages come back when its lease ends (its --lease-ms, 300000 ms by default); run the worker again then to take them`,
+        );
+      } else if (left > 0 && !options.json) printLine(`toolrun worker: ${messages} left in the queue (leased by another worker, or not taken)`);
     } finally {
       heartbeat?.stop();
       process.off('SIGINT', onSignal);
