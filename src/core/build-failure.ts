@@ -18,6 +18,8 @@ export interface FailureParts {
   availableTools?: string[];
   closestTool?: string;
   fallbacks?: string[];
+  /** The call ran once and was not retried (a tool that is not idempotent, a retry budget of one): the suggestion does not claim retries. */
+  notRetried?: boolean;
 }
 
 function withFallbacks(text: string, fallbacks: readonly string[] | undefined): string {
@@ -29,7 +31,7 @@ function withFallbacks(text: string, fallbacks: readonly string[] | undefined): 
  * The default suggestion for the model, per code. Written for a model and a person: what to do
  * next, never "an error occurred".
  */
-export function defaultSuggestion(code: FailureCode, fallbacks?: readonly string[]): string {
+export function defaultSuggestion(code: FailureCode, fallbacks?: readonly string[], notRetried = false): string {
   switch (code) {
     case 'MALFORMED_ARGUMENTS':
       return 'Send the arguments as one complete JSON object matching the tool schema, and call again.';
@@ -50,7 +52,9 @@ export function defaultSuggestion(code: FailureCode, fallbacks?: readonly string
     case 'NETWORK_ERROR':
     case 'BUDGET_EXHAUSTED':
       return withFallbacks(
-        'The tool is temporarily unavailable and was already retried. Do not call it again now: use another way, or tell the user it is unavailable.',
+        notRetried
+          ? 'The tool is temporarily unavailable (this call ran once and was not retried automatically). Do not call it again now: use another way, or tell the user it is unavailable.'
+          : 'The tool is temporarily unavailable and was already retried. Do not call it again now: use another way, or tell the user it is unavailable.',
         fallbacks,
       );
     case 'PERMISSION_DENIED':
@@ -97,7 +101,7 @@ export function buildFailure(parts: FailureParts): ToolFailureError {
     message: parts.message,
     detail: parts.detail ?? parts.message,
     retryable: parts.retryable ?? definition.retryable,
-    suggestion: parts.suggestion ?? defaultSuggestion(parts.code, parts.fallbacks),
+    suggestion: parts.suggestion ?? defaultSuggestion(parts.code, parts.fallbacks, parts.notRetried === true),
   };
   if (parts.fields && parts.fields.length > 0) error.fields = parts.fields;
   if (parts.omittedFields !== undefined && parts.omittedFields > 0) error.omitted_fields = parts.omittedFields;

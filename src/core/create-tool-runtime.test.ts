@@ -28,6 +28,25 @@ async function flush(): Promise<void> {
 const fixed = { callId: 'call_1', traceId: 'trace_1' } as const;
 
 describe('createToolRuntime: the envelope', () => {
+  it('an unavailable tool: the suggestion says "already retried" only when the call was retried', async () => {
+    const down = defineTool({
+      name: 'book',
+      description: 'Books',
+      inputSchema: { type: 'object' },
+      execute: () => {
+        throw new ToolError({ kind: 'server', status: 503, message: 'booking service down' });
+      },
+    });
+    const once = createToolRuntime({ tools: [down], clock: createAutoAdvancingClock(), retry: { maxAttempts: 1 } });
+    const single = await once.run({ name: 'book', args: '{}', ...fixed });
+    expect(single).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'UNAVAILABLE' } });
+    expect(single.status === 'failed' && single.error.suggestion).toMatch(/ran once and was not retried automatically/);
+    const thrice = createToolRuntime({ tools: [down], clock: createAutoAdvancingClock(), retry: { maxAttempts: 3, backoff: { baseDelayMs: 1, jitterMs: 0 } } });
+    const retried = await thrice.run({ name: 'book', args: '{}', ...fixed });
+    expect(retried).toMatchObject({ status: 'failed', attempts: 3, error: { code: 'UNAVAILABLE' } });
+    expect(retried.status === 'failed' && retried.error.suggestion).toMatch(/was already retried/);
+  });
+
   it('returns the success envelope (golden)', async () => {
     const clock = createFakeClock(0);
     const runtime = createToolRuntime({ tools: [weather], clock });

@@ -300,6 +300,7 @@ function describeFailure(
   const parts: FailureParts = { code: failure.code, message, detail };
   if (failure.suggestion !== undefined) parts.suggestion = modelText(failure.suggestion);
   if (failure.transient || failure.code === 'CANCELLED') parts.retryable = false;
+  if (attempts <= 1) parts.notRetried = true;
   if (decision && !decision.retry) {
     if (decision.reason === 'ambiguous-not-idempotent') {
       parts.suggestion = `The call may have taken effect before it failed, so it was not repeated automatically. Check whether it happened (look it up) before calling ${toolName} again.`;
