@@ -5,33 +5,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { runToolrun } from '../src/cli/main.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { toolrunInProcess } from './fixtures/toolrun-in-process.ts';
 import type { DeadLetterQueue } from '../src/ground/ports/stores.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'toolrun-cli-after-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-/** Runs `toolrun ARGS` in this process, capturing stdout and stderr. */
-async function toolrun(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    return { code: await runToolrun(['node', 'toolrun', ...args]), stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const toolrun = toolrunInProcess;
 
 describe('toolrun dlq list --after', () => {
   it('pages by the last id shown, names the next page, and needs --dlq', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createProgram } from '../src/cli/program.ts';
+import { toolrunInProcess } from './fixtures/toolrun-in-process.ts';
 
 /** What `toolrun mcp-proxy …` hands to the proxy: its own options, and the upstream command verbatim. */
 async function parse(argv: string[]): Promise<{ upstream: string[]; db: unknown }> {
@@ -31,17 +32,8 @@ describe('toolrun mcp-proxy arguments', () => {
 
 describe('toolrun mcp-proxy --breaker-prefix', () => {
   it('refuses an empty prefix or one that is an option (exit 2, one line) before starting anything', async () => {
-    const { runToolrun } = await import('../src/cli/main.ts');
     for (const prefix of ['', '  ', '--', '-x']) {
-      let stderr = '';
-      const write = process.stderr.write;
-      process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write;
-      let code: number;
-      try {
-        code = await runToolrun(['node', 'toolrun', 'mcp-proxy', `--breaker-prefix=${prefix}`, '--', process.execPath, '-e', 'setTimeout(() => {}, 60000)']);
-      } finally {
-        process.stderr.write = write;
-      }
+      const { code, stderr } = await toolrunInProcess(['mcp-proxy', `--breaker-prefix=${prefix}`, '--', process.execPath, '-e', 'setTimeout(() => {}, 60000)']);
       expect(code).toBe(2);
       expect(stderr.trimEnd().split('\n')).toHaveLength(1);
       expect(stderr).toMatch(/^toolrun: error: --breaker-prefix needs a non-empty name/);

@@ -15,51 +15,17 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { runToolrun } from '../src/cli/main.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { toolrunInProcess, type CliResult } from './fixtures/toolrun-in-process.ts';
 import { redriveMessageId } from '../src/cli/commands/dlq-command.ts';
 import { formatHeartbeat } from '../src/cli/worker-heartbeat.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { locateTauBenchData } from '../examples/airline/fetch-tau-bench.ts';
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 const directory = mkdtempSync(join(tmpdir(), 'toolrun-cli-operator-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-/** Runs `toolrun ARGS` in this process with `env` set, capturing stdout and stderr. */
-async function toolrun(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const saved = new Map<string, string | undefined>();
-  for (const [key, value] of Object.entries({ TOOLRUN_DB: '', TOOLRUN_CONFIG: '', TOOLRUN_DEBUG: '', ...env })) {
-    saved.set(key, process.env[key]);
-    process.env[key] = value;
-  }
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await runToolrun(['node', 'toolrun', ...args]);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    for (const [key, value] of saved) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  }
-}
+const toolrun = toolrunInProcess;
 
 /** Spawns `node --import tsx SCRIPT ARGS` (bounded: killed after 60 s). */
 function spawnNode(script: string, args: readonly string[], env: Record<string, string> = {}, cwd = process.cwd()): Promise<CliResult> {

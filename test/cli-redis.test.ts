@@ -6,45 +6,13 @@
  * Real PostgreSQL and Redis (`TOOLRUN_TEST_POSTGRES_URL`, `TOOLRUN_TEST_REDIS_URL`).
  */
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runToolrun } from '../src/cli/main.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toolrunInProcess } from './fixtures/toolrun-in-process.ts';
 import { createPostgresStores } from '../src/stores/postgres/postgres-stores.ts';
 import { createRedisDeadLetterQueues } from '../src/stores/redis/index.ts';
 import { createTestPool, createTestRedis, deleteRedisKeys, dropSchema, POSTGRES_URL, REDIS_URL, uniqueName } from './fixtures/distributed-services.ts';
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `toolrun ARGS` in this process, capturing stdout and stderr. */
-async function toolrun(args: readonly string[]): Promise<CliResult> {
-  const saved = { TOOLRUN_DB: process.env.TOOLRUN_DB, TOOLRUN_CONFIG: process.env.TOOLRUN_CONFIG };
-  process.env.TOOLRUN_DB = '';
-  process.env.TOOLRUN_CONFIG = '';
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await runToolrun(['node', 'toolrun', ...args]);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    for (const [key, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  }
-}
+const toolrun = toolrunInProcess;
 
 const schema = uniqueName('toolrun_cli_redis_');
 const prefix = `${uniqueName('toolrun-cli-redis-')}:`;

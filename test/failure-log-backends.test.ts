@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { runToolrun } from '../src/cli/main.ts';
+import { toolrunInProcess } from './fixtures/toolrun-in-process.ts';
 import type { FailureLogRecord } from '../src/ground/ports/failure-log.ts';
 import type { DeadLetterQueue } from '../src/ground/ports/stores.ts';
 import { buildFailureReport, createFailureReportBuilder, readAllFailures } from '../src/observability/index.ts';
@@ -326,23 +326,4 @@ describe('findByTraceId reads an index of the trace id, not the table', () => {
   });
 });
 
-/** Runs `toolrun ARGS` in this process, capturing stdout and stderr. */
-async function toolrun(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await runToolrun(['node', 'toolrun', ...args]);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const toolrun = toolrunInProcess;
