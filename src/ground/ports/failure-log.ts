@@ -85,6 +85,7 @@ export interface FailureLogPageOptions {
 
 /** One page of a {@link FailureLog}, oldest first. */
 export interface FailureLogPage {
+  /** The records after the cursor, oldest first, at most `limit` of them. */
   records: FailureLogRecord[];
   /**
    * Where the page ended: pass it as `after` for the records that follow (opaque; only meaningful

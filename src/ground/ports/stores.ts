@@ -200,9 +200,13 @@ export interface DeadLetterCauseCount {
  * - `fieldProblem`: that first field's `problem` when it is a string.
  */
 export interface DeadLetterGroupCount extends DeadLetterCauseCount {
+  /** The tool-DLQ entry's `lastError.kind` (`server`, `rate_limit`, …); `null` when it is not a string. */
   errorKind: string | null;
+  /** Its `lastError.status` (an HTTP status such as `503`); `null` when it is not a number. */
   errorStatus: number | null;
+  /** The message-DLQ entry's first `reason.fields` element's `path` (`''` when not a string); `null` without a first field. */
   fieldPath: string | null;
+  /** That first field's `problem` (`type`, `required`, …); `null` when it is not a string. */
   fieldProblem: string | null;
   /** Sum over the group's entries of `tokensSpent.input` (an entry without a number there adds 0). */
   tokensInput: number;
