@@ -115,11 +115,12 @@ export function createObservability(options: ObservabilityOptions = {}): Observa
     try {
       const { stepIndex, recovery } = runs.observeCall(record);
       emit({ kind: 'tool-call', record, stepIndex });
-      const at = record.startedAt + record.durationMs;
       if (recovery && record.runId !== undefined) {
+        const at = record.startedAt + record.durationMs;
         emit({ kind: 'recovery', runId: record.runId, sessionId: record.sessionId, traceId: record.traceId, recoveredWith: record.toolName, ...recovery, at });
       }
       if (breakers.observeCall(record)) {
+        const at = record.startedAt + record.durationMs;
         emit({ kind: 'breaker-open', toolName: record.toolName, scope: 'session', runId: record.runId ?? null, sessionId: record.sessionId, at });
       }
     } catch {

@@ -1,24 +1,21 @@
-import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type HrTime, type Span, type Tracer } from '@opentelemetry/api';
 import type { AgentRunHooks, AgentRunResult } from '../agent/run-agent.ts';
 import { redactBounded, truncateText } from '../core/build-failure.ts';
 import { createRedactor, type Redactor } from '../core/redact.ts';
 import { redactFieldErrors } from '../core/redact-fields.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { ToolFailureError } from '../ground/tool-result.ts';
+import type { GEN_AI_TOOL_CALL_ID, GEN_AI_TOOL_NAME, GEN_AI_TOOL_TYPE, TOOLRUN_ATTEMPTS } from './attribute-names.ts';
 import {
   ERROR_TYPE,
   GEN_AI_AGENT_NAME,
   GEN_AI_CONVERSATION_ID,
   GEN_AI_OPERATION_NAME,
   GEN_AI_TOOL_CALL_ARGUMENTS,
-  GEN_AI_TOOL_CALL_ID,
   GEN_AI_TOOL_CALL_RESULT,
-  GEN_AI_TOOL_NAME,
-  GEN_AI_TOOL_TYPE,
   GEN_AI_USAGE_INPUT_TOKENS,
   GEN_AI_USAGE_OUTPUT_TOKENS,
   TOOLRUN_ATTEMPT,
-  TOOLRUN_ATTEMPTS,
   TOOLRUN_FAILURE_TYPE,
   TOOLRUN_RETRY_DELAY_MS,
   TOOLRUN_RETRY_REASON,
@@ -76,6 +73,15 @@ export interface ToolCallTracer extends ToolrunObserver {
   readonly runHooks: Required<Pick<AgentRunHooks, 'onRunStart' | 'onRunEnd'>>;
 }
 
+/**
+ * Epoch milliseconds as an OpenTelemetry `HrTime` (`[seconds, nanoseconds]`), computed as the SDK
+ * computes it from a `Date` or a number: the same span times, without a `Date` per timestamp (and a
+ * number is not ambiguous with a `performance.now()` reading, as a bare number would be to the SDK).
+ */
+function hrTimeOf(epochMs: number): HrTime {
+  return [Math.trunc(epochMs / 1000), Math.round((epochMs % 1000) * 1e6)];
+}
+
 /** Creates a {@link ToolCallTracer}. */
 export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolCallTracer {
   const tracer = options.tracer ?? trace.getTracer('toolrun');
@@ -115,7 +121,7 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
     } else {
       span.setAttribute(TOOLRUN_RUN_STATUS, 'abandoned');
     }
-    span.end(new Date(at));
+    span.end(hrTimeOf(at));
   };
 
   const runHooks: ToolCallTracer['runHooks'] = {
@@ -126,7 +132,7 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
           options.agentName === undefined ? 'invoke_agent' : `invoke_agent ${options.agentName}`,
           {
             kind: SpanKind.INTERNAL,
-            startTime: new Date(info.at),
+            startTime: hrTimeOf(info.at),
             attributes: {
               [GEN_AI_OPERATION_NAME]: 'invoke_agent',
               ...(options.agentName !== undefined ? { [GEN_AI_AGENT_NAME]: options.agentName } : {}),
@@ -171,13 +177,18 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
   const traceCall = (record: ToolCallRecord) => {
     const result = record.result;
     const toolName = displayToolName(record, redactor);
+    // Literal keys (checked against the names below): an object literal with computed keys is built
+    // property by property, one with literal keys from a template.
     const attributes: Attributes = {
-      [GEN_AI_OPERATION_NAME]: 'execute_tool',
-      [GEN_AI_TOOL_NAME]: toolName,
-      [GEN_AI_TOOL_CALL_ID]: sinkId(redactor, record.callId),
-      [GEN_AI_TOOL_TYPE]: 'function',
-      [TOOLRUN_ATTEMPTS]: record.attempts.length,
-    };
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': toolName,
+      'gen_ai.tool.call.id': sinkId(redactor, record.callId),
+      'gen_ai.tool.type': 'function',
+      'toolrun.attempts': record.attempts.length,
+    } satisfies Record<
+      typeof GEN_AI_OPERATION_NAME | typeof GEN_AI_TOOL_NAME | typeof GEN_AI_TOOL_CALL_ID | typeof GEN_AI_TOOL_TYPE | typeof TOOLRUN_ATTEMPTS,
+      string | number
+    >;
     if (result.status === 'failed') {
       attributes[ERROR_TYPE] = result.error.code;
       attributes[TOOLRUN_FAILURE_TYPE] = result.error.type;
@@ -191,7 +202,7 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
 
     const runSpan = record.runId === undefined ? undefined : runSpans.get(record.runId);
     const parent = runSpan ? trace.setSpan(context.active(), runSpan) : context.active();
-    const span = tracer.startSpan(spanNameOf(toolName), { kind: SpanKind.INTERNAL, startTime: new Date(record.startedAt), attributes }, parent);
+    const span = tracer.startSpan(spanNameOf(toolName), { kind: SpanKind.INTERNAL, startTime: hrTimeOf(record.startedAt), attributes }, parent);
     const attempts = record.attempts;
     let attemptStartsAt = record.startedAt;
     for (let index = 0; index < attempts.length; index++) {
@@ -206,13 +217,13 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
             ...(previous.retryReason !== undefined ? { [TOOLRUN_RETRY_REASON]: name(previous.retryReason) } : {}),
             [TOOLRUN_RETRY_DELAY_MS]: previous.delayAfterMs ?? 0,
           },
-          new Date(attemptStartsAt),
+          hrTimeOf(attemptStartsAt),
         );
       }
       attemptStartsAt += attempt.durationMs + (attempt.delayAfterMs ?? 0);
     }
     if (result.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: redactBounded(redactor, result.error.message, 256) });
-    span.end(new Date(record.startedAt + record.durationMs));
+    span.end(hrTimeOf(record.startedAt + record.durationMs));
   };
 
   const observe = (observation: ToolrunObservation): void => {

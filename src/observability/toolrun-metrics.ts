@@ -178,12 +178,21 @@ export function createToolrunMetrics(options: ToolrunMetricsOptions = {}): Toolr
     return labels;
   };
 
+  // The success path in one lookup: the label sets of a registered tool's successes (its name is
+  // already in `registered`, so nothing else is remembered per call).
+  const successLabels = new Map<string, { duration: Attributes; calls: Attributes }>();
+
   const recordCall = (record: ToolCallRecord) => {
-    const toolName = metricToolName(record);
-    if (toolName !== record.toolName) {
-      if (record.toolName.length <= 64 && invented.size < MAX_REMEMBERED_NAMES) invented.add(record.toolName);
-    } else if (registered.size < MAX_REMEMBERED_NAMES) registered.add(toolName);
-    const labels = labelsOf(toolName, record);
+    let toolName = record.toolName;
+    let labels = record.result.status === 'success' ? successLabels.get(toolName) : undefined;
+    if (labels === undefined) {
+      toolName = metricToolName(record);
+      if (toolName !== record.toolName) {
+        if (record.toolName.length <= 64 && invented.size < MAX_REMEMBERED_NAMES) invented.add(record.toolName);
+      } else if (registered.size < MAX_REMEMBERED_NAMES) registered.add(toolName);
+      labels = labelsOf(toolName, record);
+      if (record.result.status === 'success' && registered.has(toolName) && successLabels.size < MAX_REMEMBERED_NAMES) successLabels.set(toolName, labels);
+    }
     duration.record(Math.max(0, record.durationMs) / 1000, labels.duration);
     calls.add(1, labels.calls);
     const attempts = record.attempts;
