@@ -85,6 +85,33 @@ describe('createSharedBreaker', () => {
     expect(await breaker.state('crm')).toBeUndefined();
   });
 
+  it('reads the store once per call while closed without failures: the success after a clean acquire reads nothing', async () => {
+    const { breaker, counts } = setup();
+    for (let call = 0; call < 3; call++) {
+      expect(await breaker.acquire('crm')).toEqual({ decision: 'allow', state: 'closed' });
+      await breaker.recordSuccess('crm');
+    }
+    expect(counts).toEqual({ get: 3, update: 0 });
+  });
+
+  it('a success still resets a failure this breaker recorded after the acquire, and one the acquire saw', async () => {
+    const { breaker, counts } = setup();
+    await breaker.acquire('crm');
+    await breaker.recordFailure('crm', AUTH);
+    await breaker.recordSuccess('crm');
+    expect((await breaker.state('crm'))?.consecutiveFailures).toBe(0);
+    await breaker.recordFailure('crm', AUTH);
+    await breaker.acquire('crm'); // sees one failure: the success must read and reset it
+    const updates = counts.update;
+    await breaker.recordSuccess('crm');
+    expect(counts.update).toBe(updates + 1);
+    expect((await breaker.state('crm'))?.consecutiveFailures).toBe(0);
+    // two failures in a row still open it: nothing was lost by the skipped reads
+    await breaker.acquire('crm');
+    await breaker.recordFailure('crm', AUTH);
+    expect(await breaker.recordFailure('crm', AUTH)).toEqual({ opened: true });
+  });
+
   it('opens after 2 consecutive failures with one breaker-open event', async () => {
     const { breaker, events } = setup();
     expect(await breaker.recordFailure('crm', AUTH)).toEqual({ opened: false });

@@ -94,6 +94,9 @@ export interface SharedBreaker {
   /**
    * A call succeeded: the breaker closes and its failure count resets. A success is evidence
    * whoever reports it, so it closes the breaker with or without `probeId`, even a stale one.
+   * When this breaker's last read of `key` (its `acquire`) found it closed with no failures and it
+   * has written nothing to `key` since, the success reads and writes nothing: a failure another
+   * process recorded in between then stays counted (the two calls overlapped; either order is true).
    */
   recordSuccess(key: string, probeId?: string): Promise<void>;
   /**
@@ -287,6 +290,7 @@ export function createSharedBreaker(input: {
   };
 
   const update = async (key: string, transition: (record: SharedBreakerRecord | undefined) => SharedBreakerRecord | undefined) => {
+    pristine.delete(key);
     const { previous, next } = await store.update<JsonValue>(key, (current) => {
       const record = parseSharedBreakerRecord(current);
       const result = transition(record);
@@ -297,10 +301,22 @@ export function createSharedBreaker(input: {
   };
 
   const read = async (key: string) => parseSharedBreakerRecord(await store.get(key));
+  // Keys whose last read here found the breaker closed with no failures: a success then has
+  // nothing to reset, so it reads nothing either. Any write through this breaker forgets the key.
+  const pristine = new Set<string>();
+  const notePristine = (key: string, record: SharedBreakerRecord | undefined) => {
+    if (record === undefined || (record.state === 'closed' && record.consecutiveFailures === 0)) {
+      if (pristine.size >= 4096) pristine.clear();
+      pristine.add(key);
+    } else {
+      pristine.delete(key);
+    }
+  };
 
   return {
     async acquire(key) {
       const current = await read(key);
+      notePristine(key, current);
       if (current === undefined || current.state === 'closed') return { decision: 'allow', state: 'closed' };
       const nowMs = clock.now();
       const expected = transitionOnAcquire(current, nowMs, options);
@@ -315,7 +331,9 @@ export function createSharedBreaker(input: {
       return acquisition;
     },
     async recordSuccess(key, _probeId) {
+      if (pristine.has(key)) return;
       const current = await read(key);
+      notePristine(key, current);
       if (current === undefined || (current.state === 'closed' && current.consecutiveFailures === 0)) return;
       const nowMs = clock.now();
       const { previous } = await update(key, transitionOnSuccess);
