@@ -9,6 +9,9 @@ import { isTransientStoreError } from './store-errors.ts';
 import type { WorkerEvent } from './worker-events.ts';
 import { storesProblem } from './check-stores.ts';
 
+/** The longest a worker goes without reading the DLQ totals while it takes messages, in ms. */
+const DEAD_LETTER_RECHECK_MS = 1_000;
+
 /** Options of {@link createWorker}. Durations in milliseconds. */
 export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'stores' | 'signal'> {
   stores: Stores;
@@ -25,7 +28,10 @@ export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'st
   pollIntervalMs?: number;
   /**
    * Bound of each DLQ. At the bound the worker stops taking new messages and raises
-   * `dead-letter-full`; it never drops an entry. @defaultValue 10_000
+   * `dead-letter-full`; it never drops an entry. The totals are read before a message is taken
+   * whenever this worker's last message did not complete, and at least once a second otherwise, so
+   * entries other processes add may pass the bound by what they add in that second.
+   * @defaultValue 10_000
    */
   maxDeadLetterEntries?: number;
   /** Bound of each DLQ in bytes of stored JSON (`DeadLetterQueue.bytes`), enforced like `maxDeadLetterEntries`. @defaultValue 268_435_456 (256 MiB) */
@@ -134,7 +140,16 @@ export function createWorker(options: WorkerOptions): Worker {
   const emit = (event: WorkerEvent) => options.onEvent?.(event);
 
   const bytesOf = async (queue: Pick<DeadLetterQueue<unknown>, 'bytes'>) => (typeof queue.bytes === 'function' ? await queue.bytes() : 0);
+  // The DLQ totals are read again only when they may have moved towards the bound: after this
+  // worker handled a message that did not complete (it may have dead-lettered), while paused, and
+  // at least every DEAD_LETTER_RECHECK_MS for what other processes add. A run that completes adds
+  // nothing, so a busy worker does not read four totals before every message.
+  let deadLettersReadAt = Number.NEGATIVE_INFINITY;
+  let deadLettersMoved = true;
   async function deadLettersFull(): Promise<boolean> {
+    if (!deadLettersMoved && !stats.paused && clock.now() - deadLettersReadAt < DEAD_LETTER_RECHECK_MS) return false;
+    deadLettersMoved = false;
+    deadLettersReadAt = clock.now();
     const [messageSize, toolSize, messageBytes, toolBytes] = await Promise.all([
       stores.messageDlq.size(),
       stores.toolDlq.size(),
@@ -180,6 +195,7 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   function finished(result: HandleMessageResult): void {
+    if (result.status !== 'completed') deadLettersMoved = true;
     stats.handled += 1;
     stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;
     options.onResult?.(result);
@@ -193,6 +209,7 @@ export function createWorker(options: WorkerOptions): Worker {
 
   /** A delivery threw: count it (unless the store was out), dead-letter it at the bound, else release it with a backoff. */
   async function failedDelivery(delivery: QueueDelivery, error: unknown): Promise<void> {
+    deadLettersMoved = true;
     options.onError?.(error);
     stats.failedDeliveries += 1;
     const transient = isTransientStoreError(error);
