@@ -195,6 +195,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
   let tokens: TokenUsage = { input: 0, output: 0 };
   let budgets: Record<string, ToolBudgetState> = {};
   let pendingStep = false;
+  // whether this attempt checkpointed the pending step itself (see the ledger reads below)
+  let stepBegunHere = false;
   let conversationRef = `conv_${globalThis.crypto.randomUUID().replaceAll('-', '')}`;
   let modelCalls = 0;
   // how many of `messages` the conversation store holds (a step commit appends the rest)
@@ -300,6 +302,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
       }
       pendingStep = true;
       await save('running');
+      // this attempt began the step: no earlier attempt ran its calls, so the ledger holds none of them
+      stepBegunHere = true;
     }
 
     // Run the tool calls of the pending step (the last assistant message).
@@ -323,7 +327,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
           return { kind: 'answered' as const };
         }
         const key = ledgerKey(runId, stepIndex, callIndex);
-        const recorded = persistence ? await persistence.ledger.get(key) : undefined;
+        const recorded = persistence && !stepBegunHere ? await persistence.ledger.get(key) : undefined;
         if (recorded !== undefined) {
           settle();
           return { kind: 'result' as const, call, result: recorded as unknown as ToolResult, record: undefined };
@@ -415,6 +419,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
       return end('tool_failed', { failure });
     }
     pendingStep = false;
+    stepBegunHere = false;
     stepIndex += 1;
     await save('running');
   }
