@@ -203,24 +203,23 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
     const runSpan = record.runId === undefined ? undefined : runSpans.get(record.runId);
     const parent = runSpan ? trace.setSpan(context.active(), runSpan) : context.active();
     const span = tracer.startSpan(spanNameOf(toolName), { kind: SpanKind.INTERNAL, startTime: hrTimeOf(record.startedAt), attributes }, parent);
+    // One retry event per attempt after the first, at its start: the start of the call plus every
+    // earlier attempt and the wait after it (no read before the first attempt: index 0 has no previous).
     const attempts = record.attempts;
     let attemptStartsAt = record.startedAt;
-    for (let index = 0; index < attempts.length; index++) {
-      const attempt = attempts[index]!;
-      const previous = attempts[index - 1];
-      if (previous) {
-        span.addEvent(
-          'retry',
-          {
-            [TOOLRUN_ATTEMPT]: attempt.attempt,
-            [ERROR_TYPE]: name(previous.outcome),
-            ...(previous.retryReason !== undefined ? { [TOOLRUN_RETRY_REASON]: name(previous.retryReason) } : {}),
-            [TOOLRUN_RETRY_DELAY_MS]: previous.delayAfterMs ?? 0,
-          },
-          hrTimeOf(attemptStartsAt),
-        );
-      }
-      attemptStartsAt += attempt.durationMs + (attempt.delayAfterMs ?? 0);
+    for (let index = 1; index < attempts.length; index++) {
+      const previous = attempts[index - 1]!;
+      attemptStartsAt += previous.durationMs + (previous.delayAfterMs ?? 0);
+      span.addEvent(
+        'retry',
+        {
+          [TOOLRUN_ATTEMPT]: attempts[index]!.attempt,
+          [ERROR_TYPE]: name(previous.outcome),
+          ...(previous.retryReason !== undefined ? { [TOOLRUN_RETRY_REASON]: name(previous.retryReason) } : {}),
+          [TOOLRUN_RETRY_DELAY_MS]: previous.delayAfterMs ?? 0,
+        },
+        hrTimeOf(attemptStartsAt),
+      );
     }
     if (result.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: redactBounded(redactor, result.error.message, 256) });
     span.end(hrTimeOf(record.startedAt + record.durationMs));
