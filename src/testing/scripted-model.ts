@@ -5,7 +5,10 @@ export type ScriptedTurn = ModelResponse | ((request: ModelRequest) => ModelResp
 
 /** A scripted model plus what it was asked. */
 export interface ScriptedModel extends Model {
-  /** Every request received, in order. */
+  /**
+   * Every request received, in order. Each holds the conversation as it was at that call (its own
+   * array; the message objects are the caller's, which the agent loop never changes once sent).
+   */
   readonly requests: ModelRequest[];
   /** How many times the model was called. */
   readonly calls: number;
@@ -26,7 +29,10 @@ export interface ScriptedModel extends Model {
 export function createScriptedModel(turns: readonly ScriptedTurn[], options: { afterScript?: 'repeatLast' | 'finish' } = {}): ScriptedModel {
   const requests: ModelRequest[] = [];
   const model = (async (request: ModelRequest) => {
-    requests.push({ ...request, messages: structuredClone([...request.messages]) });
+    // the messages as they were at this call: the array is copied, its messages are shared (the
+    // agent loop appends new messages and never changes one it has sent, so a deep copy per call,
+    // which grows with the conversation, buys nothing)
+    requests.push({ ...request, messages: [...request.messages] });
     const index = requests.length - 1;
     const turn =
       index < turns.length ? turns[index] : options.afterScript === 'finish' ? { text: 'done', usage: { input: 1, output: 1 } } : turns[turns.length - 1];
