@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { RateLimitError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { createSharedBreaker } from '../policies/shared-breaker.ts';
@@ -37,6 +38,16 @@ function scripted(clock: { now(): number }, errors: unknown[]): Model & { at: nu
 }
 
 describe('callModel', () => {
+  it("leaves no listener on the run's signal: a long run's model calls do not pile them up", async () => {
+    const controller = new AbortController();
+    const clock = createAutoAdvancingClock();
+    const model = scripted(clock, [new RateLimitError(429, { message: 'slow down' }, 'slow down', new Headers())]);
+    for (let call = 0; call < 20; call++) {
+      expect(await callModel(input(model, { clock, signal: controller.signal }))).toMatchObject({ ok: true });
+    }
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
   it('waits what a 429 asks (Retry-After), not the backoff, then succeeds', async () => {
     const clock = createAutoAdvancingClock();
     const limited = new RateLimitError(429, { message: 'slow down' }, 'slow down', new Headers({ 'retry-after': '7' }));

@@ -162,9 +162,11 @@ async function attemptOnce(
     }
   });
   // only the caller's signal cancels; the timeout's own abort is told apart by `timedOut`
+  let onCancel: (() => void) | undefined;
   const cancelled = new Promise<'cancelled'>((resolve) => {
     if (input.signal?.aborted) resolve('cancelled');
-    input.signal?.addEventListener('abort', () => resolve('cancelled'), { once: true });
+    onCancel = () => resolve('cancelled');
+    input.signal?.addEventListener('abort', onCancel, { once: true });
   });
   try {
     const call = (async () => input.model({ ...input.request, signal: controller.signal }))();
@@ -184,6 +186,8 @@ async function attemptOnce(
   } finally {
     cancelTimer?.();
     input.signal?.removeEventListener('abort', onAbort);
+    // a run's signal outlives its model calls: each call takes its listeners back
+    if (onCancel) input.signal?.removeEventListener('abort', onCancel);
   }
 }
 
