@@ -14,8 +14,17 @@ export const MAX_ID_BYTES = 256;
 /** Bound of a tool name shown in logs, spans and records, in UTF-8 bytes. */
 export const MAX_TOOL_NAME_BYTES = 128;
 
+/** Ids of at most this many code units are within {@link MAX_ID_BYTES} whatever their characters. */
+const SHORT_ID_UNITS = Math.floor(MAX_ID_BYTES / 3);
+
 /** An identifier as sinks keep it: redacted and cut to {@link MAX_ID_BYTES} (cut first). */
 export function sinkId(redactor: Redactor, id: string): string {
+  // A short id (every generated one) redacts in one pass: what `redactBounded` returns for a text
+  // within its bound whose redaction is too (every code unit is at most 3 UTF-8 bytes).
+  if (id.length <= SHORT_ID_UNITS) {
+    const redacted = redactor.text(id);
+    if (redacted.length <= SHORT_ID_UNITS) return redacted;
+  }
   return redactBounded(redactor, id, MAX_ID_BYTES);
 }
 
