@@ -22,8 +22,8 @@ import { MAX_TIMER_MS } from './define-tool.ts';
 import { describeThrown, messageOf, safeString } from './describe-thrown.ts';
 import type { FailurePatternLibrary } from './failure-patterns.ts';
 import { acquireStep } from './pipeline/acquire-step.ts';
-import type { CallState, PipelineParts, StepFailure } from './pipeline/call-state.ts';
-import { envelopeBase, executeStep } from './pipeline/execute-step.ts';
+import type { CallState, PipelineParts, StepFailure, StepOutcome } from './pipeline/call-state.ts';
+import { envelopeBase, executeStep, startExecution, type ExecutionSink } from './pipeline/execute-step.ts';
 import { resolveStep } from './pipeline/resolve-step.ts';
 import { sessionBreakerStep } from './pipeline/session-breaker-step.ts';
 import { validateStep } from './pipeline/validate-step.ts';
@@ -37,31 +37,80 @@ export { DEFAULT_MAX_ENVELOPE_BYTES, DEFAULT_MAX_FIELD_ERRORS, MIN_MAX_ENVELOPE_
 export { MAX_EXECUTIONS_PER_TURN } from './turn-guard.ts';
 export type { ToolRunInput } from './tool-run-input.ts';
 
-/** Web Crypto's UUID (Node ≥ 20, Bun, Deno, Workers): no `node:` import in the core. */
-/** Two lowercase hex digits per byte value. */
-const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+/** The character code of the first and of the second lowercase hex digit of each byte value. */
+const HEX_HIGH: readonly number[] = Array.from({ length: 256 }, (_, byte) => '0123456789abcdef'.charCodeAt(byte >> 4));
+const HEX_LOW: readonly number[] = Array.from({ length: 256 }, (_, byte) => '0123456789abcdef'.charCodeAt(byte & 15));
+
 /**
- * A source of 32 lowercase hex digits from the platform's cryptographic random source (128 random
- * bits each), drawing random bytes 2 KiB at a time (one `getRandomValues` per 128 ids).
+ * Random bytes for call and trace ids, shared by every runtime of the process and allocated on first
+ * use: 64 KiB (the most one `getRandomValues` call may fill), so one draw from the platform's
+ * cryptographic random source (Web Crypto: no `node:` import in the core) serves 4,096 ids.
  */
-function createHexIdSource(): () => string {
-  const pool = new Uint8Array(2048);
-  let offset = pool.length;
-  return () => {
-    if (offset === pool.length) {
-      globalThis.crypto.getRandomValues(pool);
-      offset = 0;
-    }
-    const at = offset;
-    offset = at + 16;
-    let hex = '';
-    for (let index = at; index < at + 16; index++) hex += HEX_BYTES[pool[index]!]!;
-    return hex;
-  };
+let idPool: Uint8Array | undefined;
+let idPoolOffset = 0;
+
+/**
+ * A call id: `call_` and 32 lowercase hex digits, 128 bits from the platform's cryptographic random
+ * source, never reused. Built as one flat string (one allocation, no concatenation); the trace id of
+ * the call is its last 32 characters.
+ */
+function randomCallId(): string {
+  let pool = idPool;
+  if (pool === undefined || idPoolOffset === pool.length) {
+    pool ??= idPool = new Uint8Array(65_536);
+    globalThis.crypto.getRandomValues(pool);
+    idPoolOffset = 0;
+  }
+  const at = idPoolOffset;
+  idPoolOffset = at + 16;
+  const high = HEX_HIGH;
+  const low = HEX_LOW;
+  return String.fromCharCode(
+    99,
+    97,
+    108,
+    108,
+    95, // call_
+    high[pool[at + 0]!]!,
+    low[pool[at + 0]!]!,
+    high[pool[at + 1]!]!,
+    low[pool[at + 1]!]!,
+    high[pool[at + 2]!]!,
+    low[pool[at + 2]!]!,
+    high[pool[at + 3]!]!,
+    low[pool[at + 3]!]!,
+    high[pool[at + 4]!]!,
+    low[pool[at + 4]!]!,
+    high[pool[at + 5]!]!,
+    low[pool[at + 5]!]!,
+    high[pool[at + 6]!]!,
+    low[pool[at + 6]!]!,
+    high[pool[at + 7]!]!,
+    low[pool[at + 7]!]!,
+    high[pool[at + 8]!]!,
+    low[pool[at + 8]!]!,
+    high[pool[at + 9]!]!,
+    low[pool[at + 9]!]!,
+    high[pool[at + 10]!]!,
+    low[pool[at + 10]!]!,
+    high[pool[at + 11]!]!,
+    low[pool[at + 11]!]!,
+    high[pool[at + 12]!]!,
+    low[pool[at + 12]!]!,
+    high[pool[at + 13]!]!,
+    low[pool[at + 13]!]!,
+    high[pool[at + 14]!]!,
+    low[pool[at + 14]!]!,
+    high[pool[at + 15]!]!,
+    low[pool[at + 15]!]!,
+  );
 }
 
 /** Default of {@link ToolRuntimeOptions.maxInFlightCalls}. */
 export const DEFAULT_MAX_IN_FLIGHT_CALLS = 1000;
+
+/** A promise already fulfilled: `.then` on it queues a microtask (the turn before a tool starts). */
+const FULFILLED: Promise<void> = Promise.resolve();
 
 /** The sensitive keys of a call without a tool (shared, never written). */
 const NO_KEYS: readonly string[] = Object.freeze([]);
@@ -233,7 +282,6 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
 
   const envelopeRedactor = rememberingRedactor(redactor);
   const onCallEnd = options.onCallEnd;
-  const randomHex32 = createHexIdSource();
   const parts: PipelineParts = {
     clock,
     random,
@@ -324,14 +372,14 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   function newCall(input: ToolRunInput): CallState {
     const startedAt = clock.now();
     const source: Partial<ToolRunInput> = typeof input === 'object' && input !== null ? input : {};
-    // One random draw serves both ids: a W3C-style 32-hex trace id, and a call id derived from it.
-    const randomHex = source.traceId === undefined || source.callId === undefined ? randomHex32() : '';
+    // One random draw serves both ids: a call id `call_<32 hex>`, and its 32 hex digits as a W3C-style trace id.
+    const randomId = source.traceId === undefined || source.callId === undefined ? randomCallId() : '';
     const requestedName = typeof source.name === 'string' ? source.name : safeString(source.name);
     return {
       input: source,
       startedAt,
-      traceId: source.traceId === undefined ? randomHex : boundIdentifier(source.traceId),
-      callId: source.callId === undefined ? `call_${randomHex}` : boundIdentifier(source.callId),
+      traceId: source.traceId === undefined ? randomId.slice(5) : boundIdentifier(source.traceId),
+      callId: source.callId === undefined ? randomId : boundIdentifier(source.callId),
       sessionId: typeof source.sessionId === 'string' ? source.sessionId : source.sessionId === undefined ? 'default' : safeString(source.sessionId),
       requestedName,
       toolName: requestedName,
@@ -346,39 +394,146 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     };
   }
 
-  /** Runs the steps of a call; every outcome is an envelope, never a rejection. */
-  async function runSteps(call: CallState): Promise<ToolResult> {
-    inFlight += 1;
+  /** The envelope of an internal error (a bug inside the pipeline or a port): still an envelope, never a rejection. */
+  function internalFailure(call: CallState, internal: unknown): ToolResult {
     try {
-      if (inFlight > maxInFlightCalls) {
-        call.errorRecord = {
-          kind: 'call_limit',
-          status: null,
-          message: `${inFlight - 1} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`,
-          causes: [],
-        };
-        return fail(call, {
+      call.errorRecord = { kind: 'exception', status: null, message: messageOf(internal), ...describeThrown(internal) };
+      return fail(call, {
+        parts: {
+          code: 'TOOL_EXCEPTION',
+          message: `${boundToolName(redactor, call.toolName)} could not be run`,
+          detail: 'toolrun failed internally while running this call; the developer log has the details.',
+        },
+      });
+    } catch {
+      // Not even the clock is trusted here.
+      return finish(
+        call,
+        lastResort({ tool_name: call.toolName, call_id: call.callId, duration_ms: 0, attempts: call.attempts.length, trace_id: call.traceId }),
+      );
+    }
+  }
+
+  /**
+   * Runs the steps of a call; every outcome is an envelope, never a rejection. The steps before the
+   * tool run synchronously; a call they end (call limit, unknown tool, open breaker, invalid
+   * arguments) resolves at once. The tool starts on a later microtask, never in its caller's
+   * synchronous run (a tool that calls the runtime on itself recurses through the microtask queue,
+   * not the stack), and without a shared breaker or an asynchronous validator the call's promise is
+   * resolved from the attempt's settlement, with no promise or async frame in between.
+   */
+  function runSteps(call: CallState): Promise<ToolResult> {
+    inFlight += 1;
+    let tool: RegisteredTool;
+    let validated: StepOutcome<void> | Promise<StepOutcome<void>>;
+    try {
+      const before = stepsBeforeValidation(call);
+      if (before.ok) {
+        tool = before.value;
+        validated = validateStep(parts, call, tool);
+      } else {
+        const result = fail(call, before.failure);
+        inFlight -= 1;
+        return Promise.resolve(result);
+      }
+    } catch (internal) {
+      const result = internalFailure(call, internal);
+      inFlight -= 1;
+      return Promise.resolve(result);
+    }
+    if (sharedBreaker || validated instanceof Promise) return runRest(call, tool, validated);
+    if (!validated.ok) {
+      let result: ToolResult;
+      try {
+        result = fail(call, validated.failure);
+      } catch (internal) {
+        result = internalFailure(call, internal);
+      }
+      inFlight -= 1;
+      return Promise.resolve(result);
+    }
+    return new Promise<ToolResult>((resolve) => {
+      const sink = new CallEnd(call, resolve);
+      void FULFILLED.then(() => {
+        try {
+          startExecution(parts, call, tool, sink);
+        } catch (internal) {
+          sink.failed(internal);
+        }
+      });
+    });
+  }
+
+  /** The end of a call whose tool runs: its envelope resolves the call's promise, once. */
+  class CallEnd implements ExecutionSink {
+    #settled = false;
+    constructor(
+      private readonly call: CallState,
+      private readonly resolve: (result: ToolResult) => void,
+    ) {}
+
+    done(executed: StepOutcome<ToolResult>): void {
+      if (this.#settled) return;
+      let result: ToolResult;
+      try {
+        result = executed.ok ? finish(this.call, executed.value) : fail(this.call, executed.failure);
+      } catch (internal) {
+        result = internalFailure(this.call, internal);
+      }
+      this.#end(result);
+    }
+
+    failed(internal: unknown): void {
+      if (!this.#settled) this.#end(internalFailure(this.call, internal));
+    }
+
+    #end(result: ToolResult): void {
+      this.#settled = true;
+      inFlight -= 1;
+      this.resolve(result);
+    }
+  }
+
+  /** The call limit, the tool's lookup and the session breaker: the tool, or the failure that ends the call. */
+  function stepsBeforeValidation(call: CallState): StepOutcome<RegisteredTool> {
+    if (inFlight > maxInFlightCalls) {
+      call.errorRecord = {
+        kind: 'call_limit',
+        status: null,
+        message: `${inFlight - 1} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`,
+        causes: [],
+      };
+      return {
+        ok: false,
+        failure: {
           parts: {
             code: 'CALL_LIMIT_EXCEEDED',
             message: `${boundToolName(redactor, call.requestedName)} was not run: ${maxInFlightCalls} tool call${maxInFlightCalls === 1 ? ' is' : 's are'} already running`,
             detail: `The runtime runs at most ${maxInFlightCalls} call${maxInFlightCalls === 1 ? '' : 's'} at once; a tool that calls tools recursively reaches this limit.`,
           },
-        });
-      }
-      // An exact name (most calls) is looked up here; resolveStep handles the rest.
-      let tool = typeof call.input.name === 'string' ? registry.get(call.requestedName) : undefined;
-      if (tool !== undefined) call.tool = tool;
-      else {
-        const resolved = resolveStep(parts, call);
-        if (!resolved.ok) return fail(call, resolved.failure);
-        tool = resolved.value;
-      }
-      const breaker = sessionBreakerStep(parts, call);
-      if (!breaker.ok) return fail(call, breaker.failure);
-      const validated = await validateStep(parts, call, tool);
+        },
+      };
+    }
+    // An exact name (most calls) is looked up here; resolveStep handles the rest.
+    let tool = typeof call.input.name === 'string' ? registry.get(call.requestedName) : undefined;
+    if (tool !== undefined) call.tool = tool;
+    else {
+      const resolved = resolveStep(parts, call);
+      if (!resolved.ok) return resolved;
+      tool = resolved.value;
+    }
+    const breaker = sessionBreakerStep(parts, call);
+    if (!breaker.ok) return breaker;
+    return { ok: true, value: tool };
+  }
+
+  /** The steps from validation on, awaited: an asynchronous validator, or the shared breaker's probe. */
+  async function runRest(call: CallState, tool: RegisteredTool, pending: StepOutcome<void> | Promise<StepOutcome<void>>): Promise<ToolResult> {
+    try {
+      // awaited even when synchronous: the tool never starts in its caller's synchronous run
+      const validated = await pending;
       if (!validated.ok) return fail(call, validated.failure);
       if (sharedBreaker) {
-        // awaited only when there is a breaker: the success path without one takes no extra turn
         const acquired = await acquireStep(parts, call);
         if (!acquired.ok) return fail(call, acquired.failure);
       }
@@ -386,23 +541,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       if (!executed.ok) return fail(call, executed.failure);
       return finish(call, executed.value);
     } catch (internal) {
-      // A bug inside the pipeline or a port: still an envelope, never a rejection.
-      try {
-        call.errorRecord = { kind: 'exception', status: null, message: messageOf(internal), ...describeThrown(internal) };
-        return fail(call, {
-          parts: {
-            code: 'TOOL_EXCEPTION',
-            message: `${boundToolName(redactor, call.toolName)} could not be run`,
-            detail: 'toolrun failed internally while running this call; the developer log has the details.',
-          },
-        });
-      } catch {
-        // Not even the clock is trusted here.
-        return finish(
-          call,
-          lastResort({ tool_name: call.toolName, call_id: call.callId, duration_ms: 0, attempts: call.attempts.length, trace_id: call.traceId }),
-        );
-      }
+      return internalFailure(call, internal);
     } finally {
       inFlight -= 1;
       if (call.heldProbe !== undefined && sharedBreaker) {

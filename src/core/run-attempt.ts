@@ -4,6 +4,12 @@ import type { Clock } from '../ground/ports/clock.ts';
 /** Outcome of one execution of a tool. */
 export type AttemptOutcome = { ok: true; value: unknown } | { ok: false; thrown: unknown; abortReason: 'timeout' | 'cancelled' | undefined };
 
+/** Who hears how an attempt ended (an object with a method, so a caller allocates no closure for it). */
+export interface AttemptListener {
+  /** Called exactly once with the attempt's outcome; must not throw (nothing would catch it). */
+  settled(outcome: AttemptOutcome): void;
+}
+
 /** A promise already fulfilled: `.then` on it queues a microtask without `queueMicrotask`'s per-call async resource. */
 const FULFILLED: Promise<void> = Promise.resolve();
 
@@ -29,7 +35,7 @@ class Attempt implements ToolContext {
   readonly #timeoutMs: number;
   readonly #clock: Clock;
   readonly #callerSignal: AbortSignal | undefined;
-  readonly #resolve: (outcome: AttemptOutcome) => void;
+  readonly #listener: AttemptListener;
   #controller: AbortController | undefined = undefined;
   #abortedWith: unknown = undefined;
   #settled = false;
@@ -38,19 +44,25 @@ class Attempt implements ToolContext {
   #onCallerAbort: (() => void) | undefined = undefined;
 
   constructor(
-    context: Omit<ToolContext, 'signal'>,
-    options: { timeoutMs: number; clock: Clock; callerSignal: AbortSignal | undefined },
-    resolve: (outcome: AttemptOutcome) => void,
+    callId: string,
+    sessionId: string,
+    runId: string | undefined,
+    idempotencyKey: string,
+    attempt: number,
+    timeoutMs: number,
+    clock: Clock,
+    callerSignal: AbortSignal | undefined,
+    listener: AttemptListener,
   ) {
-    this.callId = context.callId;
-    this.sessionId = context.sessionId;
-    this.runId = context.runId;
-    this.idempotencyKey = context.idempotencyKey;
-    this.attempt = context.attempt;
-    this.#timeoutMs = options.timeoutMs;
-    this.#clock = options.clock;
-    this.#callerSignal = options.callerSignal;
-    this.#resolve = resolve;
+    this.callId = callId;
+    this.sessionId = sessionId;
+    this.runId = runId;
+    this.idempotencyKey = idempotencyKey;
+    this.attempt = attempt;
+    this.#timeoutMs = timeoutMs;
+    this.#clock = clock;
+    this.#callerSignal = callerSignal;
+    this.#listener = listener;
   }
 
   get signal(): AbortSignal {
@@ -128,28 +140,56 @@ class Attempt implements ToolContext {
     this.#settled = true;
     this.#cancelTimer?.();
     if (this.#onCallerAbort) this.#callerSignal?.removeEventListener('abort', this.#onCallerAbort);
-    this.#resolve(outcome);
+    this.#listener.settled(outcome);
   }
 }
 
 /**
- * Executes a tool once, bounded by `timeoutMs` on the injected clock. On timeout or caller abort the
- * tool's `context.signal` is aborted (the work is cancelled, not just no longer awaited) and the
- * attempt settles at once; a late result or rejection of the tool is ignored. The timer is started a
- * microtask after the tool was called, and not at all when the tool has settled by then (a tool that
- * returns a plain value settles the attempt at once). The signal's AbortController is created only
- * when the tool reads `context.signal`, so tools that do not listen for cancellation pay nothing for it.
+ * Executes a tool once, bounded by `timeoutMs` on the injected clock, and calls `listener.settled`
+ * exactly once with its outcome: synchronously when the tool returns a plain value or throws, else from a
+ * microtask or the timer. On timeout or caller abort the tool's `context.signal` is aborted (the work
+ * is cancelled, not just no longer awaited) and the attempt settles at once; a late result or
+ * rejection of the tool is ignored. The timer is started a microtask after the tool was called, and
+ * not at all when the tool has settled by then. The signal's AbortController is created only when
+ * the tool reads `context.signal`, so tools that do not listen for cancellation pay nothing for it.
+ * The context's fields are positional (the hot path allocates no objects for them).
  */
+export function startAttempt(
+  execute: (args: unknown, context: ToolContext) => unknown,
+  args: unknown,
+  callId: string,
+  sessionId: string,
+  runId: string | undefined,
+  idempotencyKey: string,
+  attempt: number,
+  timeoutMs: number,
+  clock: Clock,
+  callerSignal: AbortSignal | undefined,
+  listener: AttemptListener,
+): void {
+  Attempt.start(new Attempt(callId, sessionId, runId, idempotencyKey, attempt, timeoutMs, clock, callerSignal, listener), execute, args);
+}
+
+/** {@link startAttempt} as a promise of the outcome (never rejects). */
 export function runAttempt(
   execute: (args: unknown, context: ToolContext) => unknown,
   args: unknown,
   context: Omit<ToolContext, 'signal'>,
   options: { timeoutMs: number; clock: Clock; callerSignal: AbortSignal | undefined },
 ): Promise<AttemptOutcome> {
-  let resolveOutcome!: (outcome: AttemptOutcome) => void;
-  const outcome = new Promise<AttemptOutcome>((resolve) => {
-    resolveOutcome = resolve;
-  });
-  Attempt.start(new Attempt(context, options, resolveOutcome), execute, args);
-  return outcome;
+  return new Promise<AttemptOutcome>((resolve) =>
+    startAttempt(
+      execute,
+      args,
+      context.callId,
+      context.sessionId,
+      context.runId,
+      context.idempotencyKey,
+      context.attempt,
+      options.timeoutMs,
+      options.clock,
+      options.callerSignal,
+      { settled: resolve },
+    ),
+  );
 }

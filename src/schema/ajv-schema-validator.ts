@@ -9,7 +9,7 @@ import { canGenerateCode, compileJsonSchemaWithoutCodeGeneration } from './cfwor
 import { describeAjvErrors } from './describe-ajv-errors.ts';
 import { chooseDialect, type JsonSchemaDialect } from './json-schema-dialect.ts';
 import { linearRegExpEngine } from './linear-regexp.ts';
-import { normaliseArguments } from './normalise-arguments.ts';
+import { normaliseArguments, normalisesNothing } from './normalise-arguments.ts';
 import { truncateText } from './preview.ts';
 import { compileStandardSchema, isStandardSchema, type StandardSchemaToJsonSchema } from './standard-schema.ts';
 import { isBoundedUrl, MAX_URL_FORMAT_LENGTH } from './string-formats.ts';
@@ -142,15 +142,17 @@ export function createAjvSchemaValidator(options: AjvSchemaValidatorOptions = {}
       jsonSchema: schema,
       validate(value: unknown): ValidationResult | Promise<ValidationResult> {
         try {
-          const normalised = normaliseArguments(value, schema, normalise);
-          const verdict = validateFunction(normalised.value) as boolean | Promise<unknown>;
+          // Most arguments need no normalising: no walk and no intermediate result for them.
+          const normalised = normalisesNothing(value, normalise) ? undefined : normaliseArguments(value, schema, normalise);
+          const input = normalised === undefined ? value : normalised.value;
+          const verdict = validateFunction(input) as boolean | Promise<unknown>;
           if (verdict instanceof Promise) {
             return verdict.then(
-              () => ({ ok: true, value: normalised.value, normalisations: normalised.normalisations }),
+              () => ({ ok: true, value: input, normalisations: normalised === undefined ? [] : normalised.normalisations }),
               (error: unknown) => describeAjvErrors(asyncErrors(error), schema),
             );
           }
-          if (verdict) return { ok: true, value: normalised.value, normalisations: normalised.normalisations };
+          if (verdict) return { ok: true, value: input, normalisations: normalised === undefined ? [] : normalised.normalisations };
           return describeAjvErrors(validateFunction.errors ?? [], schema);
         } catch (error) {
           return validationCrashed(error);

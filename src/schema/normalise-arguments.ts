@@ -38,9 +38,7 @@ const EXACT_BOOLEAN = /^(?:true|false|True|False|TRUE|FALSE)$/;
  */
 export function normaliseArguments(value: unknown, schema: JsonSchema, options: NormaliseOptions): NormaliseResult {
   const normalisations: string[] = [];
-  if (!options.nullAsAbsent && options.coerce === 'none') return { value, normalisations };
-  // Without coercion only a `null` can change: an object of nothing but non-null scalars is left as it is, unwalked.
-  if (options.coerce === 'none' && isFlatWithoutNull(value)) return { value, normalisations };
+  if (normalisesNothing(value, options)) return { value, normalisations };
   const walker = new Walker(schema, options, normalisations);
   return { value: walker.visit(value, schema, 0), normalisations };
 }
@@ -229,13 +227,26 @@ function isSchemaObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Whether `value` is a non-array object whose own enumerable values are all scalars other than `null`. */
+/**
+ * Whether {@link normaliseArguments} is sure to leave `value` as it is, whatever the schema: no
+ * normalisation is on, or without coercion an object of nothing but non-null scalars (only a `null`
+ * can change then). A cheap test without allocation; `false` means the walk decides.
+ */
+export function normalisesNothing(value: unknown, options: NormaliseOptions): boolean {
+  if (!options.nullAsAbsent && options.coerce === 'none') return true;
+  return options.coerce === 'none' && isFlatWithoutNull(value);
+}
+
+/**
+ * Whether `value` is a non-array object whose enumerable values are all scalars other than `null`
+ * (`for…in`, no key array: an inherited enumerable key is checked too, which can only send the value
+ * to the walk).
+ */
 function isFlatWithoutNull(value: unknown): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const record = value as Record<string, unknown>;
-  for (const key of Object.keys(record)) {
-    const inner = record[key];
-    if (typeof inner === 'object') return false; // null, an object or an array: the walk decides
+  for (const key in record) {
+    if (typeof record[key] === 'object') return false; // null, an object or an array: the walk decides
   }
   return true;
 }

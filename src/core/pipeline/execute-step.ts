@@ -11,7 +11,7 @@ import { buildFailure, truncateText, utf8ByteLength, type FailureParts } from '.
 import { classifyError, type ClassifiedError } from '../classify-error.ts';
 import { copyPlainJson, NOT_COPIED } from '../copy-json.ts';
 import { describeThrown, messageOf } from '../describe-thrown.ts';
-import { runAttempt } from '../run-attempt.ts';
+import { runAttempt, startAttempt, type AttemptListener, type AttemptOutcome } from '../run-attempt.ts';
 import type { AttemptRecord } from '../tool-call-record.ts';
 import type { RegisteredTool } from '../tool-registry.ts';
 import { stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
@@ -47,43 +47,167 @@ export function envelopeBase(parts: PipelineParts, call: CallState, nowMs: numbe
   };
 }
 
-/** Runs the tool until it succeeds, fails for good, or the budget is spent. */
-export async function executeStep(parts: PipelineParts, call: CallState, tool: RegisteredTool): Promise<StepOutcome<ToolResult>> {
-  const { clock, sessionBreakers, sharedBreaker } = parts;
-  const { input, sessionId, callId, toolName } = call;
-  const definition = tool.definition;
+/** What every attempt of a call shares: its deadline, its retry policy and its idempotency key. */
+interface ExecutionPlan {
+  readonly deadlineAt: number;
+  readonly maxAttempts: number;
+  readonly policy: RegisteredTool['retry'];
+  readonly idempotencyKey: string;
+}
+
+function planOf(parts: PipelineParts, call: CallState, tool: RegisteredTool): ExecutionPlan {
+  const input = call.input;
   const callerDeadline = typeof input.deadlineAt === 'number' && !Number.isNaN(input.deadlineAt) ? input.deadlineAt : Number.POSITIVE_INFINITY;
-  const deadlineAt = Math.min(call.startedAt + parts.callBudgetMs, callerDeadline);
   const callerMaxAttempts =
     typeof input.maxAttempts === 'number' && !Number.isNaN(input.maxAttempts) ? Math.floor(input.maxAttempts) : Number.POSITIVE_INFINITY;
   const maxAttempts = Math.max(1, Math.min(tool.retry.maxAttempts, callerMaxAttempts));
-  const policy = maxAttempts === tool.retry.maxAttempts ? tool.retry : { ...tool.retry, maxAttempts };
-  const idempotencyKey = input.idempotencyKey ?? `${sessionId}:${callId}`;
+  return {
+    deadlineAt: Math.min(call.startedAt + parts.callBudgetMs, callerDeadline),
+    maxAttempts,
+    policy: maxAttempts === tool.retry.maxAttempts ? tool.retry : { ...tool.retry, maxAttempts },
+    idempotencyKey: input.idempotencyKey ?? `${call.sessionId}:${call.callId}`,
+  };
+}
+
+/** A finished attempt handed from the first attempt (run without a promise) to the loop of the others. */
+interface FinishedAttempt {
+  outcome: AttemptOutcome & { ok: false };
+  record: AttemptRecord;
+}
+
+/** Who hears how a call's execution ended (an object with methods: the hot path allocates no closures for it). */
+export interface ExecutionSink {
+  /** The execution's outcome; called at most once. */
+  done(outcome: StepOutcome<ToolResult>): void;
+  /** An internal error (a bug in the pipeline or a port), instead of `done`. */
+  failed(internal: unknown): void;
+}
+
+/**
+ * Runs the tool until it succeeds, fails for good, or the budget is spent, and tells `sink` once
+ * (never throws; an internal error goes to `sink.failed`). The first attempt runs without a promise
+ * of its own: a tool that succeeds at once (most calls) settles the call in the microtask its result
+ * arrives in. A failed first attempt continues in {@link runAttempts}.
+ */
+export function startExecution(parts: PipelineParts, call: CallState, tool: RegisteredTool, sink: ExecutionSink): void {
+  const plan = planOf(parts, call, tool);
+  // Yield to the event loop when tools have run back to back without it turning.
+  const turn = parts.turnGuard.beforeExecution();
+  if (turn !== undefined) return continueWith(runAttempts(parts, call, tool, plan, undefined, turn), sink);
+  const clock = parts.clock;
+  const definition = tool.definition;
+  const attemptStartedAt = clock.now();
+  const remainingMs = plan.deadlineAt - attemptStartedAt;
+  if (remainingMs <= 0) return sink.done(noBudget(call.toolName));
+  const input = call.input;
+  startAttempt(
+    definition.execute as (args: unknown, context: unknown) => unknown,
+    call.args,
+    call.callId,
+    call.sessionId,
+    input.runId,
+    plan.idempotencyKey,
+    1,
+    Math.min(definition.timeoutMs ?? parts.defaultTimeoutMs, remainingMs),
+    clock,
+    input.signal,
+    new FirstAttempt(parts, call, tool, plan, attemptStartedAt, sink),
+  );
+}
+
+/** The end of a call's first attempt: its envelope, or the other attempts. */
+class FirstAttempt implements AttemptListener {
+  constructor(
+    private readonly parts: PipelineParts,
+    private readonly call: CallState,
+    private readonly tool: RegisteredTool,
+    private readonly plan: ExecutionPlan,
+    private readonly startedAt: number,
+    private readonly sink: ExecutionSink,
+  ) {}
+
+  settled(outcome: AttemptOutcome): void {
+    const { parts, call, sink } = this;
+    try {
+      const attemptEndedAt = parts.clock.now();
+      const record: AttemptRecord = { attempt: 1, durationMs: attemptEndedAt - this.startedAt, outcome: 'success' };
+      call.attempts.push(record);
+      if (!outcome.ok) return continueWith(runAttempts(parts, call, this.tool, this.plan, { outcome, record }, undefined), sink);
+      const built = succeeded(parts, call, outcome.value, record, attemptEndedAt);
+      if (built instanceof Promise) continueWith(built, sink);
+      else sink.done(built);
+    } catch (internal) {
+      sink.failed(internal);
+    }
+  }
+}
+
+function continueWith(pending: Promise<StepOutcome<ToolResult>>, sink: ExecutionSink): void {
+  pending.then(
+    (outcome) => sink.done(outcome),
+    (internal: unknown) => sink.failed(internal),
+  );
+}
+
+/** {@link startExecution} as a promise (rejected only by an internal error). */
+export function executeStep(parts: PipelineParts, call: CallState, tool: RegisteredTool): Promise<StepOutcome<ToolResult>> {
+  return new Promise((resolve, reject) => startExecution(parts, call, tool, { done: resolve, failed: reject }));
+}
+
+function noBudget(toolName: string): StepOutcome<ToolResult> {
+  return stepFailed({ code: 'BUDGET_EXHAUSTED', message: `No time budget was left to call ${toolName}`, retryable: false });
+}
+
+/**
+ * The attempts of a call from the first (or, given `first`, from the first attempt's failure,
+ * already recorded), with the classification, credential refresh, retry decisions and waits between
+ * them. `firstTurn`: the turn guard's wait before the first attempt, when it asked for one.
+ */
+async function runAttempts(
+  parts: PipelineParts,
+  call: CallState,
+  tool: RegisteredTool,
+  plan: ExecutionPlan,
+  first: FinishedAttempt | undefined,
+  firstTurn: Promise<void> | undefined,
+): Promise<StepOutcome<ToolResult>> {
+  const { clock, sessionBreakers, sharedBreaker } = parts;
+  const { input, sessionId, callId, toolName } = call;
+  const definition = tool.definition;
+  const { deadlineAt, maxAttempts, policy, idempotencyKey } = plan;
   let authRefreshed = false;
   let classified: ClassifiedError | undefined;
   let thrown: unknown;
   let decision: RetryDecision | undefined;
   let attemptsAllowed = maxAttempts;
   for (let attempt = 1; ; attempt++) {
-    // Yield to the event loop when tools have run back to back without it turning.
-    const turn = parts.turnGuard.beforeExecution();
-    if (turn !== undefined) await turn;
-    const attemptStartedAt = clock.now();
-    const remainingMs = deadlineAt - attemptStartedAt;
-    if (remainingMs <= 0) {
-      if (attempt === 1) return stepFailed({ code: 'BUDGET_EXHAUSTED', message: `No time budget was left to call ${toolName}`, retryable: false });
-      break;
+    let outcome: FinishedAttempt['outcome'];
+    let attemptRecord: AttemptRecord;
+    if (attempt === 1 && first !== undefined) {
+      outcome = first.outcome;
+      attemptRecord = first.record;
+    } else {
+      // Yield to the event loop when tools have run back to back without it turning.
+      const turn = attempt === 1 ? firstTurn : parts.turnGuard.beforeExecution();
+      if (turn !== undefined) await turn;
+      const attemptStartedAt = clock.now();
+      const remainingMs = deadlineAt - attemptStartedAt;
+      if (remainingMs <= 0) {
+        if (attempt === 1) return noBudget(toolName);
+        break;
+      }
+      const result = await runAttempt(
+        definition.execute as (args: unknown, context: unknown) => unknown,
+        call.args,
+        { callId, sessionId, runId: input.runId, idempotencyKey, attempt },
+        { timeoutMs: Math.min(definition.timeoutMs ?? parts.defaultTimeoutMs, remainingMs), clock, callerSignal: input.signal },
+      );
+      const attemptEndedAt = clock.now();
+      attemptRecord = { attempt, durationMs: attemptEndedAt - attemptStartedAt, outcome: 'success' };
+      call.attempts.push(attemptRecord);
+      if (result.ok) return succeeded(parts, call, result.value, attemptRecord, attemptEndedAt);
+      outcome = result;
     }
-    const outcome = await runAttempt(
-      definition.execute as (args: unknown, context: unknown) => unknown,
-      call.args,
-      { callId, sessionId, runId: input.runId, idempotencyKey, attempt },
-      { timeoutMs: Math.min(definition.timeoutMs ?? parts.defaultTimeoutMs, remainingMs), clock, callerSignal: input.signal },
-    );
-    const attemptEndedAt = clock.now();
-    const attemptRecord: AttemptRecord = { attempt, durationMs: attemptEndedAt - attemptStartedAt, outcome: 'success' };
-    call.attempts.push(attemptRecord);
-    if (outcome.ok) return succeeded(parts, call, outcome.value, attemptRecord, attemptEndedAt);
     thrown = outcome.thrown;
     classified = classify(parts, outcome.thrown, outcome.abortReason);
     attemptRecord.outcome = classified.code;
@@ -164,7 +288,7 @@ function succeeded(
     });
   }
   // A success envelope holding a copy of the result's JSON, or a failure when it is not JSON.
-  const built = buildSuccess(parts, value, envelopeBase(parts, call, nowMs));
+  const built = buildSuccess(parts, value, call, nowMs);
   if (built.status === 'failed' && built.error.code === 'TOOL_EXCEPTION') {
     attemptRecord.outcome = 'TOOL_EXCEPTION';
     call.errorRecord = { kind: 'exception', status: null, message: `the tool returned a value that is not JSON: ${built.error.detail}`, causes: [] };
@@ -205,33 +329,34 @@ function classify(parts: PipelineParts, thrown: unknown, abortReason: 'timeout' 
 }
 
 /** The success envelope of a returned value: a copy of its JSON, bounded by `maxOutputBytes`. */
-function buildSuccess(parts: PipelineParts, value: unknown, base: EnvelopeBase): ToolResult {
-  if (value === undefined || value === null) return success(base, null);
+function buildSuccess(parts: PipelineParts, value: unknown, call: CallState, nowMs: number): ToolResult {
+  if (value === undefined || value === null) return success(call, nowMs, null);
   switch (typeof value) {
     case 'boolean':
-      return success(base, value);
+      return success(call, nowMs, value);
     case 'number':
-      return success(base, Number.isFinite(value) ? value : null);
+      return success(call, nowMs, Number.isFinite(value) ? value : null);
     case 'string':
     case 'object':
       break;
     default:
-      return notJson(base, `a ${typeof value}`);
+      return notJson(envelopeBase(parts, call, nowMs), `a ${typeof value}`);
   }
   const maxOutputBytes = parts.maxOutputBytes;
   // A JSON text of at most maxOutputBytes / 3 UTF-16 units is within the byte bound: small results
   // (most) are copied in one walk, without a JSON text.
   if (typeof value === 'string') {
-    if (6 * value.length + 2 <= maxOutputBytes / 3) return success(base, value);
+    if (6 * value.length + 2 <= maxOutputBytes / 3) return success(call, nowMs, value);
   } else {
     let copy: unknown;
     try {
       copy = copyPlainJson(value, Math.floor(maxOutputBytes / 3));
     } catch (error) {
-      return notJson(base, notJsonReason(error)); // a getter threw, as it would have in JSON.stringify
+      return notJson(envelopeBase(parts, call, nowMs), notJsonReason(error)); // a getter threw, as it would have in JSON.stringify
     }
-    if (copy !== NOT_COPIED) return success(base, copy);
+    if (copy !== NOT_COPIED) return success(call, nowMs, copy);
   }
+  const base = envelopeBase(parts, call, nowMs);
   let json: string | undefined;
   try {
     json = JSON.stringify(value);
@@ -251,18 +376,18 @@ function buildSuccess(parts: PipelineParts, value: unknown, base: EnvelopeBase):
     }
   }
   // The envelope keeps what was serialised: a copy, not the tool's live object.
-  return success(base, typeof value === 'string' ? value : (JSON.parse(json) as unknown));
+  return success(call, nowMs, typeof value === 'string' ? value : (JSON.parse(json) as unknown));
 }
 
-/** A success envelope (its keys in the envelope's order). */
-function success(base: EnvelopeBase, data: unknown): ToolResult {
+/** A success envelope at `nowMs` (its keys in the envelope's order, as {@link envelopeBase} has them). */
+function success(call: CallState, nowMs: number, data: unknown): ToolResult {
   return {
     status: 'success',
-    tool_name: base.tool_name,
-    call_id: base.call_id,
-    duration_ms: base.duration_ms,
-    attempts: base.attempts,
-    trace_id: base.trace_id,
+    tool_name: call.toolName,
+    call_id: call.callId,
+    duration_ms: Math.max(0, nowMs - call.startedAt),
+    attempts: call.attempts.length,
+    trace_id: call.traceId,
     data,
   };
 }

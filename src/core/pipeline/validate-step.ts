@@ -6,7 +6,7 @@
 import { fingerprintArguments } from '../../policies/fingerprint-arguments.ts';
 import { parseArguments } from '../../schema/parse-arguments.ts';
 import type { RegisteredTool } from '../tool-registry.ts';
-import { stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
+import { STEP_PASSED, stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
 
 /**
  * How deep the arguments may nest (objects and arrays). Deeper values are refused before any
@@ -34,15 +34,22 @@ function nestsDeeperThan(value: unknown, limit: number, depth = 1): boolean {
 }
 
 /** Parses and validates the call's arguments; on success `call.args` holds the validated value. */
-export function validateStep(parts: PipelineParts, call: CallState, tool: RegisteredTool): StepOutcome<unknown> | Promise<StepOutcome<unknown>> {
+export function validateStep(parts: PipelineParts, call: CallState, tool: RegisteredTool): StepOutcome<void> | Promise<StepOutcome<void>> {
   const { sessionBreakers } = parts;
   const raw = call.input.args;
-  const parsed = parseArguments(raw, parts.parseOptions);
-  if (!parsed.ok) {
-    sessionBreakers?.recordFailure(call.sessionId, call.toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(raw) });
-    return stepFailed(parsed.failure);
+  let value: unknown;
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
+    value = raw; // an object (most calls): what parseArguments would hand on unchanged
+  } else {
+    const parsed = parseArguments(raw, parts.parseOptions);
+    if (!parsed.ok) {
+      sessionBreakers?.recordFailure(call.sessionId, call.toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(raw) });
+      return stepFailed(parsed.failure);
+    }
+    if (parsed.normalisations.length > 0) call.normalisations.push(...parsed.normalisations);
+    value = parsed.value;
   }
-  if (nestsDeeperThan(parsed.value, MAX_ARGUMENT_DEPTH)) {
+  if (nestsDeeperThan(value, MAX_ARGUMENT_DEPTH)) {
     sessionBreakers?.recordFailure(call.sessionId, call.toolName, { kind: 'counted' });
     // the developer record keeps the raw text, never a value no recursive walk can read safely
     call.args = typeof raw === 'string' ? raw : undefined;
@@ -53,16 +60,13 @@ export function validateStep(parts: PipelineParts, call: CallState, tool: Regist
       suggestion: 'Send the arguments as the flat JSON object the tool describes, and call again.',
     });
   }
-  if (parsed.normalisations.length > 0) call.normalisations.push(...parsed.normalisations);
-  call.args = parsed.value;
-  if (!tool.validator) return { ok: true, value: call.args };
-  // A synchronous validator's result is handed on as it is: the runtime awaits this step either way,
-  // so a tool never starts in the same synchronous run as its caller (a tool that calls the runtime
-  // on itself recurses through the microtask queue, not the stack).
-  const validation = tool.validator.validate(parsed.value);
-  return validation instanceof Promise
-    ? validation.then((result) => validated(parts, call, parsed.value, result))
-    : validated(parts, call, parsed.value, validation);
+  call.args = value;
+  if (!tool.validator) return STEP_PASSED;
+  // A synchronous validator's result is handed on as it is: the runtime starts the tool on a later
+  // microtask either way, so a tool never starts in the same synchronous run as its caller (a tool
+  // that calls the runtime on itself recurses through the microtask queue, not the stack).
+  const validation = tool.validator.validate(value);
+  return validation instanceof Promise ? validation.then((result) => validated(parts, call, value, result)) : validated(parts, call, value, validation);
 }
 
 /** The outcome of a validation result. */
@@ -71,7 +75,7 @@ function validated(
   call: CallState,
   value: unknown,
   validation: Awaited<ReturnType<NonNullable<RegisteredTool['validator']>['validate']>>,
-): StepOutcome<unknown> {
+): StepOutcome<void> {
   if (!validation.ok) {
     parts.sessionBreakers?.recordFailure(call.sessionId, call.toolName, { kind: 'invalid-arguments', fingerprint: fingerprintArguments(value) });
     // A validator may report problems it did not describe (the Ajv one describes at most 1,000).
@@ -87,5 +91,5 @@ function validated(
   }
   if (validation.normalisations.length > 0) call.normalisations.push(...validation.normalisations);
   call.args = validation.value;
-  return { ok: true, value: call.args };
+  return STEP_PASSED;
 }
