@@ -8,16 +8,23 @@
  * Issue 13: toolrun commits each step in one statement (`commitStep`: the new messages, the
  * checkpoint, the ledger rows). The first bare worker writes what the ports describe one by one
  * (as before, and as the SQLite worker benchmark's bare loop does); the second sends as many
- * statements as toolrun does, step commits included, each of the step's size (the stricter floor).
+ * statements as toolrun does, step commits and the run's claim (acquire, release) included, each
+ * of the step's size (the stricter floor). Each bare statement commits synchronously.
  * `TOOLRUN_BENCH_ROUNDS` sets the rounds (default 3).
+ *
+ * Besides runs/s (wall time, the worker processes sharing the machine with everything else), each
+ * row gives CPU time per run: the worker processes' own (from `ready` to the end) and, when this
+ * process can read `/proc` of the server's processes (a local server), that of their PostgreSQL
+ * backends (found by the connections' `application_name`).
  */
+import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { handleMessage, type StepCommit, type Stores } from '../src/index.ts';
 import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { createDistributedTools, distributedModel } from '../test/fixtures/distributed-agent.ts';
 import type { DistributedBenchWorkerConfig } from '../test/fixtures/distributed-bench-worker.ts';
 import { spawnFixture } from '../test/fixtures/distributed-processes.ts';
-import { createTestPool, dropSchema, REDIS_URL, uniqueName } from '../test/fixtures/distributed-services.ts';
+import { createTestPool, dropSchema, POSTGRES_URL, REDIS_URL, uniqueName } from '../test/fixtures/distributed-services.ts';
 import type { BenchRow } from './measure.ts';
 
 const TRIVIAL_BODY = JSON.stringify({ input: 'trivial' });
@@ -25,7 +32,7 @@ const CONCURRENCY = 4;
 
 /**
  * Store calls of one trivial run through `handleMessage`, counted on a proxy of the PostgreSQL
- * stores. `steps`: `'port-by-port'` counts the writes the ports describe one by one (a whole
+ * stores (the claim store's included). `steps`: `'port-by-port'` counts the writes the ports describe one by one (a whole
  * conversation per `put`, a checkpoint per `runs.put`, a ledger row per `putIfAbsent`: the run
  * goes through the stores without `commitStep`); `'committed'` counts what toolrun sends (one write
  * of the step's size per `commitStep`, made on the real stores).
@@ -67,6 +74,7 @@ async function storeCallsPerRun(
     runs: count(stores.runs, ['get'], ['put']),
     ledger: count(stores.ledger, ['get'], ['putIfAbsent', 'delete']),
     breakers: count(stores.breakers, ['get'], ['update']),
+    ...(stores.claims ? { claims: count(stores.claims, ['get'], ['acquire', 'renew', 'release']) } : {}),
   };
   const tools = createDistributedTools();
   for (let index = 0; index < runs; index++) {
@@ -79,14 +87,41 @@ async function storeCallsPerRun(
   return { reads: Math.round(reads / runs), writes: Math.round(writes / runs), bytesPerWrite: Math.round(bytes / Math.max(1, writes)) };
 }
 
-/** Runs `jobs` trivial jobs through `processes` worker processes of `mode`; returns runs per second. */
-async function runsPerSecond(options: {
+/** Throughput of one round, and CPU time per run in ms (`postgresCpuMs`: `NaN` when `/proc` of the server is not readable). */
+interface RoundResult {
+  runsPerSecond: number;
+  workerCpuMs: number;
+  postgresCpuMs: number;
+}
+
+/** CPU time in ms of the server processes serving connections named `applicationName` (`NaN` if `/proc` cannot tell). */
+async function backendCpuMs(pool: ReturnType<typeof createTestPool>, applicationName: string): Promise<number> {
+  const { rows } = await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [applicationName]);
+  let total = 0;
+  for (const { pid } of rows) {
+    try {
+      // fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 per second on Linux)
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch {
+      return Number.NaN;
+    }
+  }
+  return rows.length === 0 ? Number.NaN : total;
+}
+
+/** Runs `jobs` trivial jobs through `processes` worker processes of `mode`. */
+async function runRound(options: {
   mode: 'toolrun' | 'bare';
   processes: number;
   jobs: number;
   schema: string;
   calls: { reads: number; writes: number; bytesPerWrite: number };
-}): Promise<number> {
+  pool: ReturnType<typeof createTestPool>;
+}): Promise<RoundResult> {
+  const applicationName = uniqueName('toolrun_bench_');
+  const url = new URL(POSTGRES_URL);
+  url.searchParams.set('application_name', applicationName);
   const queueName = uniqueName('toolrun-bench-');
   const queue = new Queue(queueName, { connection: { url: REDIS_URL } });
   const config: DistributedBenchWorkerConfig = {
@@ -98,7 +133,10 @@ async function runsPerSecond(options: {
     writesPerRun: options.calls.writes,
     bytesPerWrite: options.calls.bytesPerWrite,
   };
-  const workers = Array.from({ length: options.processes }, () => spawnFixture('test/fixtures/distributed-bench-worker.ts', [JSON.stringify(config)]));
+  const workers = Array.from({ length: options.processes }, () =>
+    spawnFixture('test/fixtures/distributed-bench-worker.ts', [JSON.stringify(config)], { TOOLRUN_TEST_POSTGRES_URL: url.toString() }),
+  );
+  let postgresCpuMs = Number.NaN;
   try {
     await queue.pause();
     const prefix = uniqueName('b');
@@ -110,6 +148,7 @@ async function runsPerSecond(options: {
       await queue.addBulk(batch);
     }
     await Promise.all(workers.map((worker) => worker.ready));
+    const postgresAtStart = await backendCpuMs(options.pool, applicationName);
     const startedAt = process.hrtime.bigint();
     await queue.resume();
     for (;;) {
@@ -119,13 +158,47 @@ async function runsPerSecond(options: {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
-    return options.jobs / seconds;
+    postgresCpuMs = ((await backendCpuMs(options.pool, applicationName)) - postgresAtStart) / options.jobs;
+    const workerCpuMs = async () => {
+      for (const worker of workers) worker.child.kill('SIGTERM');
+      await Promise.all(workers.map((worker) => worker.exited));
+      let total = 0;
+      for (const worker of workers)
+        total +=
+          (
+            worker.events.find((event) => typeof (event as { cpuMsSinceReady?: unknown }).cpuMsSinceReady === 'number') as
+              { cpuMsSinceReady: number } | undefined
+          )?.cpuMsSinceReady ?? Number.NaN;
+      return total / options.jobs;
+    };
+    return { runsPerSecond: options.jobs / seconds, workerCpuMs: await workerCpuMs(), postgresCpuMs };
   } finally {
-    for (const worker of workers) worker.child.kill('SIGTERM');
+    for (const worker of workers) if (worker.alive) worker.child.kill('SIGTERM');
     await Promise.all(workers.map((worker) => worker.exited));
     await queue.obliterate({ force: true });
     await queue.close();
   }
+}
+
+/** The best of each measure over the rounds (highest runs/s, least CPU per run). */
+function best(results: readonly RoundResult[]): RoundResult {
+  const least = (values: number[]) => (values.some(Number.isNaN) ? Number.NaN : Math.min(...values));
+  return {
+    runsPerSecond: Math.max(...results.map((result) => result.runsPerSecond)),
+    workerCpuMs: least(results.map((result) => result.workerCpuMs)),
+    postgresCpuMs: least(results.map((result) => result.postgresCpuMs)),
+  };
+}
+
+/** `worker 1.23 + PostgreSQL 0.45 ms CPU per run` (the PostgreSQL part only when measured). */
+function describeCpu(result: RoundResult): string {
+  const postgres = Number.isNaN(result.postgresCpuMs) ? '' : ` + PostgreSQL ${result.postgresCpuMs.toFixed(2)}`;
+  return `CPU per run: worker ${result.workerCpuMs.toFixed(2)}${postgres} ms`;
+}
+
+/** Total CPU per run (the worker's, plus PostgreSQL's when measured). */
+function cpuOf(result: RoundResult): number {
+  return result.workerCpuMs + (Number.isNaN(result.postgresCpuMs) ? 0 : result.postgresCpuMs);
 }
 
 /**
@@ -146,33 +219,37 @@ export async function runDistributedBench(options: { jobs?: number; rounds?: num
     const portCalls = await storeCallsPerRun(stores, 30, 'port-by-port');
     const committedCalls = await storeCallsPerRun(stores, 30, 'committed');
     for (const processes of [1, 4]) {
-      let barePorts = 0;
-      let bareCommitted = 0;
-      let toolrun = 0;
+      const portRounds: RoundResult[] = [];
+      const committedRounds: RoundResult[] = [];
+      const toolrunRounds: RoundResult[] = [];
       for (let round = 0; round < rounds; round++) {
-        barePorts = Math.max(barePorts, await runsPerSecond({ mode: 'bare', processes, jobs, schema, calls: portCalls }));
-        toolrun = Math.max(toolrun, await runsPerSecond({ mode: 'toolrun', processes, jobs, schema, calls: committedCalls }));
-        bareCommitted = Math.max(bareCommitted, await runsPerSecond({ mode: 'bare', processes, jobs, schema, calls: committedCalls }));
+        portRounds.push(await runRound({ mode: 'bare', processes, jobs, schema, calls: portCalls, pool }));
+        toolrunRounds.push(await runRound({ mode: 'toolrun', processes, jobs, schema, calls: committedCalls, pool }));
+        committedRounds.push(await runRound({ mode: 'bare', processes, jobs, schema, calls: committedCalls, pool }));
       }
+      const [ports, toolrunBest, committed] = [best(portRounds), best(toolrunRounds), best(committedRounds)];
+      const barePorts = ports.runsPerSecond;
+      const toolrun = toolrunBest.runsPerSecond;
+      const bareCommitted = committed.runsPerSecond;
       const label = `${processes} process${processes === 1 ? '' : 'es'} × ${CONCURRENCY}`;
       const describe = (calls: { reads: number; writes: number; bytesPerWrite: number }) =>
         `${calls.reads} reads + ${calls.writes} writes of ${calls.bytesPerWrite} B per run`;
       rows.push({
         name: `bare BullMQ worker, ${label}: the ports' writes one by one, ${describe(portCalls)}`,
         medianNs: 1e9 / barePorts,
-        note: `${barePorts.toFixed(0)} runs/s`,
+        note: `${barePorts.toFixed(0)} runs/s; ${describeCpu(ports)}`,
       });
       rows.push({
         name: `toolrun BullMQ worker + PostgreSQL, ${label}`,
         medianNs: 1e9 / toolrun,
         baseline: `bare (ports' writes), ${label}`,
         ratio: barePorts / toolrun,
-        note: `${toolrun.toFixed(0)} runs/s = ${(toolrun / barePorts).toFixed(2)} of bare`,
+        note: `${toolrun.toFixed(0)} runs/s = ${(toolrun / barePorts).toFixed(2)} of bare; ${describeCpu(toolrunBest)}, CPU = ${(cpuOf(toolrunBest) / cpuOf(ports)).toFixed(2)}× bare's`,
       });
       rows.push({
         name: `bare BullMQ worker, ${label}: toolrun's statements, ${describe(committedCalls)}`,
         medianNs: 1e9 / bareCommitted,
-        note: `${bareCommitted.toFixed(0)} runs/s; toolrun = ${(toolrun / bareCommitted).toFixed(2)} of it`,
+        note: `${bareCommitted.toFixed(0)} runs/s; toolrun = ${(toolrun / bareCommitted).toFixed(2)} of it; ${describeCpu(committed)}, toolrun's CPU = ${(cpuOf(toolrunBest) / cpuOf(committed)).toFixed(2)}× it`,
       });
     }
     return rows;
