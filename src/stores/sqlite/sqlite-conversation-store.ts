@@ -29,6 +29,8 @@ export interface SqliteConversationStoreOptions {
    * messages, checkpoint and ledger rows). Without them the store has no `commitStep`.
    */
   steps?: { runs: RunStore; ledger: IdempotencyLedger };
+  /** More housekeeping of the same file, run on the sweep's cadence in a transaction of its own; what it throws is ignored. */
+  alsoSweep?: (nowMs: number) => unknown;
 }
 
 interface ChunkRow {
@@ -108,6 +110,11 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
       sweep.immediate(nowMs);
     } catch {
       // housekeeping only: expired rows are already invisible; the next sweep tries again
+    }
+    try {
+      options.alsoSweep?.(nowMs);
+    } catch {
+      // the same: tried again at the next sweep
     }
   };
 

@@ -352,6 +352,16 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE conversation_chunks RENAME TO conversation_messages;
     `,
   },
+  {
+    // What the retention sweep reads (`retainCompletedRunsMs`): completed runs oldest first, and
+    // acknowledged messages oldest first, each through a partial index that only those rows are in
+    // (a running run's checkpoint writes and a pending message do not touch it).
+    version: 9,
+    sql: `
+      CREATE INDEX runs_completed_by_time ON runs (updated_at) WHERE status = 'completed';
+      CREATE INDEX queue_messages_acked_by_time ON queue_messages (acked_at_ms) WHERE acked_at_ms IS NOT NULL;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

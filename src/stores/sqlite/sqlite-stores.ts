@@ -10,7 +10,7 @@
  * outcomes. Choose `synchronous: 'full'` (an fsync per commit, several times slower on writes) when
  * side effects must survive power loss too.
  *
- * Schema (version 8, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
+ * Schema (version 9, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
  * applied migrations, which run in one IMMEDIATE transaction on open):
  * - `conversations (ref PK, expires_at_ms, message_count)` and `conversation_messages (ref, start,
  *   messages JSON)`: append-only chunks of each conversation (version 4; a whole-conversation row
@@ -27,6 +27,8 @@
  *   lease_until_ms, acked_at_ms, delayed)`: FIFO by `seq`, leases and release delays by the
  *   injected clock (`delayed`: version 3).
  * - `claims (key PK, holder, lease_until_ms)`: the `ClaimStore` (version 3).
+ * - partial indexes of completed runs and of acknowledged messages by time, for the retention
+ *   sweep of `retainCompletedRunsMs` (version 9).
  *
  * One commit per step: `conversations.commitStep` writes a step's new messages, its checkpoint
  * and its ledger rows in one IMMEDIATE transaction (the agent loop uses it whenever the three
@@ -52,7 +54,9 @@ import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
 import { openSqliteDatabase } from './open-sqlite-database.ts';
 import { createSqliteBreakerStateStore } from './sqlite-breaker-state-store.ts';
 import { createSqliteClaimStore } from './sqlite-claim-store.ts';
-import { createSqliteConversationStore, type SqliteConversationSweep } from './sqlite-conversation-store.ts';
+import { createSqliteConversationStore, DEFAULT_SQLITE_CONVERSATION_SWEEP, type SqliteConversationSweep } from './sqlite-conversation-store.ts';
+import { createSqliteRetentionSweep } from './sqlite-retention.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createSqliteDeadLetterQueue } from './sqlite-dead-letter-queue.ts';
 import { createSqliteIdempotencyLedger } from './sqlite-idempotency-ledger.ts';
 import { createSqliteRunQueue } from './sqlite-run-queue.ts';
@@ -76,6 +80,16 @@ export interface SqliteStoresOptions {
    * @defaultValue `{ everyWrites: 100, batchSize: 500 }`
    */
   conversationSweep?: SqliteConversationSweep;
+  /**
+   * How long a completed run is remembered, in ms: its checkpoint, its ledger rows and its
+   * acknowledged message are deleted this long after it completed (on the conversation sweep's
+   * cadence, at most `conversationSweep.batchSize` runs and as many messages per sweep), so the file
+   * stays bounded under a steady load. Runs that ended any other way are kept (their dead-letter
+   * entries resume from them). The price: a message enqueued again with the id of a run deleted
+   * this way runs again — keep it longer than any duplicate of a message can arrive.
+   * @defaultValue forever (nothing is deleted)
+   */
+  retainCompletedRunsMs?: number;
 }
 
 /** The SQLite {@link Stores}, with the open connection for inspection and benchmarks. */
@@ -94,6 +108,7 @@ export interface SqliteStores extends Stores {
  * A failing statement later (e.g. a lock held past `busyTimeoutMs`, a full disk) rejects the call
  * with the driver's `SqliteError`.
  *
+ * @throws ToolrunError `INVALID_OPTIONS` for a `retainCompletedRunsMs` that is not a finite number ≥ 0.
  * @throws ToolrunError `STORE_UNAVAILABLE` (driver error as `cause`) when the file cannot be
  * opened or created, is not a SQLite database, stays locked past the busy timeout while opening,
  * or was written by a newer schema version.
@@ -106,6 +121,11 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     synchronous: options.synchronous ?? 'normal',
     nowMs: clock.now(),
   });
+  const retainMs = options.retainCompletedRunsMs;
+  if (retainMs !== undefined && !(typeof retainMs === 'number' && Number.isFinite(retainMs) && retainMs >= 0)) {
+    database.close();
+    throw new ToolrunError('INVALID_OPTIONS', `retainCompletedRunsMs must be a finite number of ms ≥ 0, received ${String(retainMs)}`);
+  }
   const runs = createSqliteRunStore(database);
   const ledger = createSqliteIdempotencyLedger(database, { clock });
   return {
@@ -116,6 +136,14 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
       ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
       ...(options.conversationSweep !== undefined ? { sweep: options.conversationSweep } : {}),
       steps: { runs, ledger },
+      ...(retainMs !== undefined
+        ? {
+            alsoSweep: createSqliteRetentionSweep(database, {
+              retainCompletedRunsMs: retainMs,
+              batchSize: Math.max(1, Math.trunc(options.conversationSweep?.batchSize ?? DEFAULT_SQLITE_CONVERSATION_SWEEP.batchSize)),
+            }),
+          }
+        : {}),
     }),
     runs,
     ledger,
