@@ -149,7 +149,7 @@ describe('SQLite retention of completed runs (retainCompletedRunsMs)', () => {
         plan(
           'SELECT seq FROM queue_messages INDEXED BY queue_messages_acked_by_time WHERE acked_at_ms IS NOT NULL AND acked_at_ms < ? ORDER BY acked_at_ms LIMIT ?',
         ),
-      ).toContain('SEARCH queue_messages USING INDEX queue_messages_acked_by_time');
+      ).toMatch(/SEARCH queue_messages USING (COVERING )?INDEX queue_messages_acked_by_time/);
       await stores.conversations.put('conv_new', [{ role: 'user', content: 'hi' }]); // a write: the sweep runs
       expect(column(stores, 'SELECT run_id FROM runs')).toEqual(['run_failed']);
       expect(column(stores, 'SELECT key FROM ledger')).toEqual([]);
