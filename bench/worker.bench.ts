@@ -12,7 +12,8 @@
  * Step cost: one step (two messages, the checkpoint, a ledger row) on a conversation of 10 and of
  * 1,000 messages, committed at once vs port by port.
  * File size: the SQLite file (and its conversation pages) after batches of runs whose
- * conversations expire after each batch. With `TOOLRUN_BENCH_WORKER_RSS=1` (minutes; run node with
+ * conversations expire after each batch; then the same with `retainCompletedRunsMs` as long as the
+ * conversations' TTL, so completed runs' checkpoints, ledger rows and acked messages go too. With `TOOLRUN_BENCH_WORKER_RSS=1` (minutes; run node with
  * `--expose-gc` for exact numbers), the SQLite worker's resident memory after 10,000 and after
  * 100,000 runs.
  */
@@ -254,13 +255,17 @@ function benchWorker(stores: Stores, clock: Clock = systemClock) {
  * reused; what stays per run is its checkpoint, its ledger rows and its acked queue row (kept by
  * design: forgetting them could repeat a side effect or a delivery).
  */
-async function fileSizeUnderExpiry(runs: number, batches: number): Promise<{ sizes: number[]; conversationBytes: number[]; keptBytesPerRun: number }> {
+async function fileSizeUnderExpiry(
+  runs: number,
+  batches: number,
+  retainCompletedRunsMs?: number,
+): Promise<{ sizes: number[]; conversationBytes: number[]; keptBytesPerRun: number }> {
   const folder = mkdtempSync(join(tmpdir(), 'toolrun-bench-'));
   let offsetMs = 0;
   const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep, setTimer: systemClock.setTimer! };
   const ttlMs = 60_000;
   const path = join(folder, 'expiry.db');
-  const stores = createSqliteStores({ path, clock, conversationTtlMs: ttlMs });
+  const stores = createSqliteStores({ path, clock, conversationTtlMs: ttlMs, ...(retainCompletedRunsMs !== undefined ? { retainCompletedRunsMs } : {}) });
   const sizes: number[] = [];
   const conversationBytes: number[] = [];
   // the pages of the conversation tables and their indexes (dbstat): what the expiry sweep keeps bounded
@@ -279,9 +284,9 @@ async function fileSizeUnderExpiry(runs: number, batches: number): Promise<{ siz
     }
     const kept = stores.database
       .prepare(
-        `SELECT (SELECT SUM(length(run_id) + length(message_id) + length(status) + length(updated_at) + length(checkpoint)) FROM runs)
-              + (SELECT SUM(length(key) + length(value) + 8) FROM ledger)
-              + (SELECT SUM(length(id) + length(body) + 40) FROM queue_messages) AS bytes`,
+        `SELECT (SELECT TOTAL(length(run_id) + length(message_id) + length(status) + length(updated_at) + length(checkpoint)) FROM runs)
+              + (SELECT TOTAL(length(key) + length(value) + 8) FROM ledger)
+              + (SELECT TOTAL(length(id) + length(body) + 40) FROM queue_messages) AS bytes`,
       )
       .get() as { bytes: number };
     return { sizes, conversationBytes, keptBytesPerRun: kept.bytes / (runs * batches) };
@@ -339,6 +344,8 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
   bare = best(bare, bareRunsPerSecond(runs, naive.writesPerRun, naive.bytesPerRun));
   const steps = await stepCostNs([10, 1000], 40);
   const expiry = await fileSizeUnderExpiry(Math.ceil(runs / 2), 6);
+  // the same load with completed runs retained as long as their conversations: the file stays bounded
+  const retained = await fileSizeUnderExpiry(Math.ceil(runs / 2), 6, 60_000);
   // TOOLRUN_BENCH_WORKER_RSS=1: resident memory after 10,000 and 100,000 SQLite worker runs (minutes)
   const memory = process.env.TOOLRUN_BENCH_WORKER_RSS ? await rssAfterRuns([10_000, 100_000]) : undefined;
   const small = await deadLetterEntryBytes(10);
@@ -395,6 +402,12 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
       medianNs: 0,
       ...(batch > 0 ? { baseline: `after ${Math.ceil(runs / 2)} runs`, ratio: size / expiry.sizes[0]! } : {}),
       note: `${(size / 1024).toFixed(0)} KiB, conversation pages ${(expiry.conversationBytes[batch]! / 1024).toFixed(0)} KiB${batch === expiry.sizes.length - 1 ? `; kept per run (checkpoint, ledger, acked queue row): ~${expiry.keptBytesPerRun.toFixed(0)} bytes` : ''}`,
+    })),
+    ...retained.sizes.map((size, batch): BenchRow => ({
+      name: `SQLite file after ${((batch + 1) * Math.ceil(runs / 2)).toLocaleString('en-US')} runs, as above with completed runs retained as long as their conversations (retainCompletedRunsMs)`,
+      medianNs: 0,
+      ...(batch > 0 ? { baseline: `after ${Math.ceil(runs / 2)} runs`, ratio: size / retained.sizes[0]! } : {}),
+      note: `${(size / 1024).toFixed(0)} KiB, conversation pages ${(retained.conversationBytes[batch]! / 1024).toFixed(0)} KiB${batch === retained.sizes.length - 1 ? `; checkpoints, ledger rows and acked messages kept: ${((retained.keptBytesPerRun * Math.ceil(runs / 2) * retained.sizes.length) / 1024).toFixed(0)} KiB in all (vs ${((expiry.keptBytesPerRun * Math.ceil(runs / 2) * expiry.sizes.length) / 1024).toFixed(0)} KiB without retention)` : ''}`,
     })),
     ...(memory
       ? [
