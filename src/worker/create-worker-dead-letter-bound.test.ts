@@ -28,7 +28,13 @@ function modelFor() {
     if (request.stepIndex === 0 || !scripts.has(runId)) {
       const first = request.messages.find((message) => message.role === 'user');
       const name = String(first?.content).includes('charge') ? 'charge' : 'lookup';
-      scripts.set(runId, createScriptedModel([{ toolCalls: [{ id: 'c1', name, args: '{}' }] }, { text: 'done' }]));
+      scripts.set(
+        runId,
+        createScriptedModel([
+          { toolCalls: [{ id: 'c1', name, args: '{}' }], usage: { input: 1, output: 1 } },
+          { text: 'done', usage: { input: 1, output: 1 } },
+        ]),
+      );
     }
     return scripts.get(runId)!(request);
   };
