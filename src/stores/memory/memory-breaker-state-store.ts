@@ -1,4 +1,5 @@
 import type { BreakerStateStore, JsonValue } from '../../ground/ports/stores.ts';
+import { copyStoredValue } from './copy-stored-value.ts';
 
 /**
  * An in-memory {@link BreakerStateStore}. `update` runs `fn` once, synchronously between the read
@@ -9,13 +10,13 @@ export function createMemoryBreakerStateStore(): BreakerStateStore {
   const states = new Map<string, JsonValue>();
   return {
     async get(key) {
-      return states.has(key) ? structuredClone(states.get(key)) : undefined;
+      return states.has(key) ? copyStoredValue(states.get(key)) : undefined;
     },
     async update<T extends JsonValue>(key: string, fn: (current: T | undefined) => T) {
-      const previous = states.has(key) ? (structuredClone(states.get(key)) as T) : undefined;
-      const next = fn(previous === undefined ? undefined : structuredClone(previous));
-      states.set(key, structuredClone(next));
-      return { previous, next: structuredClone(next) };
+      const previous = states.has(key) ? (copyStoredValue(states.get(key)) as T) : undefined;
+      const next = fn(previous === undefined ? undefined : copyStoredValue(previous));
+      states.set(key, copyStoredValue(next));
+      return { previous, next: copyStoredValue(next) };
     },
   };
 }

@@ -1,5 +1,8 @@
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { ConversationStore, IdempotencyLedger, RunStore, StepCommit, StepCommitStores } from '../../ground/ports/stores.ts';
+import { copyStoredItems, copyStoredValue } from './copy-stored-value.ts';
+import { memoryLedgerWriter } from './memory-idempotency-ledger.ts';
+import { memoryCheckpointWriter } from './memory-run-store.ts';
 
 interface StoredConversation {
   messages: unknown[];
@@ -11,13 +14,17 @@ interface StoredConversation {
  *
  * A conversation expires `ttlMs` after its last write (at exactly that instant it is gone). Expired
  * conversations are dropped when read and swept on every write (the map is kept in last-write
- * order, so the sweep only touches expired entries). Messages are deep-copied (`structuredClone`)
- * on the way in and out, so callers cannot change stored state. Safe to call concurrently.
+ * order, so the sweep only touches expired entries). Messages are deep-copied on the way in and
+ * out (`structuredClone`'s copy, made by a walk for plain data, see {@link copyStoredValue}), so
+ * callers cannot change stored state; a value `structuredClone` rejects is rejected with its
+ * `DataCloneError`, storing nothing. Safe to call concurrently.
  *
  * With `steps` (the run store and ledger of the same bundle) it has `commitStep`: the step's new
- * messages are appended (only they are copied, so a step's cost does not grow with the
- * conversation), then the ledger rows and the checkpoint are written through `steps`, all before
- * any other caller runs (nothing in between yields).
+ * messages, its checkpoint and its ledger rows are copied first (only the new messages, so a step's
+ * cost does not grow with the conversation; a value that cannot be copied writes nothing), then
+ * the messages are appended and the ledger rows and the checkpoint written, all before any other
+ * caller runs (nothing in between yields). A memory run store and ledger take those copies as they
+ * are; any other `steps` are written through their `putIfAbsent` and `put`.
  */
 export function createMemoryConversationStore(options: {
   clock: Clock;
@@ -33,15 +40,17 @@ export function createMemoryConversationStore(options: {
       conversations.delete(ref);
     }
   };
-  const replace = (conversationRef: string, messages: unknown[], nowMs: number) => {
+  /** Makes `conversation` the one stored under the ref, last in write order, expiring `ttlMs` from now. */
+  const replace = (conversationRef: string, conversation: StoredConversation, nowMs: number) => {
+    conversation.expiresAtMs = nowMs + ttlMs;
     conversations.delete(conversationRef);
-    conversations.set(conversationRef, { messages, expiresAtMs: nowMs + ttlMs });
+    conversations.set(conversationRef, conversation);
     sweepExpired(nowMs);
   };
 
   const store: ConversationStore = {
     async put(conversationRef, messages) {
-      replace(conversationRef, structuredClone([...messages]), clock.now());
+      replace(conversationRef, { messages: copyStoredItems(messages), expiresAtMs: 0 }, clock.now());
     },
     async get(conversationRef) {
       const conversation = conversations.get(conversationRef);
@@ -50,7 +59,7 @@ export function createMemoryConversationStore(options: {
         conversations.delete(conversationRef);
         return undefined;
       }
-      return structuredClone(conversation.messages);
+      return copyStoredItems(conversation.messages);
     },
     async delete(conversationRef) {
       conversations.delete(conversationRef);
@@ -62,6 +71,9 @@ export function createMemoryConversationStore(options: {
     const ownPut = store.put;
     const ownRunsPut = runs.put;
     const ownLedgerPut = ledger.putIfAbsent;
+    // the memory run store and ledger take the values copied here as they are (no second copy)
+    const writeCheckpoint = memoryCheckpointWriter(runs);
+    const writeOutcome = memoryLedgerWriter(ledger);
     store.commitStep = async (step: StepCommit, stores: StepCommitStores) => {
       const own =
         stores.conversations === store &&
@@ -81,16 +93,21 @@ export function createMemoryConversationStore(options: {
         Number.isInteger(storedCount) &&
         storedCount <= step.messages.length &&
         stored.messages.length === storedCount;
-      const added = structuredClone(appendable ? step.messages.slice(storedCount) : [...step.messages]);
-      const checkpoint = structuredClone(step.checkpoint);
-      const rows = structuredClone(step.ledger.map((row) => ({ ...row })));
+      const added = copyStoredItems(step.messages, appendable ? storedCount : 0);
+      const checkpoint = copyStoredValue(step.checkpoint);
+      const rows = step.ledger.map((row) => ({ key: row.key, value: copyStoredValue(row.value) }));
       if (appendable) {
         for (const message of added) stored.messages.push(message);
-        replace(step.conversationRef, stored.messages, nowMs);
+        replace(step.conversationRef, stored, nowMs);
       } else {
-        replace(step.conversationRef, added, nowMs);
+        replace(step.conversationRef, { messages: added, expiresAtMs: 0 }, nowMs);
       }
-      // the memory ledger and run store act before their promise returns: nothing interleaves
+      if (writeCheckpoint !== undefined && writeOutcome !== undefined) {
+        for (const row of rows) writeOutcome(row.key, row.value);
+        writeCheckpoint(checkpoint);
+        return true;
+      }
+      // another bundle's run store or ledger acting before their promise returns: nothing interleaves
       const writes: Promise<unknown>[] = rows.map((row) => ledger.putIfAbsent(row.key, row.value));
       writes.push(runs.put(checkpoint));
       await Promise.all(writes);

@@ -2,6 +2,7 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { DeadLetterFilter, DeadLetterGroupCount, DeadLetterListOptions, DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { utf8ByteLength } from '../exact-text.ts';
 import { toJsonText } from '../json-text.ts';
+import { copyStoredValue } from './copy-stored-value.ts';
 
 /** The cause fields of a stored entry that a {@link DeadLetterFilter} compares (`null`: the entry has none). */
 export interface DeadLetterCauseFields {
@@ -170,10 +171,10 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
   const keys = new Map<string, string>();
   let lastId = 0;
 
-  const copy = (record: DeadLetterRecord<T>): DeadLetterRecord<T> => structuredClone(record);
+  const copy = (record: DeadLetterRecord<T>): DeadLetterRecord<T> => copyStoredValue(record);
   const store = (entry: T): string => {
     const bytes = utf8ByteLength(toJsonText(entry));
-    const stored = structuredClone(entry);
+    const stored = copyStoredValue(entry);
     lastId += 1;
     const id = String(lastId);
     records.set(id, { id, addedAt: new Date(clock.now()).toISOString(), entry: stored });

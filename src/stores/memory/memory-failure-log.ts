@@ -1,5 +1,6 @@
 import type { FailureLog, FailureLogRecord } from '../../ground/ports/failure-log.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
+import { copyStoredValue } from './copy-stored-value.ts';
 
 /** Options of {@link createMemoryFailureLog}. */
 export interface MemoryFailureLogOptions {
@@ -34,7 +35,7 @@ export function createMemoryFailureLog(options: MemoryFailureLogOptions = {}): M
   let dropped = 0;
   return {
     async append(record) {
-      records.push(structuredClone(record));
+      records.push(copyStoredValue(record));
       if (records.length > maxRecords * 1.25) {
         const excess = records.length - maxRecords;
         records = records.slice(excess);
@@ -45,7 +46,7 @@ export function createMemoryFailureLog(options: MemoryFailureLogOptions = {}): M
       const offset = Math.max(0, listOptions?.offset ?? 0);
       const visible = records.length > maxRecords ? records.slice(records.length - maxRecords) : records;
       const end = listOptions?.limit === undefined ? visible.length : offset + Math.max(0, listOptions.limit);
-      return structuredClone(visible.slice(offset, end));
+      return visible.slice(offset, end).map(copyStoredValue);
     },
     async listPage(pageOptions) {
       if (!Number.isInteger(pageOptions.limit) || pageOptions.limit < 1) {
@@ -60,14 +61,14 @@ export function createMemoryFailureLog(options: MemoryFailureLogOptions = {}): M
       const start = Math.max(after === null ? 0 : Number(after), firstKept);
       const page = records.slice(start - dropped, start - dropped + pageOptions.limit);
       const next = page.length > 0 ? String(start + page.length) : after;
-      return { records: structuredClone(page), next };
+      return { records: page.map(copyStoredValue), next };
     },
     async findByTraceId(traceId) {
       // newest first, over the records kept (the last maxRecords)
       const firstVisible = Math.max(0, records.length - maxRecords);
       for (let index = records.length - 1; index >= firstVisible; index -= 1) {
         const record = records[index]!;
-        if (record.kind === 'tool-failure' && record.traceId === traceId) return structuredClone(record);
+        if (record.kind === 'tool-failure' && record.traceId === traceId) return copyStoredValue(record);
       }
       return undefined;
     },

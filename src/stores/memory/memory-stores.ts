@@ -22,9 +22,11 @@ export interface MemoryStoresOptions {
  * Creates the whole {@link Stores} bundle in memory: for tests, for users' tests
  * (`toolrun/testing`) and for the process-wide default. Nothing survives the process.
  *
- * Every value is deep-copied (`structuredClone`) on the way in and out, so a caller cannot change
- * stored state by mutating what it passed or received; values must therefore be
- * structured-cloneable (JSON values always are). Every operation is atomic within the process.
+ * Every value is deep-copied on the way in and out (the copy `structuredClone` makes, by a walk for
+ * plain data), so a caller cannot change stored state by mutating what it passed or received, nor
+ * the stores a caller's values; values must therefore be structured-cloneable (JSON values always
+ * are): one that is not (a function, a symbol…) is rejected with `structuredClone`'s
+ * `DataCloneError`, storing nothing. Every operation is atomic within the process.
  * The run queue lives here too (not under `src/queues/`) because the `Stores` port bundles it.
  * `close()` is a no-op kept for symmetry with durable backends.
  */
