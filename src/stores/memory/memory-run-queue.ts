@@ -11,14 +11,20 @@ interface QueuedMessage {
   leaseUntilMs: number | undefined;
   /** Released with a delay: `leaseUntilMs` is the end of the delay, not of a lease. */
   delayed: boolean;
+  /** Acknowledged: no longer in `messages`, skipped in `order` until passed or compacted away. */
+  acked: boolean;
 }
+
+/** Acknowledged messages left in the delivery order before it is compacted (and at least as many as the messages still in it). */
+const MIN_COMPACTION = 64;
 
 /** Options of {@link createMemoryRunQueue}. */
 export interface MemoryRunQueueOptions {
   clock: Clock;
   /**
    * How many acknowledged ids are remembered so that enqueuing one again stays a no-op (oldest
-   * forgotten first). @defaultValue 100_000
+   * forgotten first, in O(1) per `ack`); a fraction counts its whole part, a non-finite number
+   * remembers every id. @defaultValue 100_000
    */
   maxRememberedAckedIds?: number;
 }
@@ -38,17 +44,34 @@ export interface MemoryRunQueueOptions {
  *   delivery it releases (only while leased).
  * - `ack` and `release` of an unknown id do nothing.
  * Every method is atomic (no await between read and write), so concurrent `reserve` calls never
- * hand out one message twice.
+ * hand out one message twice. `reserve` walks the messages from the oldest one not acknowledged,
+ * so its cost is the number of older messages still leased or delayed, whatever the queue's depth;
+ * `enqueue` and `ack` cost O(1) amortised.
  *
  * @throws ToolrunError `INVALID_OPTIONS` from `reserve` and `extendLease` for a non-positive or
  * non-finite `leaseMs`, and from `release` for an invalid `delayMs` (see `ReleaseOptions`).
  */
 export function createMemoryRunQueue(options: MemoryRunQueueOptions): RunQueue {
   const { clock } = options;
-  const maxRememberedAckedIds = options.maxRememberedAckedIds ?? 100_000;
-  /** In enqueue order (Map preserves insertion order), which is the delivery order. */
+  const window = options.maxRememberedAckedIds ?? 100_000;
+  // a fraction remembers its whole part; NaN and Infinity remember every id (as a bound never reached)
+  const maxRememberedAckedIds = Number.isFinite(window) ? Math.max(0, Math.floor(window)) : Number.POSITIVE_INFINITY;
+  /** The messages waiting, leased or delayed, by id. */
   const messages = new Map<string, QueuedMessage>();
+  /**
+   * The same messages in enqueue order, which is the delivery order, from `head` on; acknowledged
+   * ones stay in place (flagged) until `head` passes them or the array is compacted. (Not the
+   * Map's own order: walking a Map from its start skips every entry deleted there since it was
+   * last rehashed, which makes a deep queue quadratic.)
+   */
+  let order: QueuedMessage[] = [];
+  let head = 0;
+  /** Acknowledged messages in `order` at or after `head`. */
+  let ackedInOrder = 0;
+  /** Acknowledged ids remembered, and the same ids in acknowledgement order in a ring (oldest at `ackedNext` once full). */
   const ackedIds = new Set<string>();
+  const ackedRing: string[] = [];
+  let ackedNext = 0;
 
   const toDelivery = (message: QueuedMessage): QueueDelivery => ({
     id: message.id,
@@ -61,14 +84,17 @@ export function createMemoryRunQueue(options: MemoryRunQueueOptions): RunQueue {
     async enqueue(message) {
       const id = message.id ?? globalThis.crypto.randomUUID();
       if (messages.has(id) || ackedIds.has(id)) return id;
-      messages.set(id, { id, body: message.body, enqueuedAtMs: clock.now(), deliveries: 0, leaseUntilMs: undefined, delayed: false });
+      const queued: QueuedMessage = { id, body: message.body, enqueuedAtMs: clock.now(), deliveries: 0, leaseUntilMs: undefined, delayed: false, acked: false };
+      messages.set(id, queued);
+      order.push(queued);
       return id;
     },
     async reserve(leaseMs) {
       assertLeaseMs(leaseMs);
       const nowMs = clock.now();
-      for (const message of messages.values()) {
-        if (message.leaseUntilMs !== undefined && message.leaseUntilMs > nowMs) continue;
+      for (let index = head; index < order.length; index++) {
+        const message = order[index]!;
+        if ((message.leaseUntilMs !== undefined && message.leaseUntilMs > nowMs) || message.acked) continue;
         message.leaseUntilMs = nowMs + leaseMs;
         message.delayed = false;
         message.deliveries += 1;
@@ -77,12 +103,33 @@ export function createMemoryRunQueue(options: MemoryRunQueueOptions): RunQueue {
       return undefined;
     },
     async ack(id) {
-      if (!messages.delete(id)) return;
-      ackedIds.add(id);
-      if (ackedIds.size > maxRememberedAckedIds) {
-        const oldest = ackedIds.values().next();
-        if (!oldest.done) ackedIds.delete(oldest.value);
+      const message = messages.get(id);
+      if (message === undefined) return;
+      messages.delete(id);
+      message.acked = true;
+      ackedInOrder += 1;
+      while (head < order.length && order[head]!.acked) {
+        head += 1;
+        ackedInOrder -= 1;
       }
+      if (ackedInOrder >= MIN_COMPACTION && ackedInOrder >= messages.size) {
+        order = order.slice(head).filter((kept) => !kept.acked);
+        head = 0;
+        ackedInOrder = 0;
+      } else if (head >= MIN_COMPACTION && head * 2 >= order.length) {
+        order = order.slice(head);
+        head = 0;
+      }
+      // an id is remembered once: enqueue refuses it while it is, so it cannot be acknowledged again
+      if (maxRememberedAckedIds < 1) return;
+      ackedIds.add(id);
+      if (ackedRing.length < maxRememberedAckedIds) {
+        ackedRing.push(id);
+        return;
+      }
+      ackedIds.delete(ackedRing[ackedNext]!);
+      ackedRing[ackedNext] = id;
+      ackedNext = (ackedNext + 1) % maxRememberedAckedIds;
     },
     async release(id, releaseOptions) {
       const { delayMs, countDelivery, deliveries } = checkReleaseOptions(releaseOptions);
