@@ -5,16 +5,23 @@ import { memoryLedgerWriter } from './memory-idempotency-ledger.ts';
 import { memoryCheckpointWriter } from './memory-run-store.ts';
 
 interface StoredConversation {
+  ref: string;
   messages: unknown[];
   expiresAtMs: number;
+  /** Index in the write order of its last write; -1 once it is deleted or expired. */
+  slot: number;
 }
+
+/** Slots of the write order no longer current before it is compacted (and at least as many as the conversations stored). */
+const MIN_COMPACTION = 64;
 
 /**
  * An in-memory {@link ConversationStore} with a time to live measured on the injected clock.
  *
  * A conversation expires `ttlMs` after its last write (at exactly that instant it is gone). Expired
- * conversations are dropped when read and swept on every write (the map is kept in last-write
- * order, so the sweep only touches expired entries). Messages are deep-copied on the way in and
+ * conversations are dropped when read and swept on every write (from a list of the writes in
+ * write order, so the sweep only touches expired conversations and the writes they replaced: O(1)
+ * amortised per write, whatever the number of conversations). Messages are deep-copied on the way in and
  * out (`structuredClone`'s copy, made by a walk for plain data, see {@link copyStoredValue}), so
  * callers cannot change stored state; a value `structuredClone` rejects is rejected with its
  * `DataCloneError`, storing nothing. Safe to call concurrently.
@@ -34,35 +41,76 @@ export function createMemoryConversationStore(options: {
   const { clock, ttlMs } = options;
   const conversations = new Map<string, StoredConversation>();
 
+  /**
+   * Every write in write order, from `head` on: the conversation written. A slot is current while
+   * the conversation's `slot` is its index; the others (written again since, deleted, or expired)
+   * wait to be passed or compacted away. (Not the Map's own order: walking a Map from its start
+   * skips every entry deleted there since it was last rehashed, which makes expiry quadratic.)
+   */
+  let order: StoredConversation[] = [];
+  let head = 0;
+  /** Slots at or after `head` that are not current. */
+  let stale = 0;
+
+  const forget = (conversation: StoredConversation) => {
+    conversations.delete(conversation.ref);
+    conversation.slot = -1;
+    stale += 1;
+  };
   const sweepExpired = (nowMs: number) => {
-    for (const [ref, conversation] of conversations) {
-      if (conversation.expiresAtMs > nowMs) break;
-      conversations.delete(ref);
+    while (head < order.length) {
+      const conversation = order[head]!;
+      if (conversation.slot !== head) stale -= 1;
+      else if (conversation.expiresAtMs > nowMs) break;
+      else {
+        conversations.delete(conversation.ref);
+        conversation.slot = -1;
+      }
+      head += 1;
+    }
+    if (stale + head >= MIN_COMPACTION && stale + head >= conversations.size) {
+      const current: StoredConversation[] = [];
+      for (let index = head; index < order.length; index++) {
+        const conversation = order[index]!;
+        if (conversation.slot !== index) continue;
+        conversation.slot = current.length;
+        current.push(conversation);
+      }
+      order = current;
+      head = 0;
+      stale = 0;
     }
   };
-  /** Makes `conversation` the one stored under the ref, last in write order, expiring `ttlMs` from now. */
-  const replace = (conversationRef: string, conversation: StoredConversation, nowMs: number) => {
+  /** Makes `conversation` the one stored under its ref, last in write order, expiring `ttlMs` from now. */
+  const replace = (conversation: StoredConversation, nowMs: number) => {
+    const previous = conversations.get(conversation.ref);
+    if (previous !== undefined) {
+      previous.slot = -1;
+      stale += 1;
+    }
     conversation.expiresAtMs = nowMs + ttlMs;
-    conversations.delete(conversationRef);
-    conversations.set(conversationRef, conversation);
+    conversation.slot = order.length;
+    order.push(conversation);
+    conversations.set(conversation.ref, conversation);
     sweepExpired(nowMs);
   };
 
   const store: ConversationStore = {
     async put(conversationRef, messages) {
-      replace(conversationRef, { messages: copyStoredItems(messages), expiresAtMs: 0 }, clock.now());
+      replace({ ref: conversationRef, messages: copyStoredItems(messages), expiresAtMs: 0, slot: -1 }, clock.now());
     },
     async get(conversationRef) {
       const conversation = conversations.get(conversationRef);
       if (conversation === undefined) return undefined;
       if (conversation.expiresAtMs <= clock.now()) {
-        conversations.delete(conversationRef);
+        forget(conversation);
         return undefined;
       }
       return copyStoredItems(conversation.messages);
     },
     async delete(conversationRef) {
-      conversations.delete(conversationRef);
+      const conversation = conversations.get(conversationRef);
+      if (conversation !== undefined) forget(conversation);
     },
   };
 
@@ -98,9 +146,9 @@ export function createMemoryConversationStore(options: {
       const rows = step.ledger.map((row) => ({ key: row.key, value: copyStoredValue(row.value) }));
       if (appendable) {
         for (const message of added) stored.messages.push(message);
-        replace(step.conversationRef, stored, nowMs);
+        replace(stored, nowMs);
       } else {
-        replace(step.conversationRef, { messages: added, expiresAtMs: 0 }, nowMs);
+        replace({ ref: step.conversationRef, messages: added, expiresAtMs: 0, slot: -1 }, nowMs);
       }
       if (writeCheckpoint !== undefined && writeOutcome !== undefined) {
         for (const row of rows) writeOutcome(row.key, row.value);
