@@ -529,6 +529,51 @@ describe('the operator at work', () => {
   });
 });
 
+describe('worker --retain-completed-runs-ms', () => {
+  it('on SQLite deletes a run that completed longer ago (checkpoint, ledger row, acknowledged message) and keeps the rest; other stores and bad values are usage errors', async () => {
+    const db = join(directory, 'retention.db');
+    const dayAgoMs = Date.now() - 86_400_000;
+    const past = createSqliteStores({ path: db, clock: { now: () => dayAgoMs, sleep: async () => undefined } });
+    await past.queue.enqueue({ id: 'old', body: '{"input": "hi"}' });
+    await past.queue.reserve(60_000);
+    await past.queue.ack('old');
+    const checkpoint = {
+      runId: 'run_old',
+      messageId: 'old',
+      status: 'completed' as const,
+      stepIndex: 1,
+      conversationRef: 'conv_old',
+      tokensSpent: { input: 1, output: 1 },
+      toolAttempts: {},
+      updatedAt: new Date(dayAgoMs).toISOString(),
+    };
+    await past.runs.put(checkpoint);
+    await past.ledger.putIfAbsent('run_old:0:0', { status: 'success' });
+    await past.close();
+
+    expect((await toolrun(['enqueue', '{"input": "two-step for a new customer"}', '--id', 'new', '--db', db])).code).toBe(0);
+    const worker = await toolrun(['worker', '--db', db, '--config', CONFIG, '--until-empty', '--retain-completed-runs-ms', '3600000']);
+    expect(worker.code).toBe(0);
+    const stores = createSqliteStores({ path: db });
+    const column = (sql: string) => stores.database.prepare(sql).pluck().all();
+    expect(column('SELECT run_id FROM runs')).toEqual(['run_new']);
+    expect(column("SELECT key FROM ledger WHERE key LIKE 'run_old%'")).toEqual([]);
+    expect(column('SELECT id FROM queue_messages')).toEqual(['new']);
+    await stores.close();
+
+    expectError(
+      await toolrun(['worker', '--db', db, '--config', CONFIG, '--until-empty', '--retain-completed-runs-ms', '-5']),
+      2,
+      /--retain-completed-runs-ms/,
+    );
+    expectError(
+      await toolrun(['worker', '--store', 'memory:', '--config', CONFIG, '--until-empty', '--retain-completed-runs-ms', '1000']),
+      2,
+      /--retain-completed-runs-ms is supported on a SQLite store \(--db FILE\) only, not memory:/,
+    );
+  });
+});
+
 describe('TOOLRUN_DATA_DIR', () => {
   it('one that points nowhere is an error, not a silent fall-back to another copy', async () => {
     const demo = await spawnNode('examples/airline/main.ts', [], { TOOLRUN_DATA_DIR: join(directory, 'no-such-data') });

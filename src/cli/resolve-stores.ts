@@ -61,6 +61,8 @@ export interface OpenBackendContext {
    * `worker` or `enqueue` needs a run queue there and refuses it. @defaultValue false
    */
   deadLettersFromQueue?: boolean;
+  /** `--retain-completed-runs-ms` of `worker`: the SQLite bundle's `retainCompletedRunsMs`; refused for other backends. */
+  retainCompletedRunsMs?: number;
 }
 
 /** The stores a `--queue` URL holds besides (or instead of) a run queue, laid over the bundle of `--store`. */
@@ -196,7 +198,7 @@ function openSqlite(target: string, context: OpenBackendContext) {
   checkSqliteFile(path);
   let stores: ReturnType<typeof createSqliteStores>;
   try {
-    stores = createSqliteStores({ path });
+    stores = createSqliteStores({ path, ...(context.retainCompletedRunsMs !== undefined ? { retainCompletedRunsMs: context.retainCompletedRunsMs } : {}) });
   } catch (error) {
     // a file that is not a SQLite database (a mistyped --db naming some other file) is the user's mistake
     if (ToolrunError.is(error) && (error.cause as { code?: unknown } | undefined)?.code === 'SQLITE_NOTADB') {
@@ -397,7 +399,7 @@ export function writerContext(location: StoreLocation, init: boolean | undefined
  * from Redis (`?prefix=NAME`, default `toolrun:`) and the run queue stays the bundle's.
  *
  * @throws ToolrunError `USAGE` when `--store` and `--db` are both given; `UNSUPPORTED_BACKEND`
- * for a scheme no backend answers to; `NOT_FOUND` when `mustExist` and the SQLite file is missing;
+ * for a scheme no backend answers to, or `retainCompletedRunsMs` for a store that is not SQLite; `NOT_FOUND` when `mustExist` and the SQLite file is missing;
  * `STORE_UNAVAILABLE` from the backend when it cannot be opened.
  */
 export async function resolveStores(location: StoreLocation, context: OpenBackendContext): Promise<ResolvedStores> {
@@ -413,7 +415,14 @@ export async function resolveStores(location: StoreLocation, context: OpenBacken
         )
       : undefined;
   const queueBackend = separateQueue && overlayBackend === undefined ? findBackend(location.queue!, 'openQueue', '--queue') : undefined;
-  const resolved = await findBackend(storeUrl, 'openStores', location.store !== undefined ? '--store' : '--db').openStores!(storeUrl, context);
+  const storeBackend = findBackend(storeUrl, 'openStores', location.store !== undefined ? '--store' : '--db');
+  if (context.retainCompletedRunsMs !== undefined && !storeBackend.schemes.includes('sqlite:')) {
+    throw usageError(
+      `--retain-completed-runs-ms is supported on a SQLite store (--db FILE) only, not ${schemeOf(storeUrl) ?? storeUrl}`,
+      'UNSUPPORTED_BACKEND',
+    );
+  }
+  const resolved = await storeBackend.openStores!(storeUrl, context);
   if (overlayBackend) {
     let overlay: ResolvedOverlay;
     try {

@@ -21,6 +21,7 @@ interface WorkerCommandOptions extends StoreOptions, LogOptions {
   metricsPort?: number;
   heartbeatMs?: number;
   init?: boolean;
+  retainCompletedRunsMs?: number;
 }
 
 /** The exit codes of `toolrun worker`, as its help prints them. */
@@ -75,6 +76,11 @@ export function addWorkerCommand(program: Command): void {
     .option('--lease-ms <ms>', 'how long a taken message stays invisible to other workers; make it longer than a run', integerOption(1), 300_000)
     .option('--until-empty', 'exit once the queue is empty instead of waiting for messages')
     .option(
+      '--retain-completed-runs-ms <ms>',
+      "SQLite: delete a completed run's checkpoint, ledger rows and acknowledged message this long after it completed (default: keep them; a message enqueued again with a deleted run's id runs again)",
+      integerOption(0),
+    )
+    .option(
       '--metrics-port <n>',
       "serve this worker's metrics (tool calls, runs, retries, breakers, DLQ) for Prometheus on 127.0.0.1:N/metrics (0: a free port)",
       portOption(0),
@@ -95,7 +101,14 @@ export function addWorkerCommand(program: Command): void {
     // before any store is opened or message taken: a tool that cannot be built fails once, here
     assertConfigToolsBuild(config, configPath);
     const location = { ...options, env: process.env };
-    const { stores: opened, label, openFailureLog } = await resolveStores(location, writerContext(location, options.init));
+    const {
+      stores: opened,
+      label,
+      openFailureLog,
+    } = await resolveStores(location, {
+      ...writerContext(location, options.init),
+      ...(options.retainCompletedRunsMs !== undefined ? { retainCompletedRunsMs: options.retainCompletedRunsMs } : {}),
+    });
     const counted = countInFlight(opened.queue);
     const stores = { ...opened, queue: counted.queue };
     let server: MetricsServer | undefined;

@@ -8,7 +8,7 @@ import { prepareSqliteCheckpointWrite, toSqliteCheckpointRow, type SqliteCheckpo
 
 /** When and how much {@link createSqliteConversationStore} sweeps expired conversations. */
 export interface SqliteConversationSweep {
-  /** A sweep runs after every this many writes (`put` or `commitStep`) of the store. @defaultValue 100 */
+  /** A sweep runs after the first write (`put` or `commitStep`) of the store and then after every this many. @defaultValue 100 */
   everyWrites: number;
   /** Conversations deleted by one sweep, at most (the oldest expired first). @defaultValue 500 */
   batchSize: number;
@@ -54,7 +54,7 @@ interface ChunkRow {
  * `min(ttlMs / 100, 5 minutes)`, so a step rarely writes it (it never runs ahead of the real expiry).
  *
  * A conversation expires `ttlMs` after its last write by the injected clock; an expired one is
- * invisible to `get` at once and deleted later, off the hot path: after every `sweep.everyWrites`
+ * invisible to `get` at once and deleted later, off the hot path: after the first write and then every `sweep.everyWrites`
  * writes, one transaction of its own deletes at most `sweep.batchSize` expired conversations
  * (through the expiry index on `conversations`; a row whose conversation was written since only
  * has its expiry moved). A sweep that fails (the file stays locked past the busy timeout) is
@@ -105,7 +105,8 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
   let writes = 0;
   const afterWrite = (nowMs: number) => {
     writes += 1;
-    if (writes % everyWrites !== 0) return;
+    // the first write of a process sweeps too: a short-lived worker (one CLI run) still cleans up
+    if ((writes - 1) % everyWrites !== 0) return;
     try {
       sweep.immediate(nowMs);
     } catch {

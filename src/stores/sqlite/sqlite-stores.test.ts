@@ -258,15 +258,17 @@ describe('SQLite stores', () => {
     await right.close();
   });
 
-  it('deletes expired conversations in bounded batches every N writes, chunks included, never a live one', async () => {
+  it('deletes expired conversations in bounded batches at the first write and every N writes, chunks included, never a live one', async () => {
     const clock = createFakeClock();
     const stores = createSqliteStores({ path: freshPath(), clock, conversationTtlMs: 1_000, conversationSweep: { everyWrites: 4, batchSize: 2 } });
     const count = (table: string) => (stores.database.prepare(`SELECT COUNT(*) AS count FROM ${table}`).get() as { count: number }).count;
-    for (const ref of ['conv_a', 'conv_b', 'conv_c']) await stores.conversations.put(ref, [ref]);
+    for (const ref of ['conv_a', 'conv_b', 'conv_c']) await stores.conversations.put(ref, [ref]); // the 1st write swept (nothing expired)
     await clock.advance(1_000);
     expect(await stores.conversations.get('conv_a')).toBeUndefined(); // invisible at once
     expect(count('conversations')).toBe(3);
-    await stores.conversations.put('conv_live', ['live']); // the 4th write: one batch of 2
+    await stores.conversations.put('conv_live', ['live']); // the 4th write: no sweep
+    expect(count('conversations')).toBe(4);
+    await stores.conversations.put('conv_live', ['live']); // the 5th: one batch of 2
     expect(count('conversations')).toBe(2);
     expect(count('conversation_messages')).toBe(2);
     for (let write = 0; write < 4; write += 1) await stores.conversations.put('conv_live', ['live', write]);
