@@ -29,9 +29,10 @@ interface Budget {
  * function, a symbol, a class instance, a `Date`, a `Map`, a hole, an own `__proto__` key, nesting
  * deeper than 256, a cycle, more than 10^6 objects — makes the whole value go through
  * `structuredClone`, which copies it as before or throws its `DataCloneError` (a getter is then
- * read again). Unlike `structuredClone`, the walk does not keep two members that are one object as
- * one object in the copy (JSON values never share), and copies a `Proxy` of plain data rather than
- * rejecting it.
+ * read again). Unlike `structuredClone` (and like `JSON.stringify`), the walk does not keep two
+ * members that are one object as one object in the copy, copies only the elements of an array (not
+ * other properties set on it), and copies a `Proxy` of plain data rather than rejecting it — none
+ * of which a JSON value has.
  *
  * @throws DOMException `DataCloneError` (from `structuredClone`) for a value it cannot copy: a
  * function or a symbol anywhere in it, among others.
