@@ -23,7 +23,7 @@ import { describeThrown, messageOf, safeString } from './describe-thrown.ts';
 import type { FailurePatternLibrary } from './failure-patterns.ts';
 import { acquireStep } from './pipeline/acquire-step.ts';
 import type { CallState, PipelineParts, StepFailure, StepOutcome } from './pipeline/call-state.ts';
-import { envelopeBase, executeStep, startExecution, type ExecutionSink } from './pipeline/execute-step.ts';
+import { executeStep, startExecution, type ExecutionSink } from './pipeline/execute-step.ts';
 import { resolveStep } from './pipeline/resolve-step.ts';
 import { sessionBreakerStep } from './pipeline/session-breaker-step.ts';
 import { validateStep } from './pipeline/validate-step.ts';
@@ -348,7 +348,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   /** The failure envelope of a step that ended the call: phrased by the failure patterns, redacted, bounded. */
   function fail(call: CallState, failure: StepFailure): ToolResult {
     const definition = call.tool?.definition;
-    const error: ToolFailureError = buildFailure({ ...failure.parts, ...(definition?.fallbacks ? { fallbacks: definition.fallbacks } : {}) });
+    const error: ToolFailureError = buildFailure(definition?.fallbacks ? { ...failure.parts, fallbacks: definition.fallbacks } : failure.parts);
     if (options.failurePatterns && !failure.toolSuggested) {
       try {
         const phrased = options.failurePatterns.suggest({
@@ -364,7 +364,16 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         // a pattern library that throws keeps the built-in suggestion
       }
     }
-    return finish(call, boundFailureEnvelope({ status: 'failed', ...envelopeBase(parts, call), error }, envelopeRedactor, bounds, definition?.sensitive));
+    const envelope: ToolFailure = {
+      status: 'failed',
+      tool_name: call.toolName,
+      call_id: call.callId,
+      duration_ms: Math.max(0, clock.now() - call.startedAt),
+      attempts: call.attempts.length,
+      trace_id: call.traceId,
+      error,
+    };
+    return finish(call, boundFailureEnvelope(envelope, envelopeRedactor, bounds, definition?.sensitive));
   }
 
   /** The steps in order; the first failed outcome ends the call. */

@@ -113,6 +113,36 @@ describe('createSessionBreakers', () => {
     expect(breakers.check('s3', 't').state).toBe('open');
   });
 
+  it('the recency order stays right when the most recent session is touched again, forgotten and recreated', () => {
+    const breakers = createSessionBreakers({ failureThreshold: 1, maxSessions: 2 });
+    breakers.recordFailure('s1', 't', counted);
+    breakers.recordFailure('s2', 't', counted);
+    // s2 is the most recent: checking it again moves nothing
+    expect(breakers.check('s2', 't').state).toBe('open');
+    expect(breakers.check('s2', 't').state).toBe('open');
+    // s1 becomes the most recent, then s2 again
+    expect(breakers.check('s1', 't').state).toBe('open');
+    expect(breakers.check('s2', 't').state).toBe('open');
+    breakers.recordFailure('s3', 't', counted); // forgets s1, the least recently used
+    expect(breakers.check('s1', 't').state).toBe('closed');
+    expect(breakers.check('s2', 't').state).toBe('open');
+    // the most recent session (s2) is forgotten by a success, then failing again makes it the newest
+    breakers.recordSuccess('s2', 't');
+    breakers.recordFailure('s2', 't', counted);
+    breakers.check('s3', 't');
+    breakers.check('s2', 't');
+    breakers.recordFailure('s4', 't', counted); // forgets s3
+    expect(breakers.check('s3', 't').state).toBe('closed');
+    expect(breakers.check('s2', 't').state).toBe('open');
+    expect(breakers.check('s4', 't').state).toBe('open');
+    breakers.reset('s4');
+    breakers.recordFailure('s5', 't', counted);
+    breakers.check('s2', 't');
+    breakers.recordFailure('s6', 't', counted); // forgets s5, touched before s2
+    expect(breakers.check('s5', 't').state).toBe('closed');
+    expect(breakers.check('s2', 't').state).toBe('open');
+  });
+
   it('checking or succeeding in an unknown session creates no state', () => {
     const breakers = createSessionBreakers({ failureThreshold: 1, maxSessions: 1 });
     breakers.recordFailure('s1', 't', counted);

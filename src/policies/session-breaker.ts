@@ -94,14 +94,21 @@ export function createSessionBreakers(options?: Partial<SessionBreakerOptions>):
   }
   /** Sessions in least-recently-used order (a Map iterates in insertion order). */
   const sessions = new Map<string, Map<string, ToolEntry>>();
+  /** The session last in `sessions` (the most recently used), when known: touching it moves nothing. */
+  let newest: string | undefined;
 
   const touch = (sessionId: string): Map<string, ToolEntry> | undefined => {
     const tools = sessions.get(sessionId);
-    if (tools !== undefined) {
+    if (tools !== undefined && sessionId !== newest) {
       sessions.delete(sessionId);
       sessions.set(sessionId, tools);
+      newest = sessionId;
     }
     return tools;
+  };
+  const forget = (sessionId: string): void => {
+    sessions.delete(sessionId);
+    if (sessionId === newest) newest = undefined;
   };
 
   const stateOf = (entry: ToolEntry | undefined): SessionBreakerState => {
@@ -119,7 +126,7 @@ export function createSessionBreakers(options?: Partial<SessionBreakerOptions>):
       const tools = touch(sessionId);
       if (tools === undefined) return;
       tools.delete(keyOf(rawToolName));
-      if (tools.size === 0) sessions.delete(sessionId);
+      if (tools.size === 0) forget(sessionId);
     },
     recordFailure(rawSessionId, rawToolName, failure) {
       const sessionId = keyOf(rawSessionId);
@@ -128,9 +135,10 @@ export function createSessionBreakers(options?: Partial<SessionBreakerOptions>):
       if (tools === undefined) {
         tools = new Map();
         sessions.set(sessionId, tools);
+        newest = sessionId;
         if (sessions.size > maxSessions) {
           const oldest = sessions.keys().next().value;
-          if (oldest !== undefined) sessions.delete(oldest);
+          if (oldest !== undefined) forget(oldest);
         }
       }
       let entry = tools.get(toolName);
@@ -159,8 +167,10 @@ export function createSessionBreakers(options?: Partial<SessionBreakerOptions>):
       return { ...after, opened: before === 'closed' && after.state === 'open' };
     },
     reset(sessionId) {
-      if (sessionId === undefined) sessions.clear();
-      else sessions.delete(keyOf(sessionId));
+      if (sessionId === undefined) {
+        sessions.clear();
+        newest = undefined;
+      } else forget(keyOf(sessionId));
     },
   };
 }
