@@ -45,6 +45,7 @@ import {
   type Stores,
   type ToolFailureEntry,
 } from '../src/index.ts';
+import type { Clock } from '../src/ground/ports/clock.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { createAutoAdvancingClock, createScriptedModel } from '../src/testing/index.ts';
 import { createSeededRandom } from '../src/testing/seeded-random.ts';
@@ -540,8 +541,8 @@ describe('crash right after a dead-letter push (in process)', () => {
     },
   });
 
-  async function runOnce(stores: Stores, body: string) {
-    const clock = createAutoAdvancingClock();
+  // the stores and the worker on one clock: the queue's redelivery delay and the worker's wait for it agree
+  async function runOnce(stores: Stores, clock: Clock, body: string) {
     await stores.queue.enqueue({ id: 'm-1', body });
     const model = createScriptedModel([{ toolCalls: [{ id: 'c1', name: 'broken_service', args: '{}' }], usage: { input: 10, output: 1 } }]);
     const errors: unknown[] = [];
@@ -572,9 +573,10 @@ describe('crash right after a dead-letter push (in process)', () => {
   }
 
   it('a malformed message is in the message DLQ once, though the worker died before acknowledging it', async () => {
-    const stores = createMemoryStores();
+    const clock = createAutoAdvancingClock();
+    const stores = createMemoryStores({ clock });
     const crash = crashAfterPush(stores, 'messageDlq');
-    const { errors, model, dlqReads, stats } = await runOnce(stores, '{not json');
+    const { errors, model, dlqReads, stats } = await runOnce(stores, clock, '{not json');
     expect(crash.crashes()).toBe(1);
     expect(errors).toHaveLength(1);
     expect(dlqReads).toBe(0);
@@ -586,9 +588,10 @@ describe('crash right after a dead-letter push (in process)', () => {
   });
 
   it('a run that ended tool_failed is in the tool DLQ once, though the worker died right after the push', async () => {
-    const stores = createMemoryStores();
+    const clock = createAutoAdvancingClock();
+    const stores = createMemoryStores({ clock });
     const crash = crashAfterPush(stores, 'toolDlq');
-    const { errors, dlqReads, stats } = await runOnce(stores, '{"input": "call the broken service"}');
+    const { errors, dlqReads, stats } = await runOnce(stores, clock, '{"input": "call the broken service"}');
     expect(crash.crashes()).toBe(1);
     expect(errors).toHaveLength(1);
     expect(dlqReads).toBe(0);
