@@ -2,7 +2,8 @@
  * Issue 2's benchmark: the success-path cost of `runtime.run` against a raw precompiled Ajv
  * validate plus a direct call, and against cockatiel's wrap(retry, circuitBreaker, timeout) around
  * the same call; and the failure path (invalid arguments → envelope: (d) with the session breaker,
- * which cuts the repeated invalid call off; (e) without it, so every call is validated and its
+ * which cuts the repeated invalid call off — in a session of its own, so that it never cuts (b) off
+ * in the later rounds; (e) without it, so every call is validated and its
  * bounded, redacted envelope built); and (f) the success path of a schema whose pattern needs the
  * linear-time RE2 engine (an unbounded quantifier) instead of the native one; (g) the raw invalid
  * call (Ajv's failing validate and its error text, thrown and caught), for reference: the target of
@@ -108,7 +109,8 @@ export async function runRuntimeBench(): Promise<BenchRow[]> {
   });
   const viaRuntime = () => runtime.run({ name: 'search_direct_flight', args });
   const invalid = { origin: 'JFK', destination: 'SEA', date: '2024/5/20' };
-  const failurePath = () => runtime.run({ name: 'search_direct_flight', args: invalid });
+  // A session of its own: the breaker it opens must not cut off (b)'s calls in the later rounds.
+  const failurePath = () => runtime.run({ name: 'search_direct_flight', args: invalid, sessionId: 'looping-model' });
   const unguarded = createToolRuntime({
     tools: [defineTool({ name: 'search_direct_flight', description: 'Search direct flights', inputSchema: schema, idempotent: true, execute: search })],
     sessionBreaker: false,
@@ -134,15 +136,10 @@ export async function runRuntimeBench(): Promise<BenchRow[]> {
   };
   const rawInvalidCaught = () => rawInvalid().catch((error: unknown) => error);
 
-  const [a, b, c, d, e, f, g] = (await measureBestOf([raw, viaRuntime, viaCockatiel, failurePath, validationFailure, re2Path, rawInvalidCaught])) as [
-    Timing,
-    Timing,
-    Timing,
-    Timing,
-    Timing,
-    Timing,
-    Timing,
-  ];
+  const operations = [raw, viaRuntime, viaCockatiel, failurePath, validationFailure, re2Path, rawInvalidCaught];
+  const [a, b, c, d, e, f, g] = (await measureBestOf(operations)) as [Timing, Timing, Timing, Timing, Timing, Timing, Timing];
+  // Each row measured the path it names, in every round: checked once more after the last round.
+  await expectOutcomes({ b: viaRuntime, d: failurePath, e: validationFailure, f: re2Path });
   const A = { name: '(a)', timing: a };
   return [
     timingRow('(a) raw precompiled Ajv validate + direct call', a),
@@ -155,4 +152,17 @@ export async function runRuntimeBench(): Promise<BenchRow[]> {
     timingRow('(g) raw precompiled Ajv validate that fails + Error(ajv.errorsText), for reference', g, A),
     timingRow('(e) vs (g)', e, { name: '(g)', timing: g }),
   ];
+}
+
+/**
+ * Throws unless (b) and (f) still succeed, (d) is cut off by the session breaker and (e) fails
+ * with the field-level `DATE_FORMAT_ERROR`: a row measuring another path than its name says is an error.
+ */
+async function expectOutcomes(operations: Record<'b' | 'd' | 'e' | 'f', () => Promise<Toolrun.ToolResult>>): Promise<void> {
+  const expected = { b: 'success', d: 'TOO_MANY_FAILURES', e: 'DATE_FORMAT_ERROR', f: 'success' } as const;
+  for (const [row, operation] of Object.entries(operations) as Array<[keyof typeof expected, () => Promise<Toolrun.ToolResult>]>) {
+    const result = await operation();
+    const outcome = result.status === 'success' ? 'success' : result.error.code;
+    if (outcome !== expected[row]) throw new Error(`runtime bench: row (${row}) measured ${outcome}, not ${expected[row]}`);
+  }
 }
