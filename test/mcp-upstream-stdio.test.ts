@@ -25,6 +25,12 @@ function child(script: string, trusted?: (value: unknown) => boolean) {
   return { transport, messages, errors, closed, stderr: () => stderr };
 }
 
+/** Waits until `condition` holds (polled every 10 ms), at most `timeoutMs`: a loaded machine may take longer than any fixed sleep. */
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 describe('createUpstreamStdioTransport', () => {
   it('frames lines across chunks, reports and skips bad lines, keeps stderr, and echoes what it is sent', { timeout: 20_000 }, async () => {
     const script = `
@@ -37,9 +43,9 @@ describe('createUpstreamStdioTransport', () => {
     const { transport, messages, errors, closed, stderr } = child(script);
     await transport.start();
     expect(transport.pid).toBeGreaterThan(0);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await until(() => messages.length >= 2 && errors.length >= 2);
     await transport.send({ jsonrpc: '2.0', id: 'a', method: 'ping' } as JSONRPCMessage);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await until(() => messages.length >= 3);
     expect(messages).toEqual([
       { jsonrpc: '2.0', id: 1, result: {} },
       { jsonrpc: '2.0', method: 'notifications/x' },
@@ -58,7 +64,7 @@ describe('createUpstreamStdioTransport', () => {
       (value) => (value as { id?: unknown }).id === 'own-1',
     );
     await transport.start();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await until(() => messages.length + errors.length >= 1);
     // the schema would refuse the extra key (a response is strict): the trusted predicate let it through
     expect(messages).toEqual([{ jsonrpc: '2.0', id: 'own-1', result: { n: 1 }, extra: true }]);
     expect(errors).toEqual([]);
