@@ -125,6 +125,10 @@ describe('layering', () => {
       'core/resolve-tool-name.ts': 'the name resolver of a registry (immutable name list), rebuilt when the names differ',
       'cli/load-config.ts': 'whether the TypeScript loader was registered in this CLI process (a process-wide fact)',
       'cli/commands/enqueue-command.ts': 'the compiled validator of the constant RUN_REQUEST_SCHEMA in the CLI process',
+      'stores/memory/memory-run-store.ts':
+        "each run store's own write of an already-copied checkpoint, keyed by the store (a WeakMap: nothing is shared between stores)",
+      'stores/memory/memory-idempotency-ledger.ts':
+        "each ledger's own write of an already-copied outcome, keyed by the ledger (a WeakMap: nothing is shared between ledgers)",
     };
     const found = sourceFiles()
       .filter((file) => !file.endsWith('.test.ts'))
