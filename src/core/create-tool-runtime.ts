@@ -423,6 +423,16 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     }
   }
 
+  /** How this runtime ends a call whose tool ran (one object per runtime, read by every {@link CallEnd}). */
+  const endings: CallEndings = {
+    finish,
+    fail,
+    internalFailure,
+    ended: () => {
+      inFlight -= 1;
+    },
+  };
+
   /**
    * Runs the steps of a call; every outcome is an envelope, never a rejection. The steps before the
    * tool run synchronously; a call they end (call limit, unknown tool, open breaker, invalid
@@ -462,7 +472,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       return Promise.resolve(result);
     }
     return new Promise<ToolResult>((resolve) => {
-      const sink = new CallEnd(call, resolve);
+      const sink = new CallEnd(endings, call, resolve);
       void FULFILLED.then(() => {
         try {
           startExecution(parts, call, tool, sink);
@@ -471,36 +481,6 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         }
       });
     });
-  }
-
-  /** The end of a call whose tool runs: its envelope resolves the call's promise, once. */
-  class CallEnd implements ExecutionSink {
-    #settled = false;
-    constructor(
-      private readonly call: CallState,
-      private readonly resolve: (result: ToolResult) => void,
-    ) {}
-
-    done(executed: StepOutcome<ToolResult>): void {
-      if (this.#settled) return;
-      let result: ToolResult;
-      try {
-        result = executed.ok ? finish(this.call, executed.value) : fail(this.call, executed.failure);
-      } catch (internal) {
-        result = internalFailure(this.call, internal);
-      }
-      this.#end(result);
-    }
-
-    failed(internal: unknown): void {
-      if (!this.#settled) this.#end(internalFailure(this.call, internal));
-    }
-
-    #end(result: ToolResult): void {
-      this.#settled = true;
-      inFlight -= 1;
-      this.resolve(result);
-    }
   }
 
   /** The call limit, the tool's lookup and the session breaker: the tool, or the failure that ends the call. */
@@ -585,6 +565,50 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     sessionBreakers,
     clock,
   };
+}
+
+/** What a {@link CallEnd} needs of its runtime. */
+interface CallEndings {
+  finish(call: CallState, result: ToolResult): ToolResult;
+  fail(call: CallState, failure: StepFailure): ToolResult;
+  internalFailure(call: CallState, internal: unknown): ToolResult;
+  /** The call is no longer in flight. */
+  ended(): void;
+}
+
+/**
+ * The end of a call whose tool runs: its envelope resolves the call's promise, once. One class for
+ * every runtime (its call sites stay monomorphic however many runtimes a process creates).
+ */
+class CallEnd implements ExecutionSink {
+  #settled = false;
+  constructor(
+    private readonly endings: CallEndings,
+    private readonly call: CallState,
+    private readonly resolve: (result: ToolResult) => void,
+  ) {}
+
+  done(executed: StepOutcome<ToolResult>): void {
+    if (this.#settled) return;
+    const { endings, call } = this;
+    let result: ToolResult;
+    try {
+      result = executed.ok ? endings.finish(call, executed.value) : endings.fail(call, executed.failure);
+    } catch (internal) {
+      result = endings.internalFailure(call, internal);
+    }
+    this.#end(result);
+  }
+
+  failed(internal: unknown): void {
+    if (!this.#settled) this.#end(this.endings.internalFailure(this.call, internal));
+  }
+
+  #end(result: ToolResult): void {
+    this.#settled = true;
+    this.endings.ended();
+    this.resolve(result);
+  }
 }
 
 /** The envelope when even building the failure failed: fixed texts only. */
