@@ -125,6 +125,10 @@ describe('layering', () => {
       'core/resolve-tool-name.ts': 'the name resolver of a registry (immutable name list), rebuilt when the names differ',
       'cli/load-config.ts': 'whether the TypeScript loader was registered in this CLI process (a process-wide fact)',
       'cli/commands/enqueue-command.ts': 'the compiled validator of the constant RUN_REQUEST_SCHEMA in the CLI process',
+      'core/create-tool-runtime.ts':
+        'a pool of cryptographic random bytes for call ids, drawn 64 KiB at a time (each byte used once: ids stay unguessable and unshared)',
+      'core/pipeline/session-breaker-step.ts':
+        'the cut-off message text per registered tool name (a pure function of the name; bounded, emptied past 1,024 names)',
       'stores/memory/memory-run-store.ts':
         "each run store's own write of an already-copied checkpoint, keyed by the store (a WeakMap: nothing is shared between stores)",
       'stores/memory/memory-idempotency-ledger.ts':
