@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -107,9 +107,11 @@ describe('SQLite retention of completed runs (retainCompletedRunsMs)', () => {
 
   it('refuses a retention that is not a finite number of ms ≥ 0', () => {
     for (const value of [-1, Number.NaN, Number.POSITIVE_INFINITY, '60000' as unknown as number]) {
-      expect(() => createSqliteStores({ path: freshPath(), retainCompletedRunsMs: value })).toThrow(
+      const path = freshPath();
+      expect(() => createSqliteStores({ path, retainCompletedRunsMs: value })).toThrow(
         expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining('retainCompletedRunsMs') }),
       );
+      expect(existsSync(path)).toBe(false); // refused before the file is created
     }
   });
 

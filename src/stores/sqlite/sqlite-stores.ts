@@ -115,17 +115,17 @@ export interface SqliteStores extends Stores {
  */
 export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
   const clock = options.clock ?? systemClock;
+  // checked before the file is opened: a bad option creates no database
+  const retainMs = options.retainCompletedRunsMs;
+  if (retainMs !== undefined && !(typeof retainMs === 'number' && Number.isFinite(retainMs) && retainMs >= 0)) {
+    throw new ToolrunError('INVALID_OPTIONS', `retainCompletedRunsMs must be a finite number of ms ≥ 0, received ${String(retainMs)}`);
+  }
   const database = openSqliteDatabase({
     path: options.path,
     busyTimeoutMs: options.busyTimeoutMs ?? 5_000,
     synchronous: options.synchronous ?? 'normal',
     nowMs: clock.now(),
   });
-  const retainMs = options.retainCompletedRunsMs;
-  if (retainMs !== undefined && !(typeof retainMs === 'number' && Number.isFinite(retainMs) && retainMs >= 0)) {
-    database.close();
-    throw new ToolrunError('INVALID_OPTIONS', `retainCompletedRunsMs must be a finite number of ms ≥ 0, received ${String(retainMs)}`);
-  }
   const runs = createSqliteRunStore(database);
   const ledger = createSqliteIdempotencyLedger(database, { clock });
   return {
