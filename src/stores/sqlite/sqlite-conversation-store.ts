@@ -31,6 +31,8 @@ export interface SqliteConversationStoreOptions {
   steps?: { runs: RunStore; ledger: IdempotencyLedger };
   /** More housekeeping of the same file, run on the sweep's cadence in a transaction of its own; what it throws is ignored. */
   alsoSweep?: (nowMs: number) => unknown;
+  /** Called after every write (`put` or `commitStep`) committed, outside its transaction; what it throws is ignored. */
+  afterWrite?: () => unknown;
 }
 
 interface ChunkRow {
@@ -103,8 +105,16 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
     }
   });
   let writes = 0;
+  const onWrite = options.afterWrite;
   const afterWrite = (nowMs: number) => {
     writes += 1;
+    if (onWrite !== undefined) {
+      try {
+        onWrite();
+      } catch {
+        // housekeeping only
+      }
+    }
     // the first write of a process sweeps too: a short-lived worker (one CLI run) still cleans up
     if ((writes - 1) % everyWrites !== 0) return;
     try {

@@ -52,6 +52,7 @@ import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 import type { Stores } from '../../ground/ports/stores.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
 import { openSqliteDatabase } from './open-sqlite-database.ts';
+import { startSqliteBackgroundCheckpoint, type SqliteBackgroundCheckpoint } from './sqlite-background-checkpoint.ts';
 import { createSqliteBreakerStateStore } from './sqlite-breaker-state-store.ts';
 import { createSqliteClaimStore } from './sqlite-claim-store.ts';
 import { createSqliteConversationStore, DEFAULT_SQLITE_CONVERSATION_SWEEP, type SqliteConversationSweep } from './sqlite-conversation-store.ts';
@@ -61,6 +62,9 @@ import { createSqliteDeadLetterQueue } from './sqlite-dead-letter-queue.ts';
 import { createSqliteIdempotencyLedger } from './sqlite-idempotency-ledger.ts';
 import { createSqliteRunQueue } from './sqlite-run-queue.ts';
 import { createSqliteRunStore } from './sqlite-run-store.ts';
+
+/** Conversation writes (steps) of a bundle after which its background checkpoint starts. */
+const BACKGROUND_CHECKPOINT_AFTER_WRITES = 64;
 
 /** Options of {@link createSqliteStores}. */
 export interface SqliteStoresOptions {
@@ -90,6 +94,16 @@ export interface SqliteStoresOptions {
    * @defaultValue forever (nothing is deleted)
    */
   retainCompletedRunsMs?: number;
+  /**
+   * Whether WAL checkpoints (copying committed pages into the database file and syncing it, the
+   * only fsyncs of `synchronous: 'normal'`) run on a worker thread with a connection of its own,
+   * so that no commit waits for one. `false`: SQLite's automatic checkpoint, inside the commit that
+   * brings the WAL to 1,000 pages. The thread starts once the bundle has written 64 conversation
+   * steps (a process that writes little never pays for starting one); `close()` stops it. Ignored
+   * for `':memory:'` and `file:` URIs.
+   * @defaultValue `true`
+   */
+  backgroundCheckpoint?: boolean;
 }
 
 /** The SQLite {@link Stores}, with the open connection for inspection and benchmarks. */
@@ -126,6 +140,18 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     synchronous: options.synchronous ?? 'normal',
     nowMs: clock.now(),
   });
+  const path = options.path;
+  // started lazily: a thread costs tens of ms to start, which a short-lived process (one CLI
+  // command, a test) that writes little would pay for nothing
+  let background: SqliteBackgroundCheckpoint | undefined;
+  let conversationWrites = 0;
+  const afterWrite =
+    options.backgroundCheckpoint !== false && path !== ':memory:' && path !== '' && !path.startsWith('file:')
+      ? () => {
+          if (++conversationWrites !== BACKGROUND_CHECKPOINT_AFTER_WRITES || !database.open) return;
+          background = startSqliteBackgroundCheckpoint(database, { path, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
+        }
+      : undefined;
   const runs = createSqliteRunStore(database);
   const ledger = createSqliteIdempotencyLedger(database, { clock });
   return {
@@ -136,6 +162,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
       ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
       ...(options.conversationSweep !== undefined ? { sweep: options.conversationSweep } : {}),
       steps: { runs, ledger },
+      ...(afterWrite !== undefined ? { afterWrite } : {}),
       ...(retainMs !== undefined
         ? {
             alsoSweep: createSqliteRetentionSweep(database, {
@@ -153,6 +180,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     queue: createSqliteRunQueue(database, { clock }),
     claims: createSqliteClaimStore(database, { clock }),
     close: async () => {
+      await background?.stop();
       if (database.open) database.close();
     },
   };
