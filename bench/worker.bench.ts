@@ -111,7 +111,10 @@ async function workerRunsPerSecond(
   }
 }
 
-/** The same number of single-statement writes of the same sizes, straight on better-sqlite3. */
+/**
+ * The same number of single-statement writes of the same sizes, straight on better-sqlite3 (WAL,
+ * `synchronous = NORMAL`, SQLite's automatic checkpoint), each changing the row it writes.
+ */
 function bareRunsPerSecond(runs: number, writesPerRun: number, bytesPerRun: number): { perSecond: number; cpuUsPerRun: number } {
   const folder = mkdtempSync(join(tmpdir(), 'toolrun-bench-'));
   const database = new Database(join(folder, 'bare.db'));
@@ -121,11 +124,16 @@ function bareRunsPerSecond(runs: number, writesPerRun: number, bytesPerRun: numb
     database.exec('CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT)');
     const upsert = database.prepare('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value');
     const writes = Math.round(writesPerRun);
-    const payload = 'x'.repeat(Math.max(1, Math.round(bytesPerRun / writes)));
+    const size = Math.max(1, Math.round(bytesPerRun / writes));
+    // every write changes its row, as each of the worker's does: SQLite skips an overwrite with the
+    // same bytes (no page is written, the commit is nearly free), so a constant payload would make
+    // most of these writes no-ops. Built before the clock starts.
+    const values = Array.from({ length: runs }, (_, run) => Array.from({ length: writes }, (_, write) => `${run}:${write}:`.padEnd(size, 'x')));
     const start = process.hrtime.bigint();
     const cpu = process.cpuUsage();
     for (let run = 0; run < runs; run++) {
-      for (let write = 0; write < writes; write++) upsert.run(`${run}:${write % 4}`, payload);
+      const row = values[run]!;
+      for (let write = 0; write < writes; write++) upsert.run(`${run}:${write % 4}`, row[write]!);
     }
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     const { user, system } = process.cpuUsage(cpu);
@@ -177,7 +185,8 @@ const STEPS_PER_SAMPLE = 20;
 async function stepCostNs(lengths: readonly number[], rounds: number): Promise<Map<string, number>> {
   const folder = mkdtempSync(join(tmpdir(), 'toolrun-bench-'));
   const path = join(folder, 'steps.db');
-  const stores = createSqliteStores({ path });
+  // no background checkpoint: the WAL must hold every byte the steps wrote (one restarted by a checkpoint is reused from its start)
+  const stores = createSqliteStores({ path, backgroundCheckpoint: false });
   const samples = new Map<string, number[]>();
   const message = (index: number) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `message ${index} `.repeat(20) });
   try {
