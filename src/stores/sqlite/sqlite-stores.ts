@@ -8,7 +8,9 @@
  * included: the WAL is in the OS page cache); only a power loss or OS crash may roll back the last
  * commits, and then the queue redelivers (at-least-once) while the ledger may forget the very last
  * outcomes. Choose `synchronous: 'full'` (an fsync per commit, several times slower on writes) when
- * side effects must survive power loss too.
+ * side effects must survive power loss too. WAL checkpoints (the copy of committed pages into the
+ * file, and its fsyncs) run on a worker thread with a connection of its own once the bundle has
+ * written 64 steps (`backgroundCheckpoint`), so a commit does not wait for one.
  *
  * Schema (version 9, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
  * applied migrations, which run in one IMMEDIATE transaction on open):
