@@ -287,7 +287,10 @@ async function fileSizeUnderExpiry(
       for (let index = 0; index < runs; index++, next++) await stores.queue.enqueue({ body: JSON.stringify({ input: `run ${next}` }), id: `m${next}` });
       await benchWorker(stores, clock).runUntilEmpty();
       offsetMs += ttlMs + 1;
-      stores.database.pragma('wal_checkpoint(TRUNCATE)');
+      // the whole WAL into the file; again while the background checkpoint holds the lock (busy = 1)
+      for (let tries = 0; tries < 100 && (stores.database.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[])[0]!.busy !== 0; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
       sizes.push(statSync(path).size);
       conversationBytes.push((conversationPages.get() as { bytes: number }).bytes);
     }
