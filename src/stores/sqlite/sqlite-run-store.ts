@@ -17,21 +17,33 @@ export function toSqliteCheckpointRow(checkpoint: RunCheckpoint): SqliteCheckpoi
   ];
 }
 
-/** The upsert of one checkpoint row into `runs` (one statement; callers may run it inside their transaction). */
+/**
+ * The write of one checkpoint row into `runs` (callers may run it inside their transaction; alone
+ * it is two single-statement writes, each atomic, and ends as one upsert would). The usual write,
+ * a checkpoint of the status the run already has, is an `UPDATE … WHERE run_id = ? AND status = ?`
+ * that sets neither `run_id` nor `status`: SQLite then leaves both indexes on them
+ * (`runs_by_status`, the run id's own) unwritten, and a run that is not completed has no entry in
+ * `runs_completed_by_time`, so it dirties the row's page only: one WAL page less per step than an
+ * upsert, which assigns the status and so rewrites its index entry. When it changes no row (a new
+ * run, or the status changed), the full upsert follows.
+ */
 export function prepareSqliteCheckpointWrite(database: Database): (row: SqliteCheckpointRow) => void {
+  const update = database.prepare('UPDATE runs SET message_id = ?, updated_at = ?, checkpoint = ? WHERE run_id = ? AND status = ?');
   const upsert = database.prepare(
     `INSERT INTO runs (run_id, message_id, status, updated_at, checkpoint) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (run_id) DO UPDATE SET message_id = excluded.message_id, status = excluded.status,
        updated_at = excluded.updated_at, checkpoint = excluded.checkpoint`,
   );
   return (row) => {
-    upsert.run(...row);
+    const [runId, messageId, status, updatedAt, checkpoint] = row;
+    if (update.run(messageId, updatedAt, checkpoint, runId, status).changes === 0) upsert.run(...row);
   };
 }
 
 /**
  * A {@link RunStore} on the `runs` table: the whole checkpoint as JSON, plus `message_id`,
- * `status` and `updated_at` columns for inspection (`toolrun stats`). `put` is one upsert.
+ * `status` and `updated_at` columns for inspection (`toolrun stats`). `put` is the write of
+ * {@link prepareSqliteCheckpointWrite}: an update of the row when the status is unchanged, else an upsert.
  */
 export function createSqliteRunStore(database: Database): RunStore {
   const write = prepareSqliteCheckpointWrite(database);
