@@ -81,7 +81,11 @@ export function startSqliteBackgroundCheckpoint(database: Database, options: Sql
   let running = true;
   const inline = () => {
     running = false;
-    if (database.open) database.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES}`);
+    try {
+      if (database.open) database.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES}`);
+    } catch {
+      // the connection is closing or busy: it keeps the fallback bound, which also checkpoints
+    }
   };
   const thread = new Worker(THREAD_SOURCE, {
     eval: true,
