@@ -12,10 +12,18 @@
  * of the step's size (the stricter floor). Each bare statement commits synchronously.
  * `TOOLRUN_BENCH_ROUNDS` sets the rounds (default 3).
  *
+ * Each round first runs `TOOLRUN_BENCH_WARMUP` trivial jobs per worker process (default 200), not
+ * measured: the rows compare workers in their steady state, as a long-lived worker runs. Without it
+ * a round of 1,000 jobs on 4 fresh processes (250 each) mostly measures the processes' warm-up
+ * (JIT compilation, first connections and prepared statements), which costs the first 250 runs of a
+ * process about twice the CPU per run of the next ones (toolrun's worker: 9.8 against 4.7 ms per
+ * run; the bare one: 5.9 against 3.0), so the 4-process rows paid four warm-ups per 1,000 runs where
+ * the 1-process rows paid one.
+ *
  * Besides runs/s (wall time, the worker processes sharing the machine with everything else), each
- * row gives CPU time per run: the worker processes' own (from `ready` to the end) and, when this
- * process can read `/proc` of the server's processes (a local server), that of their PostgreSQL
- * backends (found by the connections' `application_name`).
+ * row gives CPU time per run: the worker processes' own (from the end of the warm-up to the end)
+ * and, when this process can read `/proc` of the server's processes (a local server), that of
+ * their PostgreSQL backends (found by the connections' `application_name`).
  */
 import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
@@ -115,6 +123,8 @@ async function runRound(options: {
   mode: 'toolrun' | 'bare';
   processes: number;
   jobs: number;
+  /** Jobs run before the measure, per worker process. */
+  warmupPerProcess: number;
   schema: string;
   calls: { reads: number; writes: number; bytesPerWrite: number };
   pool: ReturnType<typeof createTestPool>;
@@ -136,39 +146,55 @@ async function runRound(options: {
   const workers = Array.from({ length: options.processes }, () =>
     spawnFixture('test/fixtures/distributed-bench-worker.ts', [JSON.stringify(config)], { TOOLRUN_TEST_POSTGRES_URL: url.toString() }),
   );
-  let postgresCpuMs = Number.NaN;
-  try {
-    await queue.pause();
-    const prefix = uniqueName('b');
-    for (let start = 0; start < options.jobs; start += 500) {
-      const batch = Array.from({ length: Math.min(500, options.jobs - start) }, (_, offset) => {
+  const cpuMsOf = (worker: (typeof workers)[number], mark: boolean) =>
+    (
+      worker.events.find(
+        (event) => typeof (event as { cpuMsSinceReady?: unknown }).cpuMsSinceReady === 'number' && (event as { mark?: unknown }).mark === (mark || undefined),
+      ) as { cpuMsSinceReady: number } | undefined
+    )?.cpuMsSinceReady ?? Number.NaN;
+  const addJobs = async (prefix: string, count: number) => {
+    for (let start = 0; start < count; start += 500) {
+      const batch = Array.from({ length: Math.min(500, count - start) }, (_, offset) => {
         const messageId = `${prefix}-${start + offset}`;
         return { name: 'run', data: { body: TRIVIAL_BODY, messageId }, opts: { jobId: messageId } };
       });
       await queue.addBulk(batch);
     }
-    await Promise.all(workers.map((worker) => worker.ready));
-    const postgresAtStart = await backendCpuMs(options.pool, applicationName);
-    const startedAt = process.hrtime.bigint();
-    await queue.resume();
+  };
+  const completedReach = async (count: number) => {
     for (;;) {
       const { completed = 0, failed = 0 } = await queue.getJobCounts('completed', 'failed');
       if (failed > 0) throw new Error(`${failed} ${options.mode} jobs failed`);
-      if (completed >= options.jobs) break;
+      if (completed >= count) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+  };
+  let postgresCpuMs = Number.NaN;
+  try {
+    await queue.pause();
+    await Promise.all(workers.map((worker) => worker.ready));
+    // warm-up, not measured: every job of it completed, the workers wait for the next
+    const warmup = options.warmupPerProcess * options.processes;
+    if (warmup > 0) {
+      await addJobs(uniqueName('w'), warmup);
+      await queue.resume();
+      await completedReach(warmup);
+      await queue.pause();
+    }
+    for (const worker of workers) worker.child.kill('SIGUSR2');
+    while (workers.some((worker) => Number.isNaN(cpuMsOf(worker, true)))) await new Promise((resolve) => setTimeout(resolve, 5));
+    await addJobs(uniqueName('b'), options.jobs);
+    const postgresAtStart = await backendCpuMs(options.pool, applicationName);
+    const startedAt = process.hrtime.bigint();
+    await queue.resume();
+    await completedReach(warmup + options.jobs);
     const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
     postgresCpuMs = ((await backendCpuMs(options.pool, applicationName)) - postgresAtStart) / options.jobs;
     const workerCpuMs = async () => {
       for (const worker of workers) worker.child.kill('SIGTERM');
       await Promise.all(workers.map((worker) => worker.exited));
       let total = 0;
-      for (const worker of workers)
-        total +=
-          (
-            worker.events.find((event) => typeof (event as { cpuMsSinceReady?: unknown }).cpuMsSinceReady === 'number') as
-              { cpuMsSinceReady: number } | undefined
-          )?.cpuMsSinceReady ?? Number.NaN;
+      for (const worker of workers) total += cpuMsOf(worker, false) - cpuMsOf(worker, true);
       return total / options.jobs;
     };
     return { runsPerSecond: options.jobs / seconds, workerCpuMs: await workerCpuMs(), postgresCpuMs };
@@ -205,11 +231,14 @@ function cpuOf(result: RoundResult): number {
  * Runs the distributed benchmark and returns its rows: per process count, toolrun's worker against
  * two bare BullMQ workers, one writing what the ports describe one by one (the data toolrun stores,
  * a statement per port write) and one sending as many statements as toolrun does (its step commits
- * included); best of `rounds`, alternating, so that load from elsewhere hits all alike.
+ * included); best of `rounds`, alternating, so that load from elsewhere hits all alike. `jobs`
+ * (default 1,000) are measured per round, after `warmupPerProcess` (default `TOOLRUN_BENCH_WARMUP`
+ * or 200) unmeasured jobs per worker process.
  */
-export async function runDistributedBench(options: { jobs?: number; rounds?: number } = {}): Promise<BenchRow[]> {
+export async function runDistributedBench(options: { jobs?: number; rounds?: number; warmupPerProcess?: number } = {}): Promise<BenchRow[]> {
   const jobs = options.jobs ?? 1_000;
   const rounds = options.rounds ?? Number(process.env.TOOLRUN_BENCH_ROUNDS ?? 3);
+  const warmupPerProcess = options.warmupPerProcess ?? Number(process.env.TOOLRUN_BENCH_WARMUP ?? 200);
   const pool = createTestPool({ max: 2 });
   const schema = uniqueName('toolrun_bench_');
   const stores = await createPostgresStores({ pool, schema });
@@ -223,9 +252,9 @@ export async function runDistributedBench(options: { jobs?: number; rounds?: num
       const committedRounds: RoundResult[] = [];
       const toolrunRounds: RoundResult[] = [];
       for (let round = 0; round < rounds; round++) {
-        portRounds.push(await runRound({ mode: 'bare', processes, jobs, schema, calls: portCalls, pool }));
-        toolrunRounds.push(await runRound({ mode: 'toolrun', processes, jobs, schema, calls: committedCalls, pool }));
-        committedRounds.push(await runRound({ mode: 'bare', processes, jobs, schema, calls: committedCalls, pool }));
+        portRounds.push(await runRound({ mode: 'bare', processes, jobs, warmupPerProcess, schema, calls: portCalls, pool }));
+        toolrunRounds.push(await runRound({ mode: 'toolrun', processes, jobs, warmupPerProcess, schema, calls: committedCalls, pool }));
+        committedRounds.push(await runRound({ mode: 'bare', processes, jobs, warmupPerProcess, schema, calls: committedCalls, pool }));
       }
       const [ports, toolrunBest, committed] = [best(portRounds), best(toolrunRounds), best(committedRounds)];
       const barePorts = ports.runsPerSecond;
@@ -237,7 +266,7 @@ export async function runDistributedBench(options: { jobs?: number; rounds?: num
       rows.push({
         name: `bare BullMQ worker, ${label}: the ports' writes one by one, ${describe(portCalls)}`,
         medianNs: 1e9 / barePorts,
-        note: `${barePorts.toFixed(0)} runs/s; ${describeCpu(ports)}`,
+        note: `${barePorts.toFixed(0)} runs/s; ${describeCpu(ports)}; each round after ${warmupPerProcess} warm-up runs per process`,
       });
       rows.push({
         name: `toolrun BullMQ worker + PostgreSQL, ${label}`,

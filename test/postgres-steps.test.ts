@@ -25,6 +25,8 @@ const newSchema = () => {
 
 /** The version that introduced the chunks. */
 const CHUNKS_VERSION = 7;
+/** The version whose commit_step skips the ledger statement of a step without ledger rows. */
+const LEDGER_SKIP_VERSION = 8;
 const HOUR_MS = 60 * 60 * 1000;
 
 const checkpoint = (stepIndex: number, conversationRef: string): RunCheckpoint => ({
@@ -121,6 +123,77 @@ describe('PostgreSQL conversations as append-only chunks', () => {
     } finally {
       await stores.close();
     }
+  });
+
+  it('continues runs a version-7 schema wrote, once migrated: ledger rows only from the steps that have some, first writer kept', async () => {
+    expect(POSTGRES_SCHEMA_VERSION).toBeGreaterThanOrEqual(LEDGER_SKIP_VERSION);
+    const schema = newSchema();
+    const quoted = `"${schema}"`;
+    const clock = createFakeClock();
+    await migratePostgresSchema(admin, schema, clock.now(), LEDGER_SKIP_VERSION - 1);
+    const { createPostgresRunStore } = await import('../src/stores/postgres/postgres-run-store.ts');
+    const { createPostgresIdempotencyLedger } = await import('../src/stores/postgres/postgres-idempotency-ledger.ts');
+    const runs = createPostgresRunStore(admin, { schema: quoted });
+    const ledger = createPostgresIdempotencyLedger(admin, { schema: quoted, clock });
+    // the store's statements on the version-7 schema: its commit_step writes the first steps
+    const conversations = createPostgresConversationStore(admin, { schema: quoted, clock, ttlMs: HOUR_MS, steps: { runs, ledger } });
+    const stores = { conversations, runs, ledger };
+    const commit = (step: StepCommit) => conversations.commitStep!(step, stores);
+    const messages: unknown[] = [{ role: 'user', content: 'go' }];
+    expect(await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 0, checkpoint: checkpoint(0, 'conv_old'), ledger: [] })).toBe(
+      true,
+    );
+    messages.push({ role: 'tool', content: 'first' });
+    const first = { key: 'run_conv_old:0:0', value: { status: 'success', n: 1 } };
+    expect(await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 1, checkpoint: checkpoint(1, 'conv_old'), ledger: [first] })).toBe(
+      true,
+    );
+
+    await migratePostgresSchema(admin, schema, clock.now());
+    const { rows: versions } = await admin.query<{ version: number }>(`SELECT MAX(version) AS version FROM ${quoted}.schema_version`);
+    expect(versions[0]!.version).toBe(POSTGRES_SCHEMA_VERSION);
+    const { rows: bodies } = await admin.query<{ body: string }>(
+      `SELECT prosrc AS body FROM pg_proc WHERE proname = 'commit_step' AND pronamespace = $1::regnamespace`,
+      [quoted],
+    );
+    expect(bodies).toHaveLength(1);
+    expect(bodies[0]!.body).toContain('IF cardinality(p_ledger_keys) > 0 THEN');
+    // a step without ledger rows: its chunk and checkpoint, no ledger statement's rows
+    messages.push({ role: 'assistant', content: 'next' });
+    expect(await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 2, checkpoint: checkpoint(2, 'conv_old'), ledger: [] })).toBe(
+      true,
+    );
+    // a step with ledger rows: the new one stored, the one version 7 stored kept (first writer wins)
+    messages.push({ role: 'tool', content: 'second' });
+    const second = { key: 'run_conv_old:2:0', value: { status: 'success', n: 2 } };
+    const again = { key: first.key, value: { status: 'success', n: 99 } };
+    expect(
+      await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 3, checkpoint: checkpoint(3, 'conv_old'), ledger: [second, again] }),
+    ).toBe(true);
+    expect(await conversations.get('conv_old')).toEqual(messages);
+    expect(await runs.get('run_conv_old')).toEqual(checkpoint(3, 'conv_old'));
+    expect(await ledger.get(first.key)).toEqual(first.value);
+    expect(await ledger.get(second.key)).toEqual(second.value);
+    const { rows: ledgerRows } = await admin.query<{ key: string }>(`SELECT key FROM ${quoted}.ledger ORDER BY key`);
+    expect(ledgerRows.map((row) => row.key)).toEqual([first.key, second.key]);
+    const { rows: chunks } = await admin.query<{ start_index: number; end_index: number }>(
+      `SELECT start_index, end_index FROM ${quoted}.conversation_messages WHERE ref = 'conv_old' ORDER BY start_index`,
+    );
+    expect(chunks.map((chunk) => [chunk.start_index, chunk.end_index])).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+      [3, 4],
+    ]);
+    // a step whose conversation is not the stored one still writes nothing, ledger rows included
+    const stale = { key: 'run_conv_old:9:0', value: { status: 'success' } };
+    const { rows: refused } = await admin.query<{ committed: boolean }>(
+      `SELECT ${quoted}.commit_step($1, $2, $3, $4, false, $5, $6, 0, $7::text[], $8::text[], 'run_conv_old', 'm', 'running', 'x', '{}') AS committed`,
+      ['conv_old', 2, 3, '[]', Math.floor(clock.now()), Math.ceil(clock.now() + HOUR_MS), [stale.key], [JSON.stringify(stale.value)]],
+    );
+    expect(refused[0]!.committed).toBe(false);
+    expect(await ledger.get(stale.key)).toBeUndefined();
+    expect(await runs.get('run_conv_old')).toEqual(checkpoint(3, 'conv_old'));
   });
 
   it('writes one chunk of the new messages per step, whatever the conversation length, and reads the whole back', async () => {
