@@ -45,7 +45,11 @@ interface Committer {
 }
 
 function startCommitter(path: string, ...args: string[]): Committer {
-  const child = spawn(process.execPath, ['--import', 'tsx', committerScript, path, ...args], { cwd: projectRoot });
+  return startCommitterIn(projectRoot, path, ...args);
+}
+
+function startCommitterIn(cwd: string, path: string, ...args: string[]): Committer {
+  const child = spawn(process.execPath, ['--import', join(projectRoot, 'node_modules/tsx/dist/loader.mjs'), committerScript, path, ...args], { cwd });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -122,6 +126,26 @@ describe('createSqliteStores: background checkpoint', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(committer.lines().at(-1)).toBe('left');
+  }, 30_000);
+
+  it('the thread opens the file the stores opened, even after the process changed its working directory', async () => {
+    const path = newPath();
+    const folder = dirname(path);
+    // a relative path, then a move to another folder: 400 steps (about 2,300 pages) stay under the
+    // connection's own bound (4,000), so only the thread copies pages into the file
+    const committer = startCommitterIn(folder, 'stores.db', '400', 'hold', tmpdir());
+    try {
+      await until(() => committer.lines().at(-1) === 'held', 20_000);
+      // every page of the database (WAL included) is in the file: the thread copied them there
+      const reader = new Database(path, { readonly: true });
+      const pages = reader.pragma('page_count', { simple: true }) as number;
+      reader.close();
+      expect(pages).toBeGreaterThan(100);
+      expect(statSync(path).size).toBe(pages * 4096);
+    } finally {
+      committer.kill();
+      await committer.exited;
+    }
   }, 30_000);
 
   it('a process killed while the thread checkpoints loses no committed step', async () => {

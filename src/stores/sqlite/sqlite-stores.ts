@@ -49,6 +49,7 @@
  * The driver is imported only under `src/stores/sqlite/`; the core never imports it.
  */
 import type { MessageFailureEntry, ResumableEntry } from '../../ground/dead-letter-entries.ts';
+import { resolve } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 import type { Stores } from '../../ground/ports/stores.ts';
@@ -147,13 +148,15 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
   // command, a test) that writes little would pay for nothing
   let background: SqliteBackgroundCheckpoint | undefined;
   let conversationWrites = 0;
-  const afterWrite =
-    options.backgroundCheckpoint !== false && path !== ':memory:' && path !== '' && !path.startsWith('file:')
-      ? () => {
-          if (++conversationWrites !== BACKGROUND_CHECKPOINT_AFTER_WRITES || !database.open) return;
-          background = startSqliteBackgroundCheckpoint(database, { path, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
-        }
-      : undefined;
+  const backgroundPossible = options.backgroundCheckpoint !== false && path !== ':memory:' && path !== '' && !path.startsWith('file:');
+  // resolved now: the thread opens the same file even if the process changes its working directory
+  const absolutePath = backgroundPossible ? resolve(path) : path;
+  const afterWrite = backgroundPossible
+    ? () => {
+        if (++conversationWrites !== BACKGROUND_CHECKPOINT_AFTER_WRITES || !database.open) return;
+        background = startSqliteBackgroundCheckpoint(database, { path: absolutePath, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
+      }
+    : undefined;
   const runs = createSqliteRunStore(database);
   const ledger = createSqliteIdempotencyLedger(database, { clock });
   return {
