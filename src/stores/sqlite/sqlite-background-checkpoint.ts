@@ -36,31 +36,31 @@ const STOP_TIMEOUT_MS = 5_000;
 // The thread's code, CommonJS (an `eval` worker needs no file of its own, so it runs the same from
 // the sources and from the build). control[0]: 1 asks it to stop; control[1]: checkpoints that copied frames.
 const THREAD_SOURCE = `
-const { workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const control = new Int32Array(workerData.control);
-const database = new Database(workerData.path, { fileMustExist: true, timeout: workerData.busyTimeoutMs });
-let waitMs = workerData.minIntervalMs;
-let last = '';
-try {
-  while (Atomics.load(control, 0) === 0) {
-    Atomics.wait(control, 0, 0, waitMs);
-    if (Atomics.load(control, 0) !== 0) break;
-    let state = last;
-    try {
-      // PASSIVE: copies what it can without waiting for (or blocking) any reader or writer
-      const row = database.pragma('wal_checkpoint(PASSIVE)')[0];
-      state = row.log + ':' + row.checkpointed;
-      if (row.checkpointed > 0 && state !== last) Atomics.add(control, 1, 1);
-    } catch {
-      // busy or locked: the next look tries again
+  const { workerData } = require('node:worker_threads');
+  const Database = require(workerData.driver);
+  const control = new Int32Array(workerData.control);
+  const database = new Database(workerData.path, { fileMustExist: true, timeout: workerData.busyTimeoutMs });
+  let waitMs = workerData.minIntervalMs;
+  let last = '';
+  try {
+    while (Atomics.load(control, 0) === 0) {
+      Atomics.wait(control, 0, 0, waitMs);
+      if (Atomics.load(control, 0) !== 0) break;
+      let state = last;
+      try {
+        // PASSIVE: copies what it can without waiting for (or blocking) any reader or writer
+        const row = database.pragma('wal_checkpoint(PASSIVE)')[0];
+        state = row.log + ':' + row.checkpointed;
+        if (row.checkpointed > 0 && state !== last) Atomics.add(control, 1, 1);
+      } catch {
+        // busy or locked: the next look tries again
+      }
+      waitMs = state === last ? Math.min(workerData.maxIntervalMs, waitMs * 2) : workerData.minIntervalMs;
+      last = state;
     }
-    waitMs = state === last ? Math.min(workerData.maxIntervalMs, waitMs * 2) : workerData.minIntervalMs;
-    last = state;
+  } finally {
+    database.close();
   }
-} finally {
-  database.close();
-}
 `;
 
 /**
