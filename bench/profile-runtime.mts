@@ -2,7 +2,7 @@
  * Profiling helper for the runtime's hot paths (not part of `npm run bench`): runs `runtime.run` on the
  * benchmark's flight-search tool, on the compiled package (`TOOLRUN_BENCH_DIST` or `dist/`), and the
  * raw precompiled Ajv call in alternating rounds, printing ns per call (wall and CPU) of each.
- * `node --import tsx [--cpu-prof] bench/prof-tmp.mts [success|invalid|open] [calls] [rounds]`.
+ * `node --import tsx [--cpu-prof] bench/profile-runtime.mts [success|invalid|open] [calls] [rounds]`.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
