@@ -5,9 +5,10 @@ import { createMemoryStores } from '../stores/memory/index.ts';
 import { createAutoAdvancingClock } from '../testing/auto-advancing-clock.ts';
 import { createScriptedModel } from '../testing/scripted-model.ts';
 import type { ToolFailureEntry } from './dead-letter-entries.ts';
-import { handleMessage } from './handle-message.ts';
+import { handleMessage, recordDeliveryError } from './handle-message.ts';
+import { createRedactor } from '../core/redact.ts';
 import type { WorkerEvent } from './worker-events.ts';
-import type { DeadLetterQueue } from '../ground/ports/stores.ts';
+import type { DeadLetterQueue, Stores } from '../ground/ports/stores.ts';
 
 const down = defineTool({
   name: 'book',
@@ -153,5 +154,34 @@ describe('handleMessage without queues', () => {
     const failed = await handleMessage({ id: 'm', body: '{"input":"hi"}' }, { model: failing, tools: [echo], stores, modelPolicy: { maxAttempts: 1 } });
     expect(failed.status).toBe('model_failed');
     expect((await stores.toolDlq.list()).map(({ entry }) => entry.kind)).toEqual(['model']);
+  });
+});
+
+describe('recordDeliveryError', () => {
+  it('keeps the record when the same failure repeats, so a crash while recording cannot lose it; a new failure replaces it', async () => {
+    const stores = createMemoryStores();
+    const redactor = createRedactor();
+    const key = 'message:m:last-delivery-error';
+    await recordDeliveryError(stores, 'm', new Error('unsupported Unicode escape sequence'), redactor);
+    expect(await stores.ledger.get(key)).toBe('Error: unsupported Unicode escape sequence');
+    // a process that dies between a delete and the put that follows: the delete goes through, the rest never runs
+    let deletes = 0;
+    const dying: Stores = {
+      ...stores,
+      ledger: {
+        get: (k) => stores.ledger.get(k),
+        putIfAbsent: (k, v) => stores.ledger.putIfAbsent(k, v),
+        delete: async (k) => {
+          deletes += 1;
+          await stores.ledger.delete(k);
+          throw new Error('process died');
+        },
+      },
+    };
+    await recordDeliveryError(dying, 'm', new Error('unsupported Unicode escape sequence'), redactor);
+    expect(deletes).toBe(0);
+    expect(await stores.ledger.get(key)).toBe('Error: unsupported Unicode escape sequence');
+    await recordDeliveryError(stores, 'm', new Error('connection reset'), redactor);
+    expect(await stores.ledger.get(key)).toBe('Error: connection reset');
   });
 });

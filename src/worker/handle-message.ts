@@ -500,8 +500,13 @@ function describeThrown(error: unknown, redactor: Redactor): string {
 export async function recordDeliveryError(stores: Stores, messageId: string, error: unknown, redactor: Redactor): Promise<void> {
   try {
     const key = deliveryErrorKey(messageId);
+    const text = describeThrown(error, redactor);
+    // the same failure again (a poison message fails alike at every delivery) leaves the record as
+    // it is: replacing it is a delete and a put, and a crash between the two would lose it
+    const first = await stores.ledger.putIfAbsent(key, text);
+    if (first.stored || first.value === text) return;
     await stores.ledger.delete(key);
-    await stores.ledger.putIfAbsent(key, describeThrown(error, redactor));
+    await stores.ledger.putIfAbsent(key, text);
   } catch {
     // the store that failed the delivery may fail this too: the entry then says the cause is unknown
   }
