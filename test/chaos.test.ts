@@ -35,12 +35,27 @@ import type { DistributedDrainConfig } from './fixtures/distributed-drain.ts';
 const MESSAGE_COUNT = 1_000;
 const WORKER_COUNT = 4;
 const SEED = 20_261_129;
-/** A bound against a hang, not a speed target: generous, as the machine may be loaded. */
-const DEADLINE_MS = 300_000;
-/** Wait between two kills, drawn uniformly, in ms. */
-const KILL_INTERVAL_MS = [500, 1_500] as const;
-/** A process is killed only after it consumed for this long, in ms. */
+/**
+ * Bounds against a hang, not speed targets: the test fails when no message was acknowledged for
+ * `STALL_MS`, or when the messages are not all done after `DEADLINE_MS` (generous: on a slow or
+ * loaded machine the same work takes many times longer).
+ */
+const STALL_MS = 120_000;
+const DEADLINE_MS = 900_000;
+/** The test's own timeout (`it`'s), in ms: the deadline, the drains and the checks after it. */
+const TIMEOUT = 1_020_000;
+/** Wait between two kills, drawn uniformly, in ms (times the pace). */
+const KILL_INTERVAL_MS = [250, 750] as const;
+/** A process is killed only after it consumed for this long, in ms (times the pace). */
 const MIN_LIFETIME_MS = 1_000;
+/**
+ * How long the first processes take to start on a quiet machine, in ms. The pace of the kills is
+ * the measured start over this (at least 1): on a machine where a process needs many seconds to
+ * start, kills paced by the clock alone would kill the processes before they did anything, over
+ * and over (each kill strands the jobs in hand for a lock), and the test would measure the
+ * machine, not the worker.
+ */
+const QUIET_START_MS = 2_000;
 const MALFORMED_BODIES = ['{not json', '{"input": 5}', '[]', '', '{"input":"x","extra":true}'];
 
 /** The delivery bound of the workers (the default). */
@@ -63,7 +78,7 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
     redis?.stop();
   });
 
-  it(`puts each of ${MESSAGE_COUNT} messages in exactly one terminal place through kills and service restarts`, { timeout: 360_000 }, async () => {
+  it(`puts each of ${MESSAGE_COUNT} messages in exactly one terminal place through kills and service restarts`, { timeout: TIMEOUT }, async () => {
     const random = seededRandom(SEED);
     postgres = await startPrivatePostgres();
     redis = await startPrivateRedis();
@@ -122,8 +137,11 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
         started.push(worker);
         return worker;
       };
+      const spawnedAt = Date.now();
       for (let slot = 0; slot < WORKER_COUNT; slot++) workers.push(spawnWorker());
       await Promise.all(workers.map((worker) => worker.ready));
+      const startMs = Date.now() - spawnedAt;
+      const pace = Math.max(1, startMs / QUIET_START_MS);
 
       const startedAt = Date.now();
       let kills = 0;
@@ -131,12 +149,18 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
       let postgresRestartedAt: number | undefined;
       let redisRestartedAt: number | undefined;
       let requeue = { pending: 0, requeued: 0 };
-      let nextKillAt = startedAt + KILL_INTERVAL_MS[0];
+      let nextKillAt = startedAt + KILL_INTERVAL_MS[0] * pace;
+      let leastPending = MESSAGE_COUNT;
+      let progressAt = startedAt;
       const killLog: string[] = [];
       for (;;) {
         const pending = await stores.queue.size().catch(() => undefined);
         if (pending === 0) break;
-        if (Date.now() - startedAt > DEADLINE_MS) {
+        if (pending !== undefined && pending < leastPending) {
+          leastPending = pending;
+          progressAt = Date.now();
+        }
+        if (Date.now() - startedAt > DEADLINE_MS || Date.now() - progressAt > STALL_MS) {
           // what is left, and what became of it: the job, the run, the worker lines that name it
           const left = await stores.queue.pending({ limit: 20 });
           const details = await Promise.all(
@@ -149,7 +173,8 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
             }),
           );
           throw new Error(
-            `not done after ${DEADLINE_MS} ms: ${pending} messages pending, ${kills} kills, PostgreSQL restarted at ${postgresRestartedAt} ms, ` +
+            `not done after ${Date.now() - startedAt} ms (none acknowledged in the last ${Date.now() - progressAt} ms): ${pending} messages pending, ` +
+              `${kills} kills, PostgreSQL restarted at ${postgresRestartedAt} ms, ` +
               `Redis at ${redisRestartedAt} ms:\n${details.join('\n')}\nstderr of the workers: ${workers.map((worker) => worker.stderr().slice(-500)).join('\n')}`,
           );
         }
@@ -171,7 +196,7 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
           // again would only run their stall counts up to the delivery bound); when none has, the
           // kill waits for one, so the number of kills does not depend on luck
           const gotGoing = (worker: FixtureProcess) =>
-            worker.readyAt !== undefined && Date.now() - worker.readyAt >= MIN_LIFETIME_MS && worker.lines.some((line) => line.startsWith('done '));
+            worker.readyAt !== undefined && Date.now() - worker.readyAt >= MIN_LIFETIME_MS * pace && worker.lines.some((line) => line.startsWith('done '));
           const eligible = workers.flatMap((worker, slot) => (gotGoing(worker) ? [slot] : []));
           if (eligible.length > 0) {
             const slot = eligible[Math.floor(random() * eligible.length)]!;
@@ -181,7 +206,7 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
             kills += 1;
             killLog.push(`killed ${victim.child.pid} ${Date.now()}`);
             workers[slot] = spawnWorker();
-            nextKillAt = Date.now() + KILL_INTERVAL_MS[0] + random() * (KILL_INTERVAL_MS[1] - KILL_INTERVAL_MS[0]);
+            nextKillAt = Date.now() + (KILL_INTERVAL_MS[0] + random() * (KILL_INTERVAL_MS[1] - KILL_INTERVAL_MS[0])) * pace;
           }
         }
         for (let slot = 0; slot < WORKER_COUNT; slot++) {
@@ -360,7 +385,7 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
       const plans = countBy([...expected.values()].map((wanted) => (wanted.kind === 'effects' ? (wanted.twist ?? 'effects') : wanted.kind)));
       console.info(
         `[chaos] ${MESSAGE_COUNT} messages (${[...plans].map(([plan, count]) => `${count} ${plan}`).join(', ')}), ${WORKER_COUNT} processes, seed ${SEED}: done in ${(elapsedMs / 1000).toFixed(1)} s; ` +
-          `${kills} SIGKILLs (+${respawnsAfterCrash} restarts after a process died on its own), PostgreSQL restarted at ${((postgresRestartedAt ?? 0) / 1000).toFixed(1)} s, ` +
+          `${kills} SIGKILLs at pace ${pace.toFixed(1)} (start ${startMs} ms) (+${respawnsAfterCrash} restarts after a process died on its own), PostgreSQL restarted at ${((postgresRestartedAt ?? 0) / 1000).toFixed(1)} s, ` +
           `Redis restarted at ${((redisRestartedAt ?? 0) / 1000).toFixed(1)} s (outbox: ${requeue.pending} pending, ${requeue.requeued} re-enqueued). ` +
           `Terminal places: ${before.completed} completed, ${before.messageEntries.length} message DLQ, ${before.toolEntries.length} tool DLQ (${[...countBy(before.toolEntries.map((entry) => entry.kind))].map(([kind, count]) => `${count} ${kind}`).join(', ')}; ` +
           `${before.effectRunsDeadLettered} effect runs dead-lettered while the effect store was down, ${before.deadLetteredByCrashes} by stalls past the bound` +
