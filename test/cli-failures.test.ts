@@ -197,7 +197,7 @@ describe('toolrun worker: a line per dead letter, and where every message went',
     expect(deadLetters).toEqual(
       expect.arrayContaining([
         expect.stringMatching(
-          / dead-letter-add queue=tool kind=tool reason=retry-budget-exhausted run=run_book-1 tool=book_flight message=book-1: server 503: booking service unavailable$/,
+          / dead-letter-add queue=tool kind=tool reason=retry-budget-exhausted run=run_book-1 tool=book_flight message=book-1: server 503: booking service unavailable \(the last failure of an earlier call; this one was not made\)$/,
         ),
         expect.stringMatching(
           / dead-letter-add queue=tool kind=model reason=model-not-retryable run=run_down-1 model=cli-test-model message=down-1: auth 401: Incorrect API key provided: \S+$/,

@@ -112,7 +112,7 @@ describe('toolrun enqueue → worker → stats → dlq', () => {
     expect(worker.stdout).toContain('toolrun worker: where they went: 3 completed; 2 to the tool DLQ (tool 2, model 0, run 0); 1 to the message DLQ\n');
     expect(
       worker.stdout.match(
-        / warn dead-letter-add queue=tool kind=tool reason=retry-budget-exhausted run=run_(book-1|batch-1) tool=book_flight message=(book-1|batch-1): server 503: booking service unavailable\n/g,
+        / warn dead-letter-add queue=tool kind=tool reason=retry-budget-exhausted run=run_(book-1|batch-1) tool=book_flight message=(book-1|batch-1): server 503: booking service unavailable \(the last failure of an earlier call; this one was not made\)\n/g,
       ),
     ).toHaveLength(2);
     expect(worker.stdout).toMatch(/ warn dead-letter-add queue=message kind=message reason=INVALID_MESSAGE message=bad-1: /);

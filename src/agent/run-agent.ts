@@ -342,7 +342,10 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
             toolName: resolvedName,
             toolArgs: call.args,
             attempts: budget.attempts,
-            lastError: budget.lastError ?? { kind: 'unknown', status: null, message: 'in-band recovery exhausted' },
+            // this call was not made: the error is an earlier call's (maybe with other arguments), and says so
+            lastError: budget.lastError
+              ? { ...budget.lastError, message: `${budget.lastError.message} (the last failure of an earlier call; this one was not made)` }
+              : { kind: 'unknown', status: null, message: 'in-band recovery exhausted (this call was not made)' },
             reason: breakerOpen ? 'session-breaker-open' : 'retry-budget-exhausted',
           };
           settle();
