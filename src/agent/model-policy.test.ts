@@ -38,6 +38,15 @@ function scripted(clock: { now(): number }, errors: unknown[]): Model & { at: nu
 }
 
 describe('callModel', () => {
+  it('records a model that throws a plain bug as MODEL_EXCEPTION, and a 503 with its own code (no tool code on a model failure)', async () => {
+    const clock = createAutoAdvancingClock();
+    const bug = await callModel(input(scripted(clock, [new TypeError('cannot read properties of undefined')]), { clock }));
+    expect(bug).toMatchObject({ ok: false, failure: { lastError: { kind: 'exception', code: 'MODEL_EXCEPTION' } } });
+    const down = Object.assign(new Error('overloaded'), { status: 503 });
+    const unavailable = await callModel(input(scripted(clock, [down, down, down]), { clock }));
+    expect(unavailable).toMatchObject({ ok: false, failure: { lastError: { status: 503, code: 'UNAVAILABLE' } } });
+  });
+
   it("leaves no listener on the run's signal: a long run's model calls do not pile them up", async () => {
     const controller = new AbortController();
     const clock = createAutoAdvancingClock();

@@ -59,7 +59,11 @@ export interface ModelFailureInfo {
   modelName: string;
   /** Model calls attempted for this step (0 when the breaker was open). */
   attempts: number;
-  /** The last failure; `message` is redacted and bounded. */
+  /**
+   * The last failure; `message` is redacted and bounded. `code`: the failure code of the
+   * classification (`RATE_LIMITED`, `UNAVAILABLE`, `TIMEOUT`, `AUTH_EXPIRED`, `CIRCUIT_OPEN`…),
+   * `INVALID_MODEL_RESPONSE` for an answer that is no valid turn, `MODEL_EXCEPTION` for anything else the model threw.
+   */
   lastError: { kind: string; code: string; status: number | null; message: string };
   reason: ModelFailureReason;
   /** The wait the provider asked for, in ms, when it asked for one. */
@@ -191,6 +195,15 @@ async function attemptOnce(
   }
 }
 
+/**
+ * The code a model failure is recorded with: the classifier's, except that what it calls a tool's
+ * bug or a tool's unreadable answer is the model's here (`MODEL_EXCEPTION`, `INVALID_MODEL_RESPONSE`).
+ */
+function modelCodeOf(classified: ClassifiedError): string {
+  if (classified.code !== 'TOOL_EXCEPTION') return classified.code;
+  return classified.kind === 'invalid_response' ? 'INVALID_MODEL_RESPONSE' : 'MODEL_EXCEPTION';
+}
+
 function classify(thrown: unknown, nowMs: number, abortReason: 'timeout' | 'cancelled' | undefined): ClassifiedError {
   try {
     // a model has one fixed endpoint: a rejected key, a 403, a wrong model name or an unknown host is broken for every run
@@ -199,7 +212,7 @@ function classify(thrown: unknown, nowMs: number, abortReason: 'timeout' | 'canc
     return classified;
   } catch {
     return {
-      code: 'TOOL_EXCEPTION',
+      code: 'TOOL_EXCEPTION', // the classifier's code; a model's failure reads MODEL_EXCEPTION (modelCodeOf)
       kind: 'exception',
       status: null,
       transient: false,
@@ -309,7 +322,7 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
       return { ok: false, cancelled: true, attempts: attempt };
     }
     const classified = classify(outcome.thrown, clock.now(), outcome.abortReason);
-    lastError = { kind: classified.kind, code: classified.code, status: classified.status, message: input.describe(classified.message) };
+    lastError = { kind: classified.kind, code: modelCodeOf(classified), status: classified.status, message: input.describe(classified.message) };
     retryAfterMs = classified.retryAfterMs;
     if (classified.kind === 'invalid_response') reason = 'model-invalid-response';
     if (classified.misconfiguration) {
@@ -366,7 +379,7 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
     modelName,
     attempts: attemptsMade,
     reason,
-    lastError: lastError ?? { kind: 'exception', code: 'TOOL_EXCEPTION', status: null, message: 'the model failed' },
+    lastError: lastError ?? { kind: 'exception', code: 'MODEL_EXCEPTION', status: null, message: 'the model failed' },
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
   };
   return { ok: false, cancelled: false, attempts: failure.attempts, failure };
