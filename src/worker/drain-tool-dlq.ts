@@ -4,7 +4,7 @@ import type { ResumableEntry } from './dead-letter-entries.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { replayDeadLetter } from './replay-dead-letter.ts';
-import type { ReplayOptions, ReplayStatus } from './replay-tool-failure.ts';
+import type { ReplayOptions, ReplayResult, ReplayStatus } from './replay-tool-failure.ts';
 
 /** Options of {@link drainToolDlq}. */
 export interface DrainOptions extends ReplayOptions {
@@ -26,8 +26,11 @@ export interface DrainReport {
   /** Entries removed from the DLQ (their run completed). */
   removed: number;
   outcomes: Partial<Record<ReplayStatus | 'error', number>>;
-  /** Per entry: its id and how its replay ended (errors carry the message). */
-  entries: Array<{ id: string; runId: string | null; status: ReplayStatus | 'error'; error?: string }>;
+  /**
+   * Per entry: its id and how its replay ended (errors carry the message; a `completed` replay
+   * whose calls run again failed again, the model going on without them, carries `failedAgain`).
+   */
+  entries: Array<{ id: string; runId: string | null; status: ReplayStatus | 'error'; error?: string; failedAgain?: ReplayResult['failedAgain'] }>;
 }
 
 /**
@@ -70,17 +73,19 @@ export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> 
       let status: ReplayStatus | 'error';
       let runId: string | null = null;
       let error: string | undefined;
+      let failedAgain: ReplayResult['failedAgain'];
       try {
         const result = await replayDeadLetter(record, { ...replayOptions, dlq, removeExpired: options.removeExpired === true });
         status = result.status;
         runId = result.runId;
+        failedAgain = result.failedAgain;
         if (result.removed && result.replacedBy === undefined) report.removed += 1;
       } catch (thrown) {
         status = 'error';
         error = thrown instanceof Error ? thrown.message : String(thrown);
       }
       report.outcomes[status] = (report.outcomes[status] ?? 0) + 1;
-      report.entries.push({ id: record.id, runId, status, ...(error !== undefined ? { error } : {}) });
+      report.entries.push({ id: record.id, runId, status, ...(error !== undefined ? { error } : {}), ...(failedAgain !== undefined ? { failedAgain } : {}) });
       done += 1;
       options.onProgress?.({ done, total: records.length, id: record.id, status });
     }

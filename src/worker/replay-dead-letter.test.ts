@@ -103,3 +103,23 @@ describe('replayDeadLetter', () => {
     await expect(replayDeadLetter(record, { model: finalAnswer(), tools: {} })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
   });
 });
+
+describe('replayDeadLetter, a call that fails again', () => {
+  it('says which calls failed again when the model went on without them (the run completed: the entry leaves the DLQ)', async () => {
+    const { stores, state, options, record } = await deadLettered();
+    expect(state.healthy).toBe(false);
+    // still down: the call run again fails again, and the model answers without it
+    const replayed = await replayDeadLetter(record, { ...options, model: createScriptedModel([{ text: 'could not book', usage: { input: 1, output: 1 } }]) });
+    expect(replayed).toMatchObject({ status: 'completed', removed: true, failedAgain: [{ callId: 'c1', toolName: 'book', code: 'UNAVAILABLE' }] });
+    expect(await stores.toolDlq.size()).toBe(0);
+    expect(state.bookings).toBe(0);
+  });
+
+  it('says nothing of the kind when the call run again succeeds', async () => {
+    const { state, options, record } = await deadLettered();
+    state.healthy = true;
+    const replayed = await replayDeadLetter(record, { ...options, model: finalAnswer() });
+    expect(replayed.status).toBe('completed');
+    expect(replayed.failedAgain).toBeUndefined();
+  });
+});

@@ -63,6 +63,13 @@ export interface ReplayResult {
   entry?: ToolFailureEntry | ModelFailureEntry;
   /** For `in_progress`: who holds the run's claim. */
   holder?: string;
+  /**
+   * For `completed`: the calls this replay ran again that failed again, each with its tool and the
+   * envelope's failure code. The model answered without them (it was handed the failure, as in any
+   * run), so the run completed and its entry leaves the DLQ — but the world is not fixed for them.
+   * Absent when every call run again succeeded.
+   */
+  failedAgain?: { callId: string; toolName: string; code: string }[];
 }
 
 function isReplayable(entry: unknown): entry is ResumableEntry {
@@ -117,6 +124,9 @@ async function replayClaimed(
 
   // Forget the failed outcomes of the failed step so those calls run again; keep the successful ones.
   let messages = stored;
+  // the calls of the failed step without an outcome now (failed ones forgotten, refused ones never
+  // made): the replay runs them, and the run's answer may come without them
+  const rerun = new Set<string>();
   if (decodeRunState(checkpoint.data).pendingStep) {
     const lastAssistant = messages.map((message) => message.role).lastIndexOf('assistant');
     const calls = messages[lastAssistant]?.toolCalls ?? [];
@@ -130,6 +140,8 @@ async function replayClaimed(
       }
     }
     messages = messages.filter((message, index) => !(index > lastAssistant && message.role === 'tool' && retry.has(message.toolCallId ?? '')));
+    const answered = new Set(messages.slice(lastAssistant + 1).flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : [])));
+    for (const call of calls) if (!answered.has(call.id)) rerun.add(call.id);
     await stores.conversations.put(entry.conversationRef, messages);
   }
   await stores.runs.put({ ...checkpoint, status: 'running', updatedAt: new Date(runtime.clock.now()).toISOString() });
@@ -144,6 +156,8 @@ async function replayClaimed(
     persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: checkpoint.messageId },
   });
   const result: ReplayResult = { status: run.status, runId: run.runId, modelCalls: run.modelCalls, text: run.text };
+  const failedAgain = run.status === 'completed' ? callsFailedAgain(run.messages.slice(messages.length), rerun) : [];
+  if (failedAgain.length > 0) result.failedAgain = failedAgain;
   if (run.failure) {
     result.failure = { stepIndex: run.failure.stepIndex, toolName: run.failure.toolName, reason: run.failure.reason, kind: 'tool' };
     result.entry = buildToolFailureEntry(run, run.failure, {
@@ -157,4 +171,24 @@ async function replayClaimed(
     result.entry = buildModelFailureEntry(run.runId, run.conversationRef, run.tokensSpent, run.modelFailure, checkpoint.messageId, entry.firstSeenAt);
   }
   return result;
+}
+
+/** The tool results answering the turn `messages` start with (up to the next assistant turn), of the calls in `callIds`, whose envelope says `failed`. */
+function callsFailedAgain(messages: readonly ChatMessage[], callIds: ReadonlySet<string>): { callId: string; toolName: string; code: string }[] {
+  const failed: { callId: string; toolName: string; code: string }[] = [];
+  if (callIds.size === 0) return failed;
+  for (const message of messages) {
+    if (message.role === 'assistant') break;
+    if (message.role !== 'tool' || message.toolCallId === undefined || !callIds.has(message.toolCallId)) continue;
+    let envelope: { status?: unknown; error?: { code?: unknown } } | undefined;
+    try {
+      envelope = JSON.parse(typeof message.content === 'string' ? message.content : '') as typeof envelope;
+    } catch {
+      continue;
+    }
+    if (envelope?.status !== 'failed') continue;
+    const code = typeof envelope.error?.code === 'string' ? envelope.error.code : 'UNKNOWN';
+    failed.push({ callId: message.toolCallId, toolName: message.name ?? '?', code });
+  }
+  return failed;
 }

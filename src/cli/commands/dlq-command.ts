@@ -300,6 +300,10 @@ async function loadReplayConfig(options: DlqOptions): Promise<ToolrunConfig> {
 }
 
 function whyFailed(result: ReplayResult): string {
+  if (result.failedAgain !== undefined) {
+    const calls = result.failedAgain.map(({ toolName, code }) => `${toolName} (${code})`).join(', ');
+    return ` — but ${calls} failed again and the model went on without ${result.failedAgain.length === 1 ? 'it' : 'them'}`;
+  }
   if (!result.failure) return '';
   const { stepIndex, toolName, reason, kind } = result.failure;
   return ` at step ${stepIndex} (${kind === 'model' ? `model ${toolName}` : toolName}: ${reason})`;
