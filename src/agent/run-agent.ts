@@ -21,6 +21,12 @@ export interface AgentPersistence {
   ledger: IdempotencyLedger;
   /** The queue message that started the run. @defaultValue `''` */
   messageId?: string;
+  /**
+   * The run's checkpoint as the caller has just read it from `runs` while holding the run (its
+   * claim), `null` when it has none: the loop then does not read it again. Leave it out when the
+   * checkpoint may have changed since it was read. @defaultValue read from `runs`
+   */
+  checkpoint?: RunCheckpoint | null;
 }
 
 /**
@@ -205,7 +211,11 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
   let deferredLedger: { key: string; value: JsonValue }[] = [];
   const commitsSteps = persistence?.conversations.commitStep !== undefined;
 
-  const existing = persistence ? await persistence.runs.get(runId) : undefined;
+  const existing = persistence
+    ? persistence.checkpoint !== undefined
+      ? (persistence.checkpoint ?? undefined)
+      : await persistence.runs.get(runId)
+    : undefined;
   if (persistence && existing) {
     const stored = await persistence.conversations.get(existing.conversationRef);
     if (stored) {

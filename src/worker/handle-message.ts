@@ -271,8 +271,27 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
   const deliveries = typeof message.deliveries === 'number' && Number.isFinite(message.deliveries) ? message.deliveries : 1;
   const maxDeliveries = options.maxDeliveries ?? 5;
 
-  const existing = await stores.runs.get(runId);
+  // The claim first, then the checkpoint, read once under it (the loop is handed what was read):
+  // nothing can change the run between the read and the run.
+  const claimed = await claimRun(stores.claims, runId, {
+    holder: newClaimHolder('worker'),
+    leaseMs: options.claimLeaseMs ?? 300_000,
+    clock,
+    holdWhile: options.holdClaimWhile,
+  });
+  if (!claimed.ok) {
+    options.onEvent?.({ type: 'run-busy', runId, messageId, holder: claimed.holder, at: clock.now() });
+    return { status: 'busy', runId, messageId, holder: claimed.holder, alreadyFinished: false };
+  }
+  let existing: RunCheckpoint | undefined;
+  try {
+    existing = await stores.runs.get(runId);
+  } catch (error) {
+    await claimed.claim.release();
+    throw error;
+  }
   if (existing && messageId !== undefined && existing.messageId !== '' && existing.messageId !== messageId) {
+    await claimed.claim.release();
     // Another message's run: running this one would resume, or silently skip, a run it does not own.
     const entry = reject(
       message,
@@ -284,38 +303,44 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
     return rejectMessage(entry, messageId, options, clock);
   }
   if (existing && isTerminalRunStatus(existing.status)) {
-    options.onEvent?.({ type: 'message-duplicate', messageId, runId, runStatus: existing.status, at: clock.now() });
-    // A crash after the run ended failed but before the message was acknowledged: push the
-    // entry now unless it was pushed, so it is never lost and never doubled.
-    const pushed =
-      existing.status === 'tool_failed' || existing.status === 'model_failed' ? await ensureDeadLettered(existing, runtime, stores, options, clock) : undefined;
-    return {
-      status: existing.status as AgentRunStatus,
-      runId,
-      messageId,
-      text: decodeRunState(existing.data).text ?? null,
-      steps: existing.stepIndex,
-      modelCalls: 0,
-      tokensSpent: existing.tokensSpent,
-      alreadyFinished: true,
-      ...(pushed?.kind === 'tool' ? { toolFailure: pushed } : {}),
-      ...(pushed?.kind === 'model' ? { modelFailure: pushed } : {}),
-    };
+    const finished = existing;
+    try {
+      options.onEvent?.({ type: 'message-duplicate', messageId, runId, runStatus: finished.status, at: clock.now() });
+      // A crash after the run ended failed but before the message was acknowledged: push the
+      // entry now unless it was pushed, so it is never lost and never doubled.
+      const pushed =
+        finished.status === 'tool_failed' || finished.status === 'model_failed' ? await ensureDeadLettered(finished, runtime, stores, options, clock) : undefined;
+      return {
+        status: finished.status as AgentRunStatus,
+        runId,
+        messageId,
+        text: decodeRunState(finished.data).text ?? null,
+        steps: finished.stepIndex,
+        modelCalls: 0,
+        tokensSpent: finished.tokensSpent,
+        alreadyFinished: true,
+        ...(pushed?.kind === 'tool' ? { toolFailure: pushed } : {}),
+        ...(pushed?.kind === 'model' ? { modelFailure: pushed } : {}),
+      };
+    } finally {
+      await claimed.claim.release();
+    }
   }
   if (deliveries > maxDeliveries) {
-    return deadLetterPoisonMessage(message, { ...options, stores, lastError: await readDeliveryError(stores, messageId), deliveries: deliveries - 1, runId });
+    try {
+      return await deadLetterPoisonMessage(message, {
+        ...options,
+        stores,
+        lastError: await readDeliveryError(stores, messageId),
+        deliveries: deliveries - 1,
+        runId,
+        checkpoint: existing ?? null,
+      });
+    } finally {
+      await claimed.claim.release();
+    }
   }
 
-  const claimed = await claimRun(stores.claims, runId, {
-    holder: newClaimHolder('worker'),
-    leaseMs: options.claimLeaseMs ?? 300_000,
-    clock,
-    holdWhile: options.holdClaimWhile,
-  });
-  if (!claimed.ok) {
-    options.onEvent?.({ type: 'run-busy', runId, messageId, holder: claimed.holder, at: clock.now() });
-    return { status: 'busy', runId, messageId, holder: claimed.holder, alreadyFinished: false };
-  }
   let run: AgentRunResult;
   try {
     run = await runAgent({
@@ -326,7 +351,7 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
       ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),
       ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
       ...runOptionsOf(options, breaker),
-      persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: messageId ?? '' },
+      persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: messageId ?? '', checkpoint: existing ?? null },
     });
   } finally {
     await claimed.claim.release();
@@ -539,6 +564,8 @@ export interface PoisonMessageOptions extends HandleMessageOptions {
   deliveries: number;
   /** The run id, when the body could be read. */
   runId?: string;
+  /** The run's checkpoint as just read (`null`: none), so it is not read again. @defaultValue read from `stores.runs` */
+  checkpoint?: RunCheckpoint | null;
 }
 
 /**
@@ -560,7 +587,12 @@ export async function deadLetterPoisonMessage(message: RunMessage, given: Poison
         ? options.lastError
         : describeThrown(options.lastError, runtime.redactor);
   const runId = options.runId ?? runIdOf(message);
-  const checkpoint = runId !== undefined ? await stores.runs.get(runId) : undefined;
+  const checkpoint =
+    options.checkpoint !== undefined && options.runId !== undefined
+      ? (options.checkpoint ?? undefined)
+      : runId !== undefined
+        ? await stores.runs.get(runId)
+        : undefined;
   if (checkpoint) {
     const entry: RunFailureEntry = {
       kind: 'run',
