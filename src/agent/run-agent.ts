@@ -8,6 +8,7 @@ import { decodeRunState, encodeRunState, type RunState, type ToolBudgetState, ty
 import { callModel, resolveModelPolicy, type ModelFailureInfo, type ModelPolicyOptions } from './model-policy.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import { unwrapParallelToolCalls } from '../core/unwrap-parallel.ts';
+import { newConversationRef } from './conversation-ref.ts';
 import { systemRandom, type RandomSource } from '../ground/ports/clock.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 
@@ -203,7 +204,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
   let pendingStep = false;
   // whether this attempt checkpointed the pending step itself (see the ledger reads below)
   let stepBegunHere = false;
-  let conversationRef = `conv_${globalThis.crypto.randomUUID().replaceAll('-', '')}`;
+  let conversationRef = newConversationRef(clock.now());
   let modelCalls = 0;
   // how many of `messages` the conversation store holds (a step commit appends the rest)
   let storedCount = 0;
@@ -211,11 +212,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
   let deferredLedger: { key: string; value: JsonValue }[] = [];
   const commitsSteps = persistence?.conversations.commitStep !== undefined;
 
-  const existing = persistence
-    ? persistence.checkpoint !== undefined
-      ? (persistence.checkpoint ?? undefined)
-      : await persistence.runs.get(runId)
-    : undefined;
+  const existing = persistence ? (persistence.checkpoint !== undefined ? (persistence.checkpoint ?? undefined) : await persistence.runs.get(runId)) : undefined;
   if (persistence && existing) {
     const stored = await persistence.conversations.get(existing.conversationRef);
     if (stored) {

@@ -309,7 +309,9 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
       // A crash after the run ended failed but before the message was acknowledged: push the
       // entry now unless it was pushed, so it is never lost and never doubled.
       const pushed =
-        finished.status === 'tool_failed' || finished.status === 'model_failed' ? await ensureDeadLettered(finished, runtime, stores, options, clock) : undefined;
+        finished.status === 'tool_failed' || finished.status === 'model_failed'
+          ? await ensureDeadLettered(finished, runtime, stores, options, clock)
+          : undefined;
       return {
         status: finished.status as AgentRunStatus,
         runId,
