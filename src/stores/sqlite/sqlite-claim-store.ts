@@ -4,16 +4,22 @@ import type { ClaimStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 
-/** Ended claims deleted by one `acquire`, at most. */
+/** Ended claims deleted by one sweeping `acquire`, at most. */
 const SWEEP_BATCH = 100;
+
+/** A store object's `acquire` sweeps ended claims at most once per this many ms of its clock (unless its last sweep filled a batch). */
+const SWEEP_INTERVAL_MS = 1_000;
 
 /**
  * A {@link ClaimStore} on the `claims` table, by the injected clock. `acquire` is one upsert whose
  * update only applies when the row is the caller's own or has ended
- * (`ON CONFLICT (key) DO UPDATE … WHERE holder = excluded.holder OR lease_until_ms <= now`), run in
- * an IMMEDIATE transaction that first deletes up to 100 ended claims through the
- * `claims_by_lease_end` index: atomic across every connection and process sharing the file, and
- * ended claims do not pile up. `renew` and `release` are one conditional statement each.
+ * (`ON CONFLICT (key) DO UPDATE … WHERE holder = excluded.holder OR lease_until_ms <= now`): one
+ * statement, atomic across every connection and process sharing the file. At most once per second
+ * of the clock (per store object), and again at once while a sweep still finds a full batch, the
+ * upsert runs in an IMMEDIATE transaction that first deletes up to 100 ended claims of holders that
+ * died, through the `claims_by_lease_end` index, so ended claims do not pile up (the sweep is
+ * housekeeping: an ended claim is free whether or not its row is still there). `renew` and
+ * `release` are one conditional statement each.
  *
  * @throws ToolrunError `INVALID_OPTIONS` from `acquire` and `renew` for a `leaseMs` that is not a
  * positive, finite number up to 2^31 − 1.
@@ -29,14 +35,21 @@ export function createSqliteClaimStore(database: Database, options: { clock: Clo
   const extend = database.prepare('UPDATE claims SET lease_until_ms = @until WHERE key = @key AND holder = @holder AND lease_until_ms > @now');
   const remove = database.prepare('DELETE FROM claims WHERE key = ? AND holder = ? RETURNING lease_until_ms');
   const select = database.prepare('SELECT holder, lease_until_ms FROM claims WHERE key = ? AND lease_until_ms > ?');
-  const acquire = database.transaction((key: string, holder: string, nowMs: number, leaseMs: number): boolean => {
-    sweep.run(nowMs);
+  let sweptAtMs = Number.NEGATIVE_INFINITY;
+  let batchFilled = false;
+  const sweepingAcquire = database.transaction((key: string, holder: string, nowMs: number, leaseMs: number): boolean => {
+    batchFilled = sweep.run(nowMs).changes >= SWEEP_BATCH;
     return take.run({ key, holder, until: nowMs + leaseMs, now: nowMs }).changes === 1;
   });
   return {
     async acquire(key, holder, leaseMs) {
       const lease = claimLeaseMs(leaseMs, 'acquire');
-      return acquire.immediate(toStoredText(key), toStoredText(holder), clock.now(), lease);
+      const nowMs = clock.now();
+      if (batchFilled || nowMs - sweptAtMs >= SWEEP_INTERVAL_MS) {
+        sweptAtMs = nowMs;
+        return sweepingAcquire.immediate(toStoredText(key), toStoredText(holder), nowMs, lease);
+      }
+      return take.run({ key: toStoredText(key), holder: toStoredText(holder), until: nowMs + lease, now: nowMs }).changes === 1;
     },
     async renew(key, holder, leaseMs) {
       const lease = claimLeaseMs(leaseMs, 'renew');

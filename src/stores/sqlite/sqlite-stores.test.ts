@@ -150,6 +150,24 @@ describe('SQLite stores', () => {
     await stores.close();
   });
 
+  it('sweeps ended claims on the first acquire and then at most once per second of the clock', async () => {
+    const clock = createFakeClock();
+    const stores = createSqliteStores({ path: freshPath(), clock });
+    const keys = () => (stores.database.prepare('SELECT key FROM claims ORDER BY key').all() as { key: string }[]).map((row) => row.key);
+    expect(await stores.claims.acquire('run:first', 'worker', 10)).toBe(true); // sweeps (nothing yet)
+    for (let index = 0; index < 5; index++) expect(await stores.claims.acquire(`run:crashed-${index}`, 'crashed', 10)).toBe(true);
+    await clock.advance(500);
+    // the leases ended, but the last sweep was 500 ms ago: the rows stay (and the keys are free)
+    expect(await stores.claims.acquire('run:second', 'worker', 10_000)).toBe(true);
+    expect(keys()).toHaveLength(7);
+    expect(await stores.claims.acquire('run:crashed-0', 'worker', 10_000)).toBe(true);
+    await clock.advance(500);
+    // a second after the last sweep: ended claims of other keys are deleted, live ones stay
+    expect(await stores.claims.acquire('run:third', 'worker', 10_000)).toBe(true);
+    expect(keys()).toEqual(['run:crashed-0', 'run:second', 'run:third']);
+    await stores.close();
+  });
+
   it('grants a claim to exactly one of many acquirers through two connections to one file', async () => {
     const path = freshPath();
     const left = createSqliteStores({ path });
