@@ -8,8 +8,8 @@
  */
 export function newConversationRef(nowMs: number): string {
   const ms = Math.min(2 ** 48 - 1, Math.max(0, Math.trunc(Number.isFinite(nowMs) ? nowMs : 0)));
-  const random = globalThis.crypto.getRandomValues(new Uint8Array(10));
-  let text = `conv_${ms.toString(16).padStart(12, '0')}`;
-  for (const byte of random) text += (byte < 16 ? '0' : '') + byte.toString(16);
-  return text;
+  // randomUUID draws from a pooled source (a `getRandomValues` call per reference costs more):
+  // 20 of its hex digits, skipping the dashes, the version digit and the variant digit
+  const uuid = globalThis.crypto.randomUUID();
+  return `conv_${ms.toString(16).padStart(12, '0')}${uuid.slice(0, 8)}${uuid.slice(9, 13)}${uuid.slice(15, 18)}${uuid.slice(20, 23)}${uuid.slice(24, 26)}`;
 }
