@@ -102,6 +102,7 @@ export type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, 
 export type {
   BreakerStateStore,
   ClaimInfo,
+  ClaimWithCheckpoint,
   ClaimStore,
   ConversationStore,
   DeadLetterCauseCount,

@@ -272,12 +272,14 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
   const maxDeliveries = options.maxDeliveries ?? 5;
 
   // The claim first, then the checkpoint, read once under it (the loop is handed what was read):
-  // nothing can change the run between the read and the run.
+  // nothing can change the run between the read and the run. Both in one round trip where the
+  // stores can (`ClaimStore.acquireWithCheckpoint`).
   const claimed = await claimRun(stores.claims, runId, {
     holder: newClaimHolder('worker'),
     leaseMs: options.claimLeaseMs ?? 300_000,
     clock,
     holdWhile: options.holdClaimWhile,
+    readCheckpoint: stores.runs,
   });
   if (!claimed.ok) {
     options.onEvent?.({ type: 'run-busy', runId, messageId, holder: claimed.holder, at: clock.now() });
@@ -285,7 +287,7 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
   }
   let existing: RunCheckpoint | undefined;
   try {
-    existing = await stores.runs.get(runId);
+    existing = claimed.checkpoint !== undefined ? (claimed.checkpoint ?? undefined) : await stores.runs.get(runId);
   } catch (error) {
     await claimed.claim.release();
     throw error;

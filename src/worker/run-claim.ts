@@ -1,5 +1,5 @@
 import type { Clock } from '../ground/ports/clock.ts';
-import type { ClaimStore } from '../ground/ports/stores.ts';
+import type { ClaimStore, RunCheckpoint, RunStore } from '../ground/ports/stores.ts';
 import { repeatEvery } from './repeat-every.ts';
 
 /** The claim key of a run: `run:<runId>`. Whoever works on a run (a worker, a replay, a drain) holds it. */
@@ -21,8 +21,12 @@ export interface HeldClaim {
   release(): Promise<void>;
 }
 
-/** The outcome of {@link claimRun}: the claim, or who holds it. */
-export type ClaimResult = { ok: true; claim: HeldClaim } | { ok: false; holder: string | undefined };
+/**
+ * The outcome of {@link claimRun}: the claim, or who holds it. With `readCheckpoint`, `checkpoint`
+ * is the run's checkpoint read with the claim in one round trip (`null`: the run has none), or
+ * `undefined` when the stores could not combine the two (the caller reads it).
+ */
+export type ClaimResult = { ok: true; claim: HeldClaim; checkpoint?: RunCheckpoint | null } | { ok: false; holder: string | undefined };
 
 /**
  * Claims `run:<runId>` for `leaseMs`, renewing it every `leaseMs / 3` on `clock` while the work runs
@@ -33,15 +37,29 @@ export type ClaimResult = { ok: true; claim: HeldClaim } | { ok: false; holder: 
 export async function claimRun(
   claims: ClaimStore | undefined,
   runId: string,
-  options: { holder: string; leaseMs: number; clock: Clock; onLost?: () => void; holdWhile?: (() => boolean) | undefined },
+  options: {
+    holder: string;
+    leaseMs: number;
+    clock: Clock;
+    onLost?: () => void;
+    holdWhile?: (() => boolean) | undefined;
+    /** The run store whose checkpoint of the run to read with the claim, in one round trip where the stores can. */
+    readCheckpoint?: RunStore;
+  },
 ): Promise<ClaimResult> {
   const { holder, leaseMs, clock } = options;
   if (!claims) return { ok: true, claim: { holder, lost: false, release: async () => undefined } };
   const key = runClaimKey(runId);
-  if (!(await claims.acquire(key, holder, leaseMs))) {
+  const combined =
+    options.readCheckpoint !== undefined && claims.acquireWithCheckpoint !== undefined
+      ? await claims.acquireWithCheckpoint(key, holder, leaseMs, options.readCheckpoint, runId)
+      : undefined;
+  const acquired = combined !== undefined ? combined.acquired : await claims.acquire(key, holder, leaseMs);
+  if (!acquired) {
     const current = await claims.get(key).catch(() => undefined);
     return { ok: false, holder: current?.holder };
   }
+  const checkpoint = combined?.acquired === true ? (combined.checkpoint ?? null) : undefined;
   let lost = false;
   const renewing = repeatEvery(clock, leaseMs / 3, async () => {
     // the consumer is going away (its queue lease is given up): let the claim lapse with it
@@ -57,6 +75,7 @@ export async function claimRun(
   });
   return {
     ok: true,
+    ...(checkpoint !== undefined ? { checkpoint } : {}),
     claim: {
       holder,
       get lost() {

@@ -431,6 +431,17 @@ export interface ClaimStore {
    */
   acquire(key: string, holder: string, leaseMs: number): Promise<boolean>;
   /**
+   * `acquire`, then — only when the claim was taken — `runs.get(runId)`, in one round trip (one
+   * statement on PostgreSQL, one transaction on SQLite): the claim of a run and its checkpoint,
+   * read after the claim was taken, so it holds whatever the claim's previous holder committed.
+   * Optional. Resolves `undefined`, doing nothing, when `runs` is not the run store of this claim
+   * store's own bundle, or its `get` was replaced since it was made (a wrapper must see every
+   * read): the caller then calls `acquire` and `runs.get`.
+   *
+   * @throws ToolrunError `INVALID_OPTIONS` like {@link ClaimStore.acquire}.
+   */
+  acquireWithCheckpoint?(key: string, holder: string, leaseMs: number, runs: RunStore, runId: string): Promise<ClaimWithCheckpoint | undefined>;
+  /**
    * Moves the end of `holder`'s claim to now + `leaseMs` (from now, not from the old end). `false`,
    * changing nothing, when `holder` does not hold it anymore: released, taken by another holder, or
    * ended (`now >= leaseUntil`) even if nobody took it since (call `acquire` to take it again).
@@ -446,6 +457,9 @@ export interface ClaimStore {
   /** Who holds `key` and until when, or `undefined` when nobody holds an unexpired claim. */
   get(key: string): Promise<ClaimInfo | undefined>;
 }
+
+/** What {@link ClaimStore.acquireWithCheckpoint} found: the claim refused, or taken with the run's checkpoint (`undefined`: the run has none). */
+export type ClaimWithCheckpoint = { acquired: false } | { acquired: true; checkpoint: RunCheckpoint | undefined };
 
 /** The bundle of stores a worker, `handleMessage` and `replayToolFailure` share. */
 export interface Stores {

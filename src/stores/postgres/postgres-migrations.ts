@@ -564,6 +564,39 @@ const MIGRATIONS: readonly Migration[] = [
       END $body$;
     `,
   },
+  {
+    // claim_run: a run's claim and its checkpoint in one round trip (ClaimStore.acquireWithCheckpoint).
+    // The checkpoint is read by a statement of its own, after the claim's upsert: in a PL/pgSQL
+    // function each statement takes its own snapshot (READ COMMITTED), so the read sees what the
+    // claim's previous holder committed before it released the claim — one statement reading
+    // both (a CTE) would read the runs row in the snapshot taken before the claim.
+    version: 9,
+    sql: `
+      CREATE OR REPLACE FUNCTION $schema.claim_run(
+        p_key text, p_holder text, p_until_ms bigint, p_now_ms bigint, p_sweep boolean, p_run_id text
+      ) RETURNS TABLE (acquired boolean, checkpoint text) LANGUAGE plpgsql AS $body$
+      DECLARE
+        taken text;
+      BEGIN
+        IF p_sweep THEN
+          DELETE FROM $schema.claims WHERE key IN (
+            SELECT ended.key FROM $schema.claims AS ended
+              WHERE ended.lease_until_ms <= p_now_ms AND ended.key <> p_key
+              ORDER BY ended.lease_until_ms LIMIT 100 FOR UPDATE SKIP LOCKED
+          );
+        END IF;
+        INSERT INTO $schema.claims AS held (key, holder, lease_until_ms) VALUES (p_key, p_holder, p_until_ms)
+          ON CONFLICT (key) DO UPDATE SET holder = excluded.holder, lease_until_ms = excluded.lease_until_ms
+          WHERE held.holder = excluded.holder OR held.lease_until_ms <= p_now_ms
+          RETURNING held.key INTO taken;
+        IF taken IS NULL THEN
+          RETURN QUERY SELECT false, NULL::text;
+        ELSE
+          RETURN QUERY SELECT true, (SELECT run.checkpoint FROM $schema.runs AS run WHERE run.run_id = p_run_id);
+        END IF;
+      END $body$;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -150,7 +150,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     messageDlq: createPostgresDeadLetterQueue<MessageFailureEntry>(pool, { schema, clock, queue: 'message' }),
     toolDlq: createPostgresDeadLetterQueue<ResumableEntry>(pool, { schema, clock, queue: 'tool' }),
     queue: createPostgresRunQueue(pool, { schema, clock }),
-    claims: createPostgresClaimStore(pool, { schema, clock }),
+    claims: createPostgresClaimStore(pool, { schema, clock, runs }),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -1,8 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { ClaimStore } from '../../ground/ports/stores.ts';
+import type { ClaimStore, ClaimWithCheckpoint, RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
+import { fromJsonText } from '../json-text.ts';
 
 /** Ended claims deleted by one sweeping `acquire`, at most. */
 const SWEEP_BATCH = 100;
@@ -19,12 +20,14 @@ const SWEEP_INTERVAL_MS = 1_000;
  * upsert runs in an IMMEDIATE transaction that first deletes up to 100 ended claims of holders that
  * died, through the `claims_by_lease_end` index, so ended claims do not pile up (the sweep is
  * housekeeping: an ended claim is free whether or not its row is still there). `renew` and
- * `release` are one conditional statement each.
+ * `release` are one conditional statement each. Given the bundle's run store (`runs`),
+ * `acquireWithCheckpoint` runs the acquisition and the read of the run's checkpoint in one
+ * IMMEDIATE transaction.
  *
  * @throws ToolrunError `INVALID_OPTIONS` from `acquire` and `renew` for a `leaseMs` that is not a
  * positive, finite number up to 2^31 − 1.
  */
-export function createSqliteClaimStore(database: Database, options: { clock: Clock }): ClaimStore {
+export function createSqliteClaimStore(database: Database, options: { clock: Clock; runs?: RunStore }): ClaimStore {
   const { clock } = options;
   const sweep = database.prepare(`DELETE FROM claims WHERE key IN (SELECT key FROM claims WHERE lease_until_ms <= ? LIMIT ${SWEEP_BATCH})`);
   const take = database.prepare(
@@ -41,16 +44,40 @@ export function createSqliteClaimStore(database: Database, options: { clock: Clo
     batchFilled = sweep.run(nowMs).changes >= SWEEP_BATCH;
     return take.run({ key, holder, until: nowMs + leaseMs, now: nowMs }).changes === 1;
   });
+  /** Whether this acquisition sweeps first (and notes that it did). */
+  const sweepsNow = (nowMs: number): boolean => {
+    if (!batchFilled && nowMs - sweptAtMs < SWEEP_INTERVAL_MS) return false;
+    sweptAtMs = nowMs;
+    return true;
+  };
+  const selectCheckpoint = database.prepare('SELECT checkpoint FROM runs WHERE run_id = ?').pluck();
+  const acquireAndRead = database.transaction(
+    (key: string, holder: string, nowMs: number, leaseMs: number, sweeping: boolean, runId: string): ClaimWithCheckpoint => {
+      if (sweeping) batchFilled = sweep.run(nowMs).changes >= SWEEP_BATCH;
+      if (take.run({ key, holder, until: nowMs + leaseMs, now: nowMs }).changes !== 1) return { acquired: false };
+      const text = selectCheckpoint.get(runId) as string | undefined;
+      return { acquired: true, checkpoint: text === undefined ? undefined : fromJsonText<RunCheckpoint>(text) };
+    },
+  );
+  const ownRuns = options.runs;
+  const ownGet = ownRuns?.get;
   return {
     async acquire(key, holder, leaseMs) {
       const lease = claimLeaseMs(leaseMs, 'acquire');
       const nowMs = clock.now();
-      if (batchFilled || nowMs - sweptAtMs >= SWEEP_INTERVAL_MS) {
-        sweptAtMs = nowMs;
-        return sweepingAcquire.immediate(toStoredText(key), toStoredText(holder), nowMs, lease);
-      }
+      if (sweepsNow(nowMs)) return sweepingAcquire.immediate(toStoredText(key), toStoredText(holder), nowMs, lease);
       return take.run({ key: toStoredText(key), holder: toStoredText(holder), until: nowMs + lease, now: nowMs }).changes === 1;
     },
+    ...(ownRuns !== undefined
+      ? {
+          async acquireWithCheckpoint(key: string, holder: string, leaseMs: number, runs: RunStore, runId: string) {
+            const lease = claimLeaseMs(leaseMs, 'acquire');
+            if (runs !== ownRuns || runs.get !== ownGet) return undefined;
+            const nowMs = clock.now();
+            return acquireAndRead.immediate(toStoredText(key), toStoredText(holder), nowMs, lease, sweepsNow(nowMs), toStoredText(runId));
+          },
+        }
+      : {}),
     async renew(key, holder, leaseMs) {
       const lease = claimLeaseMs(leaseMs, 'renew');
       const nowMs = clock.now();

@@ -183,7 +183,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     messageDlq: createSqliteDeadLetterQueue<MessageFailureEntry>(database, { clock, queue: 'message' }),
     toolDlq: createSqliteDeadLetterQueue<ResumableEntry>(database, { clock, queue: 'tool' }),
     queue: createSqliteRunQueue(database, { clock }),
-    claims: createSqliteClaimStore(database, { clock }),
+    claims: createSqliteClaimStore(database, { clock, runs }),
     close: async () => {
       await background?.stop();
       if (database.open) database.close();
