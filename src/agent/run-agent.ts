@@ -1,5 +1,5 @@
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
-import type { ConversationStore, IdempotencyLedger, JsonValue, RunCheckpoint, RunStore } from '../ground/ports/stores.ts';
+import type { ClaimStore, ConversationStore, IdempotencyLedger, JsonValue, RunCheckpoint, RunStore } from '../ground/ports/stores.ts';
 import { createToolRuntime, type ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 import type { ToolResult } from '../ground/tool-result.ts';
@@ -28,6 +28,12 @@ export interface AgentPersistence {
    * checkpoint may have changed since it was read. @defaultValue read from `runs`
    */
   checkpoint?: RunCheckpoint | null;
+  /**
+   * The claim the caller holds on the run (`key` in `claims`, held by `holder`): the run's last
+   * commit releases it where the stores can (`StepCommit.releaseClaim`), and then calls
+   * `onReleased`; otherwise the caller releases it as usual. @defaultValue none
+   */
+  claim?: { claims: ClaimStore; key: string; holder: string; onReleased: () => void };
 }
 
 /**
@@ -243,9 +249,16 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
     // One commit per step where the stores can (the messages added since the last one, the
     // checkpoint and the deferred ledger rows, atomically); else one port at a time, ledger first.
     const ledgerRows = deferredLedger;
-    const committed = commitsSteps
-      ? await persistence.conversations.commitStep!({ conversationRef, messages, storedCount, checkpoint, ledger: ledgerRows }, persistence)
-      : false;
+    const step = { conversationRef, messages, storedCount, checkpoint, ledger: ledgerRows };
+    // the run's last commit ends its claim too, where the stores can (else the caller releases it)
+    const claim = status !== 'running' ? persistence.claim : undefined;
+    let committed = false;
+    if (commitsSteps && claim !== undefined) {
+      const { claims, key, holder } = claim;
+      committed = await persistence.conversations.commitStep!({ ...step, releaseClaim: { key, holder } }, { ...persistence, claims });
+      if (committed) claim.onReleased();
+    }
+    if (commitsSteps && !committed) committed = await persistence.conversations.commitStep!(step, persistence);
     if (!committed) {
       for (const row of ledgerRows) await persistence.ledger.putIfAbsent(row.key, row.value);
       await persistence.conversations.put(conversationRef, messages);

@@ -15,7 +15,7 @@ import type { ToolsInput } from '../core/tool-registry.ts';
 
 import type { DeadLetterSink, MessageFailureEntry, ModelFailureEntry, ResumableEntry, RunFailureEntry, ToolFailureEntry } from './dead-letter-entries.ts';
 import type { Redactor } from '../core/redact.ts';
-import { claimRun, newClaimHolder } from './run-claim.ts';
+import { claimRun, newClaimHolder, runClaimKey } from './run-claim.ts';
 import { describeRunRequestFailure, RUN_REQUEST_SCHEMA, type RunRequest } from './message-schema.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
@@ -274,8 +274,9 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
   // The claim first, then the checkpoint, read once under it (the loop is handed what was read):
   // nothing can change the run between the read and the run. Both in one round trip where the
   // stores can (`ClaimStore.acquireWithCheckpoint`).
+  const holder = newClaimHolder('worker');
   const claimed = await claimRun(stores.claims, runId, {
-    holder: newClaimHolder('worker'),
+    holder,
     leaseMs: options.claimLeaseMs ?? 300_000,
     clock,
     holdWhile: options.holdClaimWhile,
@@ -346,6 +347,8 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
   }
 
   let run: AgentRunResult;
+  // the run's last commit releases the claim where the stores can: then it is only forgotten here
+  let releasedByCommit = false;
   try {
     run = await runAgent({
       model: options.model,
@@ -355,10 +358,19 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
       ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),
       ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
       ...runOptionsOf(options, breaker),
-      persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: messageId ?? '', checkpoint: existing ?? null },
+      persistence: {
+        conversations: stores.conversations,
+        runs: stores.runs,
+        ledger: stores.ledger,
+        messageId: messageId ?? '',
+        checkpoint: existing ?? null,
+        ...(stores.claims !== undefined
+          ? { claim: { claims: stores.claims, key: runClaimKey(runId), holder, onReleased: () => (releasedByCommit = true) } }
+          : {}),
+      },
     });
   } finally {
-    await claimed.claim.release();
+    await (releasedByCommit ? claimed.claim.forget() : claimed.claim.release());
   }
 
   const result: HandleMessageResult = {

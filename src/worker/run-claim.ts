@@ -19,6 +19,8 @@ export interface HeldClaim {
   readonly lost: boolean;
   /** Stops renewing and ends the claim; never rejects. */
   release(): Promise<void>;
+  /** Stops renewing, leaving the store alone: the claim was ended elsewhere (a run's last commit released it). Never rejects. */
+  forget(): Promise<void>;
 }
 
 /**
@@ -48,7 +50,7 @@ export async function claimRun(
   },
 ): Promise<ClaimResult> {
   const { holder, leaseMs, clock } = options;
-  if (!claims) return { ok: true, claim: { holder, lost: false, release: async () => undefined } };
+  if (!claims) return { ok: true, claim: { holder, lost: false, release: async () => undefined, forget: async () => undefined } };
   const key = runClaimKey(runId);
   const combined =
     options.readCheckpoint !== undefined && claims.acquireWithCheckpoint !== undefined
@@ -84,6 +86,9 @@ export async function claimRun(
       release: async () => {
         await renewing.stop();
         if (!lost) await claims.release(key, holder).catch(() => undefined);
+      },
+      forget: async () => {
+        await renewing.stop();
       },
     },
   };

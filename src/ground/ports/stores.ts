@@ -36,10 +36,15 @@ export interface ConversationStore {
    * - Each ledger row is recorded unless its key already has a value, as `putIfAbsent` does (the
    *   first value stays).
    *
+   * - With `step.releaseClaim`, the claim is released in the same commit, as `claims.release`
+   *   would (deleted when `holder` holds it; nothing when it does not).
+   *
    * `stores` are the stores the caller would otherwise write one by one. Returns `true` once
    * committed; `false`, writing nothing, when they are not this store's own bundle or a write
    * method of theirs (`put`, `runs.put`, `ledger.putIfAbsent`) was replaced since they were made
-   * (a wrapper that intercepts writes must see every write). Rejects with the backend's error,
+   * (a wrapper that intercepts writes must see every write), or when `step.releaseClaim` is set and
+   * `stores.claims` is not this bundle's claim store or its `release` was replaced (the caller then
+   * commits without it and releases the claim itself). Rejects with the backend's error,
    * having written nothing, when the store cannot be written; with a `TypeError` for a value
    * `JSON.stringify` cannot serialise.
    */
@@ -60,6 +65,8 @@ export interface StepCommit {
   checkpoint: RunCheckpoint;
   /** Ledger rows (`key` as the ledger keys them) recorded unless present. */
   ledger: readonly { key: string; value: JsonValue }[];
+  /** A claim to release with the step (a run's last commit ends its claim): see `commitStep`. */
+  releaseClaim?: { key: string; holder: string };
 }
 
 /** The stores a {@link ConversationStore.commitStep} stands in for. */
@@ -67,6 +74,8 @@ export interface StepCommitStores {
   conversations: ConversationStore;
   runs: RunStore;
   ledger: IdempotencyLedger;
+  /** The claim store of `StepCommit.releaseClaim`. */
+  claims?: ClaimStore;
 }
 
 /** Where a run stands, saved after every step so a redelivered message resumes from it. */

@@ -31,7 +31,8 @@ const MIN_COMPACTION = 64;
  * cost does not grow with the conversation; a value that cannot be copied writes nothing), then
  * the messages are appended and the ledger rows and the checkpoint written, all before any other
  * caller runs (nothing in between yields). A memory run store and ledger take those copies as they
- * are; any other `steps` are written through their `putIfAbsent` and `put`.
+ * are; any other `steps` are written through their `putIfAbsent` and `put`. A step with a claim to
+ * release (`releaseClaim`) gets `false`: the caller commits it without and releases the claim.
  */
 export function createMemoryConversationStore(options: {
   clock: Clock;
@@ -130,7 +131,8 @@ export function createMemoryConversationStore(options: {
         runs.put === ownRunsPut &&
         stores.ledger === ledger &&
         ledger.putIfAbsent === ownLedgerPut;
-      if (!own) return false;
+      // a claim to release with the step: not in this store's reach (the caller commits without it)
+      if (!own || step.releaseClaim !== undefined) return false;
       // copied (and so checked) before anything changes: a value structuredClone rejects writes nothing
       const { storedCount } = step;
       const nowMs = clock.now();

@@ -1,5 +1,5 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { ConversationStore, IdempotencyLedger, RunStore, StepCommit, StepCommitStores } from '../../ground/ports/stores.ts';
+import type { ClaimStore, ConversationStore, IdempotencyLedger, RunStore, StepCommit, StepCommitStores } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
@@ -27,10 +27,11 @@ export interface PostgresConversationStoreOptions {
   sweep?: PostgresConversationSweep;
   /**
    * The run store and ledger of the same schema, for `commitStep` (one statement, so one
-   * transaction, for the step's messages, checkpoint and ledger rows). Without them the store has
-   * no `commitStep`.
+   * transaction, for the step's messages, checkpoint and ledger rows), and its claim store, for a
+   * commit that releases a claim too (`StepCommit.releaseClaim`). Without them the store has no
+   * `commitStep`.
    */
-  steps?: { runs: RunStore; ledger: IdempotencyLedger };
+  steps?: { runs: RunStore; ledger: IdempotencyLedger; claims?: ClaimStore };
   /** Told of each background sweep as it starts (its promise never rejects), so the pool's owner can wait for it before ending the pool. */
   onBackground?: (work: Promise<void>) => void;
 }
@@ -121,12 +122,17 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
   };
 
   if (options.steps !== undefined) {
-    const { runs, ledger } = options.steps;
+    const { runs, ledger, claims } = options.steps;
     const ownPut = store.put;
     const ownRunsPut = runs.put;
     const ownLedgerPut = ledger.putIfAbsent;
+    const ownRelease = claims?.release;
     const commit = prepareStatement(
       `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15) AS committed`,
+    );
+    // a run's last step, which ends its claim too (schema version 10)
+    const commitReleasing = prepareStatement(
+      `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15, $16, $17) AS committed`,
     );
     store.commitStep = async (step: StepCommit, stores: StepCommitStores) => {
       const own =
@@ -137,6 +143,10 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
         stores.ledger === ledger &&
         ledger.putIfAbsent === ownLedgerPut;
       if (!own) return false;
+      const release = step.releaseClaim;
+      if (release !== undefined && (claims === undefined || stores.claims !== claims || claims.release !== ownRelease)) return false;
+      const claim = release !== undefined ? [toStoredText(release.key), toStoredText(release.holder)] : [];
+      const statement = release !== undefined ? commitReleasing : commit;
       const { storedCount, messages } = step;
       // storedCount 0 is a replacement too (what is appended is the whole conversation)
       const appendable = Number.isInteger(storedCount) && storedCount > 0 && storedCount <= messages.length;
@@ -158,10 +168,11 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
         ledgerKeys,
         ledgerValues,
         ...checkpointRow,
+        ...claim,
       ];
-      const { rows } = await pool.query<{ committed: boolean }>({ ...commit, values: values(!appendable, text) });
+      const { rows } = await pool.query<{ committed: boolean }>({ ...statement, values: values(!appendable, text) });
       // not the conversation the step extends (expired, swept, replaced meanwhile): nothing was written; the whole of it
-      if (rows[0]?.committed !== true) await pool.query({ ...commit, values: values(true, toJsonText(messages)) });
+      if (rows[0]?.committed !== true) await pool.query({ ...statement, values: values(true, toJsonText(messages)) });
       afterWrite(nowMs);
       return true;
     };

@@ -128,13 +128,14 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
   let closed = false;
   const runs = createPostgresRunStore(pool, { schema });
   const ledger = createPostgresIdempotencyLedger(pool, { schema, clock });
+  const claims = createPostgresClaimStore(pool, { schema, clock, runs });
   // background sweeps of expired conversations, awaited by close() before it ends the pool
   const background = new Set<Promise<void>>();
   const conversations = createPostgresConversationStore(pool, {
     schema,
     clock,
     ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
-    steps: { runs, ledger },
+    steps: { runs, ledger, claims },
     onBackground: (work) => {
       background.add(work);
       void work.then(() => background.delete(work));
@@ -150,7 +151,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     messageDlq: createPostgresDeadLetterQueue<MessageFailureEntry>(pool, { schema, clock, queue: 'message' }),
     toolDlq: createPostgresDeadLetterQueue<ResumableEntry>(pool, { schema, clock, queue: 'tool' }),
     queue: createPostgresRunQueue(pool, { schema, clock }),
-    claims: createPostgresClaimStore(pool, { schema, clock, runs }),
+    claims,
     close: async () => {
       if (closed) return;
       closed = true;

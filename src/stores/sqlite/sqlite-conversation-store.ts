@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { ConversationStore, IdempotencyLedger, RunStore, StepCommit, StepCommitStores } from '../../ground/ports/stores.ts';
+import type { ClaimStore, ConversationStore, IdempotencyLedger, RunStore, StepCommit, StepCommitStores } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareSqliteLedgerInsert } from './sqlite-idempotency-ledger.ts';
@@ -26,9 +26,10 @@ export interface SqliteConversationStoreOptions {
   sweep?: SqliteConversationSweep;
   /**
    * The run store and ledger of the same file, for `commitStep` (one transaction for the step's
-   * messages, checkpoint and ledger rows). Without them the store has no `commitStep`.
+   * messages, checkpoint and ledger rows), and its claim store, for a commit that releases a claim
+   * too (`StepCommit.releaseClaim`). Without them the store has no `commitStep`.
    */
-  steps?: { runs: RunStore; ledger: IdempotencyLedger };
+  steps?: { runs: RunStore; ledger: IdempotencyLedger; claims?: ClaimStore };
   /** More housekeeping of the same file, run on the sweep's cadence in a transaction of its own; what it throws is ignored. */
   alsoSweep?: (nowMs: number) => unknown;
   /** Called after every write (`put` or `commitStep`) committed, outside its transaction; what it throws is ignored. */
@@ -150,14 +151,24 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
   };
 
   if (options.steps !== undefined) {
-    const { runs, ledger } = options.steps;
+    const { runs, ledger, claims } = options.steps;
     const ownPut = store.put;
     const ownRunsPut = runs.put;
     const ownLedgerPut = ledger.putIfAbsent;
+    const ownRelease = claims?.release;
     const writeCheckpoint = prepareSqliteCheckpointWrite(database);
     const insertLedger = prepareSqliteLedgerInsert(database);
+    const deleteClaim = database.prepare('DELETE FROM claims WHERE key = ? AND holder = ?');
     const commit = database.transaction(
-      (ref: string, step: StepCommit, appendedText: string | undefined, ledgerRows: [string, string][], checkpointRow: SqliteCheckpointRow, nowMs: number) => {
+      (
+        ref: string,
+        step: StepCommit,
+        appendedText: string | undefined,
+        ledgerRows: [string, string][],
+        checkpointRow: SqliteCheckpointRow,
+        nowMs: number,
+        claim: [string, string] | undefined,
+      ) => {
         const last = selectLast.get(ref) as Omit<ChunkRow, 'messages'> | undefined;
         const total = step.messages.length;
         const expiresAtMs = nowMs + ttlMs;
@@ -171,6 +182,7 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
         }
         for (const [key, valueText] of ledgerRows) insertLedger(key, valueText, nowMs);
         writeCheckpoint(checkpointRow);
+        if (claim !== undefined) deleteClaim.run(claim[0], claim[1]);
       },
     );
     store.commitStep = async (step: StepCommit, stores: StepCommitStores) => {
@@ -182,6 +194,8 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
         stores.ledger === ledger &&
         ledger.putIfAbsent === ownLedgerPut;
       if (!own) return false;
+      const release = step.releaseClaim;
+      if (release !== undefined && (claims === undefined || stores.claims !== claims || claims.release !== ownRelease)) return false;
       // serialised before taking the write lock: a large step does not hold it longer
       const storedCount = step.storedCount;
       const appendable = Number.isInteger(storedCount) && storedCount >= 0 && storedCount <= step.messages.length;
@@ -189,7 +203,8 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
       const ledgerRows = step.ledger.map((row): [string, string] => [toStoredText(row.key), toJsonText(row.value)]);
       const checkpointRow = toSqliteCheckpointRow(step.checkpoint);
       const nowMs = clock.now();
-      commit.immediate(toStoredText(step.conversationRef), step, appendedText, ledgerRows, checkpointRow, nowMs);
+      const claim: [string, string] | undefined = release !== undefined ? [toStoredText(release.key), toStoredText(release.holder)] : undefined;
+      commit.immediate(toStoredText(step.conversationRef), step, appendedText, ledgerRows, checkpointRow, nowMs, claim);
       afterWrite(nowMs);
       return true;
     };

@@ -33,9 +33,9 @@
  *   sweep of `retainCompletedRunsMs` (version 9).
  *
  * One commit per step: `conversations.commitStep` writes a step's new messages, its checkpoint
- * and its ledger rows in one IMMEDIATE transaction (the agent loop uses it whenever the three
- * stores are this bundle's, unwrapped); a process killed at any point leaves the whole step or
- * none of it.
+ * and its ledger rows (and, for a run's last step, releases its claim) in one IMMEDIATE
+ * transaction (the agent loop uses it whenever the three stores are this bundle's, unwrapped); a
+ * process killed at any point leaves the whole step or none of it.
  *
  * Guarantees: every read-modify-write (`breakers.update`, `ledger.putIfAbsent`, `queue.reserve`,
  * `conversations.put` and `commitStep`, the DLQs' `pushOnce`, `claims.acquire`) runs in an
@@ -159,6 +159,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     : undefined;
   const runs = createSqliteRunStore(database);
   const ledger = createSqliteIdempotencyLedger(database, { clock });
+  const claims = createSqliteClaimStore(database, { clock, runs });
   return {
     database,
     path: options.path,
@@ -166,7 +167,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
       clock,
       ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
       ...(options.conversationSweep !== undefined ? { sweep: options.conversationSweep } : {}),
-      steps: { runs, ledger },
+      steps: { runs, ledger, claims },
       ...(afterWrite !== undefined ? { afterWrite } : {}),
       ...(retainMs !== undefined
         ? {
@@ -183,7 +184,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     messageDlq: createSqliteDeadLetterQueue<MessageFailureEntry>(database, { clock, queue: 'message' }),
     toolDlq: createSqliteDeadLetterQueue<ResumableEntry>(database, { clock, queue: 'tool' }),
     queue: createSqliteRunQueue(database, { clock }),
-    claims: createSqliteClaimStore(database, { clock, runs }),
+    claims,
     close: async () => {
       await background?.stop();
       if (database.open) database.close();

@@ -167,6 +167,48 @@ export function describeConversationStoreContract(makeStores: MakeStores): void 
       expect(await stores.ledger.get('run_a:0:0')).toBe(1);
     });
 
+    it("commitStep with releaseClaim: releases the holder's claim with the step, or returns false writing nothing (another bundle's claims, a replaced release)", async () => {
+      const { stores } = harness();
+      if (stores.conversations.commitStep === undefined) return;
+      const step = {
+        conversationRef: 'conv_a',
+        messages: [{ n: 1 }],
+        storedCount: 0,
+        checkpoint: { ...stepCheckpoint(0), status: 'completed' as const },
+        ledger: [{ key: 'run_a:0:0', value: 1 }],
+        releaseClaim: { key: 'run:run_a', holder: 'worker-1' },
+      };
+      expect(await stores.claims.acquire('run:run_a', 'worker-1', 60_000)).toBe(true);
+      const foreignClaims = { ...stores.claims, release: async () => true };
+      expect(await stores.conversations.commitStep(step, { ...stores, claims: foreignClaims })).toBe(false);
+      expect(await stores.conversations.commitStep(step, { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger })).toBe(false);
+      expect(await stores.conversations.get('conv_a')).toBeUndefined();
+      expect(await stores.runs.get('run_a')).toBeUndefined();
+      expect(await stores.ledger.get('run_a:0:0')).toBeUndefined();
+      expect((await stores.claims.get('run:run_a'))?.holder).toBe('worker-1');
+      if (!(await stores.conversations.commitStep(step, stores))) {
+        // a store that cannot release a claim with a step refuses every such step, and writes nothing
+        expect(await stores.conversations.get('conv_a')).toBeUndefined();
+        expect((await stores.claims.get('run:run_a'))?.holder).toBe('worker-1');
+        return;
+      }
+      expect(await stores.conversations.get('conv_a')).toEqual([{ n: 1 }]);
+      expect((await stores.runs.get('run_a'))?.status).toBe('completed');
+      expect(await stores.ledger.get('run_a:0:0')).toBe(1);
+      expect(await stores.claims.get('run:run_a')).toBeUndefined();
+      // another holder's claim is left as it is
+      expect(await stores.claims.acquire('run:run_b', 'drain-a', 60_000)).toBe(true);
+      const other = {
+        ...step,
+        conversationRef: 'conv_b',
+        checkpoint: { ...step.checkpoint, runId: 'run_b', conversationRef: 'conv_b' },
+        ledger: [],
+        releaseClaim: { key: 'run:run_b', holder: 'worker-1' },
+      };
+      expect(await stores.conversations.commitStep(other, stores)).toBe(true);
+      expect((await stores.claims.get('run:run_b'))?.holder).toBe('drain-a');
+    });
+
     it('restarts the TTL on every put', async () => {
       const { stores, clock, conversationTtlMs = SEVEN_DAYS_MS } = harness();
       await stores.conversations.put('conv_a', [{ n: 1 }]);
