@@ -35,7 +35,6 @@ export interface ConversationStore {
    * - `runs.get(step.checkpoint.runId)` then returns the checkpoint, as after `runs.put`.
    * - Each ledger row is recorded unless its key already has a value, as `putIfAbsent` does (the
    *   first value stays).
-   *
    * - With `step.releaseClaim`, the claim is released in the same commit, as `claims.release`
    *   would (deleted when `holder` holds it; nothing when it does not).
    *

@@ -7,7 +7,8 @@
  * - `conversation_messages (ref, start_index PK, end_index, expires_at_ms, messages)`: append-only
  *   chunks of each conversation, and `conversations (ref PK, expires_at_ms)`, one row per
  *   conversation for its lock and the expiry sweep (version 7); TTL by the injected clock. A step
- *   of a run (its new messages, checkpoint and ledger rows) is one statement (`commitStep`).
+ *   of a run (its new messages, checkpoint and ledger rows) is one statement (`commitStep`, the
+ *   `commit_step` function; a run's last step also releases its claim, version 10).
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint)`.
  * - `ledger (key PK, value, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
  * - `breakers (key PK, state, updated_at_ms)`: read-modify-write under `SELECT … FOR UPDATE`.
@@ -17,7 +18,8 @@
  * - `queue_messages (seq, id UNIQUE, body, enqueued_at_ms, deliveries, lease_until_ms,
  *   acked_at_ms, delayed)`: FIFO by `seq`, leases taken with `FOR UPDATE SKIP LOCKED`; `delayed`
  *   (version 2) marks a release delay.
- * - `claims (key PK, holder, lease_until_ms)`: the claim store (version 2).
+ * - `claims (key PK, holder, lease_until_ms)`: the claim store (version 2); a run's claim and its
+ *   checkpoint are taken in one call of the `claim_run` function (version 9).
  * JSON values are `text` columns holding `JSON.stringify` output, so they round-trip exactly
  * (`\u0000` and lone surrogates included: JSON escapes them; cast with `::jsonb` to query them,
  * which fails on a `\u0000`). Ids, keys and bodies are `text` holding `toStoredText` of the

@@ -24,8 +24,8 @@ const SWEEP_INTERVAL_MS = 1_000;
  * `acquireWithCheckpoint` runs the acquisition and the read of the run's checkpoint in one
  * IMMEDIATE transaction.
  *
- * @throws ToolrunError `INVALID_OPTIONS` from `acquire` and `renew` for a `leaseMs` that is not a
- * positive, finite number up to 2^31 − 1.
+ * @throws ToolrunError `INVALID_OPTIONS` from `acquire`, `acquireWithCheckpoint` and `renew` for a
+ * `leaseMs` that is not a positive, finite number up to 2^31 − 1.
  */
 export function createSqliteClaimStore(database: Database, options: { clock: Clock; runs?: RunStore }): ClaimStore {
   const { clock } = options;
