@@ -18,7 +18,10 @@ const lookup = defineTool({
   execute: ({ id }) => ({ id }),
 });
 const twoSteps = () =>
-  createScriptedModel([{ toolCalls: [{ id: 'c1', name: 'lookup', args: '{"id":"a"}' }], usage: { input: 10, output: 1 } }, { text: 'done', usage: { input: 12, output: 1 } }]);
+  createScriptedModel([
+    { toolCalls: [{ id: 'c1', name: 'lookup', args: '{"id":"a"}' }], usage: { input: 10, output: 1 } },
+    { text: 'done', usage: { input: 12, output: 1 } },
+  ]);
 
 const folders: string[] = [];
 afterEach(() => {
