@@ -8,9 +8,9 @@
  * Issue 13: toolrun commits each step in one statement (`commitStep`: the new messages, the
  * checkpoint, the ledger rows). The first bare worker writes what the ports describe one by one
  * (as before, and as the SQLite worker benchmark's bare loop does); the second sends as many
- * statements as toolrun does, step commits and the run's claim (acquire with the checkpoint's
- * read, release) included, each of the step's size (the stricter floor). Each bare statement
- * commits synchronously.
+ * statements as toolrun does, step commits and the run's claim included (taken with the
+ * checkpoint's read in one statement; released by the run's last step commit), each of the step's
+ * size (the stricter floor). Each bare statement commits synchronously.
  * `TOOLRUN_BENCH_ROUNDS` sets the rounds (default 3).
  *
  * Each round first runs `TOOLRUN_BENCH_WARMUP` trivial jobs per worker process (default 200), not
