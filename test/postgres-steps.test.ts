@@ -156,9 +156,10 @@ describe('PostgreSQL conversations as append-only chunks', () => {
       `SELECT prosrc AS body FROM pg_proc WHERE proname = 'commit_step' AND pronamespace = $1::regnamespace`,
       [quoted],
     );
-    // version 8's, replaced in place, and version 10's beside it (a run's last step, which also releases its claim)
+    // version 8's, replaced in place, and version 10's beside it (a run's last step: version 8's, then the claim's release)
     expect(bodies).toHaveLength(2);
-    for (const { body } of bodies) expect(body).toContain('IF cardinality(p_ledger_keys) > 0 THEN');
+    expect(bodies.filter(({ body }) => body.includes('IF cardinality(p_ledger_keys) > 0 THEN'))).toHaveLength(1);
+    expect(bodies.filter(({ body }) => body.includes('IF NOT ') && body.includes('.commit_step(p_ref,'))).toHaveLength(1);
     // a step without ledger rows: its chunk and checkpoint, no ledger statement's rows
     messages.push({ role: 'assistant', content: 'next' });
     expect(await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 2, checkpoint: checkpoint(2, 'conv_old'), ledger: [] })).toBe(

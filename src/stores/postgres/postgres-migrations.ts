@@ -611,42 +611,12 @@ const MIGRATIONS: readonly Migration[] = [
         p_run_id text, p_message_id text, p_status text, p_updated_at text, p_checkpoint text,
         p_claim_key text, p_claim_holder text
       ) RETURNS boolean LANGUAGE plpgsql AS $body$
-      DECLARE
-        head_expires_at_ms bigint;
-        last_end integer;
-        last_expires_at_ms bigint;
       BEGIN
-        IF p_whole THEN
-          PERFORM $schema.conversation_replace(p_ref, p_messages, p_count, p_expires_at_ms);
-        ELSE
-          SELECT expires_at_ms INTO head_expires_at_ms FROM $schema.conversations WHERE ref = p_ref FOR UPDATE;
-          IF NOT FOUND THEN
-            RETURN false;
-          END IF;
-          SELECT end_index, expires_at_ms INTO last_end, last_expires_at_ms
-            FROM $schema.conversation_messages WHERE ref = p_ref ORDER BY start_index DESC LIMIT 1;
-          IF NOT FOUND OR last_expires_at_ms <= p_now_ms OR last_end <> p_stored_count THEN
-            RETURN false;
-          END IF;
-          -- a step without new messages writes an empty chunk at the end (its next chunk replaces it)
-          INSERT INTO $schema.conversation_messages (ref, start_index, end_index, expires_at_ms, messages)
-            VALUES (p_ref, p_stored_count, p_count, p_expires_at_ms, p_messages)
-            ON CONFLICT (ref, start_index) DO UPDATE
-              SET end_index = excluded.end_index, expires_at_ms = excluded.expires_at_ms, messages = excluded.messages;
-          IF head_expires_at_ms < p_expires_at_ms - p_refresh_lag_ms THEN
-            UPDATE $schema.conversations SET expires_at_ms = p_expires_at_ms WHERE ref = p_ref;
-          END IF;
+        -- the step as version 8's writes it (the same transaction); the claim only once it is written
+        IF NOT $schema.commit_step(p_ref, p_stored_count, p_count, p_messages, p_whole, p_now_ms, p_expires_at_ms,
+            p_refresh_lag_ms, p_ledger_keys, p_ledger_values, p_run_id, p_message_id, p_status, p_updated_at, p_checkpoint) THEN
+          RETURN false;
         END IF;
-        -- cardinality of NULL is NULL: no rows either
-        IF cardinality(p_ledger_keys) > 0 THEN
-          INSERT INTO $schema.ledger (key, value, recorded_at_ms)
-            SELECT step_rows.key, step_rows.value, p_now_ms FROM unnest(p_ledger_keys, p_ledger_values) AS step_rows (key, value)
-            ON CONFLICT (key) DO NOTHING;
-        END IF;
-        INSERT INTO $schema.runs (run_id, message_id, status, updated_at, checkpoint)
-          VALUES (p_run_id, p_message_id, p_status, p_updated_at, p_checkpoint)
-          ON CONFLICT (run_id) DO UPDATE SET message_id = excluded.message_id, status = excluded.status,
-            updated_at = excluded.updated_at, checkpoint = excluded.checkpoint;
         IF p_claim_key IS NOT NULL THEN
           DELETE FROM $schema.claims WHERE key = p_claim_key AND holder = p_claim_holder;
         END IF;
