@@ -33,9 +33,12 @@ const sqliteStores = () => {
   return createSqliteStores({ path: join(folder, 'stores.db') });
 };
 
-/** Runs a 2-step run under a claim held by `worker-1`, handing the loop the claim; returns how often `onReleased` was called. */
-async function runClaimed(stores: Stores): Promise<{ released: number; status: string }> {
-  expect(await stores.claims.acquire('run:run_a', 'worker-1', 60_000)).toBe(true);
+/**
+ * Runs a 2-step run whose loop is handed the claim of `worker-1` (the claim itself is taken by
+ * `takenBy` first); returns how often `onReleased` was called.
+ */
+async function runClaimed(stores: Stores, takenBy = 'worker-1'): Promise<{ released: number; status: string }> {
+  expect(await stores.claims.acquire('run:run_a', takenBy, 60_000)).toBe(true);
   let released = 0;
   const result = await runAgent({
     model: twoSteps(),
@@ -74,21 +77,7 @@ describe("a run's last commit and its claim", () => {
   it('a claim taken over by another holder meanwhile is left to that holder', async () => {
     const stores = sqliteStores();
     try {
-      expect(await stores.claims.acquire('run:run_a', 'drain-a', 60_000)).toBe(true);
-      let released = 0;
-      await runAgent({
-        model: twoSteps(),
-        tools: [lookup],
-        messages: [{ role: 'user', content: 'go' }],
-        runId: 'run_a',
-        persistence: {
-          conversations: stores.conversations,
-          runs: stores.runs,
-          ledger: stores.ledger,
-          claim: { claims: stores.claims, key: 'run:run_a', holder: 'worker-1', onReleased: () => (released += 1) },
-        },
-      });
-      expect(released).toBe(1);
+      expect(await runClaimed(stores, 'drain-a')).toEqual({ released: 1, status: 'completed' });
       expect((await stores.claims.get('run:run_a'))?.holder).toBe('drain-a');
     } finally {
       await stores.close();
