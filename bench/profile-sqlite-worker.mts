@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { distEntry } from './runtime.bench.ts';
+import { LOOKUP_TOOL, THREE_STEP_TURNS } from './three-step-run.ts';
 import type * as Toolrun from '../src/index.ts';
 import type * as ToolrunSqlite from '../src/stores/sqlite/index.ts';
 import type * as ToolrunTesting from '../src/testing/index.ts';
@@ -70,19 +71,8 @@ const { createWorker, defineTool } = (await import(distEntry())) as typeof Toolr
 const { createSqliteStores } = (await import(distEntry('stores/sqlite/index.js'))) as typeof ToolrunSqlite;
 const { createScriptedModel } = (await import(distEntry('testing/index.js'))) as typeof ToolrunTesting;
 const runs = Number(process.argv[2] ?? 5_000);
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'Looks a record up',
-  inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
-  idempotent: true,
-  execute: async ({ id }) => ({ id, status: 'ok' }),
-});
-const threeSteps = () =>
-  createScriptedModel([
-    { toolCalls: [{ id: 'c1', name: 'lookup', args: '{"id":"a"}' }], usage: { input: 100, output: 10 } },
-    { toolCalls: [{ id: 'c2', name: 'lookup', args: '{"id":"b"}' }], usage: { input: 120, output: 10 } },
-    { text: 'done', usage: { input: 140, output: 5 } },
-  ]);
+const lookup = defineTool({ ...LOOKUP_TOOL, execute: async ({ id }) => ({ id, status: 'ok' }) });
+const threeSteps = () => createScriptedModel(THREE_STEP_TURNS);
 const folder = mkdtempSync(join(tmpdir(), 'toolrun-profile-'));
 const stores = createSqliteStores({ path: join(folder, 'profile.db') });
 try {

@@ -30,20 +30,10 @@ import { createAutoAdvancingClock } from '../src/testing/auto-advancing-clock.ts
 import { createScriptedModel } from '../src/testing/scripted-model.ts';
 import { systemClock, type Clock } from '../src/ground/ports/clock.ts';
 import type { BenchRow } from './measure.ts';
+import { LOOKUP_TOOL, THREE_STEP_TURNS } from './three-step-run.ts';
 
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'Looks a record up',
-  inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
-  idempotent: true,
-  execute: async ({ id }) => ({ id, status: 'ok' }),
-});
-const threeSteps = () =>
-  createScriptedModel([
-    { toolCalls: [{ id: 'c1', name: 'lookup', args: '{"id":"a"}' }], usage: { input: 100, output: 10 } },
-    { toolCalls: [{ id: 'c2', name: 'lookup', args: '{"id":"b"}' }], usage: { input: 120, output: 10 } },
-    { text: 'done', usage: { input: 140, output: 5 } },
-  ]);
+const lookup = defineTool({ ...LOOKUP_TOOL, execute: async ({ id }) => ({ id, status: 'ok' }) });
+const threeSteps = () => createScriptedModel(THREE_STEP_TURNS);
 
 /** Wraps every store method to count calls and bytes written (JSON of the arguments). */
 function countingStores(stores: Stores): { stores: Stores; writes: () => { count: number; bytes: number } } {
