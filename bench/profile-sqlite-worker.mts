@@ -4,7 +4,7 @@
  * better-sqlite3 statement and transaction wrapped and timed, and prints µs per run of each
  * (transactions with the statements inside them, autocommit statements alone), against the run's
  * total. The timing wrappers add about 0.3 µs a call.
- * `node --import tsx bench/profile-sqlite-worker.mts [runs]`.
+ * `node --import tsx bench/profile-sqlite-worker.mts [runs] [concurrency]` (the worker's `concurrency`, 1 by default).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,18 +71,23 @@ const { createWorker, defineTool } = (await import(distEntry())) as typeof Toolr
 const { createSqliteStores } = (await import(distEntry('stores/sqlite/index.js'))) as typeof ToolrunSqlite;
 const { createScriptedModel } = (await import(distEntry('testing/index.js'))) as typeof ToolrunTesting;
 const runs = Number(process.argv[2] ?? 5_000);
+const concurrency = Number(process.argv[3] ?? 1);
 const lookup = defineTool({ ...LOOKUP_TOOL, execute: async ({ id }) => ({ id, status: 'ok' }) });
 const threeSteps = () => createScriptedModel(THREE_STEP_TURNS);
 const folder = mkdtempSync(join(tmpdir(), 'toolrun-profile-'));
 const stores = createSqliteStores({ path: join(folder, 'profile.db') });
 try {
   for (let index = 0; index < runs; index++) await stores.queue.enqueue({ body: JSON.stringify({ input: `run ${index}` }), id: `m${index}` });
-  let model = threeSteps();
+  // a fresh scripted model per run (by its id): with a concurrency above 1 runs interleave
+  const models = new Map<string, ReturnType<typeof threeSteps>>();
   const worker = createWorker({
     stores,
     tools: [lookup],
+    concurrency,
     model: (request) => {
-      if (request.stepIndex === 0) model = threeSteps();
+      let model = models.get(request.runId);
+      if (model === undefined) models.set(request.runId, (model = threeSteps()));
+      if (model.calls === THREE_STEP_TURNS.length - 1) models.delete(request.runId);
       return model(request);
     },
   });

@@ -27,13 +27,24 @@ import { createWorker, defineTool, handleMessage, ToolError, type Stores, type T
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { createMemoryStores } from '../src/stores/memory/index.ts';
 import { createAutoAdvancingClock } from '../src/testing/auto-advancing-clock.ts';
-import { createScriptedModel } from '../src/testing/scripted-model.ts';
+import { createScriptedModel, type ScriptedModel } from '../src/testing/scripted-model.ts';
+import type { Model } from '../src/agent/messages.ts';
 import { systemClock, type Clock } from '../src/ground/ports/clock.ts';
 import type { BenchRow } from './measure.ts';
 import { LOOKUP_TOOL, THREE_STEP_TURNS } from './three-step-run.ts';
 
 const lookup = defineTool({ ...LOOKUP_TOOL, execute: async ({ id }) => ({ id, status: 'ok' }) });
 const threeSteps = () => createScriptedModel(THREE_STEP_TURNS);
+/** A model giving every run (by its id) a fresh scripted model of the 3 steps: runs may interleave (a worker's `concurrency`). */
+function threeStepsPerRun(): Model {
+  const models = new Map<string, ScriptedModel>();
+  return (request) => {
+    let model = models.get(request.runId);
+    if (model === undefined) models.set(request.runId, (model = threeSteps()));
+    if (model.calls === THREE_STEP_TURNS.length - 1) models.delete(request.runId);
+    return model(request);
+  };
+}
 
 /** Wraps every store method to count calls and bytes written (JSON of the arguments). */
 function countingStores(stores: Stores): { stores: Stores; writes: () => { count: number; bytes: number } } {
@@ -68,6 +79,7 @@ async function workerRunsPerSecond(
   runs: number,
   backend: 'sqlite' | 'memory',
   counted: boolean,
+  concurrency = 1,
 ): Promise<{ perSecond: number; cpuUsPerRun: number; writesPerRun: number; bytesPerRun: number }> {
   const folder = mkdtempSync(join(tmpdir(), 'toolrun-bench-'));
   const sqlite = backend === 'sqlite' ? createSqliteStores({ path: join(folder, 'bench.db') }) : createMemoryStores();
@@ -77,15 +89,11 @@ async function workerRunsPerSecond(
   const tools = [lookup];
   try {
     for (let index = 0; index < runs; index++) await stores.queue.enqueue({ body: JSON.stringify({ input: `run ${index}` }), id: `m${index}` });
-    // A fresh scripted model per message: each run is the same 3 steps.
-    let model = threeSteps();
     const worker = createWorker({
       stores,
       tools,
-      model: (request) => {
-        if (request.stepIndex === 0) model = threeSteps();
-        return model(request);
-      },
+      concurrency,
+      model: threeStepsPerRun(),
       onResult: (result) => {
         if (result.status !== 'completed') throw new Error(`bench run ended ${result.status}`);
       },
@@ -234,15 +242,11 @@ async function stepCostNs(lengths: readonly number[], rounds: number): Promise<M
 
 /** A worker on `stores` running 3-step runs with a fresh scripted model per message; `clock` for its leases and timeouts. */
 function benchWorker(stores: Stores, clock: Clock = systemClock) {
-  let model = threeSteps();
   return createWorker({
     stores,
     tools: [lookup],
     clock,
-    model: (request) => {
-      if (request.stepIndex === 0) model = threeSteps();
-      return model(request);
-    },
+    model: threeStepsPerRun(),
     onResult: (result) => {
       if (result.status !== 'completed') throw new Error(`bench run ended ${result.status}`);
     },
@@ -333,6 +337,8 @@ async function rssAfterRuns(checkpoints: readonly number[]): Promise<Map<number,
 
 /** Runs of each throughput measurement (`TOOLRUN_BENCH_WORKER_RUNS`): 400 ran a quarter of a second, too short to measure through a shared machine's noise. */
 const THROUGHPUT_RUNS = Number(process.env.TOOLRUN_BENCH_WORKER_RUNS ?? 2_000);
+/** The worker's `concurrency` of the concurrent rows: runs in flight at once, whose writes share group commits. */
+const CONCURRENT_RUNS = 16;
 /** Alternating rounds of the throughput rows, the best of each kept (noise only slows a round down). */
 const THROUGHPUT_ROUNDS = 3;
 
@@ -345,14 +351,18 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
   let floor: Awaited<ReturnType<typeof workerRunsPerSecond>> | undefined;
   let worker: typeof floor;
   let portByPort: typeof floor;
+  let floorConcurrent: typeof floor;
+  let workerConcurrent: typeof floor;
   let bare: ReturnType<typeof bareRunsPerSecond> | undefined;
   for (let round = 0; round < THROUGHPUT_ROUNDS; round++) {
     floor = best(floor, await workerRunsPerSecond(THROUGHPUT_RUNS, 'memory', false));
     worker = best(worker, await workerRunsPerSecond(THROUGHPUT_RUNS, 'sqlite', false));
     portByPort = best(portByPort, await workerRunsPerSecond(THROUGHPUT_RUNS, 'sqlite', true));
+    floorConcurrent = best(floorConcurrent, await workerRunsPerSecond(THROUGHPUT_RUNS, 'memory', false, CONCURRENT_RUNS));
+    workerConcurrent = best(workerConcurrent, await workerRunsPerSecond(THROUGHPUT_RUNS, 'sqlite', false, CONCURRENT_RUNS));
     bare = best(bare, bareRunsPerSecond(THROUGHPUT_RUNS, naive.writesPerRun, naive.bytesPerRun));
   }
-  if (!floor || !worker || !portByPort || !bare) throw new Error('no throughput round ran');
+  if (!floor || !worker || !portByPort || !floorConcurrent || !workerConcurrent || !bare) throw new Error('no throughput round ran');
   const steps = await stepCostNs([10, 1000], 40);
   const expiry = await fileSizeUnderExpiry(Math.ceil(runs / 2), 6);
   // the same load with completed runs retained as long as their conversations: the file stays bounded
@@ -381,6 +391,14 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
       note: `${worker.perSecond.toFixed(0)} runs/s; CPU ${worker.cpuUsPerRun.toFixed(0)} µs/run = ${(worker.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
     },
     {
+      name: `toolrun SQLite worker, 3-step run, concurrency ${CONCURRENT_RUNS} (group commit)`,
+      medianNs: 1e9 / workerConcurrent.perSecond,
+      baseline: 'bare loop',
+      ratio: bare.perSecond / workerConcurrent.perSecond,
+      // CPU time moves far less than wall time on a shared machine
+      note: `${workerConcurrent.perSecond.toFixed(0)} runs/s; CPU ${workerConcurrent.cpuUsPerRun.toFixed(0)} µs/run = ${(workerConcurrent.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
+    },
+    {
       name: 'toolrun SQLite worker, 3-step run, port by port (wrapped stores)',
       medianNs: 1e9 / portByPort.perSecond,
       baseline: 'bare loop',
@@ -395,6 +413,14 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
       ratio: bare.perSecond / floor.perSecond,
       // CPU time moves far less than wall time on a shared machine
       note: `${floor.perSecond.toFixed(0)} runs/s; CPU ${floor.cpuUsPerRun.toFixed(0)} µs/run = ${(floor.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
+    },
+    {
+      name: `toolrun memory worker, 3-step run, concurrency ${CONCURRENT_RUNS} (no storage: the floor)`,
+      medianNs: 1e9 / floorConcurrent.perSecond,
+      baseline: 'bare loop',
+      ratio: bare.perSecond / floorConcurrent.perSecond,
+      // CPU time moves far less than wall time on a shared machine
+      note: `${floorConcurrent.perSecond.toFixed(0)} runs/s; CPU ${floorConcurrent.cpuUsPerRun.toFixed(0)} µs/run = ${(floorConcurrent.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
     },
     stepRow('commit', 10, 'one commit'),
     stepRow('commit', 1000, 'one commit'),

@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import type { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { ClaimStore, ClaimWithCheckpoint, RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
@@ -27,8 +28,8 @@ const SWEEP_INTERVAL_MS = 1_000;
  * @throws ToolrunError `INVALID_OPTIONS` from `acquire`, `acquireWithCheckpoint` and `renew` for a
  * `leaseMs` that is not a positive, finite number up to 2^31 − 1.
  */
-export function createSqliteClaimStore(database: Database, options: { clock: Clock; runs?: RunStore }): ClaimStore {
-  const { clock } = options;
+export function createSqliteClaimStore(database: Database, options: { clock: Clock; runs?: RunStore; group?: SqliteGroupCommit }): ClaimStore {
+  const { clock, group } = options;
   const sweep = database.prepare(`DELETE FROM claims WHERE key IN (SELECT key FROM claims WHERE lease_until_ms <= ? LIMIT ${SWEEP_BATCH})`);
   const take = database.prepare(
     `INSERT INTO claims (key, holder, lease_until_ms) VALUES (@key, @holder, @until)
@@ -51,14 +52,13 @@ export function createSqliteClaimStore(database: Database, options: { clock: Clo
     return true;
   };
   const selectCheckpoint = database.prepare('SELECT checkpoint FROM runs WHERE run_id = ?').pluck();
-  const acquireAndRead = database.transaction(
-    (key: string, holder: string, nowMs: number, leaseMs: number, sweeping: boolean, runId: string): ClaimWithCheckpoint => {
-      if (sweeping) batchFilled = sweep.run(nowMs).changes >= SWEEP_BATCH;
-      if (take.run({ key, holder, until: nowMs + leaseMs, now: nowMs }).changes !== 1) return { acquired: false };
-      const text = selectCheckpoint.get(runId) as string | undefined;
-      return { acquired: true, checkpoint: text === undefined ? undefined : fromJsonText<RunCheckpoint>(text) };
-    },
-  );
+  const takeAndRead = (key: string, holder: string, nowMs: number, leaseMs: number, sweeping: boolean, runId: string): ClaimWithCheckpoint => {
+    if (sweeping) batchFilled = sweep.run(nowMs).changes >= SWEEP_BATCH;
+    if (take.run({ key, holder, until: nowMs + leaseMs, now: nowMs }).changes !== 1) return { acquired: false };
+    const text = selectCheckpoint.get(runId) as string | undefined;
+    return { acquired: true, checkpoint: text === undefined ? undefined : fromJsonText<RunCheckpoint>(text) };
+  };
+  const acquireAndRead = database.transaction(takeAndRead);
   const ownRuns = options.runs;
   const ownGet = ownRuns?.get;
   return {
@@ -74,7 +74,8 @@ export function createSqliteClaimStore(database: Database, options: { clock: Clo
             const lease = claimLeaseMs(leaseMs, 'acquire');
             if (runs !== ownRuns || runs.get !== ownGet) return undefined;
             const nowMs = clock.now();
-            return acquireAndRead.immediate(toStoredText(key), toStoredText(holder), nowMs, lease, sweepsNow(nowMs), toStoredText(runId));
+            const args = [toStoredText(key), toStoredText(holder), nowMs, lease, sweepsNow(nowMs), toStoredText(runId)] as const;
+            return group !== undefined ? group.run(() => takeAndRead(...args)) : acquireAndRead.immediate(...args);
           },
         }
       : {}),

@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import type { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { ClaimStore, ConversationStore, IdempotencyLedger, RunStore, StepCommit, StepCommitStores } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
@@ -30,6 +31,8 @@ export interface SqliteConversationStoreOptions {
    * too (`StepCommit.releaseClaim`). Without them the store has no `commitStep`.
    */
   steps?: { runs: RunStore; ledger: IdempotencyLedger; claims?: ClaimStore };
+  /** Group commit of the connection: `commitStep` writes in its next group (one transaction for the steps of many runs) instead of a transaction of its own. */
+  group?: SqliteGroupCommit;
   /** More housekeeping of the same file, run on the sweep's cadence in a transaction of its own; what it throws is ignored. */
   alsoSweep?: (nowMs: number) => unknown;
   /** Called after every write (`put` or `commitStep`) committed, outside its transaction; what it throws is ignored. */
@@ -159,32 +162,32 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
     const writeCheckpoint = prepareSqliteCheckpointWrite(database);
     const insertLedger = prepareSqliteLedgerInsert(database);
     const deleteClaim = database.prepare('DELETE FROM claims WHERE key = ? AND holder = ?');
-    const commit = database.transaction(
-      (
-        ref: string,
-        step: StepCommit,
-        appendedText: string | undefined,
-        ledgerRows: [string, string][],
-        checkpointRow: SqliteCheckpointRow,
-        nowMs: number,
-        claim: [string, string] | undefined,
-      ) => {
-        const last = selectLast.get(ref) as Omit<ChunkRow, 'messages'> | undefined;
-        const total = step.messages.length;
-        const expiresAtMs = nowMs + ttlMs;
-        if (appendedText !== undefined && last !== undefined && last.expires_at_ms > nowMs && last.end === step.storedCount) {
-          // a step without new messages writes an empty chunk at the end (its next chunk replaces it), restarting the TTL all the same
-          insertChunk.run(ref, step.storedCount, total, expiresAtMs, appendedText);
-          const head = selectHead.get(ref) as { expires_at_ms: number } | undefined;
-          if (head === undefined || head.expires_at_ms < expiresAtMs - refreshLagMs) upsertHead.run(ref, expiresAtMs);
-        } else {
-          replace(ref, toJsonText(step.messages), total, nowMs);
-        }
-        for (const [key, valueText] of ledgerRows) insertLedger(key, valueText, nowMs);
-        writeCheckpoint(checkpointRow);
-        if (claim !== undefined) deleteClaim.run(claim[0], claim[1]);
-      },
-    );
+    const writeStep = (
+      ref: string,
+      step: StepCommit,
+      appendedText: string | undefined,
+      ledgerRows: [string, string][],
+      checkpointRow: SqliteCheckpointRow,
+      nowMs: number,
+      claim: [string, string] | undefined,
+    ) => {
+      const last = selectLast.get(ref) as Omit<ChunkRow, 'messages'> | undefined;
+      const total = step.messages.length;
+      const expiresAtMs = nowMs + ttlMs;
+      if (appendedText !== undefined && last !== undefined && last.expires_at_ms > nowMs && last.end === step.storedCount) {
+        // a step without new messages writes an empty chunk at the end (its next chunk replaces it), restarting the TTL all the same
+        insertChunk.run(ref, step.storedCount, total, expiresAtMs, appendedText);
+        const head = selectHead.get(ref) as { expires_at_ms: number } | undefined;
+        if (head === undefined || head.expires_at_ms < expiresAtMs - refreshLagMs) upsertHead.run(ref, expiresAtMs);
+      } else {
+        replace(ref, toJsonText(step.messages), total, nowMs);
+      }
+      for (const [key, valueText] of ledgerRows) insertLedger(key, valueText, nowMs);
+      writeCheckpoint(checkpointRow);
+      if (claim !== undefined) deleteClaim.run(claim[0], claim[1]);
+    };
+    const commit = database.transaction(writeStep);
+    const group = options.group;
     store.commitStep = async (step: StepCommit, stores: StepCommitStores) => {
       const own =
         stores.conversations === store &&
@@ -204,7 +207,9 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
       const checkpointRow = toSqliteCheckpointRow(step.checkpoint);
       const nowMs = clock.now();
       const claim: [string, string] | undefined = release !== undefined ? [toStoredText(release.key), toStoredText(release.holder)] : undefined;
-      commit.immediate(toStoredText(step.conversationRef), step, appendedText, ledgerRows, checkpointRow, nowMs, claim);
+      const ref = toStoredText(step.conversationRef);
+      if (group !== undefined) await group.run(() => writeStep(ref, step, appendedText, ledgerRows, checkpointRow, nowMs, claim));
+      else commit.immediate(ref, step, appendedText, ledgerRows, checkpointRow, nowMs, claim);
       afterWrite(nowMs);
       return true;
     };

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
+import type { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { QueueDelivery, RunQueue } from '../../ground/ports/stores.ts';
 import { assertLeaseMs, checkReleaseOptions } from '../assert-lease-ms.ts';
@@ -35,8 +36,8 @@ interface ReadyRow {
  * @throws ToolrunError `INVALID_OPTIONS` from `reserve` and `extendLease` for a non-positive or
  * non-finite `leaseMs`, and from `release` for an invalid `delayMs` (see `ReleaseOptions`).
  */
-export function createSqliteRunQueue(database: Database, options: { clock: Clock }): RunQueue {
-  const { clock } = options;
+export function createSqliteRunQueue(database: Database, options: { clock: Clock; group?: SqliteGroupCommit }): RunQueue {
+  const { clock, group } = options;
   const insert = database.prepare('INSERT INTO queue_messages (id, body, enqueued_at_ms) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
   const selectReady = database.prepare(
     `SELECT seq, id, body, enqueued_at_ms, deliveries FROM queue_messages
@@ -57,7 +58,7 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
   );
   const countPending = database.prepare('SELECT COUNT(*) AS count FROM queue_messages WHERE acked_at_ms IS NULL');
 
-  const reserve = database.transaction((nowMs: number, leaseMs: number): QueueDelivery | undefined => {
+  const reserveNext = (nowMs: number, leaseMs: number): QueueDelivery | undefined => {
     const row = selectReady.get(nowMs) as ReadyRow | undefined;
     if (row === undefined) return undefined;
     lease.run(nowMs + leaseMs, row.seq);
@@ -67,7 +68,8 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
       deliveries: row.deliveries + 1,
       enqueuedAt: new Date(row.enqueued_at_ms).toISOString(),
     };
-  });
+  };
+  const reserve = database.transaction(reserveNext);
 
   return {
     async enqueue(message) {
@@ -77,10 +79,14 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
     },
     async reserve(leaseMs) {
       assertLeaseMs(leaseMs);
-      return reserve.immediate(clock.now(), leaseMs);
+      const nowMs = clock.now();
+      return group !== undefined ? group.run(() => reserveNext(nowMs, leaseMs)) : reserve.immediate(nowMs, leaseMs);
     },
     async ack(id) {
-      acknowledge.run(clock.now(), toStoredText(id));
+      const nowMs = clock.now();
+      const stored = toStoredText(id);
+      if (group !== undefined) await group.run(() => acknowledge.run(nowMs, stored));
+      else acknowledge.run(nowMs, stored);
     },
     async release(id, releaseOptions) {
       const { delayMs, countDelivery, deliveries } = checkReleaseOptions(releaseOptions);

@@ -255,7 +255,12 @@ describe('SQLite stores', () => {
     const ids = reservations.filter((delivery) => delivery !== undefined).map((delivery) => delivery.id);
     expect(ids).toHaveLength(40);
     expect(new Set(ids).size).toBe(40);
-    expect(ids).toEqual(Array.from({ length: 40 }, (_, index) => `m${index}`));
+    expect([...ids].sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)))).toEqual(Array.from({ length: 40 }, (_, index) => `m${index}`));
+    // each connection reserves in the queue's order (its reserves of one turn commit as one group, so the two connections' do not alternate)
+    for (const side of [0, 1]) {
+      const own = reservations.filter((delivery, index) => index % 2 === side && delivery !== undefined).map((delivery) => Number(delivery!.id.slice(1)));
+      expect(own).toEqual([...own].sort((a, b) => a - b));
+    }
     for (const id of ids.slice(0, 20)) await left.queue.ack(id);
     expect(await right.queue.size()).toBe(20);
     await left.close();

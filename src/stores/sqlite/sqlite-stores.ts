@@ -37,6 +37,15 @@
  * transaction (the agent loop uses it whenever the three stores are this bundle's, unwrapped); a
  * process killed at any point leaves the whole step or none of it.
  *
+ * Group commit (`groupCommit`, on by default): the worker's writes — `commitStep`,
+ * `queue.reserve` and `ack`, `claims.acquireWithCheckpoint` — asked for in the same turn of the
+ * event loop share one IMMEDIATE transaction, and each call resolves only once it has committed:
+ * a worker running many runs at once (`concurrency`) pays for one commit per turn instead of one
+ * per write. Each write is still all or nothing (one that fails is taken out and the rest
+ * committed without it), and a process killed at any point leaves every write of the group or
+ * none. At a low load (one write per turn) each write commits at once in its own transaction, as
+ * without grouping.
+ *
  * Guarantees: every read-modify-write (`breakers.update`, `ledger.putIfAbsent`, `queue.reserve`,
  * `conversations.put` and `commitStep`, the DLQs' `pushOnce`, `claims.acquire`) runs in an
  * IMMEDIATE transaction, i.e. under the file's write lock, so it is atomic across connections and
@@ -58,6 +67,7 @@ import { openSqliteDatabase } from './open-sqlite-database.ts';
 import { startSqliteBackgroundCheckpoint, type SqliteBackgroundCheckpoint } from './sqlite-background-checkpoint.ts';
 import { createSqliteBreakerStateStore } from './sqlite-breaker-state-store.ts';
 import { createSqliteClaimStore } from './sqlite-claim-store.ts';
+import { createSqliteGroupCommit } from './sqlite-group-commit.ts';
 import { createSqliteConversationStore, DEFAULT_SQLITE_CONVERSATION_SWEEP, type SqliteConversationSweep } from './sqlite-conversation-store.ts';
 import { createSqliteRetentionSweep } from './sqlite-retention.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
@@ -107,6 +117,13 @@ export interface SqliteStoresOptions {
    * @defaultValue `true`
    */
   backgroundCheckpoint?: boolean;
+  /**
+   * Whether the worker's writes (`conversations.commitStep`, `queue.reserve` and `ack`,
+   * `claims.acquireWithCheckpoint`) asked for in one turn of the event loop share one transaction
+   * (see the module comment). `false`: each commits in its own transaction inside the call.
+   * @defaultValue `true`
+   */
+  groupCommit?: boolean;
 }
 
 /** The SQLite {@link Stores}, with the open connection for inspection and benchmarks. */
@@ -159,7 +176,8 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     : undefined;
   const runs = createSqliteRunStore(database);
   const ledger = createSqliteIdempotencyLedger(database, { clock });
-  const claims = createSqliteClaimStore(database, { clock, runs });
+  const group = options.groupCommit === false ? undefined : createSqliteGroupCommit(database);
+  const claims = createSqliteClaimStore(database, { clock, runs, ...(group !== undefined ? { group } : {}) });
   return {
     database,
     path: options.path,
@@ -168,6 +186,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
       ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
       ...(options.conversationSweep !== undefined ? { sweep: options.conversationSweep } : {}),
       steps: { runs, ledger, claims },
+      ...(group !== undefined ? { group } : {}),
       ...(afterWrite !== undefined ? { afterWrite } : {}),
       ...(retainMs !== undefined
         ? {
@@ -183,9 +202,11 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     breakers: createSqliteBreakerStateStore(database, { clock }),
     messageDlq: createSqliteDeadLetterQueue<MessageFailureEntry>(database, { clock, queue: 'message' }),
     toolDlq: createSqliteDeadLetterQueue<ResumableEntry>(database, { clock, queue: 'tool' }),
-    queue: createSqliteRunQueue(database, { clock }),
+    queue: createSqliteRunQueue(database, { clock, ...(group !== undefined ? { group } : {}) }),
     claims,
     close: async () => {
+      // what was asked for before close() is committed, not dropped
+      if (database.open) group?.flush();
       await background?.stop();
       if (database.open) database.close();
     },
