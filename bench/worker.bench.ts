@@ -383,7 +383,7 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
       note: `${bare.perSecond.toFixed(0)} runs/s; CPU ${bare.cpuUsPerRun.toFixed(0)} µs/run`,
     },
     {
-      name: 'toolrun SQLite worker, 3-step run (one commit per step)',
+      name: 'toolrun SQLite worker, 3-step run, concurrency 1 (one commit per write)',
       medianNs: 1e9 / worker.perSecond,
       baseline: 'bare loop',
       ratio: bare.perSecond / worker.perSecond,
