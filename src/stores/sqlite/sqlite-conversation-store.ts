@@ -162,9 +162,12 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
     const writeCheckpoint = prepareSqliteCheckpointWrite(database);
     const insertLedger = prepareSqliteLedgerInsert(database);
     const deleteClaim = database.prepare('DELETE FROM claims WHERE key = ? AND holder = ?');
+    // `messages`, `storedCount` and `total` as they were when commitStep was called (a grouped write runs later in the turn)
     const writeStep = (
       ref: string,
-      step: StepCommit,
+      messages: readonly unknown[],
+      storedCount: number,
+      total: number,
       appendedText: string | undefined,
       ledgerRows: [string, string][],
       checkpointRow: SqliteCheckpointRow,
@@ -172,15 +175,14 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
       claim: [string, string] | undefined,
     ) => {
       const last = selectLast.get(ref) as Omit<ChunkRow, 'messages'> | undefined;
-      const total = step.messages.length;
       const expiresAtMs = nowMs + ttlMs;
-      if (appendedText !== undefined && last !== undefined && last.expires_at_ms > nowMs && last.end === step.storedCount) {
+      if (appendedText !== undefined && last !== undefined && last.expires_at_ms > nowMs && last.end === storedCount) {
         // a step without new messages writes an empty chunk at the end (its next chunk replaces it), restarting the TTL all the same
-        insertChunk.run(ref, step.storedCount, total, expiresAtMs, appendedText);
+        insertChunk.run(ref, storedCount, total, expiresAtMs, appendedText);
         const head = selectHead.get(ref) as { expires_at_ms: number } | undefined;
         if (head === undefined || head.expires_at_ms < expiresAtMs - refreshLagMs) upsertHead.run(ref, expiresAtMs);
       } else {
-        replace(ref, toJsonText(step.messages), total, nowMs);
+        replace(ref, toJsonText(messages.length === total ? messages : messages.slice(0, total)), total, nowMs);
       }
       for (const [key, valueText] of ledgerRows) insertLedger(key, valueText, nowMs);
       writeCheckpoint(checkpointRow);
@@ -208,8 +210,10 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
       const nowMs = clock.now();
       const claim: [string, string] | undefined = release !== undefined ? [toStoredText(release.key), toStoredText(release.holder)] : undefined;
       const ref = toStoredText(step.conversationRef);
-      if (group !== undefined) await group.run(() => writeStep(ref, step, appendedText, ledgerRows, checkpointRow, nowMs, claim));
-      else commit.immediate(ref, step, appendedText, ledgerRows, checkpointRow, nowMs, claim);
+      const messages = step.messages;
+      const total = messages.length;
+      if (group !== undefined) await group.run(() => writeStep(ref, messages, storedCount, total, appendedText, ledgerRows, checkpointRow, nowMs, claim));
+      else commit.immediate(ref, messages, storedCount, total, appendedText, ledgerRows, checkpointRow, nowMs, claim);
       afterWrite(nowMs);
       return true;
     };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteGroupCommit } from './sqlite-group-commit.ts';
+import { createSqliteStores, type SqliteStores } from './sqlite-stores.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'toolrun-group-commit-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -179,5 +180,72 @@ describe('createSqliteGroupCommit', () => {
     vi.useFakeTimers();
     await Promise.all([group.run(() => insert('a')), group.run(() => insert('b'))]);
     expect(count()).toBe(2);
+  });
+});
+
+describe('group commit in the SQLite stores', () => {
+  const step = (ref: string, runId: string, messages: unknown[], storedCount: number, stepIndex: number) => ({
+    conversationRef: ref,
+    messages,
+    storedCount,
+    checkpoint: {
+      runId,
+      messageId: 'm',
+      status: 'running' as const,
+      stepIndex,
+      conversationRef: ref,
+      tokensSpent: { input: 1, output: 1 },
+      toolAttempts: {},
+      updatedAt: new Date(0).toISOString(),
+    },
+    ledger: [{ key: `${runId}:${stepIndex}:0`, value: { stepIndex } }],
+  });
+
+  /** Past the first writes of a new connection (which commit at once) and into a group of several: the next writes wait for their turn's group. */
+  const groupsFromNowOn = async (stores: SqliteStores) => {
+    for (let index = 0; index < 40; index++) await stores.queue.enqueue({ id: `warm${index}`, body: '' });
+    await Promise.all(Array.from({ length: 40 }, (_, index) => stores.queue.ack(`warm${index}`)));
+  };
+
+  it('commits the steps of many runs asked for in one turn together, each whole, and a failing one alone fails', async () => {
+    const stores = createSqliteStores({ path: join(directory, `stores-${++files}.db`), backgroundCheckpoint: false });
+    open.push(stores.database);
+    await groupsFromNowOn(stores);
+    const unserialisable = { role: 'user', content: 'x', size: 1n };
+    const commits = Array.from({ length: 20 }, (_, index) =>
+      // run 7's step cannot be stored (a BigInt has no JSON): it fails inside the group, as a replacement of its conversation
+      stores.conversations.commitStep!(
+        step(`conv_${index}`, `run_${index}`, index === 7 ? [unserialisable] : [{ role: 'user', content: `run ${index}` }], index === 7 ? Number.NaN : 0, 1),
+        stores,
+      ),
+    );
+    // none is written yet: they wait for the end of the turn, and commit together
+    expect(stores.database.prepare('SELECT COUNT(*) FROM conversation_messages').pluck().get()).toBe(0);
+    const outcomes = await Promise.allSettled(commits);
+    expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toHaveLength(1);
+    expect(outcomes[7]).toMatchObject({ status: 'rejected' });
+    for (let index = 0; index < 20; index++) {
+      const stored = index === 7 ? undefined : [{ role: 'user', content: `run ${index}` }];
+      expect(await stores.conversations.get(`conv_${index}`)).toEqual(stored);
+      expect((await stores.runs.get(`run_${index}`))?.stepIndex).toBe(index === 7 ? undefined : 1);
+      expect(await stores.ledger.get(`run_${index}:1:0`)).toEqual(index === 7 ? undefined : { stepIndex: 1 });
+    }
+    await stores.close();
+  });
+
+  it('writes a step as it was when commitStep was called, though its messages grow before the group commits', async () => {
+    const stores = createSqliteStores({ path: join(directory, `stores-${++files}.db`), backgroundCheckpoint: false });
+    open.push(stores.database);
+    await groupsFromNowOn(stores);
+    const messages: unknown[] = [{ role: 'user', content: 'first' }];
+    const both = Promise.all([
+      // not appendable (nothing stored yet at 1): the whole conversation is written, as it was at the call
+      stores.conversations.commitStep!(step('conv_a', 'run_a', messages, 1, 1), stores),
+      stores.conversations.commitStep!(step('conv_b', 'run_b', [{ role: 'user', content: 'b' }], 0, 1), stores),
+    ]);
+    messages.push({ role: 'assistant', content: 'added after the call' });
+    await both;
+    expect(await stores.conversations.get('conv_a')).toEqual([{ role: 'user', content: 'first' }]);
+    await stores.close();
   });
 });
