@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { createSqliteGroupCommit } from './sqlite-group-commit.ts';
+import { chooseEndOfTurnScheduler, createSqliteGroupCommit } from './sqlite-group-commit.ts';
 import { createSqliteStores, type SqliteStores } from './sqlite-stores.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'toolrun-group-commit-'));
@@ -174,6 +174,36 @@ describe('createSqliteGroupCommit', () => {
     expect(counted.begun).toBe(3);
   });
 
+  it('is not held back by fake timers installed before it was loaded: it groups by process.nextTick', { timeout: 5_000 }, async () => {
+    const { watched, counted, insert, count } = fixture();
+    vi.resetModules();
+    vi.useFakeTimers();
+    const { createSqliteGroupCommit: loadedUnderFakes } = await import('./sqlite-group-commit.ts');
+    const group = loadedUnderFakes(watched, { aloneWrites: 0 });
+    await Promise.all([group.run(() => insert('a')), group.run(() => insert('b'))]);
+    expect(count()).toBe(2);
+    expect(counted.begun).toBe(1);
+  });
+
+  it('commits every write at once when both setImmediate and process.nextTick are fakes, and groups by whichever is real', async () => {
+    const fake = Object.assign(() => undefined, { clock: {} });
+    const legacyFake = Object.assign(() => undefined, { _isMockFunction: true });
+    expect(chooseEndOfTurnScheduler({ setImmediate: fake, nextTick: legacyFake })).toBeUndefined();
+    const { watched, counted, insert, count } = fixture();
+    const atOnce = createSqliteGroupCommit(watched, { aloneWrites: 0, scheduler: chooseEndOfTurnScheduler({ setImmediate: fake, nextTick: fake }) });
+    const both = Promise.all([atOnce.run(() => insert('a')), atOnce.run(() => insert('b'))]);
+    expect(count()).toBe(2); // each committed inside `run`
+    await both;
+    expect(counted.begun).toBe(2);
+    const byNextTick = createSqliteGroupCommit(watched, {
+      aloneWrites: 0,
+      scheduler: chooseEndOfTurnScheduler({ setImmediate: fake, nextTick: process.nextTick.bind(process) }),
+    });
+    await Promise.all([byNextTick.run(() => insert('c')), byNextTick.run(() => insert('d'))]);
+    expect(count()).toBe(4);
+    expect(counted.begun).toBe(3);
+  });
+
   it('is not held back by fake timers installed after it was loaded', { timeout: 5_000 }, async () => {
     const { watched, insert, count } = fixture();
     const group = createSqliteGroupCommit(watched, { aloneWrites: 0 });
@@ -232,6 +262,34 @@ describe('group commit in the SQLite stores', () => {
     }
     await stores.close();
   });
+
+  it.skipIf(!existsSync('/proc/self/fd'))(
+    'leaves no connection open after close(), though the write close() commits is the one that starts the checkpoint thread',
+    async () => {
+      const folder = mkdtempSync(join(directory, 'close-'));
+      const stores = createSqliteStores({ path: join(folder, 'stores.db') });
+      // the thread starts after the 64th step commit: 62 before, then two waiting for their turn's group when close() is called
+      await Promise.all(Array.from({ length: 62 }, (_, index) => stores.conversations.commitStep!(step(`conv_${index}`, `run_${index}`, ['x'], 0, 1), stores)));
+      const waiting = [62, 63].map((index) => stores.conversations.commitStep!(step(`conv_${index}`, `run_${index}`, ['x'], 0, 1), stores));
+      await stores.close();
+      await Promise.all(waiting);
+      // a thread started now would open the file on its own connection
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const openOnFolder = readdirSync('/proc/self/fd')
+        .map((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`);
+          } catch {
+            return '';
+          }
+        })
+        .filter((target) => target.startsWith(folder));
+      expect(openOnFolder).toEqual([]);
+      const reopened = new Database(join(folder, 'stores.db'));
+      open.push(reopened);
+      expect(reopened.prepare('SELECT COUNT(*) FROM runs').pluck().get()).toBe(64);
+    },
+  );
 
   it('writes a step as it was when commitStep was called, though its messages grow before the group commits', async () => {
     const stores = createSqliteStores({ path: join(directory, `stores-${++files}.db`), backgroundCheckpoint: false });

@@ -32,16 +32,38 @@ const ALONE_WRITES = 32;
 /** The most writes in one group: the rest go in the next one. */
 const MAX_GROUP_WRITES = 256;
 
-// taken when the module loads: a test's fake timers installed later (they replace `setImmediate`
-// too) do not hold the writes back
-const schedule = setImmediate;
-const cancel = clearImmediate;
+/** Whether `fn` is a test's fake timer function: sinon's, vitest's and Jest's modern fakes carry their `clock`, Jest's legacy ones are mocks. */
+const isFake = (fn: unknown): boolean => typeof fn !== 'function' || 'clock' in fn || '_isMockFunction' in fn;
+
+/** Calls `flush` once the current turn's work has run; `undefined` when no real scheduler is at hand. */
+export type EndOfTurnScheduler = ((flush: () => void) => void) | undefined;
+
+/**
+ * The scheduler of a group among `candidates`: `setImmediate` unless it is a test's fake, else
+ * `process.nextTick` unless it is one, else none (every write then commits at once).
+ */
+export function chooseEndOfTurnScheduler(candidates: { setImmediate?: unknown; nextTick?: unknown }): EndOfTurnScheduler {
+  const { setImmediate: immediate, nextTick } = candidates;
+  if (!isFake(immediate)) return (flush) => void (immediate as (callback: () => void) => unknown)(flush);
+  if (!isFake(nextTick)) return (flush) => (nextTick as (callback: () => void) => void)(flush);
+  return undefined;
+}
+
+// Chosen when the module loads, so that a test's fake timers installed later (they replace
+// `setImmediate`, in `node:timers` too) do not hold the writes back; with fakes installed before,
+// `process.nextTick` (which vitest leaves real).
+const LOADED_SCHEDULER = chooseEndOfTurnScheduler({
+  setImmediate: typeof setImmediate === 'function' ? setImmediate : undefined,
+  nextTick: typeof process === 'object' && typeof process?.nextTick === 'function' ? process.nextTick.bind(process) : undefined,
+});
 
 /**
  * A {@link SqliteGroupCommit} on `database`.
  *
- * The group is committed by `setImmediate`, once the promise jobs and I/O callbacks of the current
- * turn have run: a worker running many runs at once commits the steps, claims and
+ * The group is committed by `setImmediate` (as it was when this module loaded: a test's fake
+ * timers installed since do not hold it back; with fakes installed before, by `process.nextTick`
+ * when that is real, and else every write commits at once), once the promise jobs and I/O
+ * callbacks of the current turn have run: a worker running many runs at once commits the steps, claims and
  * acknowledgements they reach in one turn together, so the cost of a commit (the WAL frames of the
  * pages it changed, most of them shared by the group's rows: the ends of time-ordered indexes, the
  * same table's last leaf) is paid once for the group. Writes run in the order they were asked for,
@@ -52,10 +74,11 @@ const cancel = clearImmediate;
  * `run` (no turn is waited for) as long as none is waiting; the one after waits for a group again,
  * to see whether others join it.
  */
-export function createSqliteGroupCommit(database: Database, options: { aloneWrites?: number } = {}): SqliteGroupCommit {
+export function createSqliteGroupCommit(database: Database, options: { aloneWrites?: number; scheduler?: EndOfTurnScheduler } = {}): SqliteGroupCommit {
   const aloneWrites = Math.max(0, Math.trunc(options.aloneWrites ?? ALONE_WRITES));
+  const scheduleAtEndOfTurn = 'scheduler' in options ? options.scheduler : LOADED_SCHEDULER;
   let pending: Pending[] = [];
-  let scheduled: ReturnType<typeof setImmediate> | undefined;
+  let scheduled = false;
   // writes left to commit at once, without waiting for a turn: a new connection starts alone
   let aloneFor = aloneWrites;
 
@@ -113,8 +136,9 @@ export function createSqliteGroupCommit(database: Database, options: { aloneWrit
   };
 
   const flush = () => {
-    if (scheduled !== undefined) cancel(scheduled);
-    scheduled = undefined;
+    scheduled = false;
+    // a flush already ran (close()), or a scheduled one that cannot be cancelled fires after it
+    if (pending.length === 0) return;
     aloneFor = pending.length === 1 ? aloneWrites : 0;
     while (pending.length > 0) {
       const writes = pending.length <= MAX_GROUP_WRITES ? pending : pending.slice(0, MAX_GROUP_WRITES);
@@ -125,7 +149,7 @@ export function createSqliteGroupCommit(database: Database, options: { aloneWrit
 
   return {
     run<T>(write: () => T): Promise<T> {
-      if (aloneFor > 0 && pending.length === 0) {
+      if ((aloneFor > 0 || scheduleAtEndOfTurn === undefined) && pending.length === 0) {
         aloneFor -= 1;
         try {
           return Promise.resolve(single.immediate(write) as T);
@@ -135,7 +159,10 @@ export function createSqliteGroupCommit(database: Database, options: { aloneWrit
       }
       return new Promise<T>((resolve, reject) => {
         pending.push({ write, resolve: resolve as (value: unknown) => void, reject });
-        scheduled ??= schedule(flush);
+        if (!scheduled) {
+          scheduled = true;
+          scheduleAtEndOfTurn!(flush);
+        }
       });
     },
     flush,

@@ -165,12 +165,14 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
   // command, a test) that writes little would pay for nothing
   let background: SqliteBackgroundCheckpoint | undefined;
   let conversationWrites = 0;
+  // set by close(): a write committed by close() itself (a group waiting for its turn) then starts no thread
+  let closing = false;
   const backgroundPossible = options.backgroundCheckpoint !== false && path !== ':memory:' && path !== '' && !path.startsWith('file:');
   // resolved now: the thread opens the same file even if the process changes its working directory
   const absolutePath = backgroundPossible ? resolve(path) : path;
   const afterWrite = backgroundPossible
     ? () => {
-        if (++conversationWrites !== BACKGROUND_CHECKPOINT_AFTER_WRITES || !database.open) return;
+        if (++conversationWrites !== BACKGROUND_CHECKPOINT_AFTER_WRITES || closing || !database.open) return;
         background = startSqliteBackgroundCheckpoint(database, { path: absolutePath, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
       }
     : undefined;
@@ -205,6 +207,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     queue: createSqliteRunQueue(database, { clock, ...(group !== undefined ? { group } : {}) }),
     claims,
     close: async () => {
+      closing = true;
       // what was asked for before close() is committed, not dropped
       if (database.open) group?.flush();
       await background?.stop();
