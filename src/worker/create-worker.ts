@@ -9,6 +9,11 @@ import { isTransientStoreError } from './store-errors.ts';
 import type { WorkerEvent } from './worker-events.ts';
 import { storesProblem } from './check-stores.ts';
 
+/** Failed reads of the queue in a row after which `runUntilEmpty` rejects (about half a minute of backoff at the default poll interval). */
+const STORE_FAILURES_UNTIL_EMPTY = 10;
+/** The longest wait between two tries of a queue that failed, in ms. */
+const STORE_RETRY_MAX_MS = 5_000;
+
 /** The longest a worker goes without reading the DLQ totals while it takes messages, in ms. */
 const DEAD_LETTER_RECHECK_MS = 1_000;
 
@@ -52,7 +57,8 @@ export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'st
   /**
    * A failure while handling a message (the message is released for redelivery, or dead-lettered
    * at `maxDeliveries`; the `delivery-failed` event says which); or a lease renewal that threw
-   * (tried again at the next renewal). A lost lease is not an error: it is the `lease-lost` event
+   * (tried again at the next renewal); or a failed read of the queue or the DLQ totals (tried
+   * again after a backoff). A lost lease is not an error: it is the `lease-lost` event
    * (the run goes on under its claim; another consumer that takes the message finds the run busy).
    */
   onError?: (error: unknown) => void;
@@ -61,9 +67,20 @@ export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'st
 
 /** A running consumer of the run queue. */
 export interface Worker {
-  /** Starts consuming; resolves when `stop` was called and in-flight messages finished. */
+  /**
+   * Starts consuming; resolves when `stop` was called and in-flight messages finished. A failed
+   * read of the queue (an outage, a lock held past the busy timeout) goes to `onError` and is
+   * tried again after a backoff (from `pollIntervalMs`, doubling, at most 5 s): the worker outlives
+   * an outage.
+   */
   run(): Promise<void>;
-  /** Consumes until the queue is empty and nothing is in flight, then resolves. */
+  /**
+   * Consumes until the queue is empty and nothing is in flight, then resolves. When reading the
+   * queue (or the DLQ totals) fails 10 times in a row, with backoff between tries (about half a
+   * minute at the default `pollIntervalMs`), it stops the worker, lets the runs in hand finish and
+   * rejects with the last error; nothing taken is lost (a message in hand is acknowledged or
+   * released as always, one reserved but not handed over is delivered again when its lease ends).
+   */
   runUntilEmpty(): Promise<void>;
   /** Graceful shutdown: takes no new message, lets in-flight runs finish. */
   stop(): void;
@@ -266,13 +283,28 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   async function consumeWith(untilEmpty: boolean, controller: AbortController): Promise<void> {
+    // reads of the queue and the DLQ totals that failed in a row (an outage, a lock held past the busy timeout)
+    let storeFailures = 0;
     while (!stopping) {
-      if (await deadLettersFull()) {
-        if (untilEmpty) return;
-        await clock.sleep(pollIntervalMs * 10, controller.signal).catch(() => undefined);
+      let delivery: QueueDelivery | undefined;
+      try {
+        if (await deadLettersFull()) {
+          if (untilEmpty) return;
+          await clock.sleep(pollIntervalMs * 10, controller.signal).catch(() => undefined);
+          continue;
+        }
+        delivery = await stores.queue.reserve(leaseMs);
+        storeFailures = 0;
+      } catch (error) {
+        // nothing was taken (a reservation that did go through is delivered again when its lease
+        // ends): report it and try again after a backoff; runUntilEmpty gives up after a while
+        deadLettersMoved = true;
+        storeFailures += 1;
+        options.onError?.(error);
+        if (untilEmpty && storeFailures >= STORE_FAILURES_UNTIL_EMPTY) throw error;
+        await clock.sleep(Math.min(pollIntervalMs * 2 ** Math.min(storeFailures - 1, 20), STORE_RETRY_MAX_MS), controller.signal).catch(() => undefined);
         continue;
       }
-      const delivery = await stores.queue.reserve(leaseMs);
       if (!delivery) {
         if (untilEmpty && delayed.size === 0) return;
         // in runUntilEmpty, wait for the messages this worker released with a backoff
@@ -324,17 +356,29 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
+  function stop(): void {
+    stopping = true;
+    for (const controller of consumers) controller.abort();
+  }
+
   return {
     run: async () => {
       await Promise.all(Array.from({ length: concurrency }, () => consume(false)));
     },
     runUntilEmpty: async () => {
-      await Promise.all(Array.from({ length: concurrency }, () => consume(true)));
+      // a consumer that gives up stops the others, which finish the runs in hand first
+      const ended = await Promise.allSettled(
+        Array.from({ length: concurrency }, () =>
+          consume(true).catch((error: unknown) => {
+            stop();
+            throw error;
+          }),
+        ),
+      );
+      const failed = ended.find((outcome) => outcome.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
     },
-    stop: () => {
-      stopping = true;
-      for (const controller of consumers) controller.abort();
-    },
+    stop,
     stats,
   };
 }
