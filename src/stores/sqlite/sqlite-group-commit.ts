@@ -60,14 +60,15 @@ const LOADED_SCHEDULER = chooseEndOfTurnScheduler({
 /**
  * A {@link SqliteGroupCommit} on `database`.
  *
- * The group is committed by `setImmediate` (as it was when this module loaded: a test's fake
- * timers installed since do not hold it back; with fakes installed before, by `process.nextTick`
- * when that is real, and else every write commits at once), once the promise jobs and I/O
- * callbacks of the current turn have run: a worker running many runs at once commits the steps, claims and
- * acknowledgements they reach in one turn together, so the cost of a commit (the WAL frames of the
- * pages it changed, most of them shared by the group's rows: the ends of time-ordered indexes, the
- * same table's last leaf) is paid once for the group. Writes run in the order they were asked for,
- * so a later one sees what an earlier one wrote. A group holds at most 256 writes.
+ * The group is committed by `setImmediate`, once the promise jobs and I/O callbacks of the
+ * current turn have run (the `setImmediate` of when this module loaded: a test's fake timers
+ * installed since do not hold it back; with fakes installed before, `process.nextTick` when that
+ * is real, and else every write commits at once). A worker running many runs at once thus commits
+ * the steps, claims and acknowledgements they reach in one turn together, and the cost of a commit
+ * (the WAL frames of the pages it changed, most of them shared by the group's rows: the ends of
+ * time-ordered indexes, the same table's last leaf) is paid once for the group. Writes run in the
+ * order they were asked for, so a later one sees what an earlier one wrote. A group holds at most
+ * 256 writes.
  *
  * At a low load the wait buys nothing: after a group of one write (and on a new connection), the
  * next `aloneWrites` (default 32) writes each commit at once in a transaction of their own inside

@@ -44,7 +44,7 @@
  * per write. Each write is still all or nothing (one that fails is taken out and the rest
  * committed without it), and a process killed at any point leaves every write of the group or
  * none. At a low load (one write per turn) each write commits at once in its own transaction, as
- * without grouping.
+ * without grouping (one in 33 waits for the end of its turn, to see whether others join it).
  *
  * Guarantees: every read-modify-write (`breakers.update`, `ledger.putIfAbsent`, `queue.reserve`,
  * `conversations.put` and `commitStep`, the DLQs' `pushOnce`, `claims.acquire`) runs in an
