@@ -7,7 +7,9 @@
  * conversation per `put`, a checkpoint per `runs.put`, a ledger row per call, the queue's), counted
  * on a run through wrapped stores, each a single-statement upsert that changes its row, with
  * SQLite's own automatic checkpoint; the SQLite worker commits each step once (`commitStep`), its
- * checkpoints on a thread of their own (the default `backgroundCheckpoint`); the same
+ * checkpoints on a thread of their own (the default `backgroundCheckpoint`), at concurrency 1
+ * and at 16 (the runs' writes of one event-loop turn then share a group commit, with the memory
+ * worker at 16 as its floor); the same
  * worker through wrapped stores writes port by port (what it did before); the memory worker is the
  * floor (the worker's own work, no storage); each of these rows also notes its CPU time per run
  * (user + system, against the bare loop's: on a shared machine it moves far less than wall time).
