@@ -16,7 +16,6 @@
  * Each child logs what it does with synchronous writes (they survive SIGKILL): every query before
  * it is sent and after it is answered, every side effect, every model call.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +25,7 @@ import { runAgent } from '../src/agent/run-agent.ts';
 import type { ChatMessage, Model } from '../src/agent/messages.ts';
 import type { defineTool } from '../src/core/define-tool.ts';
 import { createPostgresStores } from '../src/stores/postgres/index.ts';
+import { comparableConversation, spawnCrashChild, type CrashChild } from './fixtures/crash-child.ts';
 import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from './fixtures/distributed-services.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -122,40 +122,9 @@ const readLog = (path: string): LogEntry[] =>
     .filter((line) => line.length > 0)
     .map((line) => JSON.parse(line) as LogEntry);
 
-interface Child {
-  /** Resolves with how the child ended. */
-  ended: Promise<'killed' | 'finished'>;
-  kill(): void;
-}
-
-function runChild(childPath: string, schema: string, logPath: string, killAt: number): Child {
+function runChild(childPath: string, schema: string, logPath: string, killAt: number): CrashChild {
   writeFileSync(logPath, '');
-  const child = spawn(process.execPath, ['--import', 'tsx', childPath, POSTGRES_URL, schema, logPath, String(killAt)], {
-    cwd: repo,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const ended = new Promise<'killed' | 'finished'>((resolve, reject) => {
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (signal === 'SIGKILL') resolve('killed');
-      else if (code === 0) resolve('finished');
-      else reject(new Error(`child exited with ${code ?? signal}: ${stderr.slice(-2000)}`));
-    });
-  });
-  return { ended, kill: () => child.kill('SIGKILL') };
-}
-
-/** The conversation without what changes from run to run (durations, trace ids). */
-function comparable(messages: readonly unknown[]): unknown[] {
-  return (messages as ChatMessage[]).map((message) => {
-    if (message.role !== 'tool') return message;
-    const { duration_ms: _duration, trace_id: _trace, ...envelope } = JSON.parse(message.content as string) as Record<string, unknown>;
-    return { ...message, content: envelope };
-  });
+  return spawnCrashChild(childPath, [POSTGRES_URL, schema, logPath, String(killAt)], 40_000);
 }
 
 const KEYS = ['run_1:0:0', 'run_1:1:0', 'run_1:1:1'];
@@ -186,7 +155,7 @@ describe('PostgreSQL step commits under SIGKILL and a dropped connection', () =>
     const commits = referenceEntries.filter((entry) => entry.commit === true).length;
     const referenceStores = await createPostgresStores({ pool: admin, schema: referenceSchema });
     const referenceRun = await referenceStores.runs.get('run_1');
-    const reference = comparable((await referenceStores.conversations.get(referenceRun!.conversationRef))!);
+    const reference = comparableConversation((await referenceStores.conversations.get(referenceRun!.conversationRef))!);
     await referenceStores.close();
     // one commit per save of the run (each step, the end), each one statement
     expect(commits).toBeGreaterThanOrEqual(3);
@@ -220,7 +189,7 @@ describe('PostgreSQL step commits under SIGKILL and a dropped connection', () =>
         }
         const after = await stores.runs.get('run_1');
         expect(after, label).toMatchObject({ status: 'completed', stepIndex: 3 });
-        expect(comparable((await stores.conversations.get(after!.conversationRef))!), label).toEqual(reference);
+        expect(comparableConversation((await stores.conversations.get(after!.conversationRef))!), label).toEqual(reference);
         for (const key of KEYS) {
           const times = [...killed, ...resumedLog].filter((entry) => entry.effect === key).length;
           const carrier = killed.find((entry) => entry.commit === true && entry.keys?.includes(key));

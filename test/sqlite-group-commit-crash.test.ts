@@ -13,7 +13,6 @@
  *   when the dead process ran it and its row was not committed (the one documented window); no model
  *   turn of a committed step is asked again.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import type { ChatMessage } from '../src/agent/messages.ts';
 import { createWorker, type RunCheckpoint } from '../src/index.ts';
 import { systemClock, type Clock } from '../src/ground/ports/clock.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
+import { comparableConversation, spawnCrashChild } from './fixtures/crash-child.ts';
 import { createGroupCrashAgent, type GroupCrashLogEntry } from './fixtures/sqlite-group-agent.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -49,32 +49,8 @@ async function seed(path: string) {
 }
 
 function runChild(databasePath: string, logPath: string, killAt: number): Promise<'killed' | 'finished'> {
-  return new Promise((resolve, reject) => {
-    writeFileSync(logPath, '');
-    const process_ = spawn(process.execPath, ['--import', 'tsx', child, databasePath, logPath, String(killAt)], {
-      cwd: repo,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    process_.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => process_.kill('SIGKILL'), 20_000);
-    process_.on('error', reject);
-    process_.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (signal === 'SIGKILL') resolve('killed');
-      else if (code === 0) resolve('finished');
-      else reject(new Error(`child exited with ${code ?? signal}: ${stderr.slice(-2000)}`));
-    });
-  });
-}
-
-/** The conversation without what changes from run to run (durations, trace ids). */
-function comparable(messages: readonly unknown[]): unknown[] {
-  return (messages as ChatMessage[]).map((message) => {
-    if (message.role !== 'tool') return message;
-    const { duration_ms: _duration, trace_id: _trace, ...envelope } = JSON.parse(message.content as string) as Record<string, unknown>;
-    return { ...message, content: envelope };
-  });
+  writeFileSync(logPath, '');
+  return spawnCrashChild(child, [databasePath, logPath, String(killAt)], 20_000).ended;
 }
 
 describe('SQLite group commits under SIGKILL (a worker killed before each statement of its group transactions)', () => {
@@ -92,7 +68,7 @@ describe('SQLite group commits under SIGKILL (a worker killed before each statem
     for (let index = 0; index < MESSAGES; index++) {
       const run = await referenceStores.runs.get(`run_m${index}`);
       expect(run?.status).toBe('completed');
-      reference.set(`run_m${index}`, comparable((await referenceStores.conversations.get(run!.conversationRef))!));
+      reference.set(`run_m${index}`, comparableConversation((await referenceStores.conversations.get(run!.conversationRef))!));
     }
     await referenceStores.close();
 
@@ -137,7 +113,7 @@ describe('SQLite group commits under SIGKILL (a worker killed before each statem
         for (const [runId, conversation] of reference) {
           const after = await stores.runs.get(runId);
           expect(after, `${runId} at kill point ${killAt}`).toMatchObject({ status: 'completed', stepIndex: 3 });
-          expect(comparable((await stores.conversations.get(after!.conversationRef))!)).toEqual(conversation);
+          expect(comparableConversation((await stores.conversations.get(after!.conversationRef))!)).toEqual(conversation);
           // no model turn of a step the file held is asked again
           const held = before.get(runId);
           const firstOpen = held === undefined ? 0 : held.status === 'completed' ? 3 : held.stepIndex + (held.data?.pendingStep === true ? 1 : 0);

@@ -13,7 +13,6 @@
  * Each child writes what it does to a log with synchronous writes (they survive SIGKILL): every
  * statement before it runs, every side effect, every model call.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import { runAgent } from '../src/agent/run-agent.ts';
 import type { ChatMessage, Model } from '../src/agent/messages.ts';
 import type { defineTool } from '../src/core/define-tool.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
+import { comparableConversation, spawnCrashChild } from './fixtures/crash-child.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'toolrun-step-crash-'));
@@ -93,36 +93,12 @@ const readLog = (path: string): LogEntry[] =>
     .map((line) => JSON.parse(line) as LogEntry);
 
 function runChild(childPath: string, databasePath: string, logPath: string, killAt: number): Promise<'killed' | 'finished'> {
-  return new Promise((resolve, reject) => {
-    writeFileSync(logPath, '');
-    const child = spawn(process.execPath, ['--import', 'tsx', childPath, databasePath, logPath, String(killAt)], {
-      cwd: repo,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (signal === 'SIGKILL') resolve('killed');
-      else if (code === 0) resolve('finished');
-      else reject(new Error(`child exited with ${code ?? signal}: ${stderr.slice(-2000)}`));
-    });
-  });
+  writeFileSync(logPath, '');
+  return spawnCrashChild(childPath, [databasePath, logPath, String(killAt)], 20_000).ended;
 }
 
 /** Whether what `logged` names is durable: a `COMMIT` ran after its entry (at `index`) in the log. */
 const committedAfter = (entries: readonly LogEntry[], index: number) => entries.slice(index + 1).some((entry) => entry.sql === 'COMMIT');
-
-/** The conversation without what changes from run to run (durations, trace ids). */
-function comparable(messages: readonly unknown[]): unknown[] {
-  return (messages as ChatMessage[]).map((message) => {
-    if (message.role !== 'tool') return message;
-    const { duration_ms: _duration, trace_id: _trace, ...envelope } = JSON.parse(message.content as string) as Record<string, unknown>;
-    return { ...message, content: envelope };
-  });
-}
 
 describe('SQLite step commits under SIGKILL (a child killed before each of its write statements)', () => {
   it('resumes every run to the same conversation; a committed tool call or model turn never runs again', { timeout: 120_000 }, async () => {
@@ -144,7 +120,7 @@ describe('SQLite step commits under SIGKILL (a child killed before each of its w
     const total = readLog(referenceLog).find((entry) => entry.finished !== undefined)?.statements ?? 0;
     const referenceStores = createSqliteStores({ path: referencePath });
     const referenceRun = await referenceStores.runs.get('run_1');
-    const reference = comparable((await referenceStores.conversations.get(referenceRun!.conversationRef))!);
+    const reference = comparableConversation((await referenceStores.conversations.get(referenceRun!.conversationRef))!);
     await referenceStores.close();
     expect(total).toBeGreaterThan(20);
     expect(total).toBeLessThan(60);
@@ -184,7 +160,7 @@ describe('SQLite step commits under SIGKILL (a child killed before each of its w
         }
         const after = await stores.runs.get('run_1');
         expect(after).toMatchObject({ status: 'completed', stepIndex: 3 });
-        expect(comparable((await stores.conversations.get(after!.conversationRef))!)).toEqual(reference);
+        expect(comparableConversation((await stores.conversations.get(after!.conversationRef))!)).toEqual(reference);
 
         for (const key of ['run_1:0:0', 'run_1:1:0', 'run_1:1:1']) {
           const times = [...killed, ...resumedLog].filter((entry) => entry.effect === key).length;
