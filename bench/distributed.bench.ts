@@ -28,7 +28,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
-import { handleMessage, type ClaimStore, type StepCommit, type Stores } from '../src/index.ts';
+import { handleMessage, type Stores } from '../src/index.ts';
 import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { createDistributedTools, distributedModel } from '../test/fixtures/distributed-agent.ts';
 import type { DistributedBenchWorkerConfig } from '../test/fixtures/distributed-bench-worker.ts';
@@ -40,14 +40,16 @@ const TRIVIAL_BODY = JSON.stringify({ input: 'trivial' });
 const CONCURRENCY = 4;
 
 /**
- * Store calls of one trivial run through `handleMessage`, counted on a proxy of the PostgreSQL
- * stores (the claim store's included). `steps`: `'port-by-port'` counts the writes the ports describe one by one (a whole
- * conversation per `put`, a checkpoint per `runs.put`, a ledger row per `putIfAbsent`: the run
- * goes through the stores without `commitStep`); `'committed'` counts what toolrun sends (one write
- * of the step's size per `commitStep`, made on the real stores).
+ * Store calls of one trivial run through `handleMessage`. `steps`: `'port-by-port'` counts, on a
+ * proxy of the PostgreSQL stores (the claim store's included), the calls the ports describe one by
+ * one (a whole conversation per `put`, a checkpoint per `runs.put`, a ledger row per
+ * `putIfAbsent`, a breaker read per check: the run goes through the stores without `commitStep`);
+ * `'committed'` counts the statements toolrun sends on `pool` (a step commit or run claim is a
+ * write; a breaker check the breaker store answers without a read sends nothing).
  */
 async function storeCallsPerRun(
   stores: Stores,
+  pool: ReturnType<typeof createTestPool>,
   runs: number,
   steps: 'port-by-port' | 'committed',
 ): Promise<{ reads: number; writes: number; bytesPerWrite: number }> {
@@ -59,24 +61,8 @@ async function storeCallsPerRun(
       get(object, key, receiver) {
         const value = Reflect.get(object, key, receiver) as unknown;
         if (typeof value !== 'function') return value;
-        if (key === 'acquireWithCheckpoint') {
-          // port by port: a claim, then a read; committed: the one statement toolrun sends (on the
-          // real run store: the counted one is a wrapper, which the claim store does not combine with)
-          if (steps === 'port-by-port') return undefined;
-          return (claimKey: string, holder: string, leaseMs: number, _runs: unknown, runId: string) => {
-            writes += 1;
-            bytes += JSON.stringify([claimKey, holder, leaseMs, runId]).length;
-            return (value as NonNullable<ClaimStore['acquireWithCheckpoint']>).call(object, claimKey, holder, leaseMs, stores.runs, runId);
-          };
-        }
-        if (key === 'commitStep') {
-          if (steps === 'port-by-port') return undefined;
-          return (step: StepCommit) => {
-            writes += 1;
-            bytes += JSON.stringify(step).length;
-            return (value as (step: StepCommit, stores: Stores) => Promise<boolean>).call(object, step, stores);
-          };
-        }
+        // port by port: a claim, then a read; a step's writes one by one
+        if (key === 'acquireWithCheckpoint' || key === 'commitStep') return undefined;
         return (...args: unknown[]) => {
           if (reading.includes(String(key))) reads += 1;
           if (writing.includes(String(key))) {
@@ -87,21 +73,40 @@ async function storeCallsPerRun(
         };
       },
     });
-  const counted: Stores = {
-    ...stores,
-    conversations: count(stores.conversations, ['get'], ['put', 'delete']),
-    runs: count(stores.runs, ['get'], ['put']),
-    ledger: count(stores.ledger, ['get'], ['putIfAbsent', 'delete']),
-    breakers: count(stores.breakers, ['get'], ['update']),
-    ...(stores.claims ? { claims: count(stores.claims, ['get'], ['acquire', 'renew', 'release']) } : {}),
-  };
+  const counted: Stores =
+    steps === 'committed'
+      ? stores
+      : {
+          ...stores,
+          conversations: count(stores.conversations, ['get'], ['put', 'delete']),
+          runs: count(stores.runs, ['get'], ['put']),
+          ledger: count(stores.ledger, ['get'], ['putIfAbsent', 'delete']),
+          breakers: count(stores.breakers, ['get'], ['update']),
+          ...(stores.claims ? { claims: count(stores.claims, ['get'], ['acquire', 'renew', 'release']) } : {}),
+        };
+  const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+  if (steps === 'committed') {
+    (pool as { query: unknown }).query = (config: unknown, ...rest: unknown[]) => {
+      const { text, values } = typeof config === 'string' ? { text: config, values: rest[0] } : (config as { text: string; values?: unknown });
+      if (/^\s*SELECT\b/i.test(text) && !/commit_step|claim_run/.test(text)) reads += 1;
+      else {
+        writes += 1;
+        bytes += JSON.stringify(values ?? [])?.length ?? 0;
+      }
+      return query(config, ...rest);
+    };
+  }
   const tools = createDistributedTools();
-  for (let index = 0; index < runs; index++) {
-    const result = await handleMessage(
-      { body: TRIVIAL_BODY, id: `count-${steps}-${index}` },
-      { model: distributedModel, tools, stores: counted, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } },
-    );
-    if (result.status !== 'completed') throw new Error(`bench run ended ${result.status}`);
+  try {
+    for (let index = 0; index < runs; index++) {
+      const result = await handleMessage(
+        { body: TRIVIAL_BODY, id: `count-${steps}-${index}` },
+        { model: distributedModel, tools, stores: counted, queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq } },
+      );
+      if (result.status !== 'completed') throw new Error(`bench run ended ${result.status}`);
+    }
+  } finally {
+    (pool as { query: unknown }).query = query;
   }
   return { reads: Math.round(reads / runs), writes: Math.round(writes / runs), bytesPerWrite: Math.round(bytes / Math.max(1, writes)) };
 }
@@ -256,8 +261,8 @@ export async function runDistributedBench(options: { jobs?: number; rounds?: num
   const rows: BenchRow[] = [];
   try {
     await pool.query(`CREATE TABLE "${schema}".bench_kv (key text PRIMARY KEY, value text NOT NULL)`);
-    const portCalls = await storeCallsPerRun(stores, 30, 'port-by-port');
-    const committedCalls = await storeCallsPerRun(stores, 30, 'committed');
+    const portCalls = await storeCallsPerRun(stores, pool, 30, 'port-by-port');
+    const committedCalls = await storeCallsPerRun(stores, pool, 30, 'committed');
     for (const processes of [1, 4]) {
       const portRounds: RoundResult[] = [];
       const committedRounds: RoundResult[] = [];

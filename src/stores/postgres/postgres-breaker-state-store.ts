@@ -2,7 +2,11 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { BreakerStateStore, JsonValue } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
+import { generationOf, type BreakerGenerationTracker } from './postgres-breaker-generation.ts';
 import { inTransaction, prepareStatement, type PostgresPoolLike } from './postgres-client.ts';
+
+/** The most breaker states kept for reuse; past it the kept ones are dropped (breaker keys are tool and model names: a few). */
+const MAX_KEPT_STATES = 10_000;
 
 /**
  * A {@link BreakerStateStore} on `<schema>.breakers`. `update` runs in one transaction: it makes
@@ -11,31 +15,73 @@ import { inTransaction, prepareStatement, type PostgresPoolLike } from './postgr
  * updater of that key, in any process, waits on the row lock: no update is lost, and the shared
  * breaker's transitions (one opening, one probe) happen once. `fn` runs while the lock is held:
  * keep it quick (it is pure and synchronous by the port's contract).
+ *
+ * With `generations`, `get` reuses the state it read earlier while no breaker has been written
+ * since, as the latest statement of these stores that read the counter saw it, and that statement
+ * started at most `generations.maxStalenessMs` ago (see {@link BreakerGenerationTracker}); else it
+ * reads the row, and the counter with it. A process's own `update` is seen by its next `get` at
+ * once; another process's, by the first `get` after a statement of this process started after it
+ * committed, or `maxStalenessMs` after it at the latest.
  */
-export function createPostgresBreakerStateStore(pool: PostgresPoolLike, options: { schema: string; clock: Clock }): BreakerStateStore {
-  const { clock } = options;
+export function createPostgresBreakerStateStore(
+  pool: PostgresPoolLike,
+  options: { schema: string; clock: Clock; generations?: BreakerGenerationTracker },
+): BreakerStateStore {
+  const { clock, generations } = options;
   const table = `${options.schema}.breakers`;
-  const select = prepareStatement(`SELECT state FROM ${table} WHERE key = $1`);
+  const select = prepareStatement(
+    generations === undefined
+      ? `SELECT state FROM ${table} WHERE key = $1`
+      : `SELECT (SELECT state FROM ${table} WHERE key = $1) AS state, generation::text AS generation FROM ${options.schema}.breaker_generation`,
+  );
   const ensureRow = prepareStatement(`INSERT INTO ${table} (key, state, updated_at_ms) VALUES ($1, NULL, $2) ON CONFLICT (key) DO NOTHING`);
   const lock = prepareStatement(`SELECT state FROM ${table} WHERE key = $1 FOR UPDATE`);
   const write = prepareStatement(`UPDATE ${table} SET state = $2, updated_at_ms = $3 WHERE key = $1`);
+  const readGeneration = prepareStatement(`SELECT generation::text AS generation FROM ${options.schema}.breaker_generation`);
   const parse = (text: string | null | undefined): JsonValue | undefined => (text === null || text === undefined ? undefined : fromJsonText<JsonValue>(text));
+  /** The state text last read of each key (`null`: no record), with the generation it was read at. */
+  const kept = new Map<string, { state: string | null; generation: number }>();
   return {
     async get(key) {
-      const { rows } = await pool.query<{ state: string | null }>({ ...select, values: [toStoredText(key)] });
-      return parse(rows[0]?.state);
+      const storedKey = toStoredText(key);
+      if (generations === undefined) {
+        const { rows } = await pool.query<{ state: string | null }>({ ...select, values: [storedKey] });
+        return parse(rows[0]?.state);
+      }
+      const known = kept.get(storedKey);
+      // a fresh parse every time: the caller never shares a value with another
+      if (known !== undefined && generations.isFresh(known.generation, clock.now())) return parse(known.state);
+      const sentAtMs = clock.now();
+      const { rows } = await pool.query<{ state: string | null; generation: string }>({ ...select, values: [storedKey] });
+      const state = rows[0]?.state ?? null;
+      const generation = generationOf(rows[0]?.generation);
+      generations.observe(generation, sentAtMs);
+      if (kept.size >= MAX_KEPT_STATES) kept.clear();
+      kept.set(storedKey, { state, generation });
+      return parse(state);
     },
     async update<T extends JsonValue>(key: string, fn: (current: T | undefined) => T) {
       const storedKey = toStoredText(key);
-      return inTransaction(pool, async (client) => {
+      // this key's kept state is stale from now on, whatever the outcome
+      kept.delete(storedKey);
+      let generation = Number.NaN;
+      let sentAtMs = Number.NaN;
+      const result = await inTransaction(pool, async (client) => {
         const nowMs = Math.floor(clock.now());
         await client.query({ ...ensureRow, values: [storedKey, nowMs] });
         const { rows } = await client.query<{ state: string | null }>({ ...lock, values: [storedKey] });
         const previousText = rows[0]?.state;
         const nextText = toJsonText(fn(parse(previousText) as T | undefined));
         await client.query({ ...write, values: [storedKey, nextText, nowMs] });
+        if (generations !== undefined) {
+          // the counter as this transaction leaves it: a state any get read before this commit has an older one
+          sentAtMs = clock.now();
+          generation = generationOf((await client.query<{ generation: string }>({ ...readGeneration, values: [] })).rows[0]?.generation);
+        }
         return { previous: parse(previousText) as T | undefined, next: fromJsonText<T>(nextText) };
       });
+      generations?.observe(generation, sentAtMs);
+      return result;
     },
   };
 }

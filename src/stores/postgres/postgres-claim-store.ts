@@ -3,6 +3,7 @@ import type { ClaimStore, ClaimWithCheckpoint, RunCheckpoint, RunStore } from '.
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 import { fromJsonText } from '../json-text.ts';
+import { generationOf, type BreakerGenerationTracker } from './postgres-breaker-generation.ts';
 import { epochMs, prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
 /** Ended claims deleted by one sweeping `acquire`, at most. */
@@ -42,7 +43,10 @@ const SWEEP_INTERVAL_MS = 1_000;
  * @throws ToolrunError `INVALID_OPTIONS` from `acquire`, `acquireWithCheckpoint` and `renew` for a
  * `leaseMs` that is not a positive, finite number up to 2^31 − 1.
  */
-export function createPostgresClaimStore(pool: PostgresQueryable, options: { schema: string; clock: Clock; runs?: RunStore }): ClaimStore {
+export function createPostgresClaimStore(
+  pool: PostgresQueryable,
+  options: { schema: string; clock: Clock; runs?: RunStore; breakerGenerations?: BreakerGenerationTracker },
+): ClaimStore {
   const { clock } = options;
   const table = `${options.schema}.claims`;
   const upsert = `
@@ -67,7 +71,11 @@ export function createPostgresClaimStore(pool: PostgresQueryable, options: { sch
      RETURNING lease_until_ms::text AS lease_until_ms`,
   );
   const getStatement = prepareStatement(`SELECT holder, lease_until_ms::text AS lease_until_ms FROM ${table} WHERE key = $1 AND lease_until_ms > $2`);
-  const claimRunStatement = prepareStatement(`SELECT acquired, checkpoint FROM ${options.schema}.claim_run($1, $2, $3, $4, $5, $6)`);
+  const generations = options.breakerGenerations;
+  // with the breakers' generation at the statement's snapshot (schema version 11), for the breaker store
+  const claimRunStatement = prepareStatement(
+    `SELECT acquired, checkpoint${generations === undefined ? '' : `, (SELECT generation::text FROM ${options.schema}.breaker_generation) AS generation`} FROM ${options.schema}.claim_run($1, $2, $3, $4, $5, $6)`,
+  );
   /** Whether this acquisition sweeps (and notes that it did). */
   const sweepsNow = (nowMs: number): boolean => {
     if (nowMs - sweptAtMs < SWEEP_INTERVAL_MS) return false;
@@ -90,11 +98,12 @@ export function createPostgresClaimStore(pool: PostgresQueryable, options: { sch
             const lease = claimLeaseMs(leaseMs, 'acquire');
             if (runs !== ownRuns || runs.get !== ownGet) return undefined;
             const nowMs = epochMs(clock.now());
-            const { rows } = await pool.query<{ acquired: boolean; checkpoint: string | null }>({
+            const { rows } = await pool.query<{ acquired: boolean; checkpoint: string | null; generation?: string }>({
               ...claimRunStatement,
               values: [toStoredText(key), toStoredText(holder), nowMs + lease, nowMs, sweepsNow(nowMs), toStoredText(runId)],
             });
             const row = rows[0];
+            generations?.observe(generationOf(row?.generation), nowMs);
             if (row?.acquired !== true) return { acquired: false };
             return { acquired: true, checkpoint: row.checkpoint === null ? undefined : fromJsonText<RunCheckpoint>(row.checkpoint) };
           },

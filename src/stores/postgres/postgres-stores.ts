@@ -11,7 +11,9 @@
  *   `commit_step` function; a run's last step also releases its claim, version 10).
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint)`.
  * - `ledger (key PK, value, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
- * - `breakers (key PK, state, updated_at_ms)`: read-modify-write under `SELECT … FOR UPDATE`.
+ * - `breakers (key PK, state, updated_at_ms)`: read-modify-write under `SELECT … FOR UPDATE`;
+ *   `breaker_generation (id, generation)`, a counter a statement trigger increments at every write
+ *   of `breakers`, which the step commits and run claims read in the same statement (version 11).
  * - `dead_letters (id from a sequence, queue 'message'|'tool', entry, added_at_ms, entry_bytes)`,
  *   `dead_letter_keys (queue, key, entry_id)` for idempotent pushes, and `dead_letter_totals
  *   (queue PK, bytes)`, kept by triggers, for `bytes()` (version 2).
@@ -43,6 +45,7 @@ import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 import type { Stores } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
+import { createBreakerGenerationTracker } from './postgres-breaker-generation.ts';
 import { createPostgresBreakerStateStore } from './postgres-breaker-state-store.ts';
 import { createPostgresClaimStore } from './postgres-claim-store.ts';
 import { createPostgresPool, quoteSchema, type PostgresPoolLike } from './postgres-client.ts';
@@ -84,7 +87,22 @@ export type PostgresStoresOptions = PostgresConnection & {
   clock?: Clock;
   /** Time to live of a conversation after its last write (`put` or `commitStep`), in ms. @defaultValue 7 days */
   conversationTtlMs?: number;
+  /**
+   * How long a shared breaker's state, once read, may answer `breakers.get` again without a read of
+   * its own, in ms: while no breaker has been written since (a counter every write of the
+   * `breakers` table increments, by any process or by hand) as seen by the latest step commit,
+   * run claim or breaker read of these stores that started at most this long ago. The statement a
+   * worker sends right before each model or tool call reads the counter too, so a breaker check
+   * costs no round trip and sees what a read at that statement would have seen. A process's own
+   * breaker writes are seen at once; another process's, by the first check after this process's
+   * next statement, or after this many ms at the latest. `0` reads the state at every check.
+   * @defaultValue 50
+   */
+  breakerMaxStalenessMs?: number;
 };
+
+/** The default {@link PostgresStoresOptions.breakerMaxStalenessMs}, in ms. */
+const DEFAULT_BREAKER_MAX_STALENESS_MS = 50;
 
 /** The PostgreSQL {@link Stores}, with the pool for inspection and the richer run queue type. */
 export interface PostgresStores extends Stores {
@@ -101,7 +119,8 @@ export interface PostgresStores extends Stores {
  * done; it is idempotent.
  *
  * @throws ToolrunError `INVALID_OPTIONS` when neither or both of `connectionString` and `pool` are
- * given, or the schema name is not a lower-case identifier; `STORE_UNAVAILABLE` (driver error as
+ * given, the schema name is not a lower-case identifier, or `breakerMaxStalenessMs` is not a
+ * finite number ≥ 0; `STORE_UNAVAILABLE` (driver error as
  * `cause`) when `pg` is missing, the server cannot be reached or refuses the migration, or the
  * schema was written by a newer toolrun.
  */
@@ -111,6 +130,10 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
   const schema = quoteSchema(schemaName);
   if ((options.connectionString === undefined) === (options.pool === undefined)) {
     throw new ToolrunError('INVALID_OPTIONS', 'createPostgresStores needs exactly one of `connectionString` and `pool`');
+  }
+  const breakerMaxStalenessMs = options.breakerMaxStalenessMs ?? DEFAULT_BREAKER_MAX_STALENESS_MS;
+  if (typeof breakerMaxStalenessMs !== 'number' || !Number.isFinite(breakerMaxStalenessMs) || breakerMaxStalenessMs < 0) {
+    throw new ToolrunError('INVALID_OPTIONS', `breakerMaxStalenessMs must be a finite number of ms ≥ 0, got ${String(breakerMaxStalenessMs)}`);
   }
   const ownsPool = options.pool === undefined;
   const pool =
@@ -128,9 +151,12 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     throw new ToolrunError('STORE_UNAVAILABLE', `cannot open the PostgreSQL store (schema ${schemaName}): ${reason}`, { cause: error });
   }
   let closed = false;
+  // what the stores' statements learn of the breakers' generation, for the breaker store
+  const breakerGenerations = breakerMaxStalenessMs > 0 ? createBreakerGenerationTracker(breakerMaxStalenessMs) : undefined;
+  const generations = breakerGenerations !== undefined ? { breakerGenerations } : {};
   const runs = createPostgresRunStore(pool, { schema });
   const ledger = createPostgresIdempotencyLedger(pool, { schema, clock });
-  const claims = createPostgresClaimStore(pool, { schema, clock, runs });
+  const claims = createPostgresClaimStore(pool, { schema, clock, runs, ...generations });
   // background sweeps of expired conversations, awaited by close() before it ends the pool
   const background = new Set<Promise<void>>();
   const conversations = createPostgresConversationStore(pool, {
@@ -138,6 +164,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     clock,
     ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
     steps: { runs, ledger, claims },
+    ...generations,
     onBackground: (work) => {
       background.add(work);
       void work.then(() => background.delete(work));
@@ -149,7 +176,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     conversations,
     runs,
     ledger,
-    breakers: createPostgresBreakerStateStore(pool, { schema, clock }),
+    breakers: createPostgresBreakerStateStore(pool, { schema, clock, ...(breakerGenerations !== undefined ? { generations: breakerGenerations } : {}) }),
     messageDlq: createPostgresDeadLetterQueue<MessageFailureEntry>(pool, { schema, clock, queue: 'message' }),
     toolDlq: createPostgresDeadLetterQueue<ResumableEntry>(pool, { schema, clock, queue: 'tool' }),
     queue: createPostgresRunQueue(pool, { schema, clock }),
