@@ -13,13 +13,17 @@
  * size (the stricter floor). Each bare statement commits synchronously.
  * `TOOLRUN_BENCH_ROUNDS` sets the rounds (default 3).
  *
- * Each round first runs `TOOLRUN_BENCH_WARMUP` trivial jobs per worker process (default 200), not
+ * Each round first runs `TOOLRUN_BENCH_WARMUP` trivial jobs per worker process (default 750), not
  * measured: the rows compare workers in their steady state, as a long-lived worker runs. Without it
  * a round of 1,000 jobs on 4 fresh processes (250 each) mostly measures the processes' warm-up
  * (JIT compilation, first connections and prepared statements), which costs the first 250 runs of a
  * process about twice the CPU per run of the next ones (toolrun's worker: 9.8 against 4.7 ms per
  * run; the bare one: 5.9 against 3.0), so the 4-process rows paid four warm-ups per 1,000 runs where
- * the 1-process rows paid one.
+ * the 1-process rows paid one. 200 warm-up runs were not enough either: measured in successive
+ * windows of 1,000 jobs on 4 processes after 200 each, toolrun's worker spent 2.53, 1.82, 1.61,
+ * 1.85 and 1.43 ms of CPU per run, the bare one 1.92, 1.58, 1.60, 1.60 and 1.39 — toolrun has more
+ * code to compile, and reaches its steady state (at the bare worker's cost) after about 700 runs
+ * per process.
  *
  * Besides runs/s (wall time, the worker processes sharing the machine with everything else), each
  * row gives CPU time per run: the worker processes' own (from the end of the warm-up to the end)
@@ -249,12 +253,12 @@ function cpuOf(result: RoundResult): number {
  * a statement per port write) and one sending as many statements as toolrun does (its step commits
  * included); best of `rounds`, alternating, so that load from elsewhere hits all alike. `jobs`
  * (default 1,000) are measured per round, after `warmupPerProcess` (default `TOOLRUN_BENCH_WARMUP`
- * or 200) unmeasured jobs per worker process.
+ * or 750) unmeasured jobs per worker process.
  */
 export async function runDistributedBench(options: { jobs?: number; rounds?: number; warmupPerProcess?: number } = {}): Promise<BenchRow[]> {
   const jobs = options.jobs ?? 1_000;
   const rounds = options.rounds ?? Number(process.env.TOOLRUN_BENCH_ROUNDS ?? 3);
-  const warmupPerProcess = options.warmupPerProcess ?? Number(process.env.TOOLRUN_BENCH_WARMUP ?? 200);
+  const warmupPerProcess = options.warmupPerProcess ?? Number(process.env.TOOLRUN_BENCH_WARMUP ?? 750);
   const pool = createTestPool({ max: 2 });
   const schema = uniqueName('toolrun_bench_');
   const stores = await createPostgresStores({ pool, schema });
