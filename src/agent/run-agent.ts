@@ -11,6 +11,9 @@ import { unwrapParallelToolCalls } from '../core/unwrap-parallel.ts';
 import { newConversationRef } from './conversation-ref.ts';
 import { systemRandom, type RandomSource } from '../ground/ports/clock.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
+import { computeBackoffMs, type BackoffOptions } from '../policies/backoff.ts';
+import { isTransientStoreError } from '../core/store-errors.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /** How a run ended. */
 export type AgentRunStatus = 'completed' | 'tool_failed' | 'max_steps' | 'deadline_exceeded' | 'model_failed' | 'cancelled';
@@ -34,6 +37,46 @@ export interface AgentPersistence {
    * `onReleased`; otherwise the caller releases it as usual. @defaultValue none
    */
   claim?: { claims: ClaimStore; key: string; holder: string; onReleased: () => void };
+  /**
+   * How a checkpoint write (a step commit, a tool call's ledger row) that fails because the store is
+   * briefly unavailable — connection lost, server restarting, database busy or locked — is sent
+   * again before the run gives up and throws. Once a tool has run, its outcome is only safe once
+   * written: a run that gave up at once would run that tool again when its message is delivered
+   * again. Other errors are thrown at once. The writes are idempotent (a write that reached the
+   * store before the error is written again to the same effect). The waits follow `computeBackoffMs`
+   * on the runtime's clock, and are not cut short by the run's signal or deadline.
+   * @defaultValue {@link DEFAULT_CHECKPOINT_RETRY}: 8 attempts, waits of 100 ms doubling to 2 s
+   * (+ up to 50 ms jitter), about 7 s in all
+   */
+  checkpointRetry?: CheckpointRetryOptions;
+}
+
+/** How {@link AgentPersistence.checkpointRetry} retries a checkpoint write during a store outage. */
+export interface CheckpointRetryOptions extends BackoffOptions {
+  /** Attempts in all, the first included (1: no retry). An integer ≥ 1. */
+  maxAttempts: number;
+}
+
+/** The default {@link AgentPersistence.checkpointRetry}: 8 attempts, 100 ms doubling to 2 s, + up to 50 ms jitter (about 7 s). */
+export const DEFAULT_CHECKPOINT_RETRY: CheckpointRetryOptions = Object.freeze({ maxAttempts: 8, baseDelayMs: 100, factor: 2, maxDelayMs: 2_000, jitterMs: 50 });
+
+/** Checks {@link CheckpointRetryOptions}; throws `INVALID_OPTIONS` naming the field. */
+function checkpointRetryOf(options: CheckpointRetryOptions | undefined): CheckpointRetryOptions {
+  if (options === undefined) return DEFAULT_CHECKPOINT_RETRY;
+  const fail = (field: string, rule: string, value: unknown): never => {
+    throw new ToolrunError('INVALID_OPTIONS', `persistence.checkpointRetry.${field} must be ${rule}, received ${String(value)}`);
+  };
+  const { maxAttempts, baseDelayMs, factor, maxDelayMs, jitterMs } = options;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) fail('maxAttempts', 'an integer ≥ 1', maxAttempts);
+  for (const [field, value] of [
+    ['baseDelayMs', baseDelayMs],
+    ['maxDelayMs', maxDelayMs],
+    ['jitterMs', jitterMs],
+  ] as const) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) fail(field, 'a finite number of ms ≥ 0', value);
+  }
+  if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) fail('factor', 'a finite number ≥ 1', factor);
+  return options;
 }
 
 /**
@@ -183,6 +226,18 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
   const maxSteps = options.maxSteps ?? 20;
   const retryBudget = options.toolRetryBudget ?? 2;
   const persistence = options.persistence;
+  const checkpointRetry = checkpointRetryOf(persistence?.checkpointRetry);
+  /** Runs a checkpoint write, again after a wait while it fails on a store outage (see `checkpointRetry`). */
+  const durably = async <T>(write: () => Promise<T>): Promise<T> => {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await write();
+      } catch (error) {
+        if (retry + 1 >= checkpointRetry.maxAttempts || !isTransientStoreError(error)) throw error;
+        await clock.sleep(computeBackoffMs(retry, checkpointRetry, options.random ?? systemRandom));
+      }
+    }
+  };
   const hooks = options.hooks;
   const modelPolicy = resolveModelPolicy(options.modelPolicy);
   const modelName = modelNameOf(options.model, options.modelName);
@@ -252,18 +307,21 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
     const step = { conversationRef, messages, storedCount, checkpoint, ledger: ledgerRows };
     // the run's last commit ends its claim too, where the stores can (else the caller releases it)
     const claim = status !== 'running' ? persistence.claim : undefined;
-    let committed = false;
-    if (commitsSteps && claim !== undefined) {
-      const { claims, key, holder } = claim;
-      committed = await persistence.conversations.commitStep!({ ...step, releaseClaim: { key, holder } }, { ...persistence, claims });
-      if (committed) claim.onReleased();
-    }
-    if (commitsSteps && !committed) committed = await persistence.conversations.commitStep!(step, persistence);
-    if (!committed) {
-      for (const row of ledgerRows) await persistence.ledger.putIfAbsent(row.key, row.value);
-      await persistence.conversations.put(conversationRef, messages);
-      await persistence.runs.put(checkpoint);
-    }
+    // the whole commit again after a store outage: each of its writes is idempotent
+    await durably(async () => {
+      let committed = false;
+      if (commitsSteps && claim !== undefined) {
+        const { claims, key, holder } = claim;
+        committed = await persistence.conversations.commitStep!({ ...step, releaseClaim: { key, holder } }, { ...persistence, claims });
+        if (committed) claim.onReleased();
+      }
+      if (commitsSteps && !committed) committed = await persistence.conversations.commitStep!(step, persistence);
+      if (!committed) {
+        for (const row of ledgerRows) await persistence.ledger.putIfAbsent(row.key, row.value);
+        await persistence.conversations.put(conversationRef, messages);
+        await persistence.runs.put(checkpoint);
+      }
+    });
     deferredLedger = [];
     storedCount = messages.length;
   };
@@ -390,14 +448,14 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
         const value = record.result as unknown as JsonValue;
         const deferred = settle() && commitsSteps;
         if (deferred) deferredLedger.push({ key, value });
-        else if (persistence) await persistence.ledger.putIfAbsent(key, value);
+        else if (persistence) await durably(() => persistence.ledger.putIfAbsent(key, value));
         try {
           options.onToolCall?.(record, stepIndex);
         } catch (error) {
           // the step will not be committed: record the outcome before giving up
           if (deferred && persistence) {
             deferredLedger = deferredLedger.filter((row) => row.key !== key);
-            await persistence.ledger.putIfAbsent(key, value);
+            await durably(() => persistence.ledger.putIfAbsent(key, value));
           }
           throw error;
         }

@@ -5,7 +5,7 @@ import { redactBounded } from '../core/build-failure.ts';
 import { deadLetterPoisonMessage, handleMessage, recordDeliveryError, type HandleMessageOptions, type HandleMessageResult } from './handle-message.ts';
 import { keepLease, type LeaseKeeper } from './keep-lease.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
-import { isTransientStoreError } from './store-errors.ts';
+import { isTransientStoreError } from '../core/store-errors.ts';
 import type { WorkerEvent } from './worker-events.ts';
 import { storesProblem } from './check-stores.ts';
 

@@ -1,4 +1,12 @@
-import { runAgent, isTerminalRunStatus, type AgentRunHooks, type AgentRunResult, type AgentRunStatus, type RunAgentOptions } from '../agent/run-agent.ts';
+import {
+  runAgent,
+  isTerminalRunStatus,
+  type AgentRunHooks,
+  type AgentRunResult,
+  type AgentRunStatus,
+  type CheckpointRetryOptions,
+  type RunAgentOptions,
+} from '../agent/run-agent.ts';
 import type { ModelFailureInfo } from '../agent/model-policy.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Clock } from '../ground/ports/clock.ts';
@@ -71,6 +79,12 @@ export interface HandleMessageOptions extends RunLimits, Pick<RunHooks, 'onEvent
    * @defaultValue always
    */
   holdClaimWhile?: () => boolean;
+  /**
+   * How a checkpoint write (a step commit, a tool call's ledger row) that fails because the store is
+   * briefly unavailable is sent again before the delivery fails (see `AgentPersistence.checkpointRetry`).
+   * @defaultValue `DEFAULT_CHECKPOINT_RETRY`: 8 attempts, 100 ms doubling to 2 s (about 7 s)
+   */
+  checkpointRetry?: CheckpointRetryOptions;
   signal?: AbortSignal;
   clock?: Clock;
 }
@@ -364,6 +378,7 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
         ledger: stores.ledger,
         messageId: messageId ?? '',
         checkpoint: existing ?? null,
+        ...(options.checkpointRetry !== undefined ? { checkpointRetry: options.checkpointRetry } : {}),
         ...(stores.claims !== undefined
           ? { claim: { claims: stores.claims, key: runClaimKey(runId), holder, onReleased: () => (releasedByCommit = true) } }
           : {}),

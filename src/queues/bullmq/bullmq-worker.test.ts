@@ -229,13 +229,45 @@ describe('the BullMQ worker', () => {
         },
       },
     };
-    const worker = startWorker({ stores: flaky, retryBackoff: { baseMs: 10, maxMs: 20 }, onError: (error) => errors.push(error) });
+    // no retry of the checkpoint write inside the run: the job fails, and BullMQ delivers it again
+    const worker = startWorker({
+      stores: flaky,
+      retryBackoff: { baseMs: 10, maxMs: 20 },
+      checkpointRetry: { maxAttempts: 1, baseDelayMs: 0, factor: 1, maxDelayMs: 0, jitterMs: 0 },
+      onError: (error) => errors.push(error),
+    });
     await enqueueRun(queue, JSON.stringify({ input: 'effects 1' }), 'flaky');
     await waitFor('the completed run', () => worker.stats.handled === 1);
     expect(errors.map((error) => (error as Error).message)).toEqual(['connection terminated', 'connection terminated']);
     // two failed attempts, then the one that completed
     expect((await queue.getJob('flaky'))?.attemptsMade).toBe(3);
     expect((await stores.runs.get('run_flaky'))?.status).toBe('completed');
+  });
+
+  it('rides out a short store outage inside the run: the checkpoint write is sent again, and the job completes at its first delivery', async () => {
+    const errors: unknown[] = [];
+    let failNext = 2;
+    const flaky = {
+      ...stores,
+      runs: {
+        get: stores.runs.get,
+        put: async (checkpoint: Parameters<typeof stores.runs.put>[0]) => {
+          if (failNext-- > 0) throw new Error('Connection terminated unexpectedly');
+          return stores.runs.put(checkpoint);
+        },
+      },
+    };
+    const worker = startWorker({
+      stores: flaky,
+      retryBackoff: { baseMs: 10, maxMs: 20 },
+      checkpointRetry: { maxAttempts: 5, baseDelayMs: 5, factor: 2, maxDelayMs: 20, jitterMs: 0 },
+      onError: (error) => errors.push(error),
+    });
+    await enqueueRun(queue, JSON.stringify({ input: 'effects 1' }), 'outage');
+    await waitFor('the completed run', () => worker.stats.handled === 1);
+    expect(errors).toEqual([]);
+    expect((await queue.getJob('outage'))?.attemptsMade).toBe(1);
+    expect((await stores.runs.get('run_outage'))?.status).toBe('completed');
   });
 
   it('dead-letters a poison job after maxDeliveries, resumable from its checkpoint, and goes on with the next job', async () => {

@@ -21,7 +21,7 @@ import {
   type HandleMessageResult,
 } from '../../worker/handle-message.ts';
 import { resolveRuntime } from '../../worker/resolve-runtime.ts';
-import { isTransientStoreError } from '../../worker/store-errors.ts';
+import { isTransientStoreError } from '../../core/store-errors.ts';
 import { createDeadLetterBound } from './dead-letter-bound.ts';
 import { fromJobId } from './job-id.ts';
 import type { RunJobData } from './run-job.ts';

@@ -1,4 +1,4 @@
-import { classifyError } from '../core/classify-error.ts';
+import { classifyError } from './classify-error.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /**
