@@ -44,16 +44,20 @@ const STALL_MS = 120_000;
 const DEADLINE_MS = 900_000;
 /** The test's own timeout (`it`'s), in ms: the deadline, the drains and the checks after it. */
 const TIMEOUT = 1_020_000;
-/** Wait between two kills, drawn uniformly, in ms (times the pace). */
-const KILL_INTERVAL_MS = [250, 750] as const;
+/**
+ * Messages acknowledged between two kills, drawn uniformly: the kills follow the work done, not the
+ * clock, so a faster worker or a slower machine gets about the same number of kills (up to 30 over the
+ * 1,000 messages).
+ */
+const KILL_EVERY_ACKNOWLEDGED = [20, 50] as const;
 /** A process is killed only after it consumed for this long, in ms (times the pace). */
 const MIN_LIFETIME_MS = 1_000;
 /**
- * How long the first processes take to start on a quiet machine, in ms. The pace of the kills is
- * the measured start over this (at least 1): on a machine where a process needs many seconds to
- * start, kills paced by the clock alone would kill the processes before they did anything, over
- * and over (each kill strands the jobs in hand for a lock), and the test would measure the
- * machine, not the worker.
+ * How long the first processes take to start on a quiet machine, in ms. A process is killed only
+ * after `MIN_LIFETIME_MS` times the pace, the measured start over this (at least 1): on a machine
+ * where a process needs many seconds to start, processes would otherwise be killed before they did
+ * anything, over and over (each kill strands the jobs in hand for a lock), and the test would
+ * measure the machine, not the worker.
  */
 const QUIET_START_MS = 2_000;
 const MALFORMED_BODIES = ['{not json', '{"input": 5}', '[]', '', '{"input":"x","extra":true}'];
@@ -149,7 +153,7 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
       let postgresRestartedAt: number | undefined;
       let redisRestartedAt: number | undefined;
       let requeue = { pending: 0, requeued: 0 };
-      let nextKillAt = startedAt + KILL_INTERVAL_MS[0] * pace;
+      let nextKillAtAcknowledged = KILL_EVERY_ACKNOWLEDGED[0];
       let leastPending = MESSAGE_COUNT;
       let progressAt = startedAt;
       const killLog: string[] = [];
@@ -190,7 +194,7 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
           await sleep(3_000);
           requeue = await requeueRunRequests(queue, stores.queue);
         }
-        if (Date.now() >= nextKillAt) {
+        if (acknowledged >= nextKillAtAcknowledged) {
           // a random process among those that got going — handled a message and lived MIN_LIFETIME_MS
           // (one still warming up has nothing to lose but the jobs it just took: killing it again and
           // again would only run their stall counts up to the delivery bound); when none has, the
@@ -206,7 +210,8 @@ describe('chaos: 4 worker processes on BullMQ + PostgreSQL', () => {
             kills += 1;
             killLog.push(`killed ${victim.child.pid} ${Date.now()}`);
             workers[slot] = spawnWorker();
-            nextKillAt = Date.now() + (KILL_INTERVAL_MS[0] + random() * (KILL_INTERVAL_MS[1] - KILL_INTERVAL_MS[0])) * pace;
+            nextKillAtAcknowledged =
+              acknowledged + KILL_EVERY_ACKNOWLEDGED[0] + Math.floor(random() * (KILL_EVERY_ACKNOWLEDGED[1] - KILL_EVERY_ACKNOWLEDGED[0]));
           }
         }
         for (let slot = 0; slot < WORKER_COUNT; slot++) {

@@ -4,7 +4,7 @@
  * that reached the store before the error leaves the same state once written again.
  */
 import { describe, expect, it } from 'vitest';
-import { createToolRuntime, defineTool, runAgent, ToolrunError, type AgentRunResult, type Stores } from '../src/index.ts';
+import { createToolRuntime, createWorker, defineTool, runAgent, ToolrunError, type AgentRunResult, type Stores } from '../src/index.ts';
 import { createMemoryStores } from '../src/stores/memory/memory-stores.ts';
 import { createFakeClock, type FakeClock } from '../src/testing/fake-clock.ts';
 import { createScriptedModel } from '../src/testing/scripted-model.ts';
@@ -146,6 +146,80 @@ describe('checkpoint writes during a store outage', () => {
     }
   });
 
+  it("when one call of a step gives up on a lasting outage, waits for the step's other calls and records what they did before the run throws", async () => {
+    const clock = createFakeClock();
+    const stores = createMemoryStores({ clock });
+    const log: string[] = [];
+    const quick = defineTool({
+      name: 'quick',
+      description: 'Answers at once.',
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      execute: async () => {
+        log.push('quick');
+        return { done: 'quick' };
+      },
+    });
+    const slow = defineTool({
+      name: 'slow',
+      description: 'Answers after 500 ms.',
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      execute: async () => {
+        log.push('slow begins');
+        await clock.sleep(500);
+        log.push('slow ends');
+        return { done: 'slow' };
+      },
+    });
+    const runtime = createToolRuntime({ tools: [quick, slow], clock });
+    const turns = () =>
+      createScriptedModel([
+        {
+          toolCalls: [
+            { id: 'c1', name: 'quick', args: {} },
+            { id: 'c2', name: 'slow', args: {} },
+          ],
+          usage: { input: 1, output: 1 },
+        },
+        { text: 'done', usage: { input: 1, output: 1 } },
+      ]);
+    // the ledger refuses quick's row for as long as the run retries it
+    let down = true;
+    const ledger = {
+      ...stores.ledger,
+      get: stores.ledger.get.bind(stores.ledger),
+      delete: stores.ledger.delete.bind(stores.ledger),
+      putIfAbsent: async (key: string, value: Parameters<typeof stores.ledger.putIfAbsent>[1]) => {
+        if (down && key === 'run_4:0:0') throw outage();
+        return stores.ledger.putIfAbsent(key, value);
+      },
+    };
+    const persistence = {
+      conversations: stores.conversations,
+      runs: stores.runs,
+      ledger,
+      checkpointRetry: { maxAttempts: 2, baseDelayMs: 10, factor: 2, maxDelayMs: 100, jitterMs: 0 },
+    };
+    const first = runAgent({ model: turns(), runtime, runId: 'run_4', messages: [{ role: 'user', content: 'both' }], persistence });
+    await expect(drive(clock, first)).rejects.toMatchObject({ code: '08006' });
+    // the run threw only once slow was done, and slow's outcome is recorded
+    expect(log).toEqual(['quick', 'slow begins', 'slow ends']);
+    expect(await stores.ledger.get('run_4:0:1')).toMatchObject({ status: 'success', data: { done: 'slow' } });
+    // the delivery after the outage runs only the call whose outcome was lost
+    down = false;
+    const second = await drive(
+      clock,
+      runAgent({
+        model: createScriptedModel([{ text: 'done', usage: { input: 1, output: 1 } }]),
+        runtime,
+        runId: 'run_4',
+        messages: [{ role: 'user', content: 'both' }],
+        persistence,
+      }),
+    );
+    expect(second.status).toBe('completed');
+    expect(log).toEqual(['quick', 'slow begins', 'slow ends', 'quick']);
+  });
+
   it('refuses checkpointRetry options out of range with INVALID_OPTIONS naming the field', async () => {
     const clock = createFakeClock();
     const stores = createMemoryStores({ clock });
@@ -167,6 +241,21 @@ describe('checkpoint writes during a store outage', () => {
       }).catch((thrown: unknown) => thrown);
       expect(ToolrunError.is(error) && error.code).toBe('INVALID_OPTIONS');
       expect((error as Error).message).toContain(`checkpointRetry.${field}`);
+    }
+    // a delay a timer cannot wait (it would fire at once), and a worker refuses a bad value at start-up, not at every delivery
+    for (const checkpointRetry of [
+      { ...valid, maxDelayMs: 2 ** 31 },
+      { ...valid, maxAttempts: 0 },
+    ]) {
+      const error = (() => {
+        try {
+          createWorker({ model, tools: [], stores, checkpointRetry });
+          return undefined;
+        } catch (thrown) {
+          return thrown;
+        }
+      })();
+      expect(ToolrunError.is(error) && error.code).toBe('INVALID_OPTIONS');
     }
   });
 });

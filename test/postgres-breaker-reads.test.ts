@@ -2,13 +2,14 @@
  * The PostgreSQL breaker store's reuse of states it read (`breakerMaxStalenessMs`): a breaker check
  * sends no statement while no breaker was written since, as the stores' latest statement saw it;
  * its own writes are seen at once, another process's after its next statement or the staleness
- * bound, writes by hand too (the counter is kept by a trigger). Real PostgreSQL.
+ * bound, writes by hand too (the fingerprint covers every row version). Real PostgreSQL.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { ToolrunError } from '../src/ground/toolrun-error.ts';
 import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from '../src/stores/postgres/postgres-migrations.ts';
 import { createPostgresStores, type PostgresStores } from '../src/stores/postgres/index.ts';
 import type { PostgresPoolLike } from '../src/stores/postgres/postgres-client.ts';
+import { breakerFingerprintSql } from '../src/stores/postgres/postgres-breaker-generation.ts';
 import { createFakeClock } from '../src/testing/fake-clock.ts';
 import { createTestPool, dropSchema, uniqueName } from './fixtures/distributed-services.ts';
 
@@ -130,7 +131,7 @@ describe('PostgreSQL breaker reads', () => {
     }
   });
 
-  it('sees writes by hand (the counter is a trigger of the table), and rows deleted', async () => {
+  it('sees writes by hand (any new row version changes the fingerprint), and rows deleted', async () => {
     const { schema, a, close } = await twoProcesses();
     try {
       await a.breakers.update('search', () => ({ state: 'open' }));
@@ -194,25 +195,50 @@ describe('PostgreSQL breaker reads', () => {
     }
   });
 
-  it('migrates a version-10 schema: its breakers kept, the counter starting at 0 and moving with every write', async () => {
+  it('opens a schema an earlier version wrote: its breakers are read as they are, and the fingerprint moves with every write', async () => {
     const schema = uniqueName('toolrun_breaker_reads_');
     const clock = createFakeClock();
     try {
-      await migratePostgresSchema(admin, schema, clock.now(), POSTGRES_SCHEMA_VERSION - 1);
+      await migratePostgresSchema(admin, schema, clock.now(), POSTGRES_SCHEMA_VERSION);
       await admin.query(`INSERT INTO "${schema}".breakers (key, state, updated_at_ms) VALUES ('search', '{"state":"open","openings":1}', 0)`);
       const stores = await createPostgresStores({ pool: admin, schema, clock });
       try {
-        const generation = async () => Number((await admin.query(`SELECT generation FROM "${schema}".breaker_generation`)).rows[0].generation);
-        expect(await generation()).toBe(0);
+        const fingerprint = async () => (await admin.query(`SELECT ${breakerFingerprintSql(`"${schema}".breakers`)} AS f`)).rows[0].f as string;
+        const before = await fingerprint();
         expect(await stores.breakers.get('search')).toEqual({ state: 'open', openings: 1 });
         await stores.breakers.update('search', () => ({ state: 'closed', openings: 1 }));
-        expect(await generation()).toBeGreaterThan(0);
+        expect(await fingerprint()).not.toBe(before);
         expect(await stores.breakers.get('search')).toEqual({ state: 'closed', openings: 1 });
       } finally {
         await stores.close();
       }
     } finally {
       await dropSchema(admin, schema);
+    }
+  });
+
+  it('lets a transaction by hand lock a breaker before writing it while the store updates it, and writers of other keys go on meanwhile', async () => {
+    const { schema, a, b, close } = await twoProcesses();
+    try {
+      await a.breakers.update('search', () => ({ state: 'closed' }));
+      const hand = await admin.connect();
+      try {
+        await hand.query('BEGIN');
+        await hand.query(`SELECT state FROM "${schema}".breakers WHERE key = 'search' FOR UPDATE`);
+        const storeUpdate = b.breakers.update('search', () => ({ state: 'open' }));
+        // a writer of another key does not wait for the open transaction
+        await a.breakers.update('other', () => ({ state: 'open' }));
+        await hand.query(`UPDATE "${schema}".breakers SET state = '{"state":"half-open"}' WHERE key = 'search'`);
+        await hand.query('COMMIT');
+        expect((await storeUpdate).previous).toEqual({ state: 'half-open' });
+      } finally {
+        hand.release();
+      }
+      await claimRun(a);
+      expect(await a.breakers.get('search')).toEqual({ state: 'open' });
+      expect(await a.breakers.get('other')).toEqual({ state: 'open' });
+    } finally {
+      await close();
     }
   });
 

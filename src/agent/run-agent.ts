@@ -60,8 +60,17 @@ export interface CheckpointRetryOptions extends BackoffOptions {
 /** The default {@link AgentPersistence.checkpointRetry}: 8 attempts, 100 ms doubling to 2 s, + up to 50 ms jitter (about 7 s). */
 export const DEFAULT_CHECKPOINT_RETRY: CheckpointRetryOptions = Object.freeze({ maxAttempts: 8, baseDelayMs: 100, factor: 2, maxDelayMs: 2_000, jitterMs: 50 });
 
-/** Checks {@link CheckpointRetryOptions}; throws `INVALID_OPTIONS` naming the field. */
-function checkpointRetryOf(options: CheckpointRetryOptions | undefined): CheckpointRetryOptions {
+/** The longest wait a timer takes, in ms (2^31 − 1; a longer one fires at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Checks {@link CheckpointRetryOptions} (a worker calls it at start-up, so a bad value fails there,
+ * not at every delivery); `undefined` gives {@link DEFAULT_CHECKPOINT_RETRY}.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` naming the field: `maxAttempts` not an integer ≥ 1,
+ * `factor` not a finite number ≥ 1, a delay not a number of ms in [0, 2^31 − 1].
+ */
+export function checkpointRetryOf(options: CheckpointRetryOptions | undefined): CheckpointRetryOptions {
   if (options === undefined) return DEFAULT_CHECKPOINT_RETRY;
   const fail = (field: string, rule: string, value: unknown): never => {
     throw new ToolrunError('INVALID_OPTIONS', `persistence.checkpointRetry.${field} must be ${rule}, received ${String(value)}`);
@@ -73,7 +82,7 @@ function checkpointRetryOf(options: CheckpointRetryOptions | undefined): Checkpo
     ['maxDelayMs', maxDelayMs],
     ['jitterMs', jitterMs],
   ] as const) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) fail(field, 'a finite number of ms ≥ 0', value);
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) fail(field, 'a number of ms from 0 to 2^31 − 1', value);
   }
   if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) fail('factor', 'a finite number ≥ 1', factor);
   return options;
@@ -398,7 +407,9 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
     // calls of this step not settled yet: the last one to settle may leave its ledger row to the step commit
     let unsettled = calls.length;
     const settle = () => --unsettled === 0;
-    const outcomes = await Promise.all(
+    // every call settles before the step goes on or gives up: a call still running is never left behind
+    // (its claim released under it, a redelivery running it again alongside)
+    const settled = await Promise.allSettled(
       calls.map(async (call, callIndex) => {
         if (answered.has(call.id)) {
           settle();
@@ -462,6 +473,17 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
         return { kind: 'result' as const, call, result: record.result, record };
       }),
     );
+    const rejected = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (rejected !== undefined) {
+      // the outcomes the step commit would have written are recorded before giving up
+      if (persistence) {
+        for (const row of deferredLedger) await durably(() => persistence.ledger.putIfAbsent(row.key, row.value)).catch(() => undefined);
+      }
+      deferredLedger = [];
+      throw rejected.reason;
+    }
+    // every one fulfilled: the same order, the same indexes
+    const outcomes = settled.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
 
     let failure: ToolFailureInfo | undefined;
     for (const [callIndex, outcome] of outcomes.entries()) {

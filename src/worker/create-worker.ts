@@ -6,6 +6,7 @@ import { deadLetterPoisonMessage, handleMessage, recordDeliveryError, type Handl
 import { keepLease, type LeaseKeeper } from './keep-lease.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { isTransientStoreError } from '../core/store-errors.ts';
+import { checkpointRetryOf } from '../agent/run-agent.ts';
 import type { WorkerEvent } from './worker-events.ts';
 import { storesProblem } from './check-stores.ts';
 
@@ -104,8 +105,8 @@ export interface Worker {
  * claimed by a replay or drain (`busy`) is released for later, not counted.
  *
  * @throws ToolrunError `INVALID_OPTIONS` for a `stores` that is a Promise (await
- * `createPostgresStores` first) or lacks a port, or a `concurrency`, `leaseMs` or `pollIntervalMs`
- * out of range.
+ * `createPostgresStores` first) or lacks a port, or a `concurrency`, `leaseMs`, `pollIntervalMs` or
+ * `checkpointRetry` out of range.
  */
 export function createWorker(options: WorkerOptions): Worker {
   const { stores } = options;
@@ -132,6 +133,8 @@ export function createWorker(options: WorkerOptions): Worker {
   const maxEntries = options.maxDeadLetterEntries ?? 10_000;
   const maxBytes = options.maxDeadLetterBytes ?? 268_435_456;
   const maxDeliveries = options.maxDeliveries ?? 5;
+  // checked here, once: a bad value would otherwise fail every delivery
+  checkpointRetryOf(options.checkpointRetry);
   const backoff = options.redeliveryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
   for (const [name, value] of [
     ['maxDeadLetterEntries', maxEntries],

@@ -22,6 +22,7 @@ import {
 } from '../../worker/handle-message.ts';
 import { resolveRuntime } from '../../worker/resolve-runtime.ts';
 import { isTransientStoreError } from '../../core/store-errors.ts';
+import { checkpointRetryOf } from '../../agent/run-agent.ts';
 import { createDeadLetterBound } from './dead-letter-bound.ts';
 import { fromJobId } from './job-id.ts';
 import type { RunJobData } from './run-job.ts';
@@ -129,7 +130,7 @@ function messageOf(job: Job<RunJobData>): { body: string; id: string } {
  * Bound: when a DLQ holds `maxDeadLetterEntries`, the job in hand is put back (delayed) and the
  * worker pauses, raising `dead-letter-full`; it resumes when the DLQ is below the bound again.
  *
- * @throws ToolrunError `INVALID_OPTIONS` for a non-positive concurrency or bound.
+ * @throws ToolrunError `INVALID_OPTIONS` for a non-positive concurrency or bound, or a `checkpointRetry` out of range.
  */
 export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorker {
   const { stores, connection, queueName } = options;
@@ -146,6 +147,8 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
   const maxDeliveries = options.maxDeliveries ?? 5;
   if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1)
     throw new ToolrunError('INVALID_OPTIONS', `maxDeliveries must be an integer ≥ 1, received ${String(maxDeliveries)}`);
+  // checked here, once: a bad value would otherwise fail every delivery
+  checkpointRetryOf(options.checkpointRetry);
   const delayOf = (attempt: number) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(30, Math.max(0, attempt - 1)));
   const bound = createDeadLetterBound({
     queues,

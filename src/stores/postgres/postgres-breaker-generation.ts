@@ -1,56 +1,79 @@
 /**
- * What a process of the PostgreSQL stores last learned of `<schema>.breaker_generation`: a
- * counter that every statement writing `<schema>.breakers` increments in its own transaction (a
- * trigger does it, whoever writes: this toolrun, an older one, an operator's SQL). While the
- * counter has not moved, no breaker record has changed, so a breaker state read at that
- * generation is still the stored one.
+ * What a process of the PostgreSQL stores last learned of `<schema>.breakers` as a whole: its
+ * fingerprint, the count of its rows and a sum of a hash of each row's key and `xmin` (the id of
+ * the transaction that wrote that version of the row). Any committed write of a breaker — by this
+ * toolrun, an older one, an operator's SQL — inserts, replaces or removes a row version, and with
+ * it changes the fingerprint; two snapshots with the same fingerprint see the same breaker states.
+ * Reading it takes no lock and writes nothing.
  *
  * The statements a worker sends before each model or tool call — the step commit, the run's claim —
- * read the counter too (a subquery in the same statement, at that statement's snapshot). The breaker
- * store then answers `get` from the state it read earlier when that state's generation is the one
- * the latest of those statements saw, and that statement started at most `maxStalenessMs` ago:
- * exactly what a read of the breaker at that statement's moment would have returned, without a
- * round trip of its own.
+ * read the fingerprint too (a subquery in the same statement, at that statement's snapshot, which
+ * is taken after the statement was sent). The breaker store then answers `get` from the state it
+ * read earlier when that state's fingerprint is the one the latest-sent of those statements saw,
+ * and that statement was sent at most `maxStalenessMs` ago: the state as of a snapshot taken after
+ * that send, without a round trip of its own.
  */
 export interface BreakerGenerationTracker {
-  /** The longest a state may be reused after the statement that last confirmed its generation started, in ms. */
+  /** The longest a state may be reused after the statement that last confirmed its fingerprint was sent, in ms. */
   readonly maxStalenessMs: number;
+  /** Marks a statement about to be sent that reads the fingerprint: pass the ticket to {@link BreakerGenerationTracker.observe}. */
+  send(nowMs: number): BreakerStatementTicket;
   /**
-   * Notes the counter as read by a statement sent at `sentAtMs` (the injected clock's ms; its
-   * snapshot is taken after that). The counter only grows: a smaller value (a statement whose
-   * snapshot predates a newer one seen already) changes nothing.
+   * Notes the fingerprint a statement read. Of the statements answered, the one sent last counts (its
+   * snapshot saw every write committed before it was sent); an answer to an earlier one changes nothing.
    */
-  observe(generation: number, sentAtMs: number): void;
-  /** Whether a state read at `generation` is still the stored one as of a statement started at most `maxStalenessMs` before `nowMs`. */
-  isFresh(generation: number, nowMs: number): boolean;
+  observe(fingerprint: string | null | undefined, ticket: BreakerStatementTicket): void;
+  /**
+   * Forgets the fingerprint known so far, and ignores the answers of every statement sent before
+   * (a write of this process has just committed: their snapshots may predate it).
+   */
+  invalidate(): void;
+  /** Whether a state read at `fingerprint` is still the stored one, as of a statement sent at most `maxStalenessMs` before `nowMs`. */
+  isFresh(fingerprint: string, nowMs: number): boolean;
+}
+
+/** A statement's place in the order this process sent them, and when (the injected clock's ms). */
+export interface BreakerStatementTicket {
+  readonly order: number;
+  readonly sentAtMs: number;
+}
+
+/**
+ * The SQL expression of the fingerprint of `<table>` (a quoted, schema-qualified name): one text
+ * value, `<rows>:<sum of hashtextextended(key:xmin)>`.
+ */
+export function breakerFingerprintSql(table: string): string {
+  return `(SELECT count(*) || ':' || coalesce(sum(hashtextextended(key || ':' || xmin::text, 0)), 0) FROM ${table})`;
 }
 
 /**
  * A {@link BreakerGenerationTracker} for one process's stores. `maxStalenessMs` must be a finite
- * number ≥ 0 (the caller checks it); 0 reuses a state only at the very moment its generation was
- * confirmed.
+ * number ≥ 0 (the caller checks it). A clock that steps back behind the confirming statement's
+ * send makes nothing fresh until a new statement confirms the fingerprint.
  */
 export function createBreakerGenerationTracker(maxStalenessMs: number): BreakerGenerationTracker {
-  let generation = Number.NEGATIVE_INFINITY;
-  let confirmedAtMs = Number.NEGATIVE_INFINITY;
+  let sent = 0;
+  /** Answers of statements sent before this one are ignored. */
+  let firstCounted = 0;
+  let latest: { fingerprint: string; order: number; sentAtMs: number } | undefined;
   return {
     maxStalenessMs,
-    observe(seen, sentAtMs) {
-      if (!Number.isFinite(seen) || !Number.isFinite(sentAtMs)) return;
-      if (seen > generation) {
-        generation = seen;
-        confirmedAtMs = sentAtMs;
-      } else if (seen === generation && sentAtMs > confirmedAtMs) {
-        confirmedAtMs = sentAtMs;
-      }
+    send(nowMs) {
+      sent += 1;
+      return { order: sent, sentAtMs: nowMs };
     },
-    isFresh(seen, nowMs) {
-      return seen === generation && nowMs - confirmedAtMs <= maxStalenessMs;
+    observe(fingerprint, ticket) {
+      if (typeof fingerprint !== 'string' || !Number.isFinite(ticket.sentAtMs) || ticket.order < firstCounted) return;
+      if (latest === undefined || ticket.order > latest.order) latest = { fingerprint, order: ticket.order, sentAtMs: ticket.sentAtMs };
+    },
+    invalidate() {
+      firstCounted = sent + 1;
+      latest = undefined;
+    },
+    isFresh(fingerprint, nowMs) {
+      if (latest === undefined || fingerprint !== latest.fingerprint) return false;
+      const ageMs = nowMs - latest.sentAtMs;
+      return ageMs >= 0 && ageMs <= maxStalenessMs;
     },
   };
-}
-
-/** Parses the counter as the driver returns it (`bigint` as text); `NaN` for anything else. */
-export function generationOf(value: unknown): number {
-  return typeof value === 'string' || typeof value === 'number' ? Number(value) : Number.NaN;
 }

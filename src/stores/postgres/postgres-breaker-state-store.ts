@@ -2,7 +2,7 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { BreakerStateStore, JsonValue } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
-import { generationOf, type BreakerGenerationTracker } from './postgres-breaker-generation.ts';
+import { breakerFingerprintSql, type BreakerGenerationTracker } from './postgres-breaker-generation.ts';
 import { inTransaction, prepareStatement, type PostgresPoolLike } from './postgres-client.ts';
 
 /** The most breaker states kept for reuse; past it the kept ones are dropped (breaker keys are tool and model names: a few). */
@@ -17,11 +17,12 @@ const MAX_KEPT_STATES = 10_000;
  * keep it quick (it is pure and synchronous by the port's contract).
  *
  * With `generations`, `get` reuses the state it read earlier while no breaker has been written
- * since, as the latest statement of these stores that read the counter saw it, and that statement
- * started at most `generations.maxStalenessMs` ago (see {@link BreakerGenerationTracker}); else it
- * reads the row, and the counter with it. A process's own `update` is seen by its next `get` at
- * once; another process's, by the first `get` after a statement of this process started after it
- * committed, or `maxStalenessMs` after it at the latest.
+ * since, as the latest-sent statement of these stores that read the table's fingerprint saw it, and
+ * that statement was sent at most `generations.maxStalenessMs` ago (see
+ * {@link BreakerGenerationTracker}); else it reads the row, and the fingerprint with it. A
+ * process's own `update` is seen by its next `get` at once; another process's, by the first `get`
+ * after a statement of this process sent after it committed, or `maxStalenessMs` after it at the
+ * latest. Reading the fingerprint takes no lock: writers of different keys never wait on each other.
  */
 export function createPostgresBreakerStateStore(
   pool: PostgresPoolLike,
@@ -29,18 +30,18 @@ export function createPostgresBreakerStateStore(
 ): BreakerStateStore {
   const { clock, generations } = options;
   const table = `${options.schema}.breakers`;
+  const fingerprint = breakerFingerprintSql(table);
   const select = prepareStatement(
     generations === undefined
       ? `SELECT state FROM ${table} WHERE key = $1`
-      : `SELECT (SELECT state FROM ${table} WHERE key = $1) AS state, generation::text AS generation FROM ${options.schema}.breaker_generation`,
+      : `SELECT (SELECT state FROM ${table} WHERE key = $1) AS state, ${fingerprint} AS fingerprint`,
   );
   const ensureRow = prepareStatement(`INSERT INTO ${table} (key, state, updated_at_ms) VALUES ($1, NULL, $2) ON CONFLICT (key) DO NOTHING`);
   const lock = prepareStatement(`SELECT state FROM ${table} WHERE key = $1 FOR UPDATE`);
   const write = prepareStatement(`UPDATE ${table} SET state = $2, updated_at_ms = $3 WHERE key = $1`);
-  const readGeneration = prepareStatement(`SELECT generation::text AS generation FROM ${options.schema}.breaker_generation`);
   const parse = (text: string | null | undefined): JsonValue | undefined => (text === null || text === undefined ? undefined : fromJsonText<JsonValue>(text));
-  /** The state text last read of each key (`null`: no record), with the generation it was read at. */
-  const kept = new Map<string, { state: string | null; generation: number }>();
+  /** The state text last read of each key (`null`: no record), with the fingerprint it was read at. */
+  const kept = new Map<string, { state: string | null; fingerprint: string }>();
   return {
     async get(key) {
       const storedKey = toStoredText(key);
@@ -50,22 +51,20 @@ export function createPostgresBreakerStateStore(
       }
       const known = kept.get(storedKey);
       // a fresh parse every time: the caller never shares a value with another
-      if (known !== undefined && generations.isFresh(known.generation, clock.now())) return parse(known.state);
-      const sentAtMs = clock.now();
-      const { rows } = await pool.query<{ state: string | null; generation: string }>({ ...select, values: [storedKey] });
+      if (known !== undefined && generations.isFresh(known.fingerprint, clock.now())) return parse(known.state);
+      const ticket = generations.send(clock.now());
+      const { rows } = await pool.query<{ state: string | null; fingerprint: string }>({ ...select, values: [storedKey] });
       const state = rows[0]?.state ?? null;
-      const generation = generationOf(rows[0]?.generation);
-      generations.observe(generation, sentAtMs);
+      const seen = rows[0]?.fingerprint;
+      generations.observe(seen, ticket);
       if (kept.size >= MAX_KEPT_STATES) kept.clear();
-      kept.set(storedKey, { state, generation });
+      if (typeof seen === 'string') kept.set(storedKey, { state, fingerprint: seen });
       return parse(state);
     },
     async update<T extends JsonValue>(key: string, fn: (current: T | undefined) => T) {
       const storedKey = toStoredText(key);
       // this key's kept state is stale from now on, whatever the outcome
       kept.delete(storedKey);
-      let generation = Number.NaN;
-      let sentAtMs = Number.NaN;
       const result = await inTransaction(pool, async (client) => {
         const nowMs = Math.floor(clock.now());
         await client.query({ ...ensureRow, values: [storedKey, nowMs] });
@@ -73,14 +72,11 @@ export function createPostgresBreakerStateStore(
         const previousText = rows[0]?.state;
         const nextText = toJsonText(fn(parse(previousText) as T | undefined));
         await client.query({ ...write, values: [storedKey, nextText, nowMs] });
-        if (generations !== undefined) {
-          // the counter as this transaction leaves it: a state any get read before this commit has an older one
-          sentAtMs = clock.now();
-          generation = generationOf((await client.query<{ generation: string }>({ ...readGeneration, values: [] })).rows[0]?.generation);
-        }
         return { previous: parse(previousText) as T | undefined, next: fromJsonText<T>(nextText) };
       });
-      generations?.observe(generation, sentAtMs);
+      // the statements sent before this commit may not see it: only those sent from now on count
+      generations?.invalidate();
+      kept.delete(storedKey);
       return result;
     },
   };

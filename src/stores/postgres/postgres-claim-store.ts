@@ -3,7 +3,7 @@ import type { ClaimStore, ClaimWithCheckpoint, RunCheckpoint, RunStore } from '.
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 import { fromJsonText } from '../json-text.ts';
-import { generationOf, type BreakerGenerationTracker } from './postgres-breaker-generation.ts';
+import { breakerFingerprintSql, type BreakerGenerationTracker } from './postgres-breaker-generation.ts';
 import { epochMs, prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
 /** Ended claims deleted by one sweeping `acquire`, at most. */
@@ -72,9 +72,9 @@ export function createPostgresClaimStore(
   );
   const getStatement = prepareStatement(`SELECT holder, lease_until_ms::text AS lease_until_ms FROM ${table} WHERE key = $1 AND lease_until_ms > $2`);
   const generations = options.breakerGenerations;
-  // with the breakers' generation at the statement's snapshot (schema version 11), for the breaker store
+  // with the breakers' fingerprint at the statement's snapshot, for the breaker store
   const claimRunStatement = prepareStatement(
-    `SELECT acquired, checkpoint${generations === undefined ? '' : `, (SELECT generation::text FROM ${options.schema}.breaker_generation) AS generation`} FROM ${options.schema}.claim_run($1, $2, $3, $4, $5, $6)`,
+    `SELECT acquired, checkpoint${generations === undefined ? '' : `, ${breakerFingerprintSql(`${options.schema}.breakers`)} AS fingerprint`} FROM ${options.schema}.claim_run($1, $2, $3, $4, $5, $6)`,
   );
   /** Whether this acquisition sweeps (and notes that it did). */
   const sweepsNow = (nowMs: number): boolean => {
@@ -98,12 +98,13 @@ export function createPostgresClaimStore(
             const lease = claimLeaseMs(leaseMs, 'acquire');
             if (runs !== ownRuns || runs.get !== ownGet) return undefined;
             const nowMs = epochMs(clock.now());
-            const { rows } = await pool.query<{ acquired: boolean; checkpoint: string | null; generation?: string }>({
+            const ticket = generations?.send(clock.now());
+            const { rows } = await pool.query<{ acquired: boolean; checkpoint: string | null; fingerprint?: string }>({
               ...claimRunStatement,
               values: [toStoredText(key), toStoredText(holder), nowMs + lease, nowMs, sweepsNow(nowMs), toStoredText(runId)],
             });
             const row = rows[0];
-            generations?.observe(generationOf(row?.generation), nowMs);
+            if (ticket !== undefined) generations?.observe(row?.fingerprint, ticket);
             if (row?.acquired !== true) return { acquired: false };
             return { acquired: true, checkpoint: row.checkpoint === null ? undefined : fromJsonText<RunCheckpoint>(row.checkpoint) };
           },

@@ -2,7 +2,7 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { ClaimStore, ConversationStore, IdempotencyLedger, RunStore, StepCommit, StepCommitStores } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
-import { generationOf, type BreakerGenerationTracker } from './postgres-breaker-generation.ts';
+import { breakerFingerprintSql, type BreakerGenerationTracker } from './postgres-breaker-generation.ts';
 import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 import { toPostgresCheckpointRow } from './postgres-run-store.ts';
 
@@ -35,7 +35,7 @@ export interface PostgresConversationStoreOptions {
   steps?: { runs: RunStore; ledger: IdempotencyLedger; claims?: ClaimStore };
   /** Told of each background sweep as it starts (its promise never rejects), so the pool's owner can wait for it before ending the pool. */
   onBackground?: (work: Promise<void>) => void;
-  /** Told of the breakers' generation each step commit reads (in the same statement), for the breaker store of the same schema. */
+  /** Told of the breakers' fingerprint each step commit reads (in the same statement), for the breaker store of the same schema. */
   breakerGenerations?: BreakerGenerationTracker;
 }
 
@@ -131,8 +131,8 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
     const ownLedgerPut = ledger.putIfAbsent;
     const ownRelease = claims?.release;
     const generations = options.breakerGenerations;
-    // the breakers' generation at the statement's snapshot (schema version 11), for the breaker store
-    const generationColumn = generations === undefined ? '' : `, (SELECT generation::text FROM ${schema}.breaker_generation) AS generation`;
+    // the breakers' fingerprint at the statement's snapshot, for the breaker store
+    const generationColumn = generations === undefined ? '' : `, ${breakerFingerprintSql(`${schema}.breakers`)} AS fingerprint`;
     const commit = prepareStatement(
       `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15) AS committed${generationColumn}`,
     );
@@ -176,8 +176,9 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
         ...checkpointRow,
         ...claim,
       ];
-      const { rows } = await pool.query<{ committed: boolean; generation?: string }>({ ...statement, values: values(!appendable, text) });
-      generations?.observe(generationOf(rows[0]?.generation), nowMs);
+      const ticket = generations?.send(clock.now());
+      const { rows } = await pool.query<{ committed: boolean; fingerprint?: string }>({ ...statement, values: values(!appendable, text) });
+      if (ticket !== undefined) generations?.observe(rows[0]?.fingerprint, ticket);
       // not the conversation the step extends (expired, swept, replaced meanwhile): nothing was written; the whole of it
       if (rows[0]?.committed !== true) await pool.query({ ...statement, values: values(true, toJsonText(messages)) });
       afterWrite(nowMs);

@@ -624,29 +624,6 @@ const MIGRATIONS: readonly Migration[] = [
       END $body$;
     `,
   },
-  {
-    // breaker_generation: a counter every statement writing `breakers` increments in its own
-    // transaction (a statement trigger, so every writer does: this version, an older one still
-    // running, SQL by hand). The hot statements read it, and the breaker store reuses a state read
-    // at an unchanged generation instead of reading it again (see postgres-breaker-generation.ts).
-    // BEFORE STATEMENT: the counter's row is locked before any breakers row, by every writer, so
-    // two writers never wait on each other's locks in opposite orders.
-    version: 11,
-    sql: `
-      CREATE TABLE $schema.breaker_generation (
-        id         smallint PRIMARY KEY CHECK (id = 1),
-        generation bigint NOT NULL
-      );
-      INSERT INTO $schema.breaker_generation (id, generation) VALUES (1, 0);
-      CREATE FUNCTION $schema.bump_breaker_generation() RETURNS trigger LANGUAGE plpgsql AS $body$
-      BEGIN
-        UPDATE $schema.breaker_generation SET generation = generation + 1 WHERE id = 1;
-        RETURN NULL;
-      END $body$;
-      CREATE TRIGGER breakers_bump_generation BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON $schema.breakers
-        FOR EACH STATEMENT EXECUTE FUNCTION $schema.bump_breaker_generation();
-    `,
-  },
 ];
 
 /** The schema version this code writes. */
