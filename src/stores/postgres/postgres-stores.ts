@@ -11,9 +11,9 @@
  *   `commit_step` function; a run's last step also releases its claim, version 10).
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint)`.
  * - `ledger (key PK, value, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
- * - `breakers (key PK, state, updated_at_ms)`: read-modify-write under `SELECT … FOR UPDATE`;
- *   `breaker_generation (id, generation)`, a counter a statement trigger increments at every write
- *   of `breakers`, which the step commits and run claims read in the same statement (version 11).
+ * - `breakers (key PK, state, updated_at_ms)`: read-modify-write under `SELECT … FOR UPDATE`; the
+ *   step commits and run claims read a fingerprint of the table (row count, hash sum of key and
+ *   `xmin`) in the same statement, so a breaker check can reuse what it read.
  * - `dead_letters (id from a sequence, queue 'message'|'tool', entry, added_at_ms, entry_bytes)`,
  *   `dead_letter_keys (queue, key, entry_id)` for idempotent pushes, and `dead_letter_totals
  *   (queue PK, bytes)`, kept by triggers, for `bytes()` (version 2).
@@ -89,10 +89,10 @@ export type PostgresStoresOptions = PostgresConnection & {
   conversationTtlMs?: number;
   /**
    * How long a shared breaker's state, once read, may answer `breakers.get` again without a read of
-   * its own, in ms: while no breaker has been written since (a counter every write of the
-   * `breakers` table increments, by any process or by hand) as seen by the latest step commit,
-   * run claim or breaker read of these stores that started at most this long ago. The statement a
-   * worker sends right before each model or tool call reads the counter too, so a breaker check
+   * its own, in ms: while no breaker has been written since (by any process or by hand: a
+   * fingerprint of the `breakers` table that every write changes) as seen by the step commit, run
+   * claim or breaker read of these stores sent last, at most this long ago. The statement a
+   * worker sends right before each model or tool call reads the fingerprint too, so a breaker check
    * costs no round trip and sees what a read at that statement would have seen. A process's own
    * breaker writes are seen at once; another process's, by the first check after this process's
    * next statement, or after this many ms at the latest. `0` reads the state at every check.
