@@ -9,7 +9,7 @@ import { ToolrunError } from '../src/ground/toolrun-error.ts';
 import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from '../src/stores/postgres/postgres-migrations.ts';
 import { createPostgresStores, type PostgresStores } from '../src/stores/postgres/index.ts';
 import type { PostgresPoolLike } from '../src/stores/postgres/postgres-client.ts';
-import { breakerFingerprintSql } from '../src/stores/postgres/postgres-breaker-generation.ts';
+import { BREAKER_FINGERPRINT_MAX_ROWS, breakerFingerprintSql } from '../src/stores/postgres/postgres-breaker-generation.ts';
 import { createFakeClock } from '../src/testing/fake-clock.ts';
 import { createTestPool, dropSchema, uniqueName } from './fixtures/distributed-services.ts';
 
@@ -148,6 +148,30 @@ describe('PostgreSQL breaker reads', () => {
       await admin.query(`TRUNCATE "${schema}".breakers`);
       await claimRun(a);
       expect(await a.breakers.get('search')).toBeUndefined();
+    } finally {
+      await close();
+    }
+  });
+
+  it('with more breakers than the fingerprint is worth scanning, reads at every check, and reuses again once the table is small', async () => {
+    const { schema, a, left, clock, close } = await twoProcesses();
+    try {
+      await admin.query(
+        `INSERT INTO "${schema}".breakers (key, state, updated_at_ms) SELECT 'tool_' || n, '{"state":"closed"}', 0 FROM generate_series(1, ${BREAKER_FINGERPRINT_MAX_ROWS + 1}) AS n`,
+      );
+      await claimRun(a);
+      await a.breakers.get('tool_1');
+      const after = left.statements;
+      expect(await a.breakers.get('tool_1')).toEqual({ state: 'closed' });
+      expect(await a.breakers.get('tool_1')).toEqual({ state: 'closed' });
+      expect(left.statements).toBe(after + 2);
+      await admin.query(`DELETE FROM "${schema}".breakers WHERE key <> 'tool_1'`);
+      await clock.advance(10_000);
+      await claimRun(a);
+      await a.breakers.get('tool_1');
+      const small = left.statements;
+      expect(await a.breakers.get('tool_1')).toEqual({ state: 'closed' });
+      expect(left.statements).toBe(small);
     } finally {
       await close();
     }

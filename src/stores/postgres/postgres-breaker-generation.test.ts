@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { breakerFingerprintSql, createBreakerGenerationTracker } from './postgres-breaker-generation.ts';
+import { BREAKER_FINGERPRINT_MAX_ROWS, breakerFingerprintSql, createBreakerGenerationTracker } from './postgres-breaker-generation.ts';
 
 describe('createBreakerGenerationTracker', () => {
   it('holds a state fresh while its fingerprint is the one the latest-sent statement saw, up to maxStalenessMs after that send', () => {
@@ -20,38 +20,52 @@ describe('createBreakerGenerationTracker', () => {
     const tracker = createBreakerGenerationTracker(50);
     const early = tracker.send(1_000);
     const late = tracker.send(1_010);
-    tracker.observe('after', late);
-    tracker.observe('before', early); // answered last, but sent first: its snapshot may predate the other's
-    expect(tracker.isFresh('before', 1_020)).toBe(false);
-    expect(tracker.isFresh('after', 1_020)).toBe(true);
-    expect(tracker.isFresh('after', 1_061)).toBe(false);
+    tracker.observe('1:after', late);
+    tracker.observe('1:before', early); // answered last, but sent first: its snapshot may predate the other's
+    expect(tracker.isFresh('1:before', 1_020)).toBe(false);
+    expect(tracker.isFresh('1:after', 1_020)).toBe(true);
+    expect(tracker.isFresh('1:after', 1_061)).toBe(false);
   });
 
   it('after invalidate, nothing is fresh and statements sent before it are ignored', () => {
     const tracker = createBreakerGenerationTracker(50);
     const before = tracker.send(1_000);
-    tracker.observe('old', tracker.send(1_000));
+    tracker.observe('1:old', tracker.send(1_000));
     tracker.invalidate();
-    expect(tracker.isFresh('old', 1_000)).toBe(false);
-    tracker.observe('old', before);
-    expect(tracker.isFresh('old', 1_000)).toBe(false);
-    tracker.observe('new', tracker.send(1_001));
-    expect(tracker.isFresh('new', 1_001)).toBe(true);
+    expect(tracker.isFresh('1:old', 1_000)).toBe(false);
+    tracker.observe('1:old', before);
+    expect(tracker.isFresh('1:old', 1_000)).toBe(false);
+    tracker.observe('1:new', tracker.send(1_001));
+    expect(tracker.isFresh('1:new', 1_001)).toBe(true);
   });
 
   it('ignores what is not a fingerprint, and a clock that stepped back behind the confirming send', () => {
     const tracker = createBreakerGenerationTracker(50);
     tracker.observe(undefined, tracker.send(10));
     tracker.observe(null, tracker.send(10));
-    tracker.observe('x', tracker.send(Number.NaN));
-    expect(tracker.isFresh('x', 10)).toBe(false);
-    tracker.observe('x', tracker.send(60_000));
-    expect(tracker.isFresh('x', 60_000)).toBe(true);
-    expect(tracker.isFresh('x', 0)).toBe(false); // the clock went back a minute
+    tracker.observe('1:x', tracker.send(Number.NaN));
+    expect(tracker.isFresh('1:x', 10)).toBe(false);
+    tracker.observe('1:x', tracker.send(60_000));
+    expect(tracker.isFresh('1:x', 60_000)).toBe(true);
+    expect(tracker.isFresh('1:x', 0)).toBe(false); // the clock went back a minute
     const zero = createBreakerGenerationTracker(0);
-    zero.observe('y', zero.send(10));
-    expect(zero.isFresh('y', 10)).toBe(true);
-    expect(zero.isFresh('y', 11)).toBe(false);
+    zero.observe('1:y', zero.send(10));
+    expect(zero.isFresh('1:y', 10)).toBe(true);
+    expect(zero.isFresh('1:y', 11)).toBe(false);
+  });
+
+  it('past the row limit, reuses nothing and asks for the fingerprint once per 10 s, until the table is small again', () => {
+    const tracker = createBreakerGenerationTracker(50);
+    expect(tracker.wanted(0)).toBe(true);
+    tracker.observe(`${BREAKER_FINGERPRINT_MAX_ROWS + 1}:123`, tracker.send(1_000));
+    expect(tracker.isFresh(`${BREAKER_FINGERPRINT_MAX_ROWS + 1}:123`, 1_000)).toBe(false);
+    expect(tracker.wanted(1_000)).toBe(false);
+    expect(tracker.wanted(10_999)).toBe(false);
+    expect(tracker.wanted(11_000)).toBe(true); // the recheck
+    expect(tracker.wanted(11_001)).toBe(false);
+    tracker.observe(`${BREAKER_FINGERPRINT_MAX_ROWS}:5`, tracker.send(11_000));
+    expect(tracker.wanted(11_001)).toBe(true);
+    expect(tracker.isFresh(`${BREAKER_FINGERPRINT_MAX_ROWS}:5`, 11_001)).toBe(true);
   });
 
   it('reads the fingerprint from the rows and their xmin, with no lock', () => {

@@ -28,6 +28,13 @@ export interface BreakerGenerationTracker {
    * (a write of this process has just committed: their snapshots may predate it).
    */
   invalidate(): void;
+  /**
+   * Whether a statement sent now should read the fingerprint. Reading it scans `breakers`: past
+   * {@link BREAKER_FINGERPRINT_MAX_ROWS} rows that costs more than the checks it saves, so then only
+   * one statement per 10 s of the clock reads it, to notice when the table is small again (until
+   * then every check reads its row).
+   */
+  wanted(nowMs: number): boolean;
   /** Whether a state read at `fingerprint` is still the stored one, as of a statement sent at most `maxStalenessMs` before `nowMs`. */
   isFresh(fingerprint: string, nowMs: number): boolean;
 }
@@ -37,6 +44,12 @@ export interface BreakerStatementTicket {
   readonly order: number;
   readonly sentAtMs: number;
 }
+
+/** Rows of `breakers` past which the hot statements stop reading its fingerprint (see {@link BreakerGenerationTracker.wanted}). */
+export const BREAKER_FINGERPRINT_MAX_ROWS = 256;
+
+/** How often a statement reads the fingerprint of a table past {@link BREAKER_FINGERPRINT_MAX_ROWS} rows, in ms. */
+const RECHECK_LARGE_TABLE_MS = 10_000;
 
 /**
  * The SQL expression of the fingerprint of `<table>` (a quoted, schema-qualified name): one text
@@ -56,6 +69,8 @@ export function createBreakerGenerationTracker(maxStalenessMs: number): BreakerG
   /** Answers of statements sent before this one are ignored. */
   let firstCounted = 0;
   let latest: { fingerprint: string; order: number; sentAtMs: number } | undefined;
+  /** When the table was last seen past the row limit and rechecked (the clock's ms); undefined while it is not. */
+  let largeCheckedAtMs: number | undefined;
   return {
     maxStalenessMs,
     send(nowMs) {
@@ -64,7 +79,22 @@ export function createBreakerGenerationTracker(maxStalenessMs: number): BreakerG
     },
     observe(fingerprint, ticket) {
       if (typeof fingerprint !== 'string' || !Number.isFinite(ticket.sentAtMs) || ticket.order < firstCounted) return;
+      const rows = Number(fingerprint.slice(0, fingerprint.indexOf(':')));
+      if (!(rows <= BREAKER_FINGERPRINT_MAX_ROWS)) {
+        largeCheckedAtMs = ticket.sentAtMs;
+        latest = undefined;
+        return;
+      }
+      largeCheckedAtMs = undefined;
       if (latest === undefined || ticket.order > latest.order) latest = { fingerprint, order: ticket.order, sentAtMs: ticket.sentAtMs };
+    },
+    wanted(nowMs) {
+      if (largeCheckedAtMs === undefined) return true;
+      if (nowMs - largeCheckedAtMs >= RECHECK_LARGE_TABLE_MS || nowMs < largeCheckedAtMs) {
+        largeCheckedAtMs = nowMs;
+        return true;
+      }
+      return false;
     },
     invalidate() {
       firstCounted = sent + 1;

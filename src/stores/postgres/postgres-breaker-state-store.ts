@@ -30,12 +30,8 @@ export function createPostgresBreakerStateStore(
 ): BreakerStateStore {
   const { clock, generations } = options;
   const table = `${options.schema}.breakers`;
-  const fingerprint = breakerFingerprintSql(table);
-  const select = prepareStatement(
-    generations === undefined
-      ? `SELECT state FROM ${table} WHERE key = $1`
-      : `SELECT (SELECT state FROM ${table} WHERE key = $1) AS state, ${fingerprint} AS fingerprint`,
-  );
+  const select = prepareStatement(`SELECT state FROM ${table} WHERE key = $1`);
+  const selectReading = prepareStatement(`SELECT (SELECT state FROM ${table} WHERE key = $1) AS state, ${breakerFingerprintSql(table)} AS fingerprint`);
   const ensureRow = prepareStatement(`INSERT INTO ${table} (key, state, updated_at_ms) VALUES ($1, NULL, $2) ON CONFLICT (key) DO NOTHING`);
   const lock = prepareStatement(`SELECT state FROM ${table} WHERE key = $1 FOR UPDATE`);
   const write = prepareStatement(`UPDATE ${table} SET state = $2, updated_at_ms = $3 WHERE key = $1`);
@@ -45,7 +41,8 @@ export function createPostgresBreakerStateStore(
   return {
     async get(key) {
       const storedKey = toStoredText(key);
-      if (generations === undefined) {
+      if (generations === undefined || !generations.wanted(clock.now())) {
+        kept.delete(storedKey);
         const { rows } = await pool.query<{ state: string | null }>({ ...select, values: [storedKey] });
         return parse(rows[0]?.state);
       }
@@ -53,7 +50,7 @@ export function createPostgresBreakerStateStore(
       // a fresh parse every time: the caller never shares a value with another
       if (known !== undefined && generations.isFresh(known.fingerprint, clock.now())) return parse(known.state);
       const ticket = generations.send(clock.now());
-      const { rows } = await pool.query<{ state: string | null; fingerprint: string }>({ ...select, values: [storedKey] });
+      const { rows } = await pool.query<{ state: string | null; fingerprint: string }>({ ...selectReading, values: [storedKey] });
       const state = rows[0]?.state ?? null;
       const seen = rows[0]?.fingerprint;
       generations.observe(seen, ticket);

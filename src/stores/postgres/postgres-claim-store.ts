@@ -72,10 +72,10 @@ export function createPostgresClaimStore(
   );
   const getStatement = prepareStatement(`SELECT holder, lease_until_ms::text AS lease_until_ms FROM ${table} WHERE key = $1 AND lease_until_ms > $2`);
   const generations = options.breakerGenerations;
+  const claimRunText = (columns: string) => `SELECT acquired, checkpoint${columns} FROM ${options.schema}.claim_run($1, $2, $3, $4, $5, $6)`;
+  const claimRunStatement = prepareStatement(claimRunText(''));
   // with the breakers' fingerprint at the statement's snapshot, for the breaker store
-  const claimRunStatement = prepareStatement(
-    `SELECT acquired, checkpoint${generations === undefined ? '' : `, ${breakerFingerprintSql(`${options.schema}.breakers`)} AS fingerprint`} FROM ${options.schema}.claim_run($1, $2, $3, $4, $5, $6)`,
-  );
+  const claimRunReadingStatement = prepareStatement(claimRunText(`, ${breakerFingerprintSql(`${options.schema}.breakers`)} AS fingerprint`));
   /** Whether this acquisition sweeps (and notes that it did). */
   const sweepsNow = (nowMs: number): boolean => {
     if (nowMs - sweptAtMs < SWEEP_INTERVAL_MS) return false;
@@ -98,9 +98,9 @@ export function createPostgresClaimStore(
             const lease = claimLeaseMs(leaseMs, 'acquire');
             if (runs !== ownRuns || runs.get !== ownGet) return undefined;
             const nowMs = epochMs(clock.now());
-            const ticket = generations?.send(clock.now());
+            const ticket = generations?.wanted(clock.now()) === true ? generations.send(clock.now()) : undefined;
             const { rows } = await pool.query<{ acquired: boolean; checkpoint: string | null; fingerprint?: string }>({
-              ...claimRunStatement,
+              ...(ticket !== undefined ? claimRunReadingStatement : claimRunStatement),
               values: [toStoredText(key), toStoredText(holder), nowMs + lease, nowMs, sweepsNow(nowMs), toStoredText(runId)],
             });
             const row = rows[0];

@@ -132,14 +132,17 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
     const ownRelease = claims?.release;
     const generations = options.breakerGenerations;
     // the breakers' fingerprint at the statement's snapshot, for the breaker store
-    const generationColumn = generations === undefined ? '' : `, ${breakerFingerprintSql(`${schema}.breakers`)} AS fingerprint`;
-    const commit = prepareStatement(
-      `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15) AS committed${generationColumn}`,
-    );
+    const fingerprintColumn = `, ${breakerFingerprintSql(`${schema}.breakers`)} AS fingerprint`;
+    const commitText = (columns: string) =>
+      `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15) AS committed${columns}`;
     // a run's last step, which ends its claim too (schema version 10)
-    const commitReleasing = prepareStatement(
-      `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15, $16, $17) AS committed${generationColumn}`,
-    );
+    const commitReleasingText = (columns: string) =>
+      `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15, $16, $17) AS committed${columns}`;
+    const commit = prepareStatement(commitText(''));
+    const commitReleasing = prepareStatement(commitReleasingText(''));
+    // the same, with the breakers' fingerprint at the statement's snapshot, for the breaker store
+    const commitReading = prepareStatement(commitText(fingerprintColumn));
+    const commitReleasingReading = prepareStatement(commitReleasingText(fingerprintColumn));
     store.commitStep = async (step: StepCommit, stores: StepCommitStores) => {
       const own =
         stores.conversations === store &&
@@ -152,7 +155,9 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
       const release = step.releaseClaim;
       if (release !== undefined && (claims === undefined || stores.claims !== claims || claims.release !== ownRelease)) return false;
       const claim = release !== undefined ? [toStoredText(release.key), toStoredText(release.holder)] : [];
-      const statement = release !== undefined ? commitReleasing : commit;
+      const ticket = generations?.wanted(clock.now()) === true ? generations.send(clock.now()) : undefined;
+      const statement =
+        release !== undefined ? (ticket !== undefined ? commitReleasingReading : commitReleasing) : ticket !== undefined ? commitReading : commit;
       const { storedCount, messages } = step;
       // storedCount 0 is a replacement too (what is appended is the whole conversation)
       const appendable = Number.isInteger(storedCount) && storedCount > 0 && storedCount <= messages.length;
@@ -176,7 +181,6 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
         ...checkpointRow,
         ...claim,
       ];
-      const ticket = generations?.send(clock.now());
       const { rows } = await pool.query<{ committed: boolean; fingerprint?: string }>({ ...statement, values: values(!appendable, text) });
       if (ticket !== undefined) generations?.observe(rows[0]?.fingerprint, ticket);
       // not the conversation the step extends (expired, swept, replaced meanwhile): nothing was written; the whole of it
