@@ -95,7 +95,8 @@ export type PostgresStoresOptions = PostgresConnection & {
    * worker sends right before each model or tool call reads the fingerprint too, so a breaker check
    * costs no round trip and sees what a read at that statement would have seen. A process's own
    * breaker writes are seen at once; another process's, by the first check after this process's
-   * next statement, or after this many ms at the latest. `0` reads the state at every check.
+   * next statement, or after this many ms at the latest. `0` reads the state at every check; so
+   * does a table of more than 256 breakers (the fingerprint's scan would cost more than it saves).
    * @defaultValue 50
    */
   breakerMaxStalenessMs?: number;
