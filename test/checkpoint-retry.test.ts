@@ -220,6 +220,36 @@ describe('checkpoint writes during a store outage', () => {
     expect(log).toEqual(['quick', 'slow begins', 'slow ends', 'quick']);
   });
 
+  it("when the step commit after a tool call fails for good, records the call's outcome on its own: the next delivery does not run it again", async () => {
+    for (const error of [Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' }), outage()]) {
+      const clock = createFakeClock();
+      const stores = createMemoryStores({ clock });
+      const { effects, runtime, model } = agent(clock);
+      let failing = true;
+      // the commit after the tool call (the 3rd, and its retries) fails while `failing`
+      const { conversations } = failingCommits(stores, async (attempt, commit) => {
+        if (failing && attempt >= 3) throw error;
+        return commit();
+      });
+      const persistence = {
+        conversations,
+        runs: stores.runs,
+        ledger: stores.ledger,
+        checkpointRetry: { maxAttempts: 2, baseDelayMs: 10, factor: 2, maxDelayMs: 100, jitterMs: 0 },
+      };
+      const messages = [{ role: 'user' as const, content: 'pay' }];
+      await expect(drive(clock, runAgent({ model, runtime, runId: 'run_5', messages, persistence }))).rejects.toBe(error);
+      expect(await stores.ledger.get('run_5:0:0')).toMatchObject({ status: 'success', data: { charged: 5 } });
+      failing = false;
+      const again = await drive(
+        clock,
+        runAgent({ model: createScriptedModel([{ text: 'done', usage: { input: 1, output: 1 } }]), runtime, runId: 'run_5', messages, persistence }),
+      );
+      expect(again.status).toBe('completed');
+      expect(effects).toEqual(['charged 5']);
+    }
+  });
+
   it('refuses checkpointRetry options out of range with INVALID_OPTIONS naming the field', async () => {
     const clock = createFakeClock();
     const stores = createMemoryStores({ clock });

@@ -316,21 +316,28 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
     const step = { conversationRef, messages, storedCount, checkpoint, ledger: ledgerRows };
     // the run's last commit ends its claim too, where the stores can (else the caller releases it)
     const claim = status !== 'running' ? persistence.claim : undefined;
-    // the whole commit again after a store outage: each of its writes is idempotent
-    await durably(async () => {
-      let committed = false;
-      if (commitsSteps && claim !== undefined) {
-        const { claims, key, holder } = claim;
-        committed = await persistence.conversations.commitStep!({ ...step, releaseClaim: { key, holder } }, { ...persistence, claims });
-        if (committed) claim.onReleased();
-      }
-      if (commitsSteps && !committed) committed = await persistence.conversations.commitStep!(step, persistence);
-      if (!committed) {
-        for (const row of ledgerRows) await persistence.ledger.putIfAbsent(row.key, row.value);
-        await persistence.conversations.put(conversationRef, messages);
-        await persistence.runs.put(checkpoint);
-      }
-    });
+    try {
+      // the whole commit again after a store outage: each of its writes is idempotent
+      await durably(async () => {
+        let committed = false;
+        if (commitsSteps && claim !== undefined) {
+          const { claims, key, holder } = claim;
+          committed = await persistence.conversations.commitStep!({ ...step, releaseClaim: { key, holder } }, { ...persistence, claims });
+          if (committed) claim.onReleased();
+        }
+        if (commitsSteps && !committed) committed = await persistence.conversations.commitStep!(step, persistence);
+        if (!committed) {
+          for (const row of ledgerRows) await persistence.ledger.putIfAbsent(row.key, row.value);
+          await persistence.conversations.put(conversationRef, messages);
+          await persistence.runs.put(checkpoint);
+        }
+      });
+    } catch (error) {
+      // the step is not written: the outcomes of the calls it held are, on their own, so that a
+      // redelivery does not run those calls again (best effort: the store may refuse these too)
+      for (const row of ledgerRows) await durably(() => persistence.ledger.putIfAbsent(row.key, row.value)).catch(() => undefined);
+      throw error;
+    }
     deferredLedger = [];
     storedCount = messages.length;
   };

@@ -68,6 +68,24 @@ describe('createBreakerGenerationTracker', () => {
     expect(tracker.isFresh(`${BREAKER_FINGERPRINT_MAX_ROWS}:5`, 11_001)).toBe(true);
   });
 
+  it('after an answer of a large table, an answer to a statement sent before it does not count', () => {
+    const tracker = createBreakerGenerationTracker(1_000_000);
+    const early = tracker.send(1_000);
+    tracker.observe(`${BREAKER_FINGERPRINT_MAX_ROWS + 44}:9`, tracker.send(1_001));
+    tracker.observe('1:small', early);
+    expect(tracker.isFresh('1:small', 1_002)).toBe(false);
+    expect(tracker.wanted(1_002)).toBe(false);
+  });
+
+  it('a clock that stepped back never makes the confirmation fresh again, even once it catches up', () => {
+    const tracker = createBreakerGenerationTracker(50);
+    tracker.observe('1:x', tracker.send(20_000));
+    expect(tracker.isFresh('1:x', 10_000)).toBe(false);
+    expect(tracker.isFresh('1:x', 20_010)).toBe(false);
+    tracker.observe('1:x', tracker.send(20_020));
+    expect(tracker.isFresh('1:x', 20_030)).toBe(true);
+  });
+
   it('reads the fingerprint from the rows and their xmin, with no lock', () => {
     expect(breakerFingerprintSql('"s".breakers')).toBe(
       `(SELECT count(*) || ':' || coalesce(sum(hashtextextended(key || ':' || xmin::text, 0)), 0) FROM "s".breakers)`,

@@ -66,7 +66,7 @@ export function breakerFingerprintSql(table: string): string {
  */
 export function createBreakerGenerationTracker(maxStalenessMs: number): BreakerGenerationTracker {
   let sent = 0;
-  /** Answers of statements sent before this one are ignored. */
+  /** Answers of statements sent before this one are ignored (an invalidation, or a later-sent answer already counted). */
   let firstCounted = 0;
   let latest: { fingerprint: string; order: number; sentAtMs: number } | undefined;
   /** When the table was last seen past the row limit and rechecked (the clock's ms); undefined while it is not. */
@@ -79,6 +79,8 @@ export function createBreakerGenerationTracker(maxStalenessMs: number): BreakerG
     },
     observe(fingerprint, ticket) {
       if (typeof fingerprint !== 'string' || !Number.isFinite(ticket.sentAtMs) || ticket.order < firstCounted) return;
+      // the statement sent last counts: whatever it saw, the answers of those sent before it no longer do
+      firstCounted = ticket.order + 1;
       const rows = Number(fingerprint.slice(0, fingerprint.indexOf(':')));
       if (!(rows <= BREAKER_FINGERPRINT_MAX_ROWS)) {
         largeCheckedAtMs = ticket.sentAtMs;
@@ -86,7 +88,7 @@ export function createBreakerGenerationTracker(maxStalenessMs: number): BreakerG
         return;
       }
       largeCheckedAtMs = undefined;
-      if (latest === undefined || ticket.order > latest.order) latest = { fingerprint, order: ticket.order, sentAtMs: ticket.sentAtMs };
+      latest = { fingerprint, order: ticket.order, sentAtMs: ticket.sentAtMs };
     },
     wanted(nowMs) {
       if (largeCheckedAtMs === undefined) return true;
@@ -103,7 +105,12 @@ export function createBreakerGenerationTracker(maxStalenessMs: number): BreakerG
     isFresh(fingerprint, nowMs) {
       if (latest === undefined || fingerprint !== latest.fingerprint) return false;
       const ageMs = nowMs - latest.sentAtMs;
-      return ageMs >= 0 && ageMs <= maxStalenessMs;
+      if (ageMs < 0) {
+        // the clock stepped back: how old the confirmation is can no longer be told, and never will be
+        latest = undefined;
+        return false;
+      }
+      return ageMs <= maxStalenessMs;
     },
   };
 }

@@ -624,6 +624,22 @@ const MIGRATIONS: readonly Migration[] = [
       END $body$;
     `,
   },
+  {
+    // Nothing. A development build (never released) used version 11 for a breaker counter kept by
+    // a trigger; version 12 removes it from the schemas that build wrote.
+    version: 11,
+    sql: `SELECT 1;`,
+  },
+  {
+    // Removes what that build's version 11 added, where it did: the trigger on `breakers` took a
+    // lock every writer of a breaker waited on. Breaker checks read a fingerprint of the table now.
+    version: 12,
+    sql: `
+      DROP TRIGGER IF EXISTS breakers_bump_generation ON $schema.breakers;
+      DROP FUNCTION IF EXISTS $schema.bump_breaker_generation();
+      DROP TABLE IF EXISTS $schema.breaker_generation;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */
