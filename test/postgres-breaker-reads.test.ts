@@ -9,7 +9,7 @@ import { ToolrunError } from '../src/ground/toolrun-error.ts';
 import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from '../src/stores/postgres/postgres-migrations.ts';
 import { createPostgresStores, type PostgresStores } from '../src/stores/postgres/index.ts';
 import type { PostgresPoolLike } from '../src/stores/postgres/postgres-client.ts';
-import { BREAKER_FINGERPRINT_MAX_ROWS, breakerFingerprintSql } from '../src/stores/postgres/postgres-breaker-generation.ts';
+import { BREAKER_FINGERPRINT_MAX_ROWS, breakerFingerprintSql } from '../src/stores/postgres/postgres-breaker-fingerprint.ts';
 import { createFakeClock } from '../src/testing/fake-clock.ts';
 import { createTestPool, dropSchema, uniqueName } from './fixtures/distributed-services.ts';
 

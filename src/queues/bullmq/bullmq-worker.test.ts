@@ -216,19 +216,24 @@ describe('the BullMQ worker', () => {
     expect((await stores.runs.get('run_good'))?.status).toBe('completed');
   });
 
-  it('retries a job whose stores failed, and completes it once they are back', async () => {
-    const errors: unknown[] = [];
-    let failNext = 2;
-    const flaky = {
+  /** `stores` whose first `failures` checkpoint writes (`runs.put`) throw `message`. */
+  const failingCheckpoints = (failures: number, message: string) => {
+    let failNext = failures;
+    return {
       ...stores,
       runs: {
         get: stores.runs.get,
         put: async (checkpoint: Parameters<typeof stores.runs.put>[0]) => {
-          if (failNext-- > 0) throw new Error('connection terminated');
+          if (failNext-- > 0) throw new Error(message);
           return stores.runs.put(checkpoint);
         },
       },
     };
+  };
+
+  it('retries a job whose stores failed, and completes it once they are back', async () => {
+    const errors: unknown[] = [];
+    const flaky = failingCheckpoints(2, 'connection terminated');
     // no retry of the checkpoint write inside the run: the job fails, and BullMQ delivers it again
     const worker = startWorker({
       stores: flaky,
@@ -246,17 +251,7 @@ describe('the BullMQ worker', () => {
 
   it('rides out a short store outage inside the run: the checkpoint write is sent again, and the job completes at its first delivery', async () => {
     const errors: unknown[] = [];
-    let failNext = 2;
-    const flaky = {
-      ...stores,
-      runs: {
-        get: stores.runs.get,
-        put: async (checkpoint: Parameters<typeof stores.runs.put>[0]) => {
-          if (failNext-- > 0) throw new Error('Connection terminated unexpectedly');
-          return stores.runs.put(checkpoint);
-        },
-      },
-    };
+    const flaky = failingCheckpoints(2, 'Connection terminated unexpectedly');
     const worker = startWorker({
       stores: flaky,
       retryBackoff: { baseMs: 10, maxMs: 20 },

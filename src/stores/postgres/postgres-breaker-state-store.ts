@@ -2,7 +2,7 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { BreakerStateStore, JsonValue } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
-import { breakerFingerprintSql, type BreakerGenerationTracker } from './postgres-breaker-generation.ts';
+import { breakerFingerprintSql, type BreakerFingerprintTracker } from './postgres-breaker-fingerprint.ts';
 import { inTransaction, prepareStatement, type PostgresPoolLike } from './postgres-client.ts';
 
 /** The most breaker states kept for reuse; past it the kept ones are dropped (breaker keys are tool and model names: a few). */
@@ -16,19 +16,19 @@ const MAX_KEPT_STATES = 10_000;
  * breaker's transitions (one opening, one probe) happen once. `fn` runs while the lock is held:
  * keep it quick (it is pure and synchronous by the port's contract).
  *
- * With `generations`, `get` reuses the state it read earlier while no breaker has been written
+ * With `fingerprints`, `get` reuses the state it read earlier while no breaker has been written
  * since, as the latest-sent statement of these stores that read the table's fingerprint saw it, and
- * that statement was sent at most `generations.maxStalenessMs` ago (see
- * {@link BreakerGenerationTracker}); else it reads the row, and the fingerprint with it. A
+ * that statement was sent at most the tracker's `maxStalenessMs` ago (see
+ * {@link BreakerFingerprintTracker}); else it reads the row, and the fingerprint with it. A
  * process's own `update` is seen by its next `get` at once; another process's, by the first `get`
  * after a statement of this process sent after it committed, or `maxStalenessMs` after it at the
  * latest. Reading the fingerprint takes no lock: writers of different keys never wait on each other.
  */
 export function createPostgresBreakerStateStore(
   pool: PostgresPoolLike,
-  options: { schema: string; clock: Clock; generations?: BreakerGenerationTracker },
+  options: { schema: string; clock: Clock; fingerprints?: BreakerFingerprintTracker },
 ): BreakerStateStore {
-  const { clock, generations } = options;
+  const { clock, fingerprints } = options;
   const table = `${options.schema}.breakers`;
   const select = prepareStatement(`SELECT state FROM ${table} WHERE key = $1`);
   const selectReading = prepareStatement(`SELECT (SELECT state FROM ${table} WHERE key = $1) AS state, ${breakerFingerprintSql(table)} AS fingerprint`);
@@ -41,19 +41,19 @@ export function createPostgresBreakerStateStore(
   return {
     async get(key) {
       const storedKey = toStoredText(key);
-      if (generations === undefined || !generations.wanted(clock.now())) {
+      if (fingerprints === undefined || !fingerprints.wanted(clock.now())) {
         kept.delete(storedKey);
         const { rows } = await pool.query<{ state: string | null }>({ ...select, values: [storedKey] });
         return parse(rows[0]?.state);
       }
       const known = kept.get(storedKey);
       // a fresh parse every time: the caller never shares a value with another
-      if (known !== undefined && generations.isFresh(known.fingerprint, clock.now())) return parse(known.state);
-      const ticket = generations.send(clock.now());
+      if (known !== undefined && fingerprints.isFresh(known.fingerprint, clock.now())) return parse(known.state);
+      const ticket = fingerprints.send(clock.now());
       const { rows } = await pool.query<{ state: string | null; fingerprint: string }>({ ...selectReading, values: [storedKey] });
       const state = rows[0]?.state ?? null;
       const seen = rows[0]?.fingerprint;
-      generations.observe(seen, ticket);
+      fingerprints.observe(seen, ticket);
       if (kept.size >= MAX_KEPT_STATES) kept.clear();
       if (typeof seen === 'string') kept.set(storedKey, { state, fingerprint: seen });
       return parse(state);
@@ -72,7 +72,7 @@ export function createPostgresBreakerStateStore(
         return { previous: parse(previousText) as T | undefined, next: fromJsonText<T>(nextText) };
       });
       // the statements sent before this commit may not see it: only those sent from now on count
-      generations?.invalidate();
+      fingerprints?.invalidate();
       kept.delete(storedKey);
       return result;
     },

@@ -3,7 +3,7 @@ import type { ClaimStore, ClaimWithCheckpoint, RunCheckpoint, RunStore } from '.
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 import { fromJsonText } from '../json-text.ts';
-import { breakerFingerprintSql, type BreakerGenerationTracker } from './postgres-breaker-generation.ts';
+import { breakerFingerprintSql, type BreakerFingerprintTracker } from './postgres-breaker-fingerprint.ts';
 import { epochMs, prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
 /** Ended claims deleted by one sweeping `acquire`, at most. */
@@ -45,7 +45,7 @@ const SWEEP_INTERVAL_MS = 1_000;
  */
 export function createPostgresClaimStore(
   pool: PostgresQueryable,
-  options: { schema: string; clock: Clock; runs?: RunStore; breakerGenerations?: BreakerGenerationTracker },
+  options: { schema: string; clock: Clock; runs?: RunStore; breakerFingerprints?: BreakerFingerprintTracker },
 ): ClaimStore {
   const { clock } = options;
   const table = `${options.schema}.claims`;
@@ -71,7 +71,7 @@ export function createPostgresClaimStore(
      RETURNING lease_until_ms::text AS lease_until_ms`,
   );
   const getStatement = prepareStatement(`SELECT holder, lease_until_ms::text AS lease_until_ms FROM ${table} WHERE key = $1 AND lease_until_ms > $2`);
-  const generations = options.breakerGenerations;
+  const fingerprints = options.breakerFingerprints;
   const claimRunText = (columns: string) => `SELECT acquired, checkpoint${columns} FROM ${options.schema}.claim_run($1, $2, $3, $4, $5, $6)`;
   const claimRunStatement = prepareStatement(claimRunText(''));
   // with the breakers' fingerprint at the statement's snapshot, for the breaker store
@@ -98,13 +98,13 @@ export function createPostgresClaimStore(
             const lease = claimLeaseMs(leaseMs, 'acquire');
             if (runs !== ownRuns || runs.get !== ownGet) return undefined;
             const nowMs = epochMs(clock.now());
-            const ticket = generations?.wanted(clock.now()) === true ? generations.send(clock.now()) : undefined;
+            const ticket = fingerprints?.wanted(clock.now()) === true ? fingerprints.send(clock.now()) : undefined;
             const { rows } = await pool.query<{ acquired: boolean; checkpoint: string | null; fingerprint?: string }>({
               ...(ticket !== undefined ? claimRunReadingStatement : claimRunStatement),
               values: [toStoredText(key), toStoredText(holder), nowMs + lease, nowMs, sweepsNow(nowMs), toStoredText(runId)],
             });
             const row = rows[0];
-            if (ticket !== undefined) generations?.observe(row?.fingerprint, ticket);
+            if (ticket !== undefined) fingerprints?.observe(row?.fingerprint, ticket);
             if (row?.acquired !== true) return { acquired: false };
             return { acquired: true, checkpoint: row.checkpoint === null ? undefined : fromJsonText<RunCheckpoint>(row.checkpoint) };
           },

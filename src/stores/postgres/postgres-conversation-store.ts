@@ -2,7 +2,7 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { ClaimStore, ConversationStore, IdempotencyLedger, RunStore, StepCommit, StepCommitStores } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
-import { breakerFingerprintSql, type BreakerGenerationTracker } from './postgres-breaker-generation.ts';
+import { breakerFingerprintSql, type BreakerFingerprintTracker } from './postgres-breaker-fingerprint.ts';
 import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 import { toPostgresCheckpointRow } from './postgres-run-store.ts';
 
@@ -36,7 +36,7 @@ export interface PostgresConversationStoreOptions {
   /** Told of each background sweep as it starts (its promise never rejects), so the pool's owner can wait for it before ending the pool. */
   onBackground?: (work: Promise<void>) => void;
   /** Told of the breakers' fingerprint each step commit reads (in the same statement), for the breaker store of the same schema. */
-  breakerGenerations?: BreakerGenerationTracker;
+  breakerFingerprints?: BreakerFingerprintTracker;
 }
 
 interface ChunkRow {
@@ -130,7 +130,7 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
     const ownRunsPut = runs.put;
     const ownLedgerPut = ledger.putIfAbsent;
     const ownRelease = claims?.release;
-    const generations = options.breakerGenerations;
+    const fingerprints = options.breakerFingerprints;
     // the breakers' fingerprint at the statement's snapshot, for the breaker store
     const fingerprintColumn = `, ${breakerFingerprintSql(`${schema}.breakers`)} AS fingerprint`;
     const commitText = (columns: string) =>
@@ -155,7 +155,7 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
       const release = step.releaseClaim;
       if (release !== undefined && (claims === undefined || stores.claims !== claims || claims.release !== ownRelease)) return false;
       const claim = release !== undefined ? [toStoredText(release.key), toStoredText(release.holder)] : [];
-      const ticket = generations?.wanted(clock.now()) === true ? generations.send(clock.now()) : undefined;
+      const ticket = fingerprints?.wanted(clock.now()) === true ? fingerprints.send(clock.now()) : undefined;
       const statement =
         release !== undefined ? (ticket !== undefined ? commitReleasingReading : commitReleasing) : ticket !== undefined ? commitReading : commit;
       const { storedCount, messages } = step;
@@ -182,7 +182,7 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
         ...claim,
       ];
       const { rows } = await pool.query<{ committed: boolean; fingerprint?: string }>({ ...statement, values: values(!appendable, text) });
-      if (ticket !== undefined) generations?.observe(rows[0]?.fingerprint, ticket);
+      if (ticket !== undefined) fingerprints?.observe(rows[0]?.fingerprint, ticket);
       // not the conversation the step extends (expired, swept, replaced meanwhile): nothing was written; the whole of it
       if (rows[0]?.committed !== true) await pool.query({ ...statement, values: values(true, toJsonText(messages)) });
       afterWrite(nowMs);

@@ -45,7 +45,7 @@ import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 import type { Stores } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
-import { createBreakerGenerationTracker } from './postgres-breaker-generation.ts';
+import { createBreakerFingerprintTracker } from './postgres-breaker-fingerprint.ts';
 import { createPostgresBreakerStateStore } from './postgres-breaker-state-store.ts';
 import { createPostgresClaimStore } from './postgres-claim-store.ts';
 import { createPostgresPool, quoteSchema, type PostgresPoolLike } from './postgres-client.ts';
@@ -152,12 +152,12 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     throw new ToolrunError('STORE_UNAVAILABLE', `cannot open the PostgreSQL store (schema ${schemaName}): ${reason}`, { cause: error });
   }
   let closed = false;
-  // what the stores' statements learn of the breakers' generation, for the breaker store
-  const breakerGenerations = breakerMaxStalenessMs > 0 ? createBreakerGenerationTracker(breakerMaxStalenessMs) : undefined;
-  const generations = breakerGenerations !== undefined ? { breakerGenerations } : {};
+  // what the stores' statements learn of the breakers' fingerprint, for the breaker store
+  const breakerFingerprints = breakerMaxStalenessMs > 0 ? createBreakerFingerprintTracker(breakerMaxStalenessMs) : undefined;
+  const fingerprints = breakerFingerprints !== undefined ? { breakerFingerprints } : {};
   const runs = createPostgresRunStore(pool, { schema });
   const ledger = createPostgresIdempotencyLedger(pool, { schema, clock });
-  const claims = createPostgresClaimStore(pool, { schema, clock, runs, ...generations });
+  const claims = createPostgresClaimStore(pool, { schema, clock, runs, ...fingerprints });
   // background sweeps of expired conversations, awaited by close() before it ends the pool
   const background = new Set<Promise<void>>();
   const conversations = createPostgresConversationStore(pool, {
@@ -165,7 +165,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     clock,
     ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
     steps: { runs, ledger, claims },
-    ...generations,
+    ...fingerprints,
     onBackground: (work) => {
       background.add(work);
       void work.then(() => background.delete(work));
@@ -177,7 +177,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     conversations,
     runs,
     ledger,
-    breakers: createPostgresBreakerStateStore(pool, { schema, clock, ...(breakerGenerations !== undefined ? { generations: breakerGenerations } : {}) }),
+    breakers: createPostgresBreakerStateStore(pool, { schema, clock, ...(breakerFingerprints !== undefined ? { fingerprints: breakerFingerprints } : {}) }),
     messageDlq: createPostgresDeadLetterQueue<MessageFailureEntry>(pool, { schema, clock, queue: 'message' }),
     toolDlq: createPostgresDeadLetterQueue<ResumableEntry>(pool, { schema, clock, queue: 'tool' }),
     queue: createPostgresRunQueue(pool, { schema, clock }),

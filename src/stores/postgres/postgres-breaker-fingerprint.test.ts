@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { BREAKER_FINGERPRINT_MAX_ROWS, breakerFingerprintSql, createBreakerGenerationTracker } from './postgres-breaker-generation.ts';
+import { BREAKER_FINGERPRINT_MAX_ROWS, breakerFingerprintSql, createBreakerFingerprintTracker } from './postgres-breaker-fingerprint.ts';
 
-describe('createBreakerGenerationTracker', () => {
+describe('createBreakerFingerprintTracker', () => {
   it('holds a state fresh while its fingerprint is the one the latest-sent statement saw, up to maxStalenessMs after that send', () => {
-    const tracker = createBreakerGenerationTracker(50);
+    const tracker = createBreakerFingerprintTracker(50);
     expect(tracker.isFresh('0:0', 0)).toBe(false); // nothing seen yet
     tracker.observe('3:7', tracker.send(1_000));
     expect(tracker.isFresh('3:7', 1_000)).toBe(true);
@@ -17,7 +17,7 @@ describe('createBreakerGenerationTracker', () => {
   });
 
   it('counts the statement sent last, whatever order the answers come in', () => {
-    const tracker = createBreakerGenerationTracker(50);
+    const tracker = createBreakerFingerprintTracker(50);
     const early = tracker.send(1_000);
     const late = tracker.send(1_010);
     tracker.observe('1:after', late);
@@ -28,7 +28,7 @@ describe('createBreakerGenerationTracker', () => {
   });
 
   it('after invalidate, nothing is fresh and statements sent before it are ignored', () => {
-    const tracker = createBreakerGenerationTracker(50);
+    const tracker = createBreakerFingerprintTracker(50);
     const before = tracker.send(1_000);
     tracker.observe('1:old', tracker.send(1_000));
     tracker.invalidate();
@@ -40,7 +40,7 @@ describe('createBreakerGenerationTracker', () => {
   });
 
   it('ignores what is not a fingerprint, and a clock that stepped back behind the confirming send', () => {
-    const tracker = createBreakerGenerationTracker(50);
+    const tracker = createBreakerFingerprintTracker(50);
     tracker.observe(undefined, tracker.send(10));
     tracker.observe(null, tracker.send(10));
     tracker.observe('1:x', tracker.send(Number.NaN));
@@ -48,14 +48,14 @@ describe('createBreakerGenerationTracker', () => {
     tracker.observe('1:x', tracker.send(60_000));
     expect(tracker.isFresh('1:x', 60_000)).toBe(true);
     expect(tracker.isFresh('1:x', 0)).toBe(false); // the clock went back a minute
-    const zero = createBreakerGenerationTracker(0);
+    const zero = createBreakerFingerprintTracker(0);
     zero.observe('1:y', zero.send(10));
     expect(zero.isFresh('1:y', 10)).toBe(true);
     expect(zero.isFresh('1:y', 11)).toBe(false);
   });
 
   it('past the row limit, reuses nothing and asks for the fingerprint once per 10 s, until the table is small again', () => {
-    const tracker = createBreakerGenerationTracker(50);
+    const tracker = createBreakerFingerprintTracker(50);
     expect(tracker.wanted(0)).toBe(true);
     tracker.observe(`${BREAKER_FINGERPRINT_MAX_ROWS + 1}:123`, tracker.send(1_000));
     expect(tracker.isFresh(`${BREAKER_FINGERPRINT_MAX_ROWS + 1}:123`, 1_000)).toBe(false);
@@ -69,7 +69,7 @@ describe('createBreakerGenerationTracker', () => {
   });
 
   it('after an answer of a large table, an answer to a statement sent before it does not count', () => {
-    const tracker = createBreakerGenerationTracker(1_000_000);
+    const tracker = createBreakerFingerprintTracker(1_000_000);
     const early = tracker.send(1_000);
     tracker.observe(`${BREAKER_FINGERPRINT_MAX_ROWS + 44}:9`, tracker.send(1_001));
     tracker.observe('1:small', early);
@@ -78,7 +78,7 @@ describe('createBreakerGenerationTracker', () => {
   });
 
   it('a clock that stepped back never makes the confirmation fresh again, even once it catches up', () => {
-    const tracker = createBreakerGenerationTracker(50);
+    const tracker = createBreakerFingerprintTracker(50);
     tracker.observe('1:x', tracker.send(20_000));
     expect(tracker.isFresh('1:x', 10_000)).toBe(false);
     expect(tracker.isFresh('1:x', 20_010)).toBe(false);

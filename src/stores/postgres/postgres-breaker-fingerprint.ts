@@ -13,10 +13,8 @@
  * and that statement was sent at most `maxStalenessMs` ago: the state as of a snapshot taken after
  * that send, without a round trip of its own.
  */
-export interface BreakerGenerationTracker {
-  /** The longest a state may be reused after the statement that last confirmed its fingerprint was sent, in ms. */
-  readonly maxStalenessMs: number;
-  /** Marks a statement about to be sent that reads the fingerprint: pass the ticket to {@link BreakerGenerationTracker.observe}. */
+export interface BreakerFingerprintTracker {
+  /** Marks a statement about to be sent that reads the fingerprint: pass the ticket to {@link BreakerFingerprintTracker.observe}. */
   send(nowMs: number): BreakerStatementTicket;
   /**
    * Notes the fingerprint a statement read. Of the statements answered, the one sent last counts (its
@@ -45,7 +43,7 @@ export interface BreakerStatementTicket {
   readonly sentAtMs: number;
 }
 
-/** Rows of `breakers` past which the hot statements stop reading its fingerprint (see {@link BreakerGenerationTracker.wanted}). */
+/** Rows of `breakers` past which the hot statements stop reading its fingerprint (see {@link BreakerFingerprintTracker.wanted}). */
 export const BREAKER_FINGERPRINT_MAX_ROWS = 256;
 
 /** How often a statement reads the fingerprint of a table past {@link BREAKER_FINGERPRINT_MAX_ROWS} rows, in ms. */
@@ -60,11 +58,11 @@ export function breakerFingerprintSql(table: string): string {
 }
 
 /**
- * A {@link BreakerGenerationTracker} for one process's stores. `maxStalenessMs` must be a finite
+ * A {@link BreakerFingerprintTracker} for one process's stores. `maxStalenessMs` must be a finite
  * number ≥ 0 (the caller checks it). A clock that steps back behind the confirming statement's
  * send makes nothing fresh until a new statement confirms the fingerprint.
  */
-export function createBreakerGenerationTracker(maxStalenessMs: number): BreakerGenerationTracker {
+export function createBreakerFingerprintTracker(maxStalenessMs: number): BreakerFingerprintTracker {
   let sent = 0;
   /** Answers of statements sent before this one are ignored (an invalidation, or a later-sent answer already counted). */
   let firstCounted = 0;
@@ -72,7 +70,6 @@ export function createBreakerGenerationTracker(maxStalenessMs: number): BreakerG
   /** When the table was last seen past the row limit and rechecked (the clock's ms); undefined while it is not. */
   let largeCheckedAtMs: number | undefined;
   return {
-    maxStalenessMs,
     send(nowMs) {
       sent += 1;
       return { order: sent, sentAtMs: nowMs };
