@@ -1,0 +1,222 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCode, McpError, type CallToolResult, type Progress, type Result, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { errorFromMcpThrown, errorFromToolResult } from '../../adapters/mcp/mcp-failure.ts';
+import { isMcpToolIdempotent, listAllMcpTools, TOOL_NAME_PATTERN } from '../../adapters/mcp/mcp-tools.ts';
+import { failureToCallToolResult } from '../../adapters/mcp/serve-over-mcp.ts';
+import { createToolRuntime, type ToolRuntime, type ToolRuntimeOptions } from '../../core/create-tool-runtime.ts';
+import type { ToolContext, ToolDefinition } from '../../core/define-tool.ts';
+import { ToolError } from '../../core/tool-error.ts';
+import type { SharedBreaker } from '../../policies/shared-breaker.ts';
+import type { UpstreamTransport } from './upstream-requests.ts';
+
+/** The params of a `tools/call` request, as received. */
+export interface ToolsCallParams {
+  name?: unknown;
+  arguments?: unknown;
+  _meta?: Record<string, unknown>;
+  task?: unknown;
+}
+
+/** One guarded `tools/call`: where it came from and how its progress goes back. */
+export interface GuardedCall {
+  requestId: string | number;
+  /** The per-session breaker's scope. */
+  sessionId: string;
+  signal: AbortSignal;
+  forwardProgress: (progressToken: string | number) => (progress: Progress) => void;
+}
+
+/** Options of {@link createToolGuard}. Durations in milliseconds. */
+export interface ToolGuardOptions {
+  runtimeOptions: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'> | undefined;
+  sharedBreaker: SharedBreaker | undefined;
+  maxAttempts: number;
+  timeoutMs: number | undefined;
+  /** The transport guarded calls are sent on, read at each call (`undefined`: the upstream is restarting). */
+  upstream: () => UpstreamTransport | undefined;
+  log: (line: string) => void;
+}
+
+/** The runtime that guards the upstream's tools, rebuilt whenever its tool list changes. */
+export interface ToolGuard {
+  /** Whether the proxy guards this `tools/call` (else it is forwarded as is): a tool it guards, or one the upstream does not have (TOOL_NOT_FOUND). */
+  guards(params: ToolsCallParams): params is ToolsCallParams & { name: string };
+  /**
+   * Runs a guarded `tools/call` through the runtime: the upstream's result on success, toolrun's
+   * failure result otherwise.
+   * @throws McpError `InternalError` when the runtime is not built yet.
+   */
+  call(params: ToolsCallParams & { name: string }, call: GuardedCall): Promise<Result>;
+  /** The first read of the tools, shared by every session that initializes while it runs; nothing once a runtime is built. */
+  readFirst(client: Client): Promise<void>;
+  /** Re-reads the tools (after `list_changed` or a restart); one more read when asked again during a read. */
+  refreshSoon(client: Client): Promise<void>;
+  /** The tool names `tools/call` guards. */
+  readonly guardedTools: readonly string[];
+  /** Stops re-reading the tools. */
+  stop(): void;
+}
+
+/** What a guarded `tools/call` keeps while the runtime runs it. */
+interface PendingCall {
+  arguments: Record<string, unknown> | undefined;
+  meta: Record<string, unknown> | undefined;
+  onProgress: ((progress: Progress) => void) | undefined;
+  result: CallToolResult | undefined;
+}
+
+/**
+ * The guard of the proxy's `tools/call`: a toolrun runtime built from the upstream's `tools/list`
+ * (tools whose name or schema toolrun cannot take are left unguarded), whose tools send the
+ * client's own arguments and `_meta` upstream and keep the upstream's result for the client.
+ */
+export function createToolGuard(options: ToolGuardOptions): ToolGuard {
+  const pending = new Map<string, PendingCall>();
+  let runtime: ToolRuntime | undefined;
+  let upstreamTools = new Map<string, Tool>();
+  let guarded = new Set<string>();
+  let callSequence = 0;
+  let firstRead: Promise<void> | undefined;
+  let refreshing: Promise<void> | undefined;
+  let refreshAgain = false;
+  let stopped = false;
+
+  function guardedDefinition(tool: Tool): ToolDefinition {
+    const idempotent = isMcpToolIdempotent(tool);
+    return {
+      name: tool.name,
+      description: tool.description ?? '',
+      inputSchema: tool.inputSchema as Record<string, unknown>,
+      idempotent,
+      retry: { maxAttempts: idempotent ? options.maxAttempts : 1 },
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      execute: async (args: Record<string, unknown>, context: ToolContext) => {
+        const call = pending.get(context.callId);
+        const upstream = options.upstream();
+        if (!upstream) throw new ToolError({ kind: 'server', message: `the upstream MCP server is not running (restarting after it exited)` });
+        let result: CallToolResult;
+        try {
+          const params = { name: tool.name, arguments: call?.arguments ?? args, ...(call?.meta ? { _meta: call.meta } : {}) };
+          result = (await upstream.request('tools/call', params, context.signal, call?.onProgress)) as CallToolResult;
+        } catch (thrown) {
+          throw errorFromMcpThrown(thrown);
+        }
+        if (result.isError === true) throw errorFromToolResult(result, Date.now());
+        if (call) call.result = result;
+        // The envelope's data is not what the client receives (the upstream's result is): keep it small.
+        return null;
+      },
+    };
+  }
+
+  function buildRuntime(definitions: ToolDefinition[]): ToolRuntime {
+    const timeoutMs = options.timeoutMs ?? 60_000;
+    return createToolRuntime({
+      defaultTimeoutMs: timeoutMs,
+      callBudgetMs: Math.max(120_000, timeoutMs * options.maxAttempts + 10_000),
+      ...options.runtimeOptions,
+      tools: definitions,
+      ...(options.sharedBreaker ? { sharedBreaker: options.sharedBreaker } : {}),
+    });
+  }
+
+  /** Reads the upstream's tools and builds the guarding runtime from those toolrun can guard. */
+  async function refreshTools(client: Client): Promise<void> {
+    const tools = await listAllMcpTools(client);
+    let definitions: ToolDefinition[] = [];
+    const skipped: string[] = [];
+    for (const tool of tools) {
+      if (TOOL_NAME_PATTERN.test(tool.name)) definitions.push(guardedDefinition(tool));
+      else skipped.push(`${tool.name} (name)`);
+    }
+    let built: ToolRuntime;
+    try {
+      // One build compiles every schema once; only when it fails is each tool tried alone to find the ones that cannot be guarded.
+      built = buildRuntime(definitions);
+    } catch {
+      const guardable: ToolDefinition[] = [];
+      for (const definition of definitions) {
+        try {
+          createToolRuntime({ tools: [definition], sessionBreaker: false });
+          guardable.push(definition);
+        } catch (error) {
+          skipped.push(`${definition.name} (${error instanceof Error ? error.message : String(error)})`);
+        }
+      }
+      definitions = guardable;
+      built = buildRuntime(definitions);
+    }
+    runtime = built;
+    upstreamTools = new Map(tools.map((tool) => [tool.name, tool]));
+    guarded = new Set(definitions.map((definition) => definition.name));
+    options.log(`guarding ${definitions.length} of ${tools.length} tools${skipped.length > 0 ? `; passed through unguarded: ${skipped.join(', ')}` : ''}`);
+  }
+
+  function refreshSoon(client: Client): Promise<void> {
+    if (refreshing) {
+      refreshAgain = true;
+      return refreshing;
+    }
+    refreshing = (async () => {
+      do {
+        refreshAgain = false;
+        await refreshTools(client).catch((error: unknown) =>
+          options.log(`could not read the upstream's tools: ${error instanceof Error ? error.message : String(error)}`),
+        );
+      } while (refreshAgain && !stopped);
+    })().finally(() => {
+      refreshing = undefined;
+    });
+    return refreshing;
+  }
+
+  async function call(params: ToolsCallParams & { name: string }, call: GuardedCall): Promise<Result> {
+    const current = runtime;
+    if (!current) throw new McpError(ErrorCode.InternalError, 'toolrun mcp-proxy: the upstream tools are not read yet');
+    callSequence += 1;
+    const callId = `mcp_${callSequence}_${String(call.requestId)}`;
+    const { progressToken, ...meta } = params._meta ?? {};
+    const args = params.arguments;
+    pending.set(callId, {
+      arguments: typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined,
+      meta: params._meta !== undefined && Object.keys(meta).length > 0 ? meta : undefined,
+      onProgress: typeof progressToken === 'string' || typeof progressToken === 'number' ? call.forwardProgress(progressToken) : undefined,
+      result: undefined,
+    });
+    try {
+      const record = await current.execute({ name: params.name, args: args ?? {}, callId, sessionId: call.sessionId, signal: call.signal });
+      const result = record.result;
+      if (result.status === 'success') {
+        const upstreamResult = pending.get(callId)?.result;
+        if (upstreamResult) return upstreamResult;
+      }
+      if (result.status === 'failed') {
+        // A failure envelope does not match a tool's outputSchema: it goes in _meta and the text, not structuredContent.
+        return failureToCallToolResult(result, { nowMs: Date.now(), structured: upstreamTools.get(record.toolName)?.outputSchema === undefined });
+      }
+      throw new McpError(ErrorCode.InternalError, 'toolrun mcp-proxy: the call succeeded but its result was lost');
+    } finally {
+      pending.delete(callId);
+    }
+  }
+
+  return {
+    guards: (params): params is ToolsCallParams & { name: string } =>
+      runtime !== undefined && typeof params.name === 'string' && params.task === undefined && (guarded.has(params.name) || !upstreamTools.has(params.name)),
+    call,
+    async readFirst(client) {
+      if (runtime) return;
+      firstRead ??= refreshTools(client).finally(() => {
+        firstRead = undefined;
+      });
+      await firstRead;
+    },
+    refreshSoon,
+    get guardedTools() {
+      return [...guarded];
+    },
+    stop() {
+      stopped = true;
+    },
+  };
+}
