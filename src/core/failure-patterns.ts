@@ -280,6 +280,20 @@ export const DEFAULT_FAILURE_PATTERNS: readonly FailurePattern[] = Object.freeze
     suggestionTemplate: '{suggestion}',
   },
   {
+    id: 'tool-name-from-arguments',
+    signature: { code: 'TOOL_NOT_FOUND', message: /its parameters fit the arguments/ },
+    rootCause: 'The model gave a name that carries nothing (`func1`, an empty name); its arguments fit exactly one offered tool.',
+    strategy: 'fix-arguments',
+    suggestionTemplate: '{suggestion}',
+  },
+  {
+    id: 'nested-call',
+    signature: { code: 'TOOL_NOT_FOUND', message: /calls cannot be nested/ },
+    rootCause: 'The model wrote a call inside another call (`f(x=f(…))`, or a call object as an argument); each call must stand alone.',
+    strategy: 'fix-arguments',
+    suggestionTemplate: '{suggestion}',
+  },
+  {
     id: 'tool-name-reordered',
     signature: { code: 'TOOL_NOT_FOUND', message: /the same words in another order/ },
     rootCause: 'The model wrote the parts of a tool name in another order (`evolution.prediction` for `prediction.evolution`).',

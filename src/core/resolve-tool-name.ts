@@ -3,6 +3,7 @@
  * case, `.` vs `_`, a prefix (`functions.`, `default_api:`), a typo, a dropped or wrong namespace,
  * the name's words in another order; the call's argument names weigh the suggestions.
  */
+import { findNestedCall, isPlaceholderName, suggestByArguments, type ArgumentShape } from './resolve-by-arguments.ts';
 import { isParallelWrapperName } from './unwrap-parallel.ts';
 
 /**
@@ -22,6 +23,13 @@ export interface ToolNameResolution {
    * `it takes "diameter"` (the arguments fit it), `the same words in another order`. Absent otherwise.
    */
   reason?: string;
+  /**
+   * The request is a call written as text or inside another call (`f(x=g(1))` as the name, or a
+   * call object among the arguments) and `closest` is the tool it calls: calls cannot be nested.
+   * `'outer'`: the name is call text whose outer name is `closest`; `'inner'`: the arguments hold a
+   * call of `closest`. Absent otherwise.
+   */
+  nested?: 'outer' | 'inner';
 }
 
 /**
@@ -33,6 +41,11 @@ export interface ToolNameEntry {
   name: string;
   parameters?: readonly string[];
   required?: readonly string[];
+  /**
+   * The JSON Schema `type` of each parameter (a name or a list of names), when declared; a
+   * parameter absent here accepts any type. Used to tell apart tools whose parameter names alike.
+   */
+  types?: Readonly<Record<string, string | readonly string[]>>;
 }
 
 /** Looks a requested name up; `args` (an object or its JSON text) weighs the suggestions. */
@@ -84,6 +97,8 @@ interface PreparedName {
   /** Compact forms of the declared parameter names; `undefined` when unknown. */
   parameters: Map<string, string> | undefined;
   required: string[];
+  /** The parameters with their types, for a suggestion from the arguments alone; `undefined` when unknown. */
+  shape: ArgumentShape | undefined;
 }
 
 /**
@@ -101,7 +116,14 @@ interface PreparedName {
  * 3. otherwise suggestions only (`closest`, `candidates`): Damerau-Levenshtein distance between the
  *    normalised names, or between their last segments (a wrong namespace: `physics.factorial` →
  *    `math.factorial`), or a name the request starts or ends with (`search_web_v2` → `search_web`),
- *    accepted up to about one edit in three characters.
+ *    accepted up to about one edit in three characters;
+ * 4. when the name suggests nothing: a call nested in the arguments (`{ "name": "t", "arguments":
+ *    {…} }`) of an offered tool; else, for a name that carries nothing (`func1`, `function_2`, `""`),
+ *    the one tool whose parameters take every argument by name and type (required ones present
+ *    first); two tools that fit equally: no suggestion.
+ *
+ * A request written as call text whose outer name is an offered tool (`f(x=f(1))`) suggests that
+ * tool with {@link ToolNameResolution.nested} set; it is never run.
  *
  * A request longer than {@link MAX_RESOLVED_NAME_LENGTH} characters gets neither a match nor a suggestion.
  *
@@ -125,11 +147,46 @@ export function createToolNameResolver(available: ReadonlyArray<string | ToolNam
   }
   const workspace: DistanceWorkspace = { rows: [new Int32Array(0), new Int32Array(0), new Int32Array(0)] };
 
-  return (requested: string, args?: unknown): ToolNameResolution => {
+  const resolve = (requested: string, args?: unknown): ToolNameResolution => {
     if (exact.has(requested)) return resolvedName(requested);
     if (typeof requested !== 'string' || requested.length > MAX_RESOLVED_NAME_LENGTH) return { candidates: [] };
+    const argumentObject = argumentsOf(args);
+    // call text (`f(x=1)`, `f(x=g(1))`) sent as the name: its outer name, never run
+    if (CALL_TEXT_NAME.test(requested)) {
+      const written = resolveByArguments(requested, argumentObject);
+      if (written !== undefined) return written;
+    }
+    const byName = resolveByName(requested, argumentObject === undefined ? undefined : argumentNamesOf(argumentObject));
+    if (byName.match !== undefined || byName.closest !== undefined) return byName;
+    return resolveByArguments(requested, argumentObject) ?? byName;
+  };
+  return resolve;
+
+  /** Step 4 and call text: what the arguments (or the call written as the name) point to, or `undefined`. */
+  function resolveByArguments(requested: string, argumentObject: Record<string, unknown> | undefined): ToolNameResolution | undefined {
+    const offered = (name: string): string | undefined => (name === requested ? undefined : resolve(name).match);
+    const nested = findNestedCall(requested, argumentObject, offered);
+    if (nested !== undefined) {
+      // `f(x=1)` sent as the name is a call written out; `f(x=g(1))` nests one call in another
+      const written = nested.where === 'outer' && !CALL_INSIDE.test(requested.slice(requested.indexOf('(') + 1));
+      return {
+        closest: nested.tool,
+        candidates: [nested.tool],
+        ...(written ? { reason: 'the name was sent with its arguments written after it' } : { nested: nested.where }),
+      };
+    }
+    // a meaningful name that resembles nothing (`cancel_reservation` with `book_reservation`'s arguments) is not
+    // turned into another tool on its arguments: only a name that carries nothing is
+    if (argumentObject === undefined || !isPlaceholderName(requested)) return undefined;
+    const shapes = prepared.flatMap((entry) => (entry.shape === undefined ? [] : [entry.shape]));
+    const suggestion = suggestByArguments(argumentObject, shapes);
+    if (suggestion.closest === undefined) return undefined;
+    return { closest: suggestion.closest, candidates: suggestion.candidates, ...(suggestion.reason === undefined ? {} : { reason: suggestion.reason }) };
+  }
+
+  /** Steps 1 to 3: the name, with the argument names weighing equally good names. */
+  function resolveByName(requested: string, argumentNames: readonly string[] | undefined): ToolNameResolution {
     const variants = requestVariants(requested);
-    const argumentNames = argumentNamesOf(args);
     const requestWordKey = [...wordsOf(variants[variants.length - 1] ?? requested)].sort().join(' ');
     const requestTail = lastSegmentOf(variants[variants.length - 1] ?? requested);
     const resolved = (name: string, viaSuffix = false): ToolNameResolution =>
@@ -201,7 +258,7 @@ export function createToolNameResolver(available: ReadonlyArray<string | ToolNam
       if (reason !== undefined) return { ...result, reason };
     }
     return result;
-  };
+  }
 
   /**
    * A spelling match, unless the arguments make it ambiguous: when another tool has the same words
@@ -251,6 +308,10 @@ export function createToolNameResolver(available: ReadonlyArray<string | ToolNam
   }
 }
 
+/** A name followed by `(` and something other than `)`: call text. */
+const CALL_TEXT_NAME = /^\s*[\p{L}_][\p{L}\p{N}_.:/-]*\s*\(\s*[^)\s]/u;
+/** A call written inside call text: a name followed by `(`. */
+const CALL_INSIDE = /[\p{L}_][\p{L}\p{N}_.]*\s*\(/u;
 /** The cost of a suggestion whose words are the request's in another order. */
 const REORDERED_COST = 0.05;
 /** How much a perfect fit of the arguments lowers a suggestion's cost (a name cost is at most {@link MAX_SUGGESTION_COST}). */
@@ -264,8 +325,8 @@ const WORD_POOL_SPREAD = 0.1;
 const MAX_WEIGHED_ARGUMENTS = 64;
 const MAX_ARGUMENT_TEXT = 65_536;
 
-/** The top-level argument names of a call (`args` an object or its JSON text), compact; `undefined` when there are none or they cannot be read. */
-function argumentNamesOf(args: unknown): string[] | undefined {
+/** The call's arguments as an object (`args` an object or its JSON text); `undefined` when they are not one. */
+function argumentsOf(args: unknown): Record<string, unknown> | undefined {
   let value = args;
   if (typeof value === 'string') {
     if (value.length > MAX_ARGUMENT_TEXT) return undefined;
@@ -276,6 +337,19 @@ function argumentNamesOf(args: unknown): string[] | undefined {
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const object: Record<string, unknown> = {};
+  let count = 0;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    object[key] = (value as Record<string, unknown>)[key];
+    count += 1;
+    if (count >= MAX_WEIGHED_ARGUMENTS) break;
+  }
+  return object;
+}
+
+/** The top-level argument names of a call; `undefined` when there are none. */
+function argumentNamesOf(value: Record<string, unknown>): string[] | undefined {
   const names: string[] = [];
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
@@ -364,13 +438,24 @@ export function resolveToolName(requested: string, args: unknown, registry: Tool
 }
 
 /** The top-level parameter names and required names of a JSON Schema; no `parameters` when it declares none. */
-function parametersOf(schema: unknown): { parameters?: string[]; required?: string[] } {
+function parametersOf(schema: unknown): { parameters?: string[]; required?: string[]; types?: Record<string, string[]> } {
   const parameters = new Set<string>();
   const required = new Set<string>();
+  const types: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   const visit = (part: unknown, depth: number): void => {
     if (typeof part !== 'object' || part === null || Array.isArray(part) || depth > 2) return;
     const record = part as Record<string, unknown>;
-    if (typeof record.properties === 'object' && record.properties !== null) for (const key of Object.keys(record.properties)) parameters.add(key);
+    if (typeof record.properties === 'object' && record.properties !== null) {
+      for (const [key, property] of Object.entries(record.properties as Record<string, unknown>)) {
+        parameters.add(key);
+        const declared = typeof property === 'object' && property !== null ? (property as { type?: unknown }).type : undefined;
+        const list =
+          typeof declared === 'string' ? [declared] : Array.isArray(declared) ? declared.filter((type): type is string => typeof type === 'string') : [];
+        // a parameter declared twice (in two branches) with different types accepts any of them; untyped in one: any
+        if (Object.hasOwn(types, key)) types[key] = types[key]!.length === 0 || list.length === 0 ? [] : [...new Set([...types[key]!, ...list])];
+        else types[key] = list;
+      }
+    }
     if (Array.isArray(record.required) && depth === 0) for (const key of record.required) if (typeof key === 'string') required.add(key);
     for (const keyword of ['allOf', 'anyOf', 'oneOf'] as const) {
       const branches = record[keyword];
@@ -378,7 +463,7 @@ function parametersOf(schema: unknown): { parameters?: string[]; required?: stri
     }
   };
   visit(schema, 0);
-  return parameters.size === 0 ? {} : { parameters: [...parameters], required: [...required] };
+  return parameters.size === 0 ? {} : { parameters: [...parameters], required: [...required], types };
 }
 
 /** The wording of a `TOOL_NOT_FOUND` failure. */
@@ -407,6 +492,14 @@ export function describeToolNotFound(shownName: string, resolution: ToolNameReso
     };
   }
   const closest = resolution.closest;
+  if (closest !== undefined && resolution.nested !== undefined) {
+    const where = resolution.nested === 'outer' ? 'The name holds a call written inside another call' : 'The arguments hold a call of another tool';
+    return {
+      message,
+      detail: `Available tools: ${available}. ${where}: calls cannot be nested.`,
+      suggestion: `Call "${closest}" on its own with plain values as its arguments; to use the result of one call in another, make the first call, read its result, then make the next call.`,
+    };
+  }
   const because = resolution.reason ? ` (${resolution.reason})` : '';
   return {
     message,
@@ -442,6 +535,7 @@ function prepareName(name: string, index: number, described: ToolNameEntry | und
     described?.parameters === undefined ? undefined : new Map(described.parameters.map((parameter) => [compactOf(parameter), parameter] as const));
   const required = (described?.required ?? []).map(compactOf);
   return {
+    shape: described?.parameters === undefined ? undefined : shapeOf(name, described.parameters, required, described.types),
     name,
     index,
     compact,
@@ -455,6 +549,18 @@ function prepareName(name: string, index: number, described: ToolNameEntry | und
     parameters,
     required,
   };
+}
+
+/** A tool's parameters with their declared types, as {@link suggestByArguments} compares them. */
+function shapeOf(name: string, parameters: readonly string[], required: string[], types: ToolNameEntry['types']): ArgumentShape {
+  const typed = new Map<string, readonly string[]>();
+  const declaredNames = new Map<string, string>();
+  for (const parameter of parameters) {
+    const declared = types !== undefined && Object.hasOwn(types, parameter) ? types[parameter] : undefined;
+    typed.set(compactOf(parameter), declared === undefined ? [] : typeof declared === 'string' ? [declared] : declared);
+    declaredNames.set(compactOf(parameter), parameter);
+  }
+  return { name, parameters: typed, declaredNames, required };
 }
 
 /** The request as sent (cleaned), then after each known prefix stripped. */
