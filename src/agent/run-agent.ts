@@ -39,14 +39,15 @@ export interface AgentPersistence {
   claim?: { claims: ClaimStore; key: string; holder: string; onReleased: () => void };
   /**
    * How a checkpoint write (a step commit, a tool call's ledger row) that fails because the store is
-   * briefly unavailable — connection lost, server restarting, database busy or locked — is sent
-   * again before the run gives up and throws. Once a tool has run, its outcome is only safe once
-   * written: a run that gave up at once would run that tool again when its message is delivered
-   * again. Other errors are thrown at once. The writes are idempotent (a write that reached the
-   * store before the error is written again to the same effect). The waits follow `computeBackoffMs`
-   * on the runtime's clock, and are not cut short by the run's signal or deadline.
-   * @defaultValue {@link DEFAULT_CHECKPOINT_RETRY}: 8 attempts, waits of 100 ms doubling to 2 s
-   * (+ up to 50 ms jitter), about 7 s in all
+   * out — connection lost, server restarting, database busy or locked, disk full, an I/O error, out
+   * of memory — is sent again before the run gives up and throws. Once a tool has run, its outcome
+   * is only safe once written: a run that gave up would run that tool again when its message is
+   * delivered again, so the default rides out an outage of about 2 minutes. Other errors are thrown
+   * at once. The writes are idempotent (a write that reached the store before the error is written
+   * again to the same effect). The waits follow `computeBackoffMs` on the runtime's clock, and are
+   * not cut short by the run's signal or deadline.
+   * @defaultValue {@link DEFAULT_CHECKPOINT_RETRY}: 30 attempts, waits of 100 ms doubling to 5 s
+   * (+ up to 50 ms jitter), about 2 minutes in all
    */
   checkpointRetry?: CheckpointRetryOptions;
 }
@@ -57,8 +58,18 @@ export interface CheckpointRetryOptions extends BackoffOptions {
   maxAttempts: number;
 }
 
-/** The default {@link AgentPersistence.checkpointRetry}: 8 attempts, 100 ms doubling to 2 s, + up to 50 ms jitter (about 7 s). */
-export const DEFAULT_CHECKPOINT_RETRY: CheckpointRetryOptions = Object.freeze({ maxAttempts: 8, baseDelayMs: 100, factor: 2, maxDelayMs: 2_000, jitterMs: 50 });
+/**
+ * The default {@link AgentPersistence.checkpointRetry}: 30 attempts, 100 ms doubling to 5 s, + up to
+ * 50 ms jitter: the last attempt about 121 s after the first. Within a worker's default lease
+ * (300 s), so no other consumer takes the message while its run waits for the store.
+ */
+export const DEFAULT_CHECKPOINT_RETRY: CheckpointRetryOptions = Object.freeze({
+  maxAttempts: 30,
+  baseDelayMs: 100,
+  factor: 2,
+  maxDelayMs: 5_000,
+  jitterMs: 50,
+});
 
 /** The longest wait a timer takes, in ms (2^31 − 1; a longer one fires at once). */
 const MAX_TIMER_MS = 2_147_483_647;

@@ -225,9 +225,27 @@ export function createWorker(options: WorkerOptions): Worker {
     options.onResult?.(result);
   }
 
+  /**
+   * Gives `delivery` back. A release that fails (the store is out) is reported and tried again with
+   * backoff (from `pollIntervalMs`, doubling, at most 5 s) until it goes through or the lease it
+   * gives back would have ended anyway: a release given up on leaves the message to wait out its
+   * lease, and the reservation after that counts a delivery that `countDelivery: false` meant to
+   * give back. Stopping the worker does not cut it short.
+   */
   async function release(delivery: QueueDelivery, delayMs: number, countDelivery: boolean): Promise<void> {
-    // keyed by the delivery: a consumer whose lease ended cannot release another consumer's delivery
-    await stores.queue.release(delivery.id, { delayMs: Math.ceil(delayMs), countDelivery, deliveries: delivery.deliveries }).catch(() => undefined);
+    const leaseEndsAt = clock.now() + leaseMs;
+    for (let failures = 0; ; failures++) {
+      try {
+        // keyed by the delivery: a consumer whose lease ended cannot release another consumer's delivery
+        await stores.queue.release(delivery.id, { delayMs: Math.ceil(delayMs), countDelivery, deliveries: delivery.deliveries });
+        break;
+      } catch (error) {
+        options.onError?.(error);
+        const waitMs = Math.min(pollIntervalMs * 2 ** Math.min(failures, 20), STORE_RETRY_MAX_MS);
+        if (clock.now() + waitMs >= leaseEndsAt) return;
+        await clock.sleep(waitMs);
+      }
+    }
     if (delayMs > 0) delayed.set(delivery.id, clock.now() + delayMs);
   }
 

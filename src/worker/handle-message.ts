@@ -81,8 +81,8 @@ export interface HandleMessageOptions extends RunLimits, Pick<RunHooks, 'onEvent
   holdClaimWhile?: () => boolean;
   /**
    * How a checkpoint write (a step commit, a tool call's ledger row) that fails because the store is
-   * briefly unavailable is sent again before the delivery fails (see `AgentPersistence.checkpointRetry`).
-   * @defaultValue `DEFAULT_CHECKPOINT_RETRY`: 8 attempts, 100 ms doubling to 2 s (about 7 s)
+   * out (unreachable, busy, disk full, an I/O error) is sent again before the delivery fails (see `AgentPersistence.checkpointRetry`).
+   * @defaultValue `DEFAULT_CHECKPOINT_RETRY`: 30 attempts, 100 ms doubling to 5 s (about 2 minutes)
    */
   checkpointRetry?: CheckpointRetryOptions;
   signal?: AbortSignal;
