@@ -191,6 +191,18 @@ export const SECRET_CANARIES: readonly SecretCanary[] = [
     value: { SecretAccessKey: 'Zk3canaryAwsSecretAccessKeyValue000000001' },
   },
   {
+    family: 'AWS secret keyed by its access key id',
+    carrier: '{"AKIAQ7HT2XCANARY0002": "W9kCanaryAwsPairedSecret0000000000000002"}',
+    secret: 'W9kCanaryAwsPairedSecret0000000000000002',
+    value: { AKIAQ7HT2XCANARY0002: 'W9kCanaryAwsPairedSecret0000000000000002' },
+  },
+  {
+    family: 'AWS secret after its access key id',
+    carrier: 'aws AKIAQ7HT2XCANARY0003 Zq1CanaryAwsFreeText/Secret0000000000003',
+    secret: 'Zq1CanaryAwsFreeText/Secret0000000000003',
+    value: { note: 'aws AKIAQ7HT2XCANARY0003 Zq1CanaryAwsFreeText/Secret0000000000003' },
+  },
+  {
     family: 'PEM private key',
     carrier: '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjCanaryPem\n-----END PRIVATE KEY-----',
     secret: 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjCanaryPem',

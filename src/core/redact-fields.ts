@@ -1,8 +1,8 @@
 /**
  * Field errors (`{ path, problem, expected?, received?, message? }`) as every sink keeps them: the
  * JSON Pointer and texts redacted and bounded, and the received value of a field whose name is
- * sensitive (`/password`, `/headers/x-api-key`) masked whole — on its own a password does not look
- * like one, so only its key can tell.
+ * sensitive (`/password`, `/headers/x-api-key`) or is a secret itself (`/AKIA…`) masked whole — on
+ * its own a password does not look like one, so only its key can tell.
  */
 import { redactBounded } from './build-failure.ts';
 import type { Redactor } from './redact.ts';
@@ -39,15 +39,32 @@ const MIN_MASKED_VALUE_UNITS = 3;
  * redactor without `isSensitiveKey`.
  */
 export function isSensitivePointer(redactor: Pick<Redactor, 'isSensitiveKey'>, pointer: string, extraKeys?: readonly string[]): boolean {
-  if (typeof redactor.isSensitiveKey !== 'function' || typeof pointer !== 'string') return false;
+  if (typeof redactor.isSensitiveKey !== 'function') return false;
+  const key = lastKey(pointer);
+  return key !== undefined && redactor.isSensitiveKey(key, extraKeys);
+}
+
+/** The last token of `pointer` that is not an array index, unescaped; `undefined` when there is none. */
+function lastKey(pointer: string): string | undefined {
+  if (typeof pointer !== 'string') return undefined;
   const tokens = pointer.slice(-MAX_POINTER_UNITS).split('/');
   for (let index = tokens.length - 1; index >= 0; index -= 1) {
     const token = tokens[index]!;
     if (token === '' || /^\d+$/.test(token)) continue;
-    const key = token.includes('~') ? token.replaceAll('~1', '/').replaceAll('~0', '~') : token;
-    return redactor.isSensitiveKey(key, extraKeys);
+    return token.includes('~') ? token.replaceAll('~1', '/').replaceAll('~0', '~') : token;
   }
-  return false;
+  return undefined;
+}
+
+/**
+ * Whether the field `pointer` names holds a secret by its name: a sensitive key (see
+ * {@link isSensitivePointer}), or a key that is itself a secret (`/AKIA…`, an access key id whose
+ * value is its secret key), which the redactor masks.
+ */
+function namesSecret(redactor: Redactor, pointer: string, extraKeys?: readonly string[]): boolean {
+  if (isSensitivePointer(redactor, pointer, extraKeys)) return true;
+  const key = lastKey(pointer);
+  return key !== undefined && redactor.text(key) !== key;
 }
 
 /** The raw value a `received` text stands for: a JSON string's content, else the text itself. */
@@ -65,7 +82,7 @@ function rawReceived(received: string): string {
 
 /**
  * Redacts and bounds field errors: every text is cut to `maxBytes` and redacted; a field whose
- * pointer names a sensitive key gets `received` = the replacement, and its value is masked in its
+ * pointer names a sensitive key, or a key that is itself a secret, gets `received` = the replacement, and its value is masked in its
  * own `expected` and `message`. `maskText` masks the raw values of those sensitive fields in any
  * other text built from them (an envelope's `message` or `detail`). Never throws.
  */
@@ -86,7 +103,7 @@ export function redactFieldErrors<T extends FieldErrorLike>(
   const out: T[] = [];
   for (const field of fields.slice(0, options.maxFields ?? 20)) {
     try {
-      const sensitive = isSensitivePointer(redactor, field.path, options.extraKeys);
+      const sensitive = namesSecret(redactor, field.path, options.extraKeys);
       if (sensitive && typeof field.received === 'string') {
         for (const value of new Set([field.received, rawReceived(field.received)])) {
           if (value.length >= MIN_MASKED_VALUE_UNITS && value !== replacement) values.push(value.slice(0, MAX_POINTER_UNITS));

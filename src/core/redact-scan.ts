@@ -521,8 +521,37 @@ function scanApiKeys(text: string, openEnd: boolean, out: number[], counter: Cou
     if (complete || cutShort) {
       addRange(out, match.index, end);
       from = end;
+      if (complete && shape.exact) from = Math.max(from, scanAwsSecretAfterKeyId(text, end, openEnd, out, counter));
     } else from = match.index + 1;
   }
+}
+
+/** Length of an AWS secret access key: 40 characters of `[A-Za-z0-9/+]`. */
+const AWS_SECRET_LENGTH = 40;
+
+/**
+ * The secret access key written after its access key id (`AKIA… wJalr…`, `"AKIA…": "wJalr…"`,
+ * `AKIA…:wJalr…`): past at most 24 separators (spaces, quotes, `=`, `:`, `,`, `>`, `\`), a run of
+ * exactly 40 `[A-Za-z0-9/+]` characters, or, in a text cut short, a run that reaches the cut. Adds
+ * its range and returns where it ends, or `from` when none follows. Bounded work: 65 characters.
+ */
+function scanAwsSecretAfterKeyId(text: string, from: number, openEnd: boolean, out: number[], counter: Counter): number {
+  const length = text.length;
+  let index = from;
+  const limit = Math.min(length, from + 24);
+  while (index < limit) {
+    const unit = text.charCodeAt(index);
+    if (!(isSpace(unit) || unit === 34 || unit === 39 || unit === 61 || unit === 58 || unit === 62 || unit === 44 || unit === 92)) break;
+    index += 1;
+  }
+  counter.steps += index - from;
+  if (index === from) return from;
+  const end = runEnd(text, index, Math.min(length, index + AWS_SECRET_LENGTH + 1), AWS, counter);
+  const exact = end - index === AWS_SECRET_LENGTH && !(end < length && inClass(text.charCodeAt(end), AWS));
+  const cutShort = openEnd && end === length && end > index && end - index <= AWS_SECRET_LENGTH;
+  if (!exact && !cutShort) return from;
+  addRange(out, index, end);
+  return end;
 }
 
 /** AWS secret access keys by their name, in any separator style: `aws_secret_access_key = …`, `"SecretAccessKey": "…"`, `--aws-secret-access-key …`. */

@@ -75,6 +75,23 @@ describe('free text: each family', () => {
       'task-management-system-v2 and desk-0123456789abcdefghij and AKIAIOSFODNN7EXAMPLEX',
     );
     const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    // a 40-character secret after its access key id, in any separator style, and cut short at the end of a cut text
+    for (const carrier of [
+      `aws AKIAIOSFODNN7EXAMPLE ${secret}`,
+      `{"AKIAIOSFODNN7EXAMPLE": "${secret}"}`,
+      `{\\"ASIAIOSFODNN7EXAMPLE\\":\\"${secret}\\"}`,
+      `AKIAIOSFODNN7EXAMPLE:${secret}`,
+      `AKIAIOSFODNN7EXAMPLE,${secret} trailing`,
+    ]) {
+      const out = text(carrier);
+      expect(out, carrier).not.toContain('wJalr');
+      expect(out, carrier).not.toContain('IOSFODNN7EXAMPLE');
+    }
+    expect(createRedactor({ maxScanBytes: 40 }).text(`aws AKIAIOSFODNN7EXAMPLE ${secret}`)).not.toContain('wJalr');
+    // not 40 characters, or not after a key id: left alone
+    expect(text(`AKIAIOSFODNN7EXAMPLE ${secret}X`)).toBe(`*** ${secret}X`);
+    expect(text(`AKIAIOSFODNN7EXAMPLE ${secret.slice(1)}`)).toBe(`*** ${secret.slice(1)}`);
+    expect(text('AKIAIOSFODNN7EXAMPLE was rotated yesterday')).toBe('*** was rotated yesterday');
     for (const carrier of [
       `aws_secret_access_key = ${secret}`,
       `AWS_SECRET_ACCESS_KEY=${secret}`,
@@ -184,19 +201,31 @@ describe('sensitive keys', () => {
     }
   });
 
-  it('a secret used as a property name is masked, and two such names stay apart', () => {
-    expect(redactor.value({ 'sk-proj-Q7hT2xLm9Vw4Kp8Zr3Nb6Yc1': 1, 'a@b.co': 2, 'c@d.io': 3 })).toEqual({ '***': 1, '*** (2)': 2, '*** (3)': 3 });
+  it('a secret used as a property name is masked with its value, and two such names stay apart', () => {
+    expect(redactor.value({ 'sk-proj-Q7hT2xLm9Vw4Kp8Zr3Nb6Yc1': 1, 'a@b.co': 2, 'c@d.io': 3 })).toEqual({ '***': '***', '*** (2)': '***', '*** (3)': '***' });
     expect(
       redactor.value(
         new Map<string, unknown>([
           ['mia@example.com', 1],
           ['password', 'x'],
+          ['plain', 'y'],
         ]),
       ),
     ).toEqual([
-      ['***', 1],
+      ['***', '***'],
       ['password', '***'],
+      ['plain', 'y'],
     ]);
+  });
+
+  it('an AWS secret key whose access key id is its property name: the value is masked, in any nesting', () => {
+    const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    expect(redactor.value({ AKIAIOSFODNN7EXAMPLE: secret })).toEqual({ '***': '***' });
+    expect(redactor.value({ priority: 1, creds: [{ ASIAIOSFODNN7EXAMPLE: { value: secret } }] })).toEqual({ priority: 1, creds: [{ '***': '***' }] });
+    // a long name only cut to its bound keeps its value
+    const long = 'k'.repeat(2_000);
+    const out = redactor.value({ [long]: 'kept' }) as Record<string, unknown>;
+    expect(Object.values(out)).toEqual(['kept']);
   });
 
   it('configured keys replace the defaults for property names; free text still knows the defaults', () => {

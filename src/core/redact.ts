@@ -57,6 +57,8 @@ export interface Redactor {
    * A bounded, JSON-safe deep copy of `value`: values of sensitive keys (the redactor's, plus
    * `extraKeys`, e.g. a tool's `sensitive` list) become the replacement, and every string — keys
    * included, so a secret used as a property name is masked too — goes through {@link Redactor.text}.
+   * The value of a key in which a secret was masked becomes the replacement too (`{ "AKIA…": "<its
+   * secret key>" }`: the value paired with a secret is one).
    * Cycles become `'[Circular]'`, values deeper than `maxDepth` `'[Too deep]'`, values whose getter
    * or Proxy trap throws `'[Unreadable]'`; BigInts become their decimal string, symbols their
    * description, functions `'[Function]'`, `Date`s ISO strings, `Map`s arrays of `[key, value]`,
@@ -183,6 +185,13 @@ class ValueWalker {
     return out;
   }
 
+  /** Whether `redacted`, what {@link ValueWalker.key} made of `name`, masked a secret in it (not only cut it). */
+  private static maskedKey(name: string, redacted: string): boolean {
+    if (redacted === name) return false;
+    if (!redacted.endsWith(TEXT_CUT_MARKER)) return true;
+    return !name.startsWith(redacted.slice(0, redacted.length - TEXT_CUT_MARKER.length));
+  }
+
   // Two keys that redact to the same text (two secrets as names) are kept apart: `*** (2)`.
   private put(out: Record<string, unknown>, name: string, child: unknown): void {
     let unique = name;
@@ -220,10 +229,10 @@ class ValueWalker {
       if (out.length >= keep) break;
       if (pairs) {
         const [entryKey, entryValue] = item as [unknown, unknown];
-        out.push([
-          this.walk(entryKey, depth + 1),
-          typeof entryKey === 'string' && this.sensitive(entryKey) ? this.settings.replacement : this.walk(entryValue, depth + 1),
-        ]);
+        const redactedKey = this.walk(entryKey, depth + 1);
+        const masked =
+          typeof entryKey === 'string' && (this.sensitive(entryKey) || (typeof redactedKey === 'string' && ValueWalker.maskedKey(entryKey, redactedKey)));
+        out.push([redactedKey, masked ? this.settings.replacement : this.walk(entryValue, depth + 1)]);
       } else out.push(this.walk(item, depth + 1));
     }
     if (size > out.length) out.push(`[… ${size - out.length} more items]`);
@@ -236,8 +245,10 @@ class ValueWalker {
     for (let index = 0; index < keep; index += 1) {
       const name = names[index]!;
       if (skip?.has(name)) continue;
-      if (this.sensitive(name)) {
-        this.put(out, this.key(name), this.settings.replacement);
+      const redactedName = this.key(name);
+      // a secret used as a name (an access key id) masks its value too: the secret paired with it
+      if (this.sensitive(name) || ValueWalker.maskedKey(name, redactedName)) {
+        this.put(out, redactedName, this.settings.replacement);
         continue;
       }
       let child: unknown;
@@ -246,7 +257,7 @@ class ValueWalker {
       } catch {
         child = UNREAD;
       }
-      this.put(out, this.key(name), child === UNREAD ? REDACTION_MARKERS.unreadable : this.walk(child, depth + 1));
+      this.put(out, redactedName, child === UNREAD ? REDACTION_MARKERS.unreadable : this.walk(child, depth + 1));
     }
     if (names.length > keep) this.put(out, '…', `[${names.length - keep} more keys]`);
     return out;
