@@ -23,7 +23,7 @@ export type { AttemptRecord, ToolCallRecord } from './core/tool-call-record.ts';
 export { formatToolResult } from './core/format-tool-result.ts';
 
 // The envelope and the failure taxonomy.
-export type { EnvelopeBase, FieldError, ToolFailure, ToolFailureError, ToolResult, ToolSuccess } from './ground/tool-result.ts';
+export type { EnvelopeBase, FieldError, ToolFailure, ToolFailureError, ToolResult, ToolSuccess, ToolWarning } from './ground/tool-result.ts';
 export type { FailureCause } from './ground/failure-cause.ts';
 export { FAILURE_CODES, type FailureCode, type FailureType } from './ground/failure-codes.ts';
 

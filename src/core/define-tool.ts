@@ -75,6 +75,15 @@ export interface ToolDefinition<Args = any, Result = unknown> {
   sensitive?: string[];
   /** Scalar coercion for this tool's arguments. @defaultValue the runtime's `coerce` (`'none'`) */
   coerce?: 'none' | 'scalars';
+  /**
+   * What the success envelope says of an argument the schema lets through without declaring it (an
+   * object schema that lists `properties` and leaves `additionalProperties` unset): `'warn'` adds a
+   * `warnings` entry naming the key and the closest declared one; `'ignore'` says nothing (a tool
+   * that reads keys it does not declare). A schema that sets `additionalProperties: false` refuses
+   * such a call either way.
+   * @defaultValue 'warn'
+   */
+  undeclaredArguments?: 'warn' | 'ignore';
 }
 
 const NAME_PATTERN = /^[A-Za-z0-9_.:/-]{1,128}$/;
@@ -129,5 +138,8 @@ export function assertToolDefinition(value: unknown): asserts value is ToolDefin
   }
   if (definition.sensitive !== undefined && !(Array.isArray(definition.sensitive) && definition.sensitive.every((key) => typeof key === 'string'))) {
     fail('sensitive must be an array of property names');
+  }
+  if (definition.undeclaredArguments !== undefined && definition.undeclaredArguments !== 'warn' && definition.undeclaredArguments !== 'ignore') {
+    fail(`undeclaredArguments must be 'warn' or 'ignore'`);
   }
 }

@@ -58,12 +58,30 @@ export interface EnvelopeBase {
   trace_id: string;
 }
 
+/**
+ * Something the model should know about a call that succeeded (wire format: snake_case). Today one
+ * kind: `UNDECLARED_ARGUMENT`, an argument the tool's schema lets through without declaring it
+ * (the schema does not set `additionalProperties`), so the tool ran without reading its value.
+ */
+export interface ToolWarning {
+  /** What kind of warning: `UNDECLARED_ARGUMENT` (the only one today; more may be added). */
+  code: 'UNDECLARED_ARGUMENT';
+  /** JSON Pointer to the argument, e.g. `/querry` or `/filter/stauts`. */
+  path: string;
+  /** The declared parameter at that level the key most resembles, when one is close (`query`). */
+  closest?: string;
+  /** One sentence for the model: the key (control characters escaped, bounded) and what to send instead. */
+  message: string;
+}
+
 /** A successful tool call. */
 export interface ToolSuccess extends EnvelopeBase {
   status: 'success';
   data: unknown;
   /** Present and true when `data` was cut to the configured output bound. */
   truncated?: boolean;
+  /** What the model should know although the call succeeded (at most 10); absent when there is nothing. */
+  warnings?: ToolWarning[];
 }
 
 /** A failed tool call: a value, never an exception. */

@@ -4,7 +4,7 @@
  * turns a failed outcome into the failure envelope and a successful one into the next step's input.
  */
 import type { Clock, RandomSource } from '../../ground/ports/clock.ts';
-import type { Outcome } from '../../ground/tool-result.ts';
+import type { Outcome, ToolWarning } from '../../ground/tool-result.ts';
 import type { SessionBreakers } from '../../policies/session-breaker.ts';
 import type { SharedBreaker } from '../../policies/shared-breaker.ts';
 import type { EnvelopeBounds } from '../bound-envelope.ts';
@@ -32,6 +32,8 @@ export interface CallState {
   args: unknown;
   readonly normalisations: string[];
   readonly attempts: AttemptRecord[];
+  /** Warnings for the success envelope (undeclared arguments), set by validation; absent when none. */
+  warnings?: ToolWarning[];
   /** The developer record's error, when a step knows more than the envelope says. */
   errorRecord: ToolCallRecord['error'];
   /** The failure says the tool is misconfigured for everyone (it feeds the shared breaker). */

@@ -367,7 +367,14 @@ function buildSuccess(parts: PipelineParts, value: unknown, call: CallState, now
   if (json.length * 3 > maxOutputBytes) {
     const bytes = utf8ByteLength(json);
     if (bytes > maxOutputBytes) {
-      if (parts.outputOverflow === 'truncate') return { status: 'success', ...base, data: truncateText(json, maxOutputBytes), truncated: true };
+      if (parts.outputOverflow === 'truncate')
+        return {
+          status: 'success',
+          ...base,
+          data: truncateText(json, maxOutputBytes),
+          truncated: true,
+          ...(call.warnings === undefined ? {} : { warnings: call.warnings }),
+        };
       return {
         status: 'failed',
         ...base,
@@ -379,9 +386,9 @@ function buildSuccess(parts: PipelineParts, value: unknown, call: CallState, now
   return success(call, nowMs, typeof value === 'string' ? value : (JSON.parse(json) as unknown));
 }
 
-/** A success envelope at `nowMs` (its keys in the envelope's order, as {@link envelopeBase} has them). */
+/** A success envelope at `nowMs` (its keys in the envelope's order, as {@link envelopeBase} has them; `warnings` last, when any). */
 function success(call: CallState, nowMs: number, data: unknown): ToolResult {
-  return {
+  const envelope: ToolResult = {
     status: 'success',
     tool_name: call.toolName,
     call_id: call.callId,
@@ -390,6 +397,8 @@ function success(call: CallState, nowMs: number, data: unknown): ToolResult {
     trace_id: call.traceId,
     data,
   };
+  if (call.warnings !== undefined) envelope.warnings = call.warnings;
+  return envelope;
 }
 
 function notJson(base: EnvelopeBase, what: string): ToolFailure {

@@ -5,6 +5,7 @@
  */
 import { fingerprintArguments } from '../../policies/fingerprint-arguments.ts';
 import { parseArguments } from '../../schema/parse-arguments.ts';
+import { findUndeclaredArguments } from '../../schema/undeclared-arguments.ts';
 import type { RegisteredTool } from '../tool-registry.ts';
 import { STEP_PASSED, stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
 
@@ -91,5 +92,11 @@ function validated(
   }
   if (validation.normalisations.length > 0) call.normalisations.push(...validation.normalisations);
   call.args = validation.value;
+  const tool = call.tool;
+  if (tool !== undefined && tool.definition.undeclaredArguments !== 'ignore') {
+    // read on the arguments as sent: a Standard Schema may have stripped the key already
+    const warnings = findUndeclaredArguments(tool.spec.inputSchema, value);
+    if (warnings.length > 0) call.warnings = warnings.map((warning) => ({ ...warning, message: parts.modelText(warning.message) }));
+  }
   return STEP_PASSED;
 }
