@@ -36,7 +36,7 @@ import {
   type ToolEntryFilter,
 } from './dashboard-entries.ts';
 import { messageEntryDetail, messageEntryRows, toolEntryDetail, toolEntryRows, type DetailContext } from './dashboard-detail.ts';
-import { estimateReplay, runReplayJob, type ReplayJob } from './dashboard-jobs.ts';
+import { estimateReplay, MIN_REPLAY_RATE_PER_SECOND, runReplayJob, type ReplayJob } from './dashboard-jobs.ts';
 import { alertsOf, createFailureLogCache, readBreakers, type QueueSample } from './dashboard-overview.ts';
 import { backendLedgerLookup, DEFAULT_DASHBOARD_BOUNDS, type DashboardSource } from './dashboard-source.ts';
 
@@ -198,6 +198,8 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
   const jobs = new Map<string, ReplayJob>();
   let runningJob: Promise<unknown> | undefined;
   let cancelRequested = new Set<string>();
+  /** Aborted to cancel the running job: its wait between batches ends at once. */
+  const jobAborts = new Map<string, AbortController>();
   let timer: ReturnType<typeof setInterval> | undefined;
   let cachedOverview: { atMs: number; value: Promise<Record<string, unknown>> } | undefined;
   let cachedGroups: { atMs: number; value: Promise<EntryGroups> } | undefined;
@@ -361,6 +363,8 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     };
     jobs.set(job.id, job);
     while (jobs.size > 20) jobs.delete(jobs.keys().next().value!);
+    const abort = new AbortController();
+    jobAborts.set(job.id, abort);
     const run = runReplayJob(job, {
       dlq: stores.toolDlq,
       replay,
@@ -372,6 +376,7 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
       clock,
       onProgress: invalidate,
       cancelled: () => cancelRequested.has(job.id),
+      signal: abort.signal,
     })
       .catch((error: unknown) => {
         job.state = 'failed';
@@ -382,6 +387,7 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
         await source.afterReplays?.().catch(() => undefined);
         invalidate();
         runningJob = undefined;
+        jobAborts.delete(job.id);
         cancelRequested = new Set([...cancelRequested].filter((id) => id !== job.id));
       });
     runningJob = run;
@@ -393,8 +399,8 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 100)
       throw new ApiError(400, 'INVALID_INPUT', 'concurrency must be an integer from 1 to 100');
     const rate = body.ratePerSecond === undefined || body.ratePerSecond === null || body.ratePerSecond === '' ? null : Number(body.ratePerSecond);
-    if (rate !== null && !(Number.isFinite(rate) && rate > 0 && rate <= 10_000))
-      throw new ApiError(400, 'INVALID_INPUT', 'ratePerSecond must be a number above 0 and at most 10000');
+    if (rate !== null && !(Number.isFinite(rate) && rate >= MIN_REPLAY_RATE_PER_SECOND && rate <= 10_000))
+      throw new ApiError(400, 'INVALID_INPUT', 'ratePerSecond must be a number from 0.1 (one replay every 10 s) to 10000');
     if (body.removeExpired !== undefined && typeof body.removeExpired !== 'boolean')
       throw new ApiError(400, 'INVALID_INPUT', 'removeExpired must be true or false');
     return { concurrency, ratePerSecond: rate, removeExpired: body.removeExpired === true };
@@ -420,19 +426,25 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     if (loopback && !LOOPBACK_HOSTS.has(hostName(host))) {
       throw new ApiError(403, 'FORBIDDEN_HOST', 'this dashboard answers only to 127.0.0.1, localhost or [::1] (Host header)');
     }
+    // another site's page (a form, an image, a fetch) neither acts nor makes the dashboard read both DLQs
+    const refuseCrossSite = (what: string) => {
+      const origin = c.req.header('origin');
+      if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`) {
+        throw new ApiError(403, 'CROSS_ORIGIN', `${what} accepted from this page only (Origin ${origin} is not http://${host})`);
+      }
+      const fetchSite = c.req.header('sec-fetch-site');
+      if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none')
+        throw new ApiError(403, 'CROSS_ORIGIN', `${what} accepted from this page only (Sec-Fetch-Site ${fetchSite})`);
+    };
     if (c.req.method === 'GET' || c.req.method === 'HEAD') {
-      if (c.req.path.startsWith('/api/') && !loopback && !hasToken(c))
-        throw new ApiError(401, 'TOKEN_REQUIRED', 'off 127.0.0.1 every request needs the token: Authorization: Bearer TOKEN');
+      if (c.req.path.startsWith('/api/')) {
+        refuseCrossSite('reads are');
+        if (!loopback && !hasToken(c)) throw new ApiError(401, 'TOKEN_REQUIRED', 'off 127.0.0.1 every request needs the token: Authorization: Bearer TOKEN');
+      }
       return next();
     }
     if (c.req.method !== 'POST') throw new ApiError(403, 'METHOD_NOT_ALLOWED', 'actions are POST requests');
-    const origin = c.req.header('origin');
-    if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`) {
-      throw new ApiError(403, 'CROSS_ORIGIN', `actions are accepted from this page only (Origin ${origin} is not http://${host})`);
-    }
-    const fetchSite = c.req.header('sec-fetch-site');
-    if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none')
-      throw new ApiError(403, 'CROSS_ORIGIN', `actions are accepted from this page only (Sec-Fetch-Site ${fetchSite})`);
+    refuseCrossSite('actions are');
     if (!hasToken(c)) throw new ApiError(401, 'TOKEN_REQUIRED', 'every action needs the dashboard token (printed when it started) in the Authorization header');
     if (!(c.req.header('content-type') ?? '').toLowerCase().startsWith('application/json'))
       throw new ApiError(400, 'INVALID_INPUT', 'actions take a JSON body (Content-Type: application/json)');
@@ -579,7 +591,10 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
     await jsonBody(c);
     const job = jobs.get(c.req.param('id'));
     if (!job) throw new ApiError(404, 'NOT_FOUND', `no job ${c.req.param('id')}`);
-    if (job.state === 'running') cancelRequested.add(job.id);
+    if (job.state === 'running') {
+      cancelRequested.add(job.id);
+      jobAborts.get(job.id)?.abort();
+    }
     return send(c, job);
   });
 
@@ -612,6 +627,7 @@ export function createDashboardApp(options: DashboardAppOptions): DashboardApp {
       if (timer) clearInterval(timer);
       timer = undefined;
       for (const job of jobs.values()) if (job.state === 'running') cancelRequested.add(job.id);
+      for (const abort of jobAborts.values()) abort.abort();
       await runningJob;
     },
   };

@@ -67,19 +67,46 @@ export interface ReplayJobOptions {
   records: readonly DeadLetterRecord<ResumableEntry>[];
   /** Replays at once. @defaultValue 1 */
   concurrency?: number;
-  /** At most this many replays started per second. @defaultValue no limit */
+  /**
+   * At most this many replays started per second, from {@link MIN_REPLAY_RATE_PER_SECOND} (one every
+   * 10 s) to 10000. @defaultValue no limit
+   */
   ratePerSecond?: number | null;
   removeExpired?: boolean;
   clock: Clock;
-  /** Sleeps `ms` (injected for tests). @defaultValue setTimeout */
-  sleep?: (ms: number) => Promise<void>;
+  /**
+   * Sleeps `ms` (injected for tests); must settle (resolve or reject) once `signal` aborts.
+   * @defaultValue a timer, cleared when `signal` aborts
+   */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Called after each batch with the job as it stands. */
   onProgress?: (job: ReplayJob) => void;
   /** Checked between batches: `true` stops the job (`cancelled`). */
   cancelled?: () => boolean;
+  /**
+   * Cancels the job: a wait between batches ends at once, and no further batch starts (`cancelled`).
+   * The replays of a batch already started finish first.
+   */
+  signal?: AbortSignal;
 }
 
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** The lowest `ratePerSecond` a replay job takes: one replay every 10 s. */
+export const MIN_REPLAY_RATE_PER_SECOND = 0.1;
+
+const defaultSleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) {
+      resolve();
+      return;
+    }
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
 /**
  * Replays `records` with `drainToolDlq` in batches of `concurrency`, waiting between batches so
@@ -87,7 +114,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * Resolves when every record was replayed or the job was cancelled; never rejects for a replay
  * (a throw is counted `error`, as the drain does).
  *
- * @throws ToolrunError `INVALID_OPTIONS` for a concurrency outside 1–100 or a rate that is not a positive number.
+ * @throws ToolrunError `INVALID_OPTIONS` for a concurrency outside 1–100 or a rate outside 0.1–10000.
  */
 export async function runReplayJob(job: ReplayJob, options: ReplayJobOptions): Promise<ReplayJob> {
   const concurrency = options.concurrency ?? 1;
@@ -95,8 +122,8 @@ export async function runReplayJob(job: ReplayJob, options: ReplayJobOptions): P
     throw new ToolrunError('INVALID_OPTIONS', `concurrency must be an integer from 1 to 100, received ${String(concurrency)}`);
   }
   const rate = options.ratePerSecond ?? null;
-  if (rate !== null && !(typeof rate === 'number' && Number.isFinite(rate) && rate > 0 && rate <= 10_000)) {
-    throw new ToolrunError('INVALID_OPTIONS', `ratePerSecond must be a number above 0 and at most 10000, received ${String(rate)}`);
+  if (rate !== null && !(typeof rate === 'number' && Number.isFinite(rate) && rate >= MIN_REPLAY_RATE_PER_SECOND && rate <= 10_000)) {
+    throw new ToolrunError('INVALID_OPTIONS', `ratePerSecond must be a number from 0.1 to 10000, received ${String(rate)}`);
   }
   const sleep = options.sleep ?? defaultSleep;
   const { clock } = options;
@@ -106,7 +133,7 @@ export async function runReplayJob(job: ReplayJob, options: ReplayJobOptions): P
   const resolved = resolveRuntime(options.replay, stores);
   const replay: ReplayOptions = { ...options.replay, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
   for (let start = 0; start < options.records.length; start += concurrency) {
-    if (options.cancelled?.()) {
+    if (options.cancelled?.() || options.signal?.aborted) {
       job.state = 'cancelled';
       break;
     }
@@ -130,7 +157,7 @@ export async function runReplayJob(job: ReplayJob, options: ReplayJobOptions): P
     if (rate !== null && start + concurrency < options.records.length) {
       const spacingMs = (batch.length / rate) * 1000;
       const waitMs = spacingMs - (clock.now() - batchStartedMs);
-      if (waitMs > 0) await sleep(waitMs);
+      if (waitMs > 0) await sleep(waitMs, options.signal).catch(() => undefined);
     }
   }
   if (job.state === 'running') job.state = 'done';
