@@ -234,8 +234,8 @@ async function measureBackend(backend: SeededBackend, count: number): Promise<Be
 
 /**
  * What the group counts cost each write: ms to insert `entries` tool-DLQ entries (one transaction)
- * into a file of schema 6 (no group counts) and of schema 7 (their columns and trigger), alternating
- * A/B rounds on fresh files, best of each.
+ * into a file without the group-count triggers (dropped from the schema) and into one with them,
+ * alternating A/B rounds on fresh files, best of each.
  */
 function groupCountWriteCost(directory: string, entries: number, rounds: number): { before: number; after: number } {
   const best = { before: Number.POSITIVE_INFINITY, after: Number.POSITIVE_INFINITY };
@@ -250,15 +250,15 @@ function groupCountWriteCost(directory: string, entries: number, rounds: number)
       tokensSpent: { input: 1_000 + index, output: 40 },
     });
   for (let round = 0; round < rounds; round += 1) {
-    const order: Array<{ version: number; key: 'before' | 'after' }> = [
-      { version: 6, key: 'before' },
-      { version: 7, key: 'after' },
-    ];
+    const order: Array<'before' | 'after'> = ['before', 'after'];
     if (round % 2 === 1) order.reverse();
-    for (const { version, key } of order) {
-      const path = join(directory, `write-${version}-${round}.db`);
+    for (const key of order) {
+      const path = join(directory, `write-${key}-${round}.db`);
       const database = new BetterSqlite3(path);
-      migrateSqliteSchema(database, Date.now(), version);
+      migrateSqliteSchema(database, Date.now());
+      if (key === 'before') {
+        for (const event of ['add', 'remove', 'change']) database.exec(`DROP TRIGGER dead_letters_${event}_group_count`);
+      }
       const insert = database.prepare("INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES ('tool', ?, ?)");
       const started = performance.now();
       database.transaction(() => {
@@ -279,11 +279,11 @@ export async function runDashboardBench(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   try {
     const writes = groupCountWriteCost(directory, 20_000, 6);
-    rows.push({ name: 'SQLite: insert 20,000 tool-DLQ entries, schema 6 (no group counts)', medianNs: writes.before * 1e6, note: 'best of 3, A/B' });
+    rows.push({ name: 'SQLite: insert 20,000 tool-DLQ entries, no group counts', medianNs: writes.before * 1e6, note: 'best of 3, A/B' });
     rows.push({
-      name: 'SQLite: insert 20,000 tool-DLQ entries, schema 7 (group counts kept by trigger)',
+      name: 'SQLite: insert 20,000 tool-DLQ entries, group counts kept by trigger',
       medianNs: writes.after * 1e6,
-      baseline: 'SQLite: insert 20,000 tool-DLQ entries, schema 6 (no group counts)',
+      baseline: 'SQLite: insert 20,000 tool-DLQ entries, no group counts',
       ratio: writes.after / writes.before,
       note: 'best of 3, A/B',
     });

@@ -2,8 +2,8 @@
  * The dead-letter group counts (`countByGroup`) the dashboard's cause groups read instead of
  * scanning a queue: on memory, SQLite and PostgreSQL they equal the grouping of the listed entries
  * (`deadLetterGroupFields`, with token sums) through pushes, keyed pushes, removes, purges and
- * writes by hand; the migrations (SQLite 7, PostgreSQL 5) count the entries a database of the
- * version before already held; and the dashboard's groups from the counts equal those of a scan.
+ * writes by hand; a SQLite file counts the entries written into it by hand before it was opened;
+ * and the dashboard's groups from the counts equal those of a scan.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,8 +22,7 @@ import {
   readEntryGroups,
   toolGroupOf,
 } from '../src/dashboard/dashboard-entries.ts';
-import { createMemoryDeadLetterQueue, deadLetterCauseFields, deadLetterGroupFields } from '../src/stores/memory/memory-dead-letter-queue.ts';
-import { migratePostgresSchema } from '../src/stores/postgres/postgres-migrations.ts';
+import { createMemoryDeadLetterQueue, deadLetterGroupFields } from '../src/stores/memory/memory-dead-letter-queue.ts';
 import { createPostgresStores } from '../src/stores/postgres/postgres-stores.ts';
 import { migrateSqliteSchema } from '../src/stores/sqlite/sqlite-migrations.ts';
 import { createSqliteStores } from '../src/stores/sqlite/sqlite-stores.ts';
@@ -206,18 +205,18 @@ describe('countByGroup', () => {
   });
 });
 
-/** Tool entries of the version before, with the spent tokens the groups must sum. */
+/** Tool entries written by hand, with the spent tokens the groups must sum. */
 const OLD_ENTRIES = ENTRIES.slice(0, 6);
 
-describe('the group-count migrations on a database of the version before', () => {
+describe('the group counts of entries written by hand', () => {
   const directory = mkdtempSync(join(tmpdir(), 'toolrun-dash-groups-'));
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-  it('SQLite 7 on a file of schema 6: counts the entries already there, then keeps counting', async () => {
-    const path = join(directory, 'v6.db');
+  it('SQLite: counts the entries already in the file when it is opened, then keeps counting', async () => {
+    const path = join(directory, 'by-hand.db');
     const clock = createFakeClock();
     const old = new BetterSqlite3(path);
-    migrateSqliteSchema(old, clock.now(), 6);
+    migrateSqliteSchema(old, clock.now());
     const insert = old.prepare('INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES (?, ?, ?)');
     const ids = OLD_ENTRIES.map((entry) => String(insert.run('tool', JSON.stringify(entry), clock.now()).lastInsertRowid));
     insert.run('message', JSON.stringify(ENTRIES[6]), clock.now());
@@ -233,49 +232,6 @@ describe('the group-count migrations on a database of the version before', () =>
       await expectCounted(toolDlq);
     } finally {
       await stores.close();
-    }
-  });
-
-  it('PostgreSQL 5 on a schema of version 4: backfills the group columns from the JSON (a row jsonb cannot parse keeps none)', async () => {
-    const pool = createTestPool({ max: 4 });
-    const schema = uniqueName('toolrun_dash_');
-    const clock = createFakeClock();
-    try {
-      await migratePostgresSchema(pool, schema, clock.now(), 4);
-      const ids: string[] = [];
-      // as the version before wrote them: the entry and its cause columns
-      for (const [queue, entry] of [...OLD_ENTRIES.map((entry) => ['tool', entry] as const), ['message', ENTRIES[6]] as const]) {
-        const cause = deadLetterCauseFields(entry);
-        const { rows } = await pool.query<{ id: string }>(
-          `INSERT INTO "${schema}".dead_letters (queue, entry, added_at_ms, cause_kind, cause_tool_name, cause_model_name, cause_reason, cause_code)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id::text AS id`,
-          [queue, JSON.stringify(entry), clock.now(), cause.kind, cause.toolName, cause.modelName, cause.reason, cause.code],
-        );
-        ids.push(rows[0]!.id);
-      }
-      // \u0000 in a JSON string: jsonb refuses it, so the row keeps no group columns
-      await pool.query(`INSERT INTO "${schema}".dead_letters (queue, entry, added_at_ms, cause_kind, cause_tool_name) VALUES ('tool', $1, $2, 'tool', 'nul')`, [
-        JSON.stringify({ kind: 'tool', toolName: 'nul', lastError: { kind: 'a\u0000', status: 500 }, tokensSpent: { input: 9 } }),
-        clock.now(),
-      ]);
-      const stores = await createPostgresStores({ pool, schema, clock });
-      try {
-        const toolDlq = stores.toolDlq as DeadLetterQueue<unknown>;
-        const counts = await toolDlq.countByGroup!();
-        const parsed = counts.filter((count) => count.toolName !== 'nul');
-        const expected = (await expectedCounts(toolDlq)).filter((count) => !count.includes('"toolName":"nul"'));
-        expect(sortedCounts(parsed)).toEqual(expected);
-        expect(counts.find((count) => count.toolName === 'nul')).toMatchObject({ errorKind: null, errorStatus: null, entries: 1, tokensInput: 0 });
-        await expectCounted(stores.messageDlq as DeadLetterQueue<unknown>);
-        await toolDlq.push(ENTRIES[0]);
-        await toolDlq.remove(ids[1]!);
-        expect((await toolDlq.countByGroup!()).find((count) => count.errorStatus === 503)).toMatchObject({ entries: 2, tokensInput: 2400, tokensOutput: 160 });
-      } finally {
-        await stores.close();
-      }
-    } finally {
-      await dropSchema(pool, schema);
-      await pool.end();
     }
   });
 });

@@ -1,7 +1,6 @@
 /**
  * The failure log on every backend (memory, SQLite, PostgreSQL): one contract with keyset paging,
- * the PostgreSQL migration that adds it to a schema of the previous version, and `toolrun report`
- * reading it page by page — the same report from a stream of pages as from every record at once,
+ * and `toolrun report` reading it page by page — the same report from a stream of pages as from every record at once,
  * and from PostgreSQL (`--store postgres://…`) as from SQLite.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,12 +9,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { toolrunInProcess } from './fixtures/toolrun-in-process.ts';
 import type { FailureLogRecord } from '../src/ground/ports/failure-log.ts';
-import type { DeadLetterQueue } from '../src/ground/ports/stores.ts';
 import { buildFailureReport, createFailureReportBuilder, readAllFailures } from '../src/observability/index.ts';
 import { runReportCommand, streamFailureLog } from '../src/observability/report/run-report-command.ts';
 import { createMemoryFailureLog } from '../src/stores/memory/memory-failure-log.ts';
 import { createPostgresFailureLog, createPostgresStores } from '../src/stores/postgres/index.ts';
-import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from '../src/stores/postgres/postgres-migrations.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { SQLITE_FAILURE_LOG_SCHEMA } from '../src/stores/sqlite/sqlite-failure-log.ts';
 import { describeFailureLogContract } from '../src/testing/contract/index.ts';
@@ -189,34 +186,6 @@ describe('the PostgreSQL failure log', () => {
         expect(JSON.parse(report.stdout).totals.records).toBe(recorded.length);
       } finally {
         await resolved.stores.close();
-      }
-    } finally {
-      await dropSchema(admin, schema);
-    }
-  });
-
-  it('is added by migration 6 to a schema of the previous version, whose rows stay as they were', async () => {
-    const schema = uniqueName('toolrun_flog_');
-    try {
-      await migratePostgresSchema(admin, schema, Date.UTC(2026, 0, 1), 4);
-      await admin.query(`INSERT INTO "${schema}".dead_letters (queue, entry, added_at_ms) VALUES ('tool', $1, 1)`, [
-        JSON.stringify({ kind: 'tool', runId: 'r1', toolName: 'search' }),
-      ]);
-      expect((await admin.query(`SELECT to_regclass($1)::text AS found`, [`"${schema}".failure_log`])).rows[0].found).toBeNull();
-      const stores = await createPostgresStores({ pool: admin, schema });
-      try {
-        const { rows } = await admin.query<{ version: number }>(`SELECT MAX(version) AS version FROM "${schema}".schema_version`);
-        expect(rows[0]!.version).toBe(POSTGRES_SCHEMA_VERSION);
-        expect(POSTGRES_SCHEMA_VERSION).toBeGreaterThanOrEqual(6);
-        const entries = await (stores.toolDlq as DeadLetterQueue<unknown>).list();
-        expect(entries.map((entry) => entry.entry)).toEqual([{ kind: 'tool', runId: 'r1', toolName: 'search' }]);
-        const log = createPostgresFailureLog(stores.pool, { schema });
-        await log.append(record(0));
-        expect(await log.list()).toEqual([record(0)]);
-        expect(await log.size()).toBe(1);
-        expect(await log.findByTraceId!('trace_0')).toEqual(record(0));
-      } finally {
-        await stores.close();
       }
     } finally {
       await dropSchema(admin, schema);

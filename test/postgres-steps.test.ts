@@ -1,6 +1,6 @@
 /**
- * The append-only conversations of the PostgreSQL backend: the migration from whole-conversation
- * rows (a schema written by the version before), what a step writes, and the expiry sweep.
+ * The append-only conversations of the PostgreSQL backend: what a step writes (its chunk, its
+ * ledger rows, its checkpoint, in one call of `commit_step`), and the expiry sweep.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunCheckpoint, StepCommit } from '../src/ground/ports/stores.ts';
@@ -8,7 +8,6 @@ import { createFakeClock } from '../src/testing/fake-clock.ts';
 import { createPostgresConversationStore } from '../src/stores/postgres/postgres-conversation-store.ts';
 import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from '../src/stores/postgres/postgres-migrations.ts';
 import { createPostgresStores } from '../src/stores/postgres/postgres-stores.ts';
-import { toStoredText } from '../src/stores/exact-text.ts';
 import { createTestPool, dropSchema, uniqueName } from './fixtures/distributed-services.ts';
 
 const admin = createTestPool({ max: 4 });
@@ -23,10 +22,6 @@ const newSchema = () => {
   return schema;
 };
 
-/** The version that introduced the chunks. */
-const CHUNKS_VERSION = 7;
-/** The version whose commit_step skips the ledger statement of a step without ledger rows. */
-const LEDGER_SKIP_VERSION = 8;
 const HOUR_MS = 60 * 60 * 1000;
 
 const checkpoint = (stepIndex: number, conversationRef: string): RunCheckpoint => ({
@@ -41,101 +36,16 @@ const checkpoint = (stepIndex: number, conversationRef: string): RunCheckpoint =
 });
 
 describe('PostgreSQL conversations as append-only chunks', () => {
-  it('migrates whole-conversation rows of the version before, reads them back equal, and continues them with commitStep', async () => {
-    expect(POSTGRES_SCHEMA_VERSION).toBeGreaterThanOrEqual(CHUNKS_VERSION);
-    const schema = newSchema();
-    const clock = createFakeClock();
-    await migratePostgresSchema(admin, schema, clock.now(), CHUNKS_VERSION - 1);
-    // rows as the version before wrote them: its put statement, on its table
-    const exact = [
-      { role: 'user', content: 'nul \u0000 and a lone \ud800 surrogate, 東京 ✈️' },
-      { role: 'assistant', content: null, toolCalls: [{ id: 'c0', name: 'search', args: '{"q":1}' }], numbers: [0, -1, 0.1, 1e21] },
-    ];
-    const conversations: Record<string, unknown> = {
-      conv_plain: [{ role: 'user', content: 'hello' }],
-      conv_exact: exact,
-      conv_empty: [],
-      'conv_\u0000ref': [{ role: 'user', content: 'under an escaped ref' }],
-    };
-    const oldPut = `INSERT INTO "${schema}".conversations (ref, messages, expires_at_ms) VALUES ($1, $2, $3)
-      ON CONFLICT (ref) DO UPDATE SET messages = excluded.messages, expires_at_ms = excluded.expires_at_ms`;
-    const expiresAt = Math.ceil(clock.now() + HOUR_MS);
-    for (const [ref, messages] of Object.entries(conversations)) await admin.query(oldPut, [toStoredText(ref), JSON.stringify(messages), expiresAt]);
-    await admin.query(oldPut, ['conv_expired', JSON.stringify([{ n: 1 }]), Math.ceil(clock.now() - 1)]);
-    await admin.query(oldPut, ['conv_not_an_array', '{"not":"an array"}', expiresAt]);
-
-    const stores = await createPostgresStores({ pool: admin, schema, clock, conversationTtlMs: HOUR_MS });
-    try {
-      const { rows: versions } = await admin.query<{ version: number }>(`SELECT MAX(version) AS version FROM "${schema}".schema_version`);
-      expect(versions[0]!.version).toBe(POSTGRES_SCHEMA_VERSION);
-      const { rows: columns } = await admin.query<{ column_name: string }>(
-        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'conversations' ORDER BY column_name`,
-        [schema],
-      );
-      expect(columns.map((column) => column.column_name)).toEqual(['expires_at_ms', 'ref']);
-      for (const [ref, messages] of Object.entries(conversations)) expect(await stores.conversations.get(ref)).toEqual(messages);
-      expect(await stores.conversations.get('conv_expired')).toBeUndefined();
-      expect(await stores.conversations.get('conv_not_an_array')).toEqual({ not: 'an array' });
-      const { rows: chunks } = await admin.query<{ ref: string; start_index: number; end_index: number; messages: string }>(
-        `SELECT ref, start_index, end_index, messages FROM "${schema}".conversation_messages ORDER BY ref`,
-      );
-      // byte for byte, lengths counted
-      expect(chunks.find((chunk) => chunk.ref === 'conv_exact')).toEqual({ ref: 'conv_exact', start_index: 0, end_index: 2, messages: JSON.stringify(exact) });
-      expect(chunks.find((chunk) => chunk.ref === 'conv_not_an_array')?.end_index).toBe(-1);
-      expect(chunks).toHaveLength(Object.keys(conversations).length + 2);
-
-      // continued: an appended chunk of the step's messages only
-      const commit = (step: StepCommit) => stores.conversations.commitStep!(step, stores);
-      const continued = [...exact, { role: 'tool', toolCallId: 'c0', content: '{"status":"success"}' }];
-      const ledger = [{ key: 'run_conv_exact:1:0', value: { status: 'success' } }];
-      expect(await commit({ conversationRef: 'conv_exact', messages: continued, storedCount: 2, checkpoint: checkpoint(1, 'conv_exact'), ledger })).toBe(true);
-      expect(await stores.conversations.get('conv_exact')).toEqual(continued);
-      expect(await stores.runs.get('run_conv_exact')).toEqual(checkpoint(1, 'conv_exact'));
-      expect(await stores.ledger.get('run_conv_exact:1:0')).toEqual({ status: 'success' });
-      const { rows: exactChunks } = await admin.query<{ start_index: number; end_index: number; messages: string }>(
-        `SELECT start_index, end_index, messages FROM "${schema}".conversation_messages WHERE ref = 'conv_exact' ORDER BY start_index`,
-      );
-      expect(exactChunks.map((chunk) => [chunk.start_index, chunk.end_index])).toEqual([
-        [0, 2],
-        [2, 3],
-      ]);
-      expect(exactChunks[1]!.messages).toBe(JSON.stringify(continued.slice(2)));
-      // the row of unknown length is replaced, not appended to
-      const replaced = [
-        { role: 'user', content: 'now an array' },
-        { role: 'assistant', content: 'ok' },
-      ];
-      expect(
-        await commit({ conversationRef: 'conv_not_an_array', messages: replaced, storedCount: 1, checkpoint: checkpoint(0, 'conv_not_an_array'), ledger: [] }),
-      ).toBe(true);
-      expect(await stores.conversations.get('conv_not_an_array')).toEqual(replaced);
-      // the expired one is replaced as well
-      expect(
-        await commit({
-          conversationRef: 'conv_expired',
-          messages: [{ n: 1 }, { n: 2 }],
-          storedCount: 1,
-          checkpoint: checkpoint(1, 'conv_expired'),
-          ledger: [],
-        }),
-      ).toBe(true);
-      expect(await stores.conversations.get('conv_expired')).toEqual([{ n: 1 }, { n: 2 }]);
-    } finally {
-      await stores.close();
-    }
-  });
-
-  it('continues runs a version-7 schema wrote, once migrated: ledger rows only from the steps that have some, first writer kept', async () => {
-    expect(POSTGRES_SCHEMA_VERSION).toBeGreaterThanOrEqual(LEDGER_SKIP_VERSION);
+  it('continues runs across a restart: ledger rows only from the steps that have some, first writer kept', async () => {
     const schema = newSchema();
     const quoted = `"${schema}"`;
     const clock = createFakeClock();
-    await migratePostgresSchema(admin, schema, clock.now(), LEDGER_SKIP_VERSION - 1);
+    await migratePostgresSchema(admin, schema, clock.now());
     const { createPostgresRunStore } = await import('../src/stores/postgres/postgres-run-store.ts');
     const { createPostgresIdempotencyLedger } = await import('../src/stores/postgres/postgres-idempotency-ledger.ts');
     const runs = createPostgresRunStore(admin, { schema: quoted });
     const ledger = createPostgresIdempotencyLedger(admin, { schema: quoted, clock });
-    // the store's statements on the version-7 schema: its commit_step writes the first steps
+    // the store's statements write the first steps
     const conversations = createPostgresConversationStore(admin, { schema: quoted, clock, ttlMs: HOUR_MS, steps: { runs, ledger } });
     const stores = { conversations, runs, ledger };
     const commit = (step: StepCommit) => conversations.commitStep!(step, stores);
@@ -156,7 +66,7 @@ describe('PostgreSQL conversations as append-only chunks', () => {
       `SELECT prosrc AS body FROM pg_proc WHERE proname = 'commit_step' AND pronamespace = $1::regnamespace`,
       [quoted],
     );
-    // version 8's, replaced in place, and version 10's beside it (a run's last step: version 8's, then the claim's release)
+    // two overloads: a step, and a run's last step (the step, then the claim's release)
     expect(bodies).toHaveLength(2);
     expect(bodies.filter(({ body }) => body.includes('IF cardinality(p_ledger_keys) > 0 THEN'))).toHaveLength(1);
     expect(bodies.filter(({ body }) => body.includes('IF NOT ') && body.includes('.commit_step(p_ref,'))).toHaveLength(1);
@@ -165,7 +75,7 @@ describe('PostgreSQL conversations as append-only chunks', () => {
     expect(await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 2, checkpoint: checkpoint(2, 'conv_old'), ledger: [] })).toBe(
       true,
     );
-    // a step with ledger rows: the new one stored, the one version 7 stored kept (first writer wins)
+    // a step with ledger rows: the new one stored, the one stored before kept (first writer wins)
     messages.push({ role: 'tool', content: 'second' });
     const second = { key: 'run_conv_old:2:0', value: { status: 'success', n: 2 } };
     const again = { key: first.key, value: { status: 'success', n: 99 } };

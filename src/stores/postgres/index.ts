@@ -15,3 +15,4 @@ export {
 } from './postgres-client.ts';
 export type { PendingRunMessage, PostgresRunQueue } from './postgres-run-queue.ts';
 export { createPostgresFailureLog, type PostgresFailureLogOptions } from './postgres-failure-log.ts';
+export { SchemaVersionError } from '../schema-migrations.ts';

@@ -3,6 +3,7 @@ import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { describeStoresContract } from '../../testing/contract/index.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
 import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from '../../../test/fixtures/distributed-services.ts';
+import { SchemaVersionError } from '../schema-migrations.ts';
 import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from './postgres-migrations.ts';
 import { createPostgresStores } from './postgres-stores.ts';
 import type { DeadLetterQueue } from '../../ground/ports/stores.ts';
@@ -57,11 +58,9 @@ describe('PostgreSQL stores', () => {
     const opened = await Promise.all(Array.from({ length: 6 }, () => createPostgresStores({ connectionString: POSTGRES_URL, schema, maxConnections: 2 })));
     try {
       const { rows } = await admin.query<{ version: number }>(`SELECT version FROM "${schema}".schema_version ORDER BY version`);
-      // each migration once, in order, up to the current version
+      // the baseline once, at the current version
       const versions = rows.map((row) => row.version);
-      expect(new Set(versions).size).toBe(versions.length);
-      expect(versions.slice(0, 4)).toEqual([1, 2, 3, 4]);
-      expect(versions[versions.length - 1]).toBe(POSTGRES_SCHEMA_VERSION);
+      expect(versions).toEqual([POSTGRES_SCHEMA_VERSION]);
       await opened[0]!.queue.enqueue({ id: 'm1', body: 'x' });
       expect(await opened[5]!.queue.size()).toBe(1);
       const reopened = await createPostgresStores({ pool: admin, schema });
@@ -160,11 +159,11 @@ describe('PostgreSQL stores', () => {
     }
   });
 
-  it('opens a schema written by version 1: dead letters count in bytes(), leases stay leases, claims work', async () => {
+  it('takes rows written by hand: dead letters count in bytes(), leases stay leases, claims work', async () => {
     const schema = uniqueName('toolrun_test_');
     const clock = createFakeClock();
     try {
-      await migratePostgresSchema(admin, schema, clock.now(), 1);
+      await migratePostgresSchema(admin, schema, clock.now());
       const entries = [
         { kind: 'message', rawBody: 'Grüße 東京 🚀' },
         { runId: 'run_1', stepIndex: 2 },
@@ -181,7 +180,7 @@ describe('PostgreSQL stores', () => {
       const stores = await createPostgresStores({ pool: admin, schema, clock });
       try {
         const versions = await admin.query(`SELECT version FROM "${schema}".schema_version ORDER BY version`);
-        expect(versions.rows).toEqual(Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, index) => ({ version: index + 1 })));
+        expect(versions.rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
         const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
         expect(await stores.messageDlq.bytes()).toBe(jsonBytes(entries[0]));
         expect(await stores.toolDlq.bytes()).toBe(jsonBytes(entries[1]));
@@ -277,6 +276,32 @@ describe('PostgreSQL stores', () => {
       expect((await rejection(createPostgresStores({ pool: admin, schema }))).code).toBe('STORE_UNAVAILABLE');
       const { rows } = await admin.query(`SELECT to_regclass($1) AS table`, [`"${schema}".queue_messages`]);
       expect(rows).toEqual([{ table: null }]);
+    } finally {
+      await dropSchema(admin, schema);
+    }
+  });
+
+  it('refuses a schema older than the baseline, naming the versions, and leaves it alone', async () => {
+    const schema = uniqueName('toolrun_test_');
+    try {
+      await admin.query(`CREATE SCHEMA "${schema}"`);
+      await admin.query(`CREATE TABLE "${schema}".schema_version (version integer PRIMARY KEY, applied_at text NOT NULL)`);
+      await admin.query(`INSERT INTO "${schema}".schema_version VALUES (1, '2026-01-01T00:00:00.000Z'), (11, '2026-01-01T00:00:00.000Z')`);
+      await admin.query(`CREATE TABLE "${schema}".runs (run_id text PRIMARY KEY, checkpoint text NOT NULL)`);
+      await admin.query(`INSERT INTO "${schema}".runs VALUES ('run-1', '{}')`);
+      const error = await rejection(createPostgresStores({ pool: admin, schema }));
+      expect(error).toBeInstanceOf(SchemaVersionError);
+      expect(error).toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        backend: 'PostgreSQL',
+        foundVersion: 11,
+        supportedVersions: { oldest: POSTGRES_SCHEMA_VERSION, newest: POSTGRES_SCHEMA_VERSION },
+      });
+      expect(error.message).toContain(`"${schema}" has schema version 11; this toolrun opens version ${POSTGRES_SCHEMA_VERSION} only`);
+      expect(error.message).toContain(`DROP SCHEMA "${schema}" CASCADE`);
+      expect((await admin.query(`SELECT version FROM "${schema}".schema_version ORDER BY version`)).rows).toEqual([{ version: 1 }, { version: 11 }]);
+      expect((await admin.query(`SELECT run_id FROM "${schema}".runs`)).rows).toEqual([{ run_id: 'run-1' }]);
+      expect((await admin.query(`SELECT to_regclass($1) AS table`, [`"${schema}".queue_messages`])).rows).toEqual([{ table: null }]);
     } finally {
       await dropSchema(admin, schema);
     }

@@ -7,3 +7,4 @@
  */
 export { createSqliteStores, type SqliteStores, type SqliteStoresOptions } from './sqlite-stores.ts';
 export { createSqliteFailureLog, openSqliteFailureLog } from './sqlite-failure-log.ts';
+export { SchemaVersionError } from '../schema-migrations.ts';

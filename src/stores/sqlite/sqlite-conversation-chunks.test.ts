@@ -12,12 +12,12 @@ afterAll(() => rmSync(directory, { recursive: true, force: true }));
 let fileCounter = 0;
 const freshPath = () => join(directory, `chunks-${++fileCounter}.db`);
 
-describe('SQLite conversation chunks (schema version 8)', () => {
-  it('moves the chunks of a file written by schema version 7 into a rowid table, each byte for byte, and keeps appending to them', async () => {
+describe('SQLite conversation chunks', () => {
+  it('keeps chunks in a rowid table, reads chunks written by hand byte for byte, and keeps appending to them', async () => {
     const path = freshPath();
     const clock = createFakeClock();
     const old = new BetterSqlite3(path);
-    migrateSqliteSchema(old, clock.now(), 7);
+    migrateSqliteSchema(old, clock.now());
     const long = Array.from({ length: 1_000 }, (_, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `message ${index} `.repeat(20) }));
     // text as an older toolrun (or a hand) wrote it: not what JSON.stringify gives back, kept as is
     const odd = '[ "nul \\u0000 and a lone \\ud800 surrogate" , 1e21 , {"a" :1} ]';
@@ -58,7 +58,7 @@ describe('SQLite conversation chunks (schema version 8)', () => {
     expect(await stores.conversations.get('conv_odd')).toEqual(JSON.parse(odd));
     expect(await stores.conversations.get('conv_expired')).toBeUndefined();
 
-    // a migrated conversation takes appends: the step writes one chunk of its own messages
+    // a conversation written by hand takes appends: the step writes one chunk of its own messages
     const messages = [...((await stores.conversations.get('conv_long')) as unknown[]), { role: 'assistant', content: 'done' }];
     const checkpoint = {
       runId: 'run_long',

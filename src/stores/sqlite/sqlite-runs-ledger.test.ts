@@ -33,7 +33,7 @@ describe('SQLite runs and ledger: files of schema version 9, and checkpoint writ
     const path = freshPath();
     const clock = createFakeClock();
     const old = new BetterSqlite3(path);
-    migrateSqliteSchema(old, clock.now(), 9);
+    migrateSqliteSchema(old, clock.now());
     const at = new Date(clock.now()).toISOString();
     // text as an older toolrun (or a hand) wrote it: not what JSON.stringify gives back, kept as is
     const oddJson = '{ "status" : "success", "result" : "nul \\u0000 and a lone \\ud800 surrogate", "n" : 1e21 }';

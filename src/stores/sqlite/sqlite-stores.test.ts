@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { describeStoresContract } from '../../testing/contract/index.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
+import { SchemaVersionError } from '../schema-migrations.ts';
 import { migrateSqliteSchema, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.ts';
 import { createSqliteStores } from './sqlite-stores.ts';
 import type { DeadLetterQueue } from '../../ground/ports/stores.ts';
@@ -57,20 +58,20 @@ describe('SQLite stores', () => {
     await durable.close();
   });
 
-  it('records each schema version once and does not migrate again on reopen', async () => {
+  it('records the schema version once and does not migrate again on reopen', async () => {
     const path = freshPath();
     await createSqliteStores({ path }).close();
     const stores = createSqliteStores({ path });
     const versions = stores.database.prepare('SELECT version FROM schema_version ORDER BY version').all();
-    expect(versions).toEqual(Array.from({ length: SQLITE_SCHEMA_VERSION }, (_, index) => ({ version: index + 1 })));
+    expect(versions).toEqual([{ version: SQLITE_SCHEMA_VERSION }]);
     await stores.close();
   });
 
-  it('opens a file written by schema version 1: its dead letters stay readable and pushOnce works on it', async () => {
+  it('reads dead letters inserted by hand, and pushOnce works beside them', async () => {
     const path = freshPath();
     const clock = createFakeClock();
     const old = new BetterSqlite3(path);
-    migrateSqliteSchema(old, clock.now(), 1);
+    migrateSqliteSchema(old, clock.now());
     const insert = old.prepare('INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES (?, ?, ?)');
     const oldMessageId = String(insert.run('message', JSON.stringify({ kind: 'message', rawBody: '{not json', messageId: 'm1' }), clock.now()).lastInsertRowid);
     const oldToolId = String(insert.run('tool', JSON.stringify({ runId: 'run_1', stepIndex: 2 }), clock.now()).lastInsertRowid);
@@ -78,12 +79,12 @@ describe('SQLite stores', () => {
 
     const stores = createSqliteStores({ path, clock });
     const versions = stores.database.prepare('SELECT version FROM schema_version ORDER BY version').all();
-    expect(versions).toEqual(Array.from({ length: SQLITE_SCHEMA_VERSION }, (_, index) => ({ version: index + 1 })));
+    expect(versions).toEqual([{ version: SQLITE_SCHEMA_VERSION }]);
     expect(await stores.messageDlq.list()).toEqual([
       { id: oldMessageId, addedAt: new Date(clock.now()).toISOString(), entry: { kind: 'message', rawBody: '{not json', messageId: 'm1' } },
     ]);
     expect((await stores.toolDlq.get(oldToolId))?.entry).toEqual({ runId: 'run_1', stepIndex: 2 });
-    // entries of version 1 have no key: the first keyed push adds, the second does not
+    // entries inserted by hand have no key: the first keyed push adds, the second does not
     const keyed = await (stores.messageDlq as DeadLetterQueue<unknown>).pushOnce('message:m1', { kind: 'message', rawBody: '{not json', messageId: 'm1' });
     expect(keyed.added).toBe(true);
     expect(Number(keyed.id)).toBeGreaterThan(Number(oldToolId));
@@ -92,11 +93,11 @@ describe('SQLite stores', () => {
     await stores.close();
   });
 
-  it('opens a file written by schema version 2: dead letters count in bytes(), queue rows stay deliverable, claims work', async () => {
+  it('takes rows written by hand: dead letters count in bytes(), queue rows stay deliverable, claims work', async () => {
     const path = freshPath();
     const clock = createFakeClock();
     const old = new BetterSqlite3(path);
-    migrateSqliteSchema(old, clock.now(), 2);
+    migrateSqliteSchema(old, clock.now());
     const entries = [
       { kind: 'message', rawBody: 'Grüße 東京 🚀' },
       { runId: 'run_1', stepIndex: 2 },
@@ -115,7 +116,7 @@ describe('SQLite stores', () => {
     expect(await stores.toolDlq.bytes()).toBe(jsonBytes(entries[1]));
     await (stores.toolDlq as DeadLetterQueue<unknown>).push({ more: 'é' });
     expect(await stores.toolDlq.bytes()).toBe(jsonBytes(entries[1]) + jsonBytes({ more: 'é' }));
-    // the lease written by version 2 is still a lease: renewable, then redelivered when it ends
+    // the lease written by hand is a lease: renewable, then redelivered when it ends
     expect(await stores.queue.extendLease('leased', 1, 60_000)).toBe(true);
     expect(await stores.queue.reserve(60_000)).toMatchObject({ id: 'waiting', body: 'b', deliveries: 1 });
     await clock.advance(60_000);
@@ -366,60 +367,6 @@ describe('SQLite stores', () => {
     await stores.close();
   });
 
-  it('moves a file of schema version 3 (whole-conversation rows) to append-only conversations, reading each back exactly', async () => {
-    const path = freshPath();
-    const clock = createFakeClock();
-    const old = new BetterSqlite3(path);
-    migrateSqliteSchema(old, clock.now(), 3);
-    const conversations: Record<string, unknown[]> = {
-      conv_tools: [
-        { role: 'system', content: 'You are a helpful agent.' },
-        { role: 'user', content: 'Réservez un vol — 東京 ✈️ "quoted"\nnext line' },
-        { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'search', args: '{"q":"x"}' }] },
-        { role: 'tool', toolCallId: 'c1', name: 'search', content: '{"status":"ok","n":[0,-1,0.1,1e21]}' },
-      ],
-      conv_odd: ['nul \u0000 and a lone \ud800 surrogate', null, 1, true, [[]], {}],
-      conv_empty: [],
-    };
-    const insert = old.prepare('INSERT INTO conversations (ref, messages, expires_at_ms) VALUES (?, ?, ?)');
-    for (const [ref, messages] of Object.entries(conversations)) insert.run(ref, JSON.stringify(messages), clock.now() + 60_000);
-    insert.run('conv_expired', JSON.stringify([{ role: 'user', content: 'old' }]), clock.now());
-    old.close();
-
-    const stores = createSqliteStores({ path, clock });
-    expect((stores.database.prepare('SELECT MAX(version) AS version FROM schema_version').get() as { version: number }).version).toBe(SQLITE_SCHEMA_VERSION);
-    for (const [ref, messages] of Object.entries(conversations)) expect(await stores.conversations.get(ref)).toEqual(messages);
-    expect(await stores.conversations.get('conv_expired')).toBeUndefined();
-    expect(stores.database.prepare('SELECT ref, start, end FROM conversation_messages ORDER BY ref').all()).toEqual([
-      { ref: 'conv_empty', start: 0, end: 0 },
-      { ref: 'conv_expired', start: 0, end: 1 },
-      { ref: 'conv_odd', start: 0, end: 6 },
-      { ref: 'conv_tools', start: 0, end: 4 },
-    ]);
-    expect(stores.database.prepare('SELECT ref FROM conversations ORDER BY ref').all()).toEqual(
-      ['conv_empty', 'conv_expired', 'conv_odd', 'conv_tools'].map((ref) => ({ ref })),
-    );
-    // a migrated conversation takes appends: a resumed run's next step writes only its messages
-    const next = [...conversations.conv_tools!, { role: 'assistant', content: 'done' }];
-    const checkpoint = {
-      runId: 'run_1',
-      messageId: 'm1',
-      status: 'completed' as const,
-      stepIndex: 2,
-      conversationRef: 'conv_tools',
-      tokensSpent: { input: 1, output: 1 },
-      toolAttempts: {},
-      updatedAt: new Date(clock.now()).toISOString(),
-    };
-    await stores.conversations.commitStep!({ conversationRef: 'conv_tools', messages: next, storedCount: 4, checkpoint, ledger: [] }, stores);
-    expect(await stores.conversations.get('conv_tools')).toEqual(next);
-    expect(stores.database.prepare('SELECT start FROM conversation_messages WHERE ref = ? ORDER BY start').all('conv_tools')).toEqual([
-      { start: 0 },
-      { start: 4 },
-    ]);
-    await stores.close();
-  });
-
   it('creates a missing folder for the file', async () => {
     const path = join(directory, 'nested', 'deeper', 'toolrun.db');
     const stores = createSqliteStores({ path });
@@ -455,6 +402,34 @@ describe('SQLite stores', () => {
     database.close();
     expectStoreUnavailable(() => createSqliteStores({ path }), false);
     const check = new BetterSqlite3(path);
+    expect(check.prepare("SELECT name FROM sqlite_master WHERE name = 'queue_messages'").get()).toBeUndefined();
+    check.close();
+  });
+
+  it('refuses a file older than the baseline, naming the versions, and leaves it alone', () => {
+    const path = freshPath();
+    const database = new BetterSqlite3(path);
+    database.exec('CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+    database.exec("INSERT INTO schema_version VALUES (1, '2026-01-01T00:00:00.000Z'), (8, '2026-01-01T00:00:00.000Z')");
+    database.exec("CREATE TABLE runs (run_id TEXT PRIMARY KEY, checkpoint TEXT NOT NULL); INSERT INTO runs VALUES ('run-1', '{}')");
+    database.close();
+    let thrown: unknown;
+    try {
+      createSqliteStores({ path });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(SchemaVersionError);
+    expect(thrown).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      backend: 'SQLite',
+      foundVersion: 8,
+      supportedVersions: { oldest: SQLITE_SCHEMA_VERSION, newest: SQLITE_SCHEMA_VERSION },
+    });
+    expect((thrown as Error).message).toContain(`the SQLite file ${path} has schema version 8; this toolrun opens version ${SQLITE_SCHEMA_VERSION} only`);
+    const check = new BetterSqlite3(path);
+    expect(check.prepare('SELECT version FROM schema_version ORDER BY version').all()).toEqual([{ version: 1 }, { version: 8 }]);
+    expect(check.prepare('SELECT run_id FROM runs').all()).toEqual([{ run_id: 'run-1' }]);
     expect(check.prepare("SELECT name FROM sqlite_master WHERE name = 'queue_messages'").get()).toBeUndefined();
     check.close();
   });

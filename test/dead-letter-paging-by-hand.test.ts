@@ -1,8 +1,7 @@
 /**
- * The migrations that give the dead-letter queues their indexed cause columns, entry count and
- * cause counts (SQLite schemas 5 and 6, PostgreSQL schemas 3 and 4), on databases written by the
- * version before: the entries already there are found by `filter`, paged by `after`, and counted
- * by `size()` and `countByCause()`.
+ * The SQLite dead-letter queues' cause columns, entry count and cause counts are computed from the
+ * entry, so entries inserted into the file by hand (or by an older toolrun) before it is opened are
+ * found by `filter`, paged by `after`, and counted by `size()` and `countByCause()`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,14 +9,11 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DeadLetterQueue } from '../src/ground/ports/stores.ts';
-import { migratePostgresSchema } from '../src/stores/postgres/postgres-migrations.ts';
-import { createPostgresStores } from '../src/stores/postgres/postgres-stores.ts';
 import { migrateSqliteSchema } from '../src/stores/sqlite/sqlite-migrations.ts';
 import { createSqliteStores } from '../src/stores/sqlite/sqlite-stores.ts';
 import { createFakeClock } from '../src/testing/fake-clock.ts';
-import { createTestPool, dropSchema, uniqueName } from './fixtures/distributed-services.ts';
 
-/** Entries as an older toolrun wrote them: tool, model, run, one without a kind, one jsonb cannot parse. */
+/** Entries as an older toolrun wrote them: tool, model, run, one without a kind, one holding \u0000 and a lone surrogate. */
 const OLD_TOOL_ENTRIES: unknown[] = [
   { kind: 'tool', runId: 'run_1', toolName: 'book_flight', reason: 'retry-budget-exhausted', lastError: { kind: 'server', status: 503, message: 'down' } },
   {
@@ -33,14 +29,14 @@ const OLD_TOOL_ENTRIES: unknown[] = [
 ];
 const OLD_MESSAGE_ENTRY = { kind: 'message', rawBody: '{', reason: { code: 'MALFORMED_JSON', detail: 'not JSON' }, receivedAt: '2026-01-01T00:00:00.000Z' };
 
-async function expectFoundByFilters(toolDlq: DeadLetterQueue<unknown>, messageDlq: DeadLetterQueue<unknown>, ids: string[], options: { jsonbSafe: boolean }) {
+async function expectFoundByFilters(toolDlq: DeadLetterQueue<unknown>, messageDlq: DeadLetterQueue<unknown>, ids: string[]) {
   const positions = async (listOptions: Parameters<DeadLetterQueue<unknown>['list']>[0]) =>
     (await toolDlq.list(listOptions)).map((record) => ids.indexOf(record.id));
   expect(await toolDlq.size()).toBe(OLD_TOOL_ENTRIES.length);
   expect(await messageDlq.size()).toBe(1);
   expect(await positions({ filter: { toolName: 'book_flight' } })).toEqual([0, 3]);
-  expect(await positions({ filter: { kind: 'tool' } })).toEqual(options.jsonbSafe ? [0, 3, 4] : [0, 3]);
-  expect(await positions({ filter: { reason: 'circuit-open' } })).toEqual(options.jsonbSafe ? [3, 4] : [3]);
+  expect(await positions({ filter: { kind: 'tool' } })).toEqual([0, 3, 4]);
+  expect(await positions({ filter: { reason: 'circuit-open' } })).toEqual([3, 4]);
   expect(await positions({ filter: { code: 'rate_limited' } })).toEqual([1]);
   expect(await positions({ filter: { modelName: 'gpt-x' } })).toEqual([1]);
   expect(await positions({ filter: { kind: 'run' } })).toEqual([2]);
@@ -56,7 +52,7 @@ async function expectFoundByFilters(toolDlq: DeadLetterQueue<unknown>, messageDl
   );
   expect(counts.find((count) => count.modelName === 'gpt-x')).toMatchObject({ kind: 'model', code: 'rate_limited', entries: 1 });
   expect((await messageDlq.list({ filter: { code: 'MALFORMED_JSON' } })).map((record) => record.entry)).toEqual([OLD_MESSAGE_ENTRY]);
-  // new pushes are counted and found next to the migrated ones
+  // new pushes are counted and found next to the ones written by hand
   await toolDlq.push({ kind: 'tool', toolName: 'book_flight', reason: 'circuit-open' });
   expect(await toolDlq.size()).toBe(OLD_TOOL_ENTRIES.length + 1);
   expect((await positions({ filter: { toolName: 'book_flight', reason: 'circuit-open' } })).length).toBe(2);
@@ -67,57 +63,24 @@ async function expectFoundByFilters(toolDlq: DeadLetterQueue<unknown>, messageDl
   expect(await messageDlq.size()).toBe(1);
 }
 
-describe('SQLite schema 5 on a file of schema 4', () => {
+describe('SQLite dead letters inserted by hand', () => {
   const directory = mkdtempSync(join(tmpdir(), 'toolrun-dlq-migration-'));
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-  it('finds, pages and counts the entries written before the migration', async () => {
-    const path = join(directory, 'v4.db');
+  it('finds, pages and counts the entries written before the file was opened', async () => {
+    const path = join(directory, 'by-hand.db');
     const clock = createFakeClock();
     const old = new BetterSqlite3(path);
-    migrateSqliteSchema(old, clock.now(), 4);
+    migrateSqliteSchema(old, clock.now());
     const insert = old.prepare('INSERT INTO dead_letters (queue, entry, added_at_ms) VALUES (?, ?, ?)');
     const ids = OLD_TOOL_ENTRIES.map((entry) => String(insert.run('tool', JSON.stringify(entry), clock.now()).lastInsertRowid));
     insert.run('message', JSON.stringify(OLD_MESSAGE_ENTRY), clock.now());
     old.close();
     const stores = createSqliteStores({ path, clock });
     try {
-      await expectFoundByFilters(stores.toolDlq as DeadLetterQueue<unknown>, stores.messageDlq as DeadLetterQueue<unknown>, ids, { jsonbSafe: true });
+      await expectFoundByFilters(stores.toolDlq as DeadLetterQueue<unknown>, stores.messageDlq as DeadLetterQueue<unknown>, ids);
     } finally {
       await stores.close();
-    }
-  });
-});
-
-describe('PostgreSQL schema 3 on a schema of version 2', () => {
-  const admin = createTestPool({ max: 2 });
-  afterAll(() => admin.end());
-
-  it('backfills the cause columns of the entries already there (a row jsonb cannot parse keeps none) and counts them', async () => {
-    const schema = uniqueName('toolrun_test_');
-    const clock = createFakeClock();
-    try {
-      await migratePostgresSchema(admin, schema, clock.now(), 2);
-      const ids: string[] = [];
-      for (const entry of OLD_TOOL_ENTRIES) {
-        const { rows } = await admin.query<{ id: string }>(
-          `INSERT INTO "${schema}".dead_letters (queue, entry, added_at_ms) VALUES ('tool', $1, $2) RETURNING id::text AS id`,
-          [JSON.stringify(entry), clock.now()],
-        );
-        ids.push(rows[0]!.id);
-      }
-      await admin.query(`INSERT INTO "${schema}".dead_letters (queue, entry, added_at_ms) VALUES ('message', $1, $2)`, [
-        JSON.stringify(OLD_MESSAGE_ENTRY),
-        clock.now(),
-      ]);
-      const stores = await createPostgresStores({ pool: admin, schema, clock });
-      try {
-        await expectFoundByFilters(stores.toolDlq as DeadLetterQueue<unknown>, stores.messageDlq as DeadLetterQueue<unknown>, ids, { jsonbSafe: false });
-      } finally {
-        await stores.close();
-      }
-    } finally {
-      await dropSchema(admin, schema);
     }
   });
 });
