@@ -348,12 +348,14 @@ function toolErrorFinding(node: ToolError): Finding {
       const base = fromKind(isToolErrorKind(kind) ? kind : 'server', status);
       const override = read(node, 'misconfiguration');
       const misconfiguration = typeof override === 'boolean' ? override : misconfigurationOfKind(base.kind as ToolErrorKind, target);
+      const transient = read(node, 'transient');
       const retryAfterMs =
         explicitRetryAfter(read(node, 'retryAfterMs') as number | undefined) ?? retryAfterFrom(headersOf(node), nowMs, kind === 'rate_limit');
       const suggestion = readString(node, 'suggestion');
       return {
         ...base,
         misconfiguration,
+        ...(typeof transient === 'boolean' ? { transient } : {}),
         status,
         ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
         ...(suggestion !== undefined ? { suggestion } : {}),

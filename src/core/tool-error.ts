@@ -40,6 +40,12 @@ export interface ToolErrorOptions {
    */
   misconfiguration?: boolean;
   /**
+   * Whether another attempt can succeed (the runtime then retries it in-band, within the tool's
+   * retry policy), overriding what the kind implies — e.g. `false` for an unavailable service that
+   * said it will not come back soon. @defaultValue implied by `kind` (see `classifyError`)
+   */
+  transient?: boolean;
+  /**
    * The upstream response's headers (`Headers`, a `Map` or a plain record), read for `Retry-After`,
    * `retry-after-ms` and rate-limit reset headers when `retryAfterMs` is not given.
    */
@@ -64,6 +70,8 @@ export class ToolError extends Error {
   readonly suggestion: string | undefined;
   /** See {@link ToolErrorOptions.misconfiguration}; `undefined` = implied by `kind`. */
   readonly misconfiguration: boolean | undefined;
+  /** See {@link ToolErrorOptions.transient}; `undefined` = implied by `kind`. */
+  readonly transient: boolean | undefined;
   /** See {@link ToolErrorOptions.headers}. */
   readonly headers: unknown;
   readonly [BRAND] = true;
@@ -77,6 +85,7 @@ export class ToolError extends Error {
     this.toolCode = options.code;
     this.suggestion = options.suggestion;
     this.misconfiguration = options.misconfiguration;
+    this.transient = options.transient;
     this.headers = options.headers;
   }
 

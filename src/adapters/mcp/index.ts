@@ -1,7 +1,7 @@
 /**
  * `toolrun/mcp`: MCP tools as toolrun tools (`mcpTools`), toolrun tools served over MCP
  * (`serveOverMcp`), a client connection that restarts its server (`createMcpConnection`), and the
- * tool-failure classification both sides read and write under `_meta`. Needs
+ * draft MCP ToolFailure both sides read and write under `_meta`. Needs
  * `@modelcontextprotocol/sdk` (an optional peer dependency, v1.32 or later). The
  * `toolrun mcp-proxy` command is built from these.
  *
@@ -10,10 +10,12 @@
 export { createMcpConnection, type McpConnection, type McpConnectionEvent, type McpConnectionOptions } from './mcp-connection.ts';
 export {
   readToolFailureClassification,
+  TOOL_FAILURE_CLASS_OF_CODE,
   TOOL_FAILURE_META_KEY,
   toolFailureClassification,
   TOOLRUN_ENVELOPE_META_KEY,
   type McpToolFailureClassification,
+  type ToolFailureClass,
 } from './mcp-failure.ts';
 export { createMcpStatusFetch, McpHttpStatusError, type McpFetch } from './mcp-status-fetch.ts';
 export { mcpTools, type McpToolsOptions } from './mcp-tools.ts';

@@ -4,9 +4,9 @@ import { FAILURE_CODES, type FailureCode, type FailureType } from '../../ground/
 import type { ToolFailure } from '../../ground/tool-result.ts';
 
 /**
- * The `_meta` key of a tool-failure classification on a `CallToolResult`, as in the draft MCP
- * extension "Structured Tool-Failure Classification" (`io.modelcontextprotocol/toolFailure`).
- * The draft may still change; toolrun writes and reads this key.
+ * The `_meta` key of a structured tool failure on a `CallToolResult`, as in the draft MCP
+ * extension "Structured Tool-Failure Classification" (ToolFailure, SEP-3313,
+ * `io.modelcontextprotocol/toolFailure`). The draft may still change; toolrun writes and reads this key.
  */
 export const TOOL_FAILURE_META_KEY = 'io.modelcontextprotocol/toolFailure';
 
@@ -14,20 +14,28 @@ export const TOOL_FAILURE_META_KEY = 'io.modelcontextprotocol/toolFailure';
 export const TOOLRUN_ENVELOPE_META_KEY = 'dev.toolrun/envelope';
 
 /**
- * A tool-failure classification, in the shape of the draft MCP extension:
- * - `class`: `capability` (the call cannot work as made: bad arguments, not found, a refused
- *   precondition, a bug), `reliability` (the environment failed: timeout, unavailable, rate limited,
- *   a breaker is open) or `governance` (permission or credentials);
- * - `code`: toolrun's stable failure code (`NOT_FOUND`, `RATE_LIMITED`…);
+ * The three failure classes of the draft ToolFailure extension:
+ * - `capability`: the call cannot work as made (bad arguments, not found, a refused precondition, a bug);
+ * - `reliability`: the environment failed (timeout, unavailable, rate limited, a breaker is open);
+ * - `governance`: a permission, a credential or a policy refused it.
+ */
+export type ToolFailureClass = 'capability' | 'reliability' | 'governance';
+
+/**
+ * A structured tool failure, in the shape of the draft MCP extension:
+ * - `class`: see {@link ToolFailureClass};
+ * - `code`: toolrun's stable failure code (`NOT_FOUND`, `RATE_LIMITED`…), or a server's own;
  * - `retryable`: whether calling again (after fixing what `agentGuidance` says) can help;
- * - `retryNotBefore`: an RFC 3339 timestamp before which a retry is pointless (from a server's `Retry-After`);
- * - `correlationId`: joins the failure to the operator's log (toolrun's `trace_id`);
+ * - `retryNotBefore`: an RFC 3339 timestamp before which a retry is pointless (from a server's
+ *   `Retry-After` or rate-limit reset headers);
+ * - `correlationId`: joins the failure to the operator's log (toolrun's `trace_id`); the draft
+ *   requires it, toolrun also reads failures without it;
  * - `agentGuidance`: what the model should do next.
  *
  * `type` (toolrun's failure type) is an addition of toolrun's.
  */
 export interface McpToolFailureClassification {
-  class: 'capability' | 'reliability' | 'governance';
+  class: ToolFailureClass;
   code: string;
   retryable: boolean;
   retryNotBefore?: string;
@@ -36,7 +44,42 @@ export interface McpToolFailureClassification {
   type?: FailureType;
 }
 
-const CLASS_OF_TYPE: Readonly<Record<FailureType, McpToolFailureClassification['class']>> = {
+/**
+ * The ToolFailure class of every toolrun failure code. A code's class follows its failure type
+ * (parameters and logic → capability, environment and breakers → reliability, permission →
+ * governance) except where the code says more: `CALL_LIMIT_EXCEEDED` is a policy (governance),
+ * `CANCELLED` an interrupted execution (reliability).
+ */
+export const TOOL_FAILURE_CLASS_OF_CODE: Readonly<Record<FailureCode, ToolFailureClass>> = {
+  MALFORMED_ARGUMENTS: 'capability',
+  MISSING_REQUIRED: 'capability',
+  INVALID_TYPE: 'capability',
+  INVALID_ENUM: 'capability',
+  INVALID_FORMAT: 'capability',
+  DATE_FORMAT_ERROR: 'capability',
+  OUT_OF_RANGE: 'capability',
+  UNKNOWN_PARAMETER: 'capability',
+  SCHEMA_VALIDATION_FAILED: 'capability',
+  INVALID_INPUT: 'capability',
+  TIMEOUT: 'reliability',
+  UNAVAILABLE: 'reliability',
+  RATE_LIMITED: 'reliability',
+  NETWORK_ERROR: 'reliability',
+  BUDGET_EXHAUSTED: 'reliability',
+  PERMISSION_DENIED: 'governance',
+  AUTH_EXPIRED: 'governance',
+  TOOL_NOT_FOUND: 'capability',
+  NOT_FOUND: 'capability',
+  PRECONDITION_FAILED: 'capability',
+  TOOL_EXCEPTION: 'capability',
+  OUTPUT_TOO_LARGE: 'capability',
+  CANCELLED: 'reliability',
+  CALL_LIMIT_EXCEEDED: 'governance',
+  TOO_MANY_FAILURES: 'reliability',
+  CIRCUIT_OPEN: 'reliability',
+};
+
+const CLASS_OF_TYPE: Readonly<Record<FailureType, ToolFailureClass>> = {
   invalid_parameter: 'capability',
   logic: 'capability',
   environment: 'reliability',
@@ -45,13 +88,16 @@ const CLASS_OF_TYPE: Readonly<Record<FailureType, McpToolFailureClassification['
 };
 
 /**
- * The classification of a toolrun failure envelope for `_meta[TOOL_FAILURE_META_KEY]`.
- * `retryNotBefore` is set when the envelope has `retry_after_ms` (measured from `nowMs`, ms since the epoch).
+ * The ToolFailure of a toolrun failure envelope, for `_meta[TOOL_FAILURE_META_KEY]`: the class of
+ * its code ({@link TOOL_FAILURE_CLASS_OF_CODE}), its code and `retryable`, `correlationId` = its
+ * `trace_id`, `agentGuidance` = its suggestion, and `retryNotBefore` when it has `retry_after_ms`
+ * (measured from `nowMs`, ms since the epoch).
  */
-export function toolFailureClassification(failure: ToolFailure, nowMs: number): McpToolFailureClassification {
+export function toolFailureClassification(failure: ToolFailure, nowMs: number): McpToolFailureClassification & { correlationId: string } {
   const { error } = failure;
-  const classification: McpToolFailureClassification = {
-    class: CLASS_OF_TYPE[error.type] ?? 'capability',
+  const classification: McpToolFailureClassification & { correlationId: string } = {
+    class:
+      (Object.hasOwn(TOOL_FAILURE_CLASS_OF_CODE, error.code) ? TOOL_FAILURE_CLASS_OF_CODE[error.code] : undefined) ?? CLASS_OF_TYPE[error.type] ?? 'capability',
     code: error.code,
     retryable: error.retryable,
     correlationId: failure.trace_id,
@@ -161,6 +207,7 @@ export function readToolFailureClassification(meta: unknown): McpToolFailureClas
   const classification: McpToolFailureClassification = {
     class: cls,
     code: typeof record.code === 'string' ? record.code : '',
+    // A server that does not say the failure is retryable is taken at its word only when it says true.
     retryable: record.retryable === true,
   };
   if (typeof record.retryNotBefore === 'string') classification.retryNotBefore = record.retryNotBefore;
@@ -169,13 +216,17 @@ export function readToolFailureClassification(meta: unknown): McpToolFailureClas
   return classification;
 }
 
-function kindOfClassification(classification: McpToolFailureClassification): ToolErrorKind | undefined {
+/**
+ * The ToolError kind of a server's ToolFailure: its code when toolrun knows it (its own codes, or
+ * common codes of HTTP and gRPC), else its class — `governance` → `forbidden`, `reliability` →
+ * `server`, `capability` → `precondition` (the call cannot work as made; not a guess from its text).
+ */
+function kindOfClassification(classification: McpToolFailureClassification): ToolErrorKind {
   const code = classification.code;
   if (Object.hasOwn(FAILURE_CODES, code)) {
     const known = KIND_OF_CODE[code as FailureCode];
     if (known !== undefined) return known;
     if (FAILURE_CODES[code as FailureCode].type === 'invalid_parameter') return 'invalid_input';
-    return undefined;
   }
   const foreign = KIND_OF_FOREIGN_CODE[code.toLowerCase()];
   if (foreign !== undefined) return foreign;
@@ -183,35 +234,38 @@ function kindOfClassification(classification: McpToolFailureClassification): Too
     case 'governance':
       return 'forbidden';
     case 'reliability':
-      return classification.retryable ? 'server' : 'precondition';
+      return 'server';
     case 'capability':
-      return undefined;
+      return 'precondition';
   }
 }
 
 /**
- * What an `isError: true` tool result means, as an error the toolrun runtime classifies: a server's
- * `_meta` classification when it sent one (its `retryNotBefore` becomes `retryAfterMs`, measured
- * from `nowMs`), else the result's text (a missing file → `not_found`, "Access denied" →
- * `forbidden`, a rejected key → `auth`, a validation message → `invalid_input`). Text that matches
- * no pattern gives a plain `Error` (a `TOOL_EXCEPTION`, not retried). The result's text is the message.
+ * What an `isError: true` tool result means, as an error the toolrun runtime classifies. A server's
+ * ToolFailure (`_meta[TOOL_FAILURE_META_KEY]`) when it sent one: the kind of its code or class,
+ * `retryable: false` → not retried in-band, `retryNotBefore` → `retryAfterMs` (measured from
+ * `nowMs`; an in-band retry waits for it), `agentGuidance` → the suggestion. Else the result's
+ * text (a missing file → `not_found`, "Access denied" → `forbidden`, a rejected key → `auth`, a
+ * validation message → `invalid_input`); text that matches no pattern gives a plain `Error` (a
+ * `TOOL_EXCEPTION`, not retried). The result's text is the message.
+ *
+ * Whether a retry happens at all is the tool's policy: a tool that is not idempotent is not
+ * retried in-band, whatever the server says (as the draft requires of clients).
  */
 export function errorFromToolResult(result: { content?: unknown; _meta?: unknown }, nowMs: number): Error {
   const text = resultText(result) || 'the MCP server reported an error without text';
   const classification = readToolFailureClassification(result._meta);
   if (classification) {
-    const kind = kindOfClassification(classification);
     const retryAt = classification.retryNotBefore !== undefined ? Date.parse(classification.retryNotBefore) : Number.NaN;
     const retryAfterMs = Number.isFinite(retryAt) ? Math.max(0, retryAt - nowMs) : undefined;
-    if (kind !== undefined) {
-      return new ToolError({
-        kind,
-        message: text,
-        code: classification.code,
-        ...(classification.agentGuidance !== undefined ? { suggestion: classification.agentGuidance } : {}),
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      });
-    }
+    return new ToolError({
+      kind: kindOfClassification(classification),
+      message: text,
+      code: classification.code,
+      ...(classification.retryable ? {} : { transient: false }),
+      ...(classification.agentGuidance !== undefined ? { suggestion: classification.agentGuidance } : {}),
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
   }
   const kind = kindFromFailureText(text);
   if (kind !== undefined) return new ToolError({ kind, message: text });

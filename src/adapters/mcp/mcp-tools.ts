@@ -109,6 +109,11 @@ export interface McpToolsOptions {
   onSkippedTool?: (tool: Tool, reason: string) => void;
   /** Called when re-reading the list after a change failed. */
   onRefreshError?: (error: unknown) => void;
+  /**
+   * Now, in ms since the epoch: a server's `retryNotBefore` becomes a wait measured from it. Pass
+   * the runtime's `clock.now` when the runtime has a clock of its own. @defaultValue `Date.now`
+   */
+  nowMs?: () => number;
 }
 
 function isConnection(source: Client | McpConnection): source is McpConnection {
@@ -138,7 +143,13 @@ export function mcpToolDefinition(
     execute: async (args: Record<string, unknown>, context: ToolContext) => {
       const current = client();
       if (!current) throw new ToolError({ kind: 'server', message: `the MCP server of ${tool.name} is not connected (it is restarting)` });
-      const result = await callMcpTool({ client: current, name: tool.name, arguments: args, signal: context.signal });
+      const result = await callMcpTool({
+        client: current,
+        name: tool.name,
+        arguments: args,
+        signal: context.signal,
+        ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+      });
       if (output === 'result') return result;
       return result.structuredContent ?? result.content;
     },
@@ -149,8 +160,9 @@ export function mcpToolDefinition(
  * The tools of an MCP server as toolrun tool definitions, for `createToolRuntime({ tools })` or a
  * config's `tools`: every page of `tools/list`, each tool's `inputSchema` as its schema (validated
  * by toolrun before the server is called), `idempotent` from
- * `annotations.idempotentHint ?? readOnlyHint`, and failures classified — `isError` results by the server's `_meta`
- * classification or their text (a missing file → `NOT_FOUND`, "Access denied" →
+ * `annotations.idempotentHint ?? readOnlyHint`, and failures classified — `isError` results by the server's
+ * ToolFailure (`_meta["io.modelcontextprotocol/toolFailure"]`: its class and code, `retryable: false`
+ * not retried, `retryNotBefore` waited for before an in-band retry) or, without one, their text (a missing file → `NOT_FOUND`, "Access denied" →
  * `PERMISSION_DENIED`, never retried as transient), JSON-RPC errors by code, request timeouts,
  * HTTP 429 (with `Retry-After`, through `createMcpStatusFetch`) and 5xx, a closed connection →
  * `UNAVAILABLE`. `source` is a connected SDK `Client` or an {@link McpConnection} (which restarts

@@ -6,28 +6,45 @@ import type { ToolFailure, ToolResult } from '../../ground/tool-result.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { TOOL_FAILURE_META_KEY, TOOLRUN_ENVELOPE_META_KEY, toolFailureClassification } from './mcp-failure.ts';
 
+/** Options of {@link failureToCallToolResult}. */
+export interface FailureResultOptions {
+  /** Now, in ms since the epoch: `retryNotBefore` is measured from it. */
+  nowMs: number;
+  /**
+   * Put the envelope in `structuredContent` too; `false` for a tool that declares an
+   * `outputSchema` a failure envelope does not match. @defaultValue true
+   */
+  structured?: boolean;
+  /** Add the draft ToolFailure under `_meta["io.modelcontextprotocol/toolFailure"]`. @defaultValue true */
+  toolFailure?: boolean;
+}
+
 /**
  * A toolrun failure envelope as an MCP `isError` result: the envelope's text (what the model
  * reads, `formatToolResult`) as the content, the envelope itself as `structuredContent` (unless
- * `structured: false`, for a tool that declares an `outputSchema` a failure envelope does not
- * match) and under `_meta["dev.toolrun/envelope"]`, and its classification under
- * `_meta["io.modelcontextprotocol/toolFailure"]` (class, code, retryable, retryNotBefore, correlationId, agentGuidance).
+ * `structured: false`) and under `_meta["dev.toolrun/envelope"]`, and the draft ToolFailure under
+ * `_meta["io.modelcontextprotocol/toolFailure"]` (unless `toolFailure: false`; see
+ * {@link toolFailureClassification}).
  */
-export function failureToCallToolResult(failure: ToolFailure, options: { nowMs: number; structured?: boolean }): CallToolResult {
+export function failureToCallToolResult(failure: ToolFailure, options: FailureResultOptions): CallToolResult {
   return {
     content: [{ type: 'text', text: formatToolResult(failure) }],
     ...(options.structured === false ? {} : { structuredContent: failure as unknown as Record<string, unknown> }),
     isError: true,
-    _meta: { [TOOL_FAILURE_META_KEY]: toolFailureClassification(failure, options.nowMs), [TOOLRUN_ENVELOPE_META_KEY]: failure },
+    _meta: {
+      ...(options.toolFailure === false ? {} : { [TOOL_FAILURE_META_KEY]: toolFailureClassification(failure, options.nowMs) }),
+      [TOOLRUN_ENVELOPE_META_KEY]: failure,
+    },
   };
 }
 
 /**
  * A toolrun envelope as an MCP tool result: a success carries the envelope as `structuredContent`
- * and as text; a failure is {@link failureToCallToolResult}.
+ * and as text; a failure is {@link failureToCallToolResult} (with the ToolFailure unless
+ * `toolFailure: false`).
  */
-export function envelopeToCallToolResult(result: ToolResult, nowMs: number): CallToolResult {
-  if (result.status === 'failed') return failureToCallToolResult(result, { nowMs });
+export function envelopeToCallToolResult(result: ToolResult, nowMs: number, options: { toolFailure?: boolean } = {}): CallToolResult {
+  if (result.status === 'failed') return failureToCallToolResult(result, { nowMs, ...(options.toolFailure === false ? { toolFailure: false } : {}) });
   return { content: [{ type: 'text', text: formatToolResult(result) }], structuredContent: result as unknown as Record<string, unknown> };
 }
 
@@ -40,6 +57,11 @@ export interface ServeOverMcpOptions {
   defaultSessionId?: string;
   /** Tool annotations to advertise besides `idempotentHint` (e.g. `readOnlyHint`), by tool name. */
   annotations?: Readonly<Record<string, Tool['annotations']>>;
+  /**
+   * Put the draft ToolFailure (SEP-3313) under `_meta["io.modelcontextprotocol/toolFailure"]` of
+   * every failure, beside the envelope. @defaultValue true (while the extension is a draft)
+   */
+  toolFailure?: boolean;
 }
 
 /**
@@ -47,7 +69,7 @@ export interface ServeOverMcpOptions {
  * each tool's schema (`runtime.specs`) with `annotations.idempotentHint` from its definition;
  * `tools/call` runs it through the runtime (validation, retries, breakers, `ctx.signal` aborted
  * when the client cancels) and answers with the envelope, as `structuredContent` and as text:
- * `isError` and a `_meta` classification on failure. An unknown tool is an `isError` result with
+ * `isError` and the draft ToolFailure under `_meta` on failure. An unknown tool is an `isError` result with
  * `TOOL_NOT_FOUND` and the closest name, not a protocol error. Call it before `server.connect()`
  * (it registers the `tools` capability).
  *
@@ -69,6 +91,7 @@ export function serveOverMcp(runtime: ToolRuntime, server: Server, options: Serv
     });
   }
   const defaultSessionId = options.defaultSessionId ?? 'mcp';
+  const toolFailure = options.toolFailure ?? true;
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: runtime.specs.map((spec): Tool => {
       const registered = runtime.getTool(spec.name);
@@ -88,6 +111,6 @@ export function serveOverMcp(runtime: ToolRuntime, server: Server, options: Serv
       sessionId: extra.sessionId ?? defaultSessionId,
       signal: extra.signal,
     });
-    return envelopeToCallToolResult(result, runtime.clock.now());
+    return envelopeToCallToolResult(result, runtime.clock.now(), { toolFailure });
   });
 }

@@ -49,6 +49,7 @@ export function addMcpProxyCommand(program: Command): void {
     .option('--breaker-threshold <n>', 'consecutive failures broken for everyone that open the shared breaker', integerOption(1), 2)
     .option('--breaker-cooldown-ms <ms>', 'how long the shared breaker stays open before one probe', integerOption(1), 30_000)
     .option('--no-shared-breaker', 'no shared breaker')
+    .option('--no-tool-failure', "failures carry toolrun's envelope only, not the draft MCP ToolFailure under _meta")
     .option(
       '--breaker-prefix <prefix>',
       'prefix of the shared breaker keys (default: mcp:<hash of the upstream command and args, or URL>/): replicas of one upstream share breakers, other upstreams do not',

@@ -48,6 +48,11 @@ export interface McpProxyOptions {
   breakerKeyPrefix?: string;
   /** Attempts of an idempotent or read-only tool's call on an environment failure; other tools get one. @defaultValue 3 */
   maxAttempts?: number;
+  /**
+   * Put the draft ToolFailure (SEP-3313) under `_meta["io.modelcontextprotocol/toolFailure"]` of
+   * every failure the proxy answers, beside toolrun's envelope. @defaultValue true (while the extension is a draft)
+   */
+  toolFailure?: boolean;
   /** Per-attempt timeout of a tool call. @defaultValue 60_000 */
   timeoutMs?: number;
   /** The longest wait for the upstream to start and answer `initialize`. @defaultValue 20_000 */
@@ -140,6 +145,7 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
     sharedBreaker,
     maxAttempts: options.maxAttempts ?? 3,
     timeoutMs: options.timeoutMs,
+    toolFailure: options.toolFailure ?? true,
     upstream: () => upstream.transport,
     log,
   });

@@ -31,6 +31,8 @@ export interface McpProxyCommandOptions extends LogOptions {
   breakerThreshold: number;
   breakerCooldownMs: number;
   sharedBreaker: boolean;
+  /** `--no-tool-failure` sets false: failures carry toolrun's envelope only, not the draft ToolFailure. */
+  toolFailure: boolean;
   /** `--breaker-prefix`: the shared breaker keys' prefix (default {@link defaultBreakerKeyPrefix} of the upstream). */
   breakerPrefix?: string;
   /** `--init`: create the database named by `--db`/`--store`/`$TOOLRUN_DB` when it does not exist. */
@@ -160,6 +162,7 @@ export async function runMcpProxy(options: McpProxyCommandOptions, command: read
     maxAttempts: options.maxAttempts,
     timeoutMs: options.timeoutMs,
     startupTimeoutMs: options.startupTimeoutMs,
+    toolFailure: options.toolFailure,
     log,
   });
   log(

@@ -32,6 +32,8 @@ export interface ToolGuardOptions {
   sharedBreaker: SharedBreaker | undefined;
   maxAttempts: number;
   timeoutMs: number | undefined;
+  /** Add the draft ToolFailure to failure results. */
+  toolFailure: boolean;
   /** The transport guarded calls are sent on, read at each call (`undefined`: the upstream is restarting). */
   upstream: () => UpstreamTransport | undefined;
   log: (line: string) => void;
@@ -192,7 +194,11 @@ export function createToolGuard(options: ToolGuardOptions): ToolGuard {
       }
       if (result.status === 'failed') {
         // A failure envelope does not match a tool's outputSchema: it goes in _meta and the text, not structuredContent.
-        return failureToCallToolResult(result, { nowMs: Date.now(), structured: upstreamTools.get(record.toolName)?.outputSchema === undefined });
+        return failureToCallToolResult(result, {
+          nowMs: Date.now(),
+          structured: upstreamTools.get(record.toolName)?.outputSchema === undefined,
+          toolFailure: options.toolFailure,
+        });
       }
       throw new McpError(ErrorCode.InternalError, 'toolrun mcp-proxy: the call succeeded but its result was lost');
     } finally {

@@ -435,6 +435,8 @@ function describeFailure(
   if (failure.suggestion !== undefined) parts.suggestion = modelText(failure.suggestion);
   if (failure.transient || failure.code === 'CANCELLED') parts.retryable = false;
   if (attempts <= 1) parts.notRetried = true;
+  // The server's own word on when to come back stays with the failure, retried or not.
+  if (failure.transient && failure.retryAfterMs !== undefined) parts.retryAfterMs = failure.retryAfterMs;
   if (decision && !decision.retry) {
     if (decision.reason === 'ambiguous-not-idempotent') {
       parts.suggestion = `The call may have taken effect before it failed, so it was not repeated automatically. Check whether it happened (look it up) before calling ${toolName} again.`;
