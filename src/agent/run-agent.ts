@@ -442,7 +442,11 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
         const resolvedName = budgetKey(call.name);
         const budget = budgets[resolvedName] ?? { attempts: 0, retries: 0, lastFailedTransient: false, lastError: null };
         const breakerOpen = runtime.sessionBreakers?.check(sessionId, resolvedName).state === 'open';
-        if ((budget.retries >= retryBudget && budget.lastFailedTransient) || (breakerOpen && budget.attempts > 0)) {
+        // an open breaker ends the run once the tool ran, or at once for a name no tool has (it never runs)
+        if (
+          (budget.retries >= retryBudget && budget.lastFailedTransient) ||
+          (breakerOpen && (budget.attempts > 0 || budget.lastError?.kind === 'unknown_tool'))
+        ) {
           const failure: ToolFailureInfo = {
             stepIndex,
             callIndex,

@@ -389,7 +389,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       startedAt,
       traceId: source.traceId === undefined ? randomId.slice(5) : boundIdentifier(source.traceId),
       callId: source.callId === undefined ? randomId : boundIdentifier(source.callId),
-      sessionId: typeof source.sessionId === 'string' ? source.sessionId : source.sessionId === undefined ? 'default' : safeString(source.sessionId),
+      sessionId: sessionOf(source),
       requestedName,
       toolName: requestedName,
       tool: undefined,
@@ -626,4 +626,11 @@ function lastResort(base: { tool_name: string; call_id: string; duration_ms: num
       detail: 'toolrun failed internally while running this call; the developer log has the details.',
     }),
   };
+}
+
+/** The per-session breaker's scope of a call: its `sessionId`, else its `runId` (a run is one conversation), else `'default'`. */
+function sessionOf(source: Partial<ToolRunInput>): string {
+  if (typeof source.sessionId === 'string') return source.sessionId;
+  if (source.sessionId !== undefined) return safeString(source.sessionId);
+  return typeof source.runId === 'string' && source.runId !== '' ? source.runId : 'default';
 }

@@ -5,12 +5,12 @@ export interface ToolRunInput {
   /** An object, or the raw argument string the model produced. */
   args?: unknown;
   callId?: string;
-  /** Scope of the per-session breaker. @defaultValue `'default'` */
+  /** Scope of the per-session breaker. @defaultValue the `runId` when one is given, else `'default'` */
   sessionId?: string;
   runId?: string;
   /** Cancels the call: the tool's signal is aborted and the envelope says `CANCELLED`. */
   signal?: AbortSignal;
-  /** Stable key of this call across retries and replays. @defaultValue `${sessionId}:${callId}` */
+  /** Stable key of this call across retries and replays. @defaultValue `${sessionId}:${callId}` (the session as defaulted) */
   idempotencyKey?: string;
   /** Caps the attempts of this call (the agent loop passes what is left of the run's retry budget). */
   maxAttempts?: number;
