@@ -1,13 +1,35 @@
 import { defineConfig } from 'vitest/config';
 
-/** The tests that run real worker processes, kill them and restart services: slow, run on their own. */
-const PROCESS_TESTS = [
+/**
+ * Two suites. `npm test` runs `unit`: what a contributor runs after each change (at most a few
+ * minutes). `npm run test:heavy` runs `heavy`: the tests that start processes, kill them, restart
+ * services, run a browser or take more than a few seconds each. CI runs both.
+ *
+ * A new heavy test file is named `*.heavy.test.ts` (anywhere in the tree); the files below were
+ * heavy before that name existed and are sent to the heavy suite by name.
+ */
+const HEAVY_TESTS = [
+  '**/*.heavy.test.ts',
+  // worker processes killed and restarted, services restarted mid-run
   'test/chaos.test.ts',
   'test/worker-crash.test.ts',
   'test/breaker-storm.test.ts',
+  'test/sqlite-step-crash.test.ts',
+  'test/sqlite-group-commit-crash.test.ts',
+  'test/postgres-step-crash.test.ts',
+  'src/stores/sqlite/sqlite-background-checkpoint.test.ts',
+  'src/stores/sqlite/sqlite-multi-process.test.ts',
+  'src/stores/sqlite/sqlite-claims-multi-process.test.ts',
+  // the CLI and MCP servers as child processes
+  'test/cli.test.ts',
+  'test/cli-failures.test.ts',
+  'test/cli-observability.test.ts',
+  'test/cli-redis.test.ts',
   'test/mcp-proxy.test.ts',
   'test/mcp-tools.test.ts',
   'test/mcp-storm.test.ts',
+  'test/mcp-conformance.test.ts',
+  // a real Chromium
   'test/dashboard-browser.test.ts',
 ];
 
@@ -16,13 +38,16 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // `npm test` runs both projects; `npx vitest run --project unit` skips the process tests.
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'], exclude: [...PROCESS_TESTS, '**/node_modules/**'] },
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
+          exclude: [...HEAVY_TESTS, '**/node_modules/**'],
+        },
       },
-      { extends: true, test: { name: 'processes', include: PROCESS_TESTS } },
+      { extends: true, test: { name: 'heavy', include: HEAVY_TESTS, exclude: ['**/node_modules/**'] } },
     ],
   },
 });

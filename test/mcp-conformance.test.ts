@@ -4,7 +4,8 @@
  * own Streamable HTTP transport: every check that passes straight passes through the proxy. Most
  * scenarios need the suite's own fixture tools, resources and prompts, which server-everything
  * does not have, so they fail both ways. The suite needs Node 22 (`fs.globSync`); it runs with Bun
- * (node_modules/.bin/bun), and the test is skipped, saying so, when Bun cannot run here.
+ * (`bun` on the PATH, or `$TOOLRUN_BUN`; `.ci/run` provides it), and the test is skipped, saying so,
+ * when Bun cannot run here.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,10 +16,10 @@ import { describe, expect, it } from 'vitest';
 import { EVERYTHING_SERVER, spawnProxy, stop } from './fixtures/mcp-cli.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const BUN = join(ROOT, 'node_modules/.bin/bun');
+const BUN = process.env.TOOLRUN_BUN ?? 'bun';
 const CONFORMANCE = join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
-const bunRuns = existsSync(BUN) && existsSync(CONFORMANCE) && spawnSync(BUN, ['--version'], { timeout: 20_000 }).status === 0;
-if (!bunRuns) console.warn('mcp-conformance: skipped — node_modules/.bin/bun or @modelcontextprotocol/conformance cannot run here');
+const bunRuns = existsSync(CONFORMANCE) && spawnSync(BUN, ['--version'], { timeout: 20_000 }).status === 0;
+if (!bunRuns) console.warn('mcp-conformance: skipped — no bun on the PATH ($TOOLRUN_BUN), or @modelcontextprotocol/conformance cannot run here');
 
 /** Per scenario: checks passed and failed, from the suite's summary lines (`✓ name: 1 passed, 0 failed`). */
 async function conformance(url: string): Promise<Map<string, { passed: number; failed: number }>> {

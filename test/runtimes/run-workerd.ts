@@ -1,10 +1,11 @@
 /**
- * Runs the smoke test in workerd, the Cloudflare Workers runtime (the `workerd` package's binary):
+ * Runs the smoke test in workerd, the Cloudflare Workers runtime (the `workerd` binary on the PATH,
+ * or `$WORKERD`; CI fetches it: `npx -y -p workerd@VERSION -c 'node --import tsx …'`):
  * bundles `worker.ts` with esbuild as a Worker bundler would (`workerd`/`worker`/`browser`
  * conditions, ES module, no Node built-ins, no `nodejs_compat`), writes a workerd config beside it
  * and runs `workerd test`. Exits with workerd's status (non-zero when a check failed).
  *
- * Usage: `tsx test/runtimes/run-workerd.ts`.
+ * Usage: `npx -y -p workerd -c 'node --import tsx test/runtimes/run-workerd.ts'`.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,7 +55,7 @@ const smokeWorker :Workerd.Worker = (
 );
 `,
   );
-  const workerd = join(root, 'node_modules', '.bin', 'workerd');
+  const workerd = process.env.WORKERD ?? 'workerd';
   const run = spawnSync(workerd, ['test', join(folder, 'config.capnp')], { stdio: 'inherit' });
   if (run.error) throw run.error;
   process.exitCode = run.status ?? 1;
