@@ -16,7 +16,8 @@ const TYPESCRIPT_EXTENSIONS: ReadonlySet<string> = new Set(['.ts', '.mts', '.cts
 let typeScriptLoaderRegistered = false;
 
 function typeScriptLoaderActive(env: NodeJS.ProcessEnv): boolean {
-  if (typeScriptLoaderRegistered) return true;
+  // bin/toolrun.js in a checkout runs the CLI's TypeScript source through tsx, and says so here
+  if (typeScriptLoaderRegistered || (globalThis as Record<symbol, unknown>)[Symbol.for('toolrun.typescriptLoader')] === true) return true;
   const flags = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
   return flags.some((flag) => /(^|[=/\\])tsx(\/|\\|$|\/esm)/.test(flag) || flag === 'tsx');
 }
