@@ -2,6 +2,7 @@ import type { ToolCallRepairFunction, ToolSet } from 'ai';
 import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import { createToolNameResolver } from '../../core/resolve-tool-name.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
+import { createRepeatedCalls } from '../repeated-calls.ts';
 import { aiSdkJsonSchema, repairableErrorName } from './sdk-markers.ts';
 import { ToolCallFailure } from './tool-call-failure.ts';
 
@@ -75,6 +76,20 @@ function isAbortSignal(value: unknown): value is AbortSignal {
   );
 }
 
+/** Whether the SDK's `messages` already hold a tool result for `toolCallId` (an earlier step of this run answered it). */
+function answeredIn(messages: unknown, toolCallId: string): boolean {
+  if (!Array.isArray(messages)) return false;
+  for (const message of messages as unknown[]) {
+    const { role, content } = (typeof message === 'object' && message !== null ? message : {}) as { role?: unknown; content?: unknown };
+    if (role !== 'tool' || !Array.isArray(content)) continue;
+    for (const part of content as unknown[]) {
+      const { type, toolCallId: id } = (typeof part === 'object' && part !== null ? part : {}) as { type?: unknown; toolCallId?: unknown };
+      if (type === 'tool-result' && id === toolCallId) return true;
+    }
+  }
+  return false;
+}
+
 function isToolRuntime(value: unknown): value is ToolRuntime {
   return (
     typeof value === 'object' &&
@@ -109,6 +124,9 @@ function isToolRuntime(value: unknown): value is ToolRuntime {
  *   toolrun's `TOOL_NOT_FOUND` (with `closest_tool`) or `MALFORMED_ARGUMENTS` envelope as a
  *   `tool-error`. It returns `null` (the SDK's own error) for errors of tools that are not these,
  *   and for a name that resolves to a toolrun tool left out of the step (`activeTools`).
+ * - A tool-call id delivered again in the same run (twice in one model turn, or again in a later
+ *   step whose `messages` already hold its result) does not run the tool again: the repeat gets the
+ *   first delivery's envelope. These tools remember the last 512 ids.
  *
  * No `ai` import at run time: the schemas carry the SDK's global symbols and the SDK's errors are
  * recognised by name, so a second copy of `ai` in the tree does not matter.
@@ -132,19 +150,26 @@ export function toAiSdk(runtime: ToolRuntime, options: ToAiSdkOptions = {}): AiS
     return runtimeResolver(name).match !== undefined;
   };
 
+  const repeated = createRepeatedCalls();
   const runCall = async (name: string, args: unknown, callOptions: unknown): Promise<unknown> => {
-    const { toolCallId, abortSignal } = (typeof callOptions === 'object' && callOptions !== null ? callOptions : {}) as {
+    const { toolCallId, abortSignal, messages } = (typeof callOptions === 'object' && callOptions !== null ? callOptions : {}) as {
       toolCallId?: unknown;
       abortSignal?: unknown;
+      messages?: unknown;
     };
-    const result = await runtime.run({
-      name,
-      args,
-      ...(typeof toolCallId === 'string' && toolCallId.length > 0 ? { callId: toolCallId } : {}),
-      ...(isAbortSignal(abortSignal) ? { signal: abortSignal } : {}),
-      ...(sessionId !== undefined ? { sessionId } : {}),
-      ...(runId !== undefined ? { runId } : {}),
-    });
+    const callId = typeof toolCallId === 'string' && toolCallId.length > 0 ? toolCallId : undefined;
+    // the calls of one step share the SDK's `messages` array; a later step's holds the earlier answer
+    const delivery = { callId, scope: Array.isArray(messages) ? messages : undefined, answeredInConversation: (id: string) => answeredIn(messages, id) };
+    const result = await repeated.run(delivery, () =>
+      runtime.run({
+        name,
+        args,
+        ...(callId !== undefined ? { callId } : {}),
+        ...(isAbortSignal(abortSignal) ? { signal: abortSignal } : {}),
+        ...(sessionId !== undefined ? { sessionId } : {}),
+        ...(runId !== undefined ? { runId } : {}),
+      }),
+    );
     if (result.status === 'success') return result.data;
     throw new ToolCallFailure(result);
   };

@@ -4,6 +4,7 @@ import type { BetaTool } from '@anthropic-ai/sdk/resources/beta';
 import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import type { ToolResult } from '../../ground/tool-result.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
+import { createRepeatedCalls } from '../repeated-calls.ts';
 
 /** Options of {@link toAnthropicTools}. */
 export interface AnthropicToolsOptions {
@@ -39,6 +40,11 @@ function runtimeOf(source: AnthropicRuntimeSource): ToolRuntime {
  * is thrown as the SDK's `ToolError` holding the envelope JSON, so the runner sends it as a
  * `tool_result` with `is_error: true` (the SDK then also ends its OpenTelemetry tool span, when it has one, in error).
  *
+ * The tools of one call are one tool runner's: a `tool_use` id delivered again (twice in one turn,
+ * or again later in the run) does not run the tool again — the repeat gets the first delivery's
+ * envelope (the last 512 ids are remembered). Make them per runner (`toAnthropicTools(...)` is
+ * cheap): the runner hands a tool no handle on its conversation to tell two runs apart.
+ *
  * The runner answers a name no tool has by itself (`Error: Tool '…' not found`, `is_error: true`)
  * before any tool is asked, so toolrun's closest name is not given there; `createAnthropicModel` with
  * toolrun's own loop answers unknown names with toolrun's `TOOL_NOT_FOUND` envelope.
@@ -61,6 +67,8 @@ export function toAnthropicTools(source: AnthropicRuntimeSource, options: Anthro
     ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
     ...(options.runId !== undefined ? { runId: options.runId } : {}),
   };
+  // the runner hands a tool no handle on its conversation: these tools are one runner's run
+  const repeated = createRepeatedCalls();
   return runtime.specs.map((spec): BetaRunnableTool<unknown> => ({
     type: 'custom',
     name: spec.name,
@@ -68,13 +76,16 @@ export function toAnthropicTools(source: AnthropicRuntimeSource, options: Anthro
     input_schema: spec.inputSchema as BetaTool['input_schema'],
     parse: (content: unknown) => content,
     run: async (args: unknown, context?: BetaToolRunContext) => {
-      const result = await runtime.run({
-        name: spec.name,
-        args,
-        ...(context?.toolUse?.id ? { callId: context.toolUse.id } : {}),
-        ...(context?.signal ? { signal: context.signal } : {}),
-        ...ids,
-      });
+      const callId = context?.toolUse?.id || undefined;
+      const result = await repeated.run({ callId, scope: undefined }, () =>
+        runtime.run({
+          name: spec.name,
+          args,
+          ...(callId !== undefined ? { callId } : {}),
+          ...(context?.signal ? { signal: context.signal } : {}),
+          ...ids,
+        }),
+      );
       const text = serialise(result);
       if (result.status === 'failed') throw new AnthropicToolError(text);
       return text;

@@ -4,6 +4,7 @@ import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import { formatToolResult } from '../../core/format-tool-result.ts';
 import type { ToolFailure, ToolResult } from '../../ground/tool-result.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
+import { createRepeatedCalls, type RepeatedCalls } from '../repeated-calls.ts';
 
 /** Which conversation and run a call belongs to (see `toolrunMiddleware`). */
 export interface LangChainCallScope {
@@ -79,6 +80,16 @@ interface ToolConfigLike {
   signal?: AbortSignal;
   configurable?: { thread_id?: unknown; run_id?: unknown };
   executionInfo?: { threadId?: unknown; runId?: unknown };
+  /** The agent's state, which `createAgent`'s tool node hands its tools. */
+  state?: { messages?: unknown };
+}
+
+/** Whether `messages` hold a tool message answering `toolCallId` (an earlier step of this run answered it). */
+function answeredIn(messages: unknown, toolCallId: string): boolean {
+  if (!Array.isArray(messages)) return false;
+  return (messages as unknown[]).some(
+    (message) => typeof message === 'object' && message !== null && (message as { tool_call_id?: unknown }).tool_call_id === toolCallId,
+  );
 }
 
 function stringOrUndefined(value: unknown): string | undefined {
@@ -100,6 +111,7 @@ export function createToolrunTool(
   runtime: ToolRuntime,
   fields: { name: string; runName: string; description: string; schema: Record<string, unknown> },
   scope: LangChainCallScope,
+  repeated: RepeatedCalls,
 ): DynamicStructuredTool {
   return new DynamicStructuredTool({
     name: fields.runName,
@@ -111,14 +123,23 @@ export function createToolrunTool(
       const sessionId = scope.sessionId ?? stringOrUndefined(toolConfig.configurable?.thread_id) ?? stringOrUndefined(toolConfig.executionInfo?.threadId);
       const runId = scope.runId ?? stringOrUndefined(toolConfig.executionInfo?.runId) ?? stringOrUndefined(toolConfig.configurable?.run_id);
       const callId = stringOrUndefined(toolConfig.toolCall?.id);
-      const result = await runtime.run({
-        name: fields.name,
-        args,
-        ...(callId !== undefined ? { callId } : {}),
-        ...(sessionId !== undefined ? { sessionId } : {}),
-        ...(runId !== undefined ? { runId } : {}),
-        ...(toolConfig.signal !== undefined ? { signal: toolConfig.signal } : {}),
-      });
+      const messages = toolConfig.state?.messages;
+      // the calls of one step answer the same AI message (the state's last); a later step's messages hold the earlier answer
+      const delivery = {
+        callId,
+        scope: Array.isArray(messages) && messages.length > 0 ? (messages as unknown[])[messages.length - 1] : sessionId,
+        answeredInConversation: (id: string) => answeredIn(messages, id),
+      };
+      const result = await repeated.run(delivery, () =>
+        runtime.run({
+          name: fields.name,
+          args,
+          ...(callId !== undefined ? { callId } : {}),
+          ...(sessionId !== undefined ? { sessionId } : {}),
+          ...(runId !== undefined ? { runId } : {}),
+          ...(toolConfig.signal !== undefined ? { signal: toolConfig.signal } : {}),
+        }),
+      );
       if (result.status !== 'success') throw new ToolCallFailedError(result);
       return [envelopeContent(result), result];
     },
@@ -138,7 +159,7 @@ export function traceableName(runtime: ToolRuntime, requested: string): string {
  * The tool that executes `requested` — any name, registered or not — through toolrun, accepting any
  * arguments, so that toolrun (not LangChain) resolves the name and validates the arguments.
  */
-export function createPassThroughTool(runtime: ToolRuntime, requested: string, scope: LangChainCallScope): DynamicStructuredTool {
+export function createPassThroughTool(runtime: ToolRuntime, requested: string, scope: LangChainCallScope, repeated: RepeatedCalls): DynamicStructuredTool {
   const registered = runtime.getTool(requested);
   return createToolrunTool(
     runtime,
@@ -149,6 +170,7 @@ export function createPassThroughTool(runtime: ToolRuntime, requested: string, s
       schema: ACCEPT_ANYTHING,
     },
     scope,
+    repeated,
   );
 }
 
@@ -182,7 +204,10 @@ export function assertScope(options: unknown, owner: string): LangChainCallScope
  *
  * Invoking one runs the call through `runtime.run` (retries, timeouts, breakers, the envelope):
  * success returns the envelope as content and artifact; a failure throws
- * {@link ToolCallFailedError} carrying the envelope. Used on their own, LangChain first checks the
+ * {@link ToolCallFailedError} carrying the envelope. A tool-call id delivered again in the same
+ * run (twice in one step, or again once the state's messages hold its answer; without a state, in
+ * the same `thread_id`) does not run the tool again: the repeat gets the first delivery's envelope
+ * (the last 512 ids are remembered). Used on their own, LangChain first checks the
  * arguments against the JSON Schema with its own wording; through `toolrunMiddleware` it does not
  * (toolrun validates, and names the field).
  *
@@ -192,12 +217,17 @@ export function assertScope(options: unknown, owner: string): LangChainCallScope
  */
 export function toLangChainTools(runtime: ToolRuntime, options?: LangChainCallScope): StructuredToolInterface[] {
   assertToolRuntime(runtime, 'toLangChainTools');
-  const scope = assertScope(options, 'toLangChainTools');
+  return buildLangChainTools(runtime, assertScope(options, 'toLangChainTools'), createRepeatedCalls());
+}
+
+/** The tools of {@link toLangChainTools}, sharing `repeated` (with the middleware's pass-through tools). */
+export function buildLangChainTools(runtime: ToolRuntime, scope: LangChainCallScope, repeated: RepeatedCalls): DynamicStructuredTool[] {
   return runtime.specs.map((spec) =>
     createToolrunTool(
       runtime,
       { name: spec.name, runName: spec.name, description: spec.description || spec.name, schema: spec.inputSchema as Record<string, unknown> },
       scope,
+      repeated,
     ),
   );
 }

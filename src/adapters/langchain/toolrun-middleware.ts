@@ -2,12 +2,13 @@ import { createMiddleware, type AgentMiddleware } from 'langchain';
 import { AIMessage, type BaseMessage, type InvalidToolCall, type ToolCall } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
+import { createRepeatedCalls } from '../repeated-calls.ts';
 import {
   assertScope,
   assertToolRuntime,
+  buildLangChainTools,
   createPassThroughTool,
   envelopeToolMessage,
-  toLangChainTools,
   ToolCallFailedError,
   type LangChainCallScope,
 } from './langchain-tools.ts';
@@ -89,8 +90,10 @@ function rawArgumentsOf(messages: readonly BaseMessage[], call: ToolCall): strin
  *
  * Ids: `callId` is the model's tool call id; `signal` is the agent invocation's; `sessionId` is
  * `options.sessionId`, else the invocation's `configurable.thread_id`; `runId` is `options.runId`,
- * else LangGraph's run id when it provides one (`configurable.run_id` on LangGraph Platform). The
- * middleware keeps no state of its own: breakers, stores and retries are the runtime's (or the
+ * else LangGraph's run id when it provides one (`configurable.run_id` on LangGraph Platform). A
+ * tool-call id delivered again in the same run (twice in one step, or again once the state's
+ * messages hold its answer) runs the tool once: the repeat gets the first delivery's envelope. Beyond
+ * the last 512 call ids it remembers, the middleware keeps no state of its own: breakers, stores and retries are the runtime's (or the
  * composition root's, with `createToolrun(...).runtime`).
  *
  * Put it last in `middleware`: a `wrapToolCall` middleware placed after it would see
@@ -113,16 +116,17 @@ function rawArgumentsOf(messages: readonly BaseMessage[], call: ToolCall): strin
 export function toolrunMiddleware(runtime: ToolRuntime, options?: ToolrunMiddlewareOptions): AgentMiddleware {
   assertToolRuntime(runtime, 'toolrunMiddleware');
   const scope = assertScope(options, 'toolrunMiddleware');
-  const advertised = toLangChainTools(runtime, scope);
+  const repeated = createRepeatedCalls();
+  const advertised = buildLangChainTools(runtime, scope, repeated);
   const ours = new Set<unknown>(advertised);
 
   // One pass-through tool per registered name, built once; an unregistered name gets a fresh one.
   const registered = new Map<string, StructuredToolInterface>();
   const passThrough = (name: string): StructuredToolInterface => {
-    if (runtime.getTool(name) === undefined) return createPassThroughTool(runtime, name, scope);
+    if (runtime.getTool(name) === undefined) return createPassThroughTool(runtime, name, scope, repeated);
     let tool = registered.get(name);
     if (tool === undefined) {
-      tool = createPassThroughTool(runtime, name, scope);
+      tool = createPassThroughTool(runtime, name, scope, repeated);
       registered.set(name, tool);
     }
     return tool;

@@ -6,6 +6,7 @@ import { createToolNameResolver } from '../../core/resolve-tool-name.ts';
 import { parseArguments } from '../../schema/parse-arguments.ts';
 import type { ToolFailure, ToolResult } from '../../ground/tool-result.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
+import { createRepeatedCalls } from '../repeated-calls.ts';
 
 /** Options of {@link toOpenAiAgents}. */
 export interface OpenAiAgentsOptions {
@@ -79,6 +80,8 @@ function describe(value: unknown): string {
  *   or truncated JSON is toolrun's `MALFORMED_ARGUMENTS` and a wrong field is named by JSON Pointer
  *   (the SDK neither parses nor validates). The call id is the SDK's `callId`, the abort signal the
  *   SDK's, the output the envelope JSON (`{"status":"success",…}` or `{"status":"failed",…}`).
+ * - A call id delivered again in the same run (the same `RunContext`) does not run the tool again:
+ *   the repeat gets the first delivery's envelope. These tools remember the last 512 ids.
  * - A failed envelope marks the SDK's function span as an error (`span.setError`, the SDK's own
  *   non-fatal tool error), so traces show the failure as a failure.
  * - `runConfig.toolErrorFormatter` answers a name no tool has
@@ -109,6 +112,8 @@ export function toOpenAiAgents(source: RuntimeSource, options: OpenAiAgentsOptio
     return { ...(sessionId !== undefined ? { sessionId } : {}), ...(options.runId !== undefined ? { runId: options.runId } : {}) };
   };
 
+  // one run is one RunContext: a call id the run delivers again gets the first delivery's envelope
+  const repeated = createRepeatedCalls();
   const tools = runtime.specs.map((spec): FunctionTool => {
     // `tool()` gives the SDK's own defaults (a static "no approval" policy, enabled, error handling);
     // its `invoke` is replaced, because the SDK's JSON.parse would take truncated JSON away from toolrun.
@@ -127,13 +132,16 @@ export function toOpenAiAgents(source: RuntimeSource, options: OpenAiAgentsOptio
       name: spec.name,
       parameters: spec.inputSchema as FunctionTool['parameters'],
       invoke: async (runContext, input, details) => {
-        const result = await runtime.run({
-          name: spec.name,
-          args: input,
-          ...(details?.toolCall?.callId ? { callId: details.toolCall.callId } : {}),
-          ...(details?.signal ? { signal: details.signal } : {}),
-          ...ids(runContext),
-        });
+        const callId = details?.toolCall?.callId || undefined;
+        const result = await repeated.run({ callId, scope: runContext }, () =>
+          runtime.run({
+            name: spec.name,
+            args: input,
+            ...(callId !== undefined ? { callId } : {}),
+            ...(details?.signal ? { signal: details.signal } : {}),
+            ...ids(runContext),
+          }),
+        );
         if (result.status === 'failed') markSpanFailed(result);
         return serialise(result);
       },
