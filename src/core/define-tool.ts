@@ -3,6 +3,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RetryPolicyOverride } from '../policies/retry-policy.ts';
 import type { ToolSchemaInput } from '../ground/ports/schema-validator.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
+import { findSchemaCycle } from '../schema/schema-shape.ts';
 
 /** What a tool's `execute` receives besides its arguments. */
 export interface ToolContext {
@@ -98,8 +99,8 @@ export const MAX_TIMER_MS = 2_147_483_647;
 /**
  * Declares a tool. Checks the definition and returns it unchanged (typed).
  *
- * @throws ToolrunError `INVALID_DEFINITION` when the name, description, schema or `execute` is missing or malformed,
- *   or a numeric option is not a positive finite number (`timeoutMs` at most 2_147_483_647, the longest timer).
+ * @throws ToolrunError `INVALID_DEFINITION` when the name, description, schema or `execute` is missing or malformed
+ *   (an `inputSchema` of `false`, or one whose objects refer to themselves), or a numeric option is not a positive finite number (`timeoutMs` at most 2_147_483_647, the longest timer).
  */
 export function defineTool<S extends ToolSchemaInput, Result = unknown>(
   definition: ToolDefinition<InferArgs<S>, Result> & { inputSchema: S },
@@ -124,6 +125,11 @@ export function assertToolDefinition(value: unknown): asserts value is ToolDefin
   if (typeof definition.description !== 'string') fail('description must be a string');
   const schema = definition.inputSchema as unknown;
   if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null)) fail('inputSchema must be a JSON Schema or a Standard Schema');
+  if (schema === false) fail("inputSchema is false, which accepts no arguments at all: a tool without arguments takes { type: 'object', properties: {} }");
+  if (typeof schema === 'object' && schema !== null && !('~standard' in schema)) {
+    const cycle = findSchemaCycle(schema);
+    if (cycle !== undefined) fail(`inputSchema refers to itself at ${cycle} (a cycle of objects, which is not JSON): recurse with "$ref"`);
+  }
   if (typeof definition.execute !== 'function') fail('execute must be a function');
   if (definition.timeoutMs !== undefined && !(typeof definition.timeoutMs === 'number' && Number.isFinite(definition.timeoutMs) && definition.timeoutMs > 0)) {
     fail('timeoutMs must be a positive number of milliseconds');

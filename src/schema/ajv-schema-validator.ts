@@ -6,6 +6,8 @@ import ajvFormatsModule from 'ajv-formats';
 import type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, ValidateOptions, ValidationResult } from '../ground/ports/schema-validator.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { canGenerateCode, compileJsonSchemaWithoutCodeGeneration } from './cfworker-schema-validator.ts';
+import { findClosestName } from './closest-name.ts';
+import { ANNOTATION_FORMATS, findUnknownFormat, SPECIFICATION_FORMATS } from './schema-shape.ts';
 import { describeAjvErrors } from './describe-ajv-errors.ts';
 import { chooseDialect, type JsonSchemaDialect } from './json-schema-dialect.ts';
 import { linearRegExpEngine } from './linear-regexp.ts';
@@ -71,7 +73,11 @@ const addFormats = ((ajvFormatsModule as unknown as { default?: unknown }).defau
  *   characters (a longer string is not a valid `url`); the other formats are linear.
  * - Compiled schemas are cached by schema object identity and `coerce` mode (WeakMap).
  * - `compile` throws `ToolrunError` `INVALID_SCHEMA` for a schema that does not compile (or is
- *   neither an object, a boolean nor a Standard Schema).
+ *   neither an object, a boolean nor a Standard Schema), or whose `format` is not a string or is
+ *   a misspelling (within the edit distance of `findClosestName`) of a known one — ajv-formats',
+ *   `url`, those added with `configureAjv`, the specification's, the OpenAPI annotations — since
+ *   Ajv would check nothing for it. Other unknown formats are annotations, as the specification
+ *   says.
  * - `validate` works on a copy: `null` for optional non-nullable properties removed, scalars
  *   coerced with `coerce: 'scalars'`; it never throws, and returns a field-level failure with an
  *   `invalid_parameter` code (see `describeAjvErrors`). It is synchronous for JSON Schema (unless the
@@ -126,6 +132,18 @@ export function createAjvSchemaValidator(options: AjvSchemaValidatorOptions = {}
     if (useInterpreter())
       return compileJsonSchemaWithoutCodeGeneration(schema, options.defaultDialect ?? 'draft-2020-12', { nullAsAbsent, coerce: validateOptions.coerce });
     const { dialect, prepared } = chooseDialect(schema, options.defaultDialect ?? 'draft-2020-12');
+    // Ajv (strict: false) ignores a format it does not know, as the specification asks: a misspelt
+    // one would check nothing. Other names stay annotations (a format of one's own, an API's).
+    const formats = ajvFor(dialect).formats;
+    const known = new Set([...Object.keys(formats), ...SPECIFICATION_FORMATS, ...ANNOTATION_FORMATS]);
+    const misspelt = findUnknownFormat(prepared, (name) => known.has(name) || findClosestName(name, known) === undefined);
+    if (misspelt !== undefined) {
+      const closest = typeof misspelt.format === 'string' ? findClosestName(misspelt.format, known) : undefined;
+      throw new ToolrunError(
+        'INVALID_SCHEMA',
+        `the JSON Schema has ${closest !== undefined ? 'a misspelt' : 'an invalid'} format at ${misspelt.pointer}: ${truncateText(JSON.stringify(misspelt.format) ?? String(misspelt.format), 80)}${closest !== undefined ? ` (did you mean "${closest}"? add a format of that name with configureAjv if it is yours)` : ' (a format is a string)'}`,
+      );
+    }
     let validateFunction: AnyValidateFunction;
     try {
       validateFunction = compileWithIsolation(dialect, prepared);
