@@ -62,3 +62,23 @@ export function checkReleaseOptions(options: { delayMs?: number; countDelivery?:
   }
   return { delayMs: Math.ceil(delayMs), countDelivery: options?.countDelivery !== false, deliveries };
 }
+
+/**
+ * Checks the message given to `RunQueue.enqueue`: an object with a string `body` and, when given, a
+ * string `id`. Returns the id to use (`id`, or a new UUID).
+ *
+ * @throws ToolrunError `INVALID_INPUT` otherwise (a body the queue cannot store; serialise the
+ * run request with `JSON.stringify` first).
+ */
+export function enqueuedMessageId(message: unknown): string {
+  const describe = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`);
+  if (typeof message !== 'object' || message === null) {
+    throw new ToolrunError('INVALID_INPUT', `enqueue({ body, id? }) needs an object, received ${describe(message)}`);
+  }
+  const { body, id } = message as { body?: unknown; id?: unknown };
+  if (typeof body !== 'string') {
+    throw new ToolrunError('INVALID_INPUT', `enqueue({ body }) needs body as a string (the run request as JSON text), received ${describe(body)}`);
+  }
+  if (id !== undefined && typeof id !== 'string') throw new ToolrunError('INVALID_INPUT', `enqueue({ id }) needs id as a string, received ${describe(id)}`);
+  return id ?? globalThis.crypto.randomUUID();
+}

@@ -359,7 +359,11 @@ export interface ReleaseOptions {
  * method rejects with the backend's error when the store cannot be reached.
  */
 export interface RunQueue {
-  /** Adds a message; `id` defaults to a new unique id. Enqueuing an id that exists is a no-op. */
+  /**
+   * Adds a message; `id` defaults to a new unique id. Enqueuing an id that exists is a no-op.
+   *
+   * @throws ToolrunError `INVALID_INPUT` (from the built-in queues) for a `body` or `id` that is not a string.
+   */
   enqueue(message: { body: string; id?: string }): Promise<string>;
   /**
    * Takes the next ready message (waiting, or its lease or release delay ended) for `leaseMs`

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { JobsOptions, Queue } from 'bullmq';
+import { enqueuedMessageId } from '../../stores/assert-lease-ms.ts';
 import { toJobId } from './job-id.ts';
 import { DEFAULT_RUN_JOB_OPTIONS, RUN_JOB_NAME, type RunJobData } from './run-job.ts';
 
@@ -26,12 +26,13 @@ export interface EnqueueRunOptions {
  * active, delayed, completed and not yet removed) is a no-op, and a later duplicate is harmless
  * (see `DEFAULT_RUN_JOB_OPTIONS`). With `outbox`, the request is recorded there first.
  *
- * `body` is not checked here: a malformed body is a message failure, dead-lettered by the worker.
+ * `body` must be a string (`INVALID_INPUT` otherwise); what it says is not checked here: a malformed
+ * body is a message failure, dead-lettered by the worker.
  * Returns the message id (`id`, or a new UUID). Rejects with the client's error when Redis (or the
  * outbox) cannot be reached; then the request may or may not have been recorded — enqueue it again.
  */
 export async function enqueueRun(queue: Pick<Queue, 'add'>, body: string, id?: string, options: EnqueueRunOptions = {}): Promise<string> {
-  const messageId = id ?? randomUUID();
+  const messageId = enqueuedMessageId({ body, id });
   if (options.outbox) await options.outbox.enqueue({ body, id: messageId });
   const data: RunJobData = { body, messageId };
   await queue.add(RUN_JOB_NAME, data, { ...DEFAULT_RUN_JOB_OPTIONS, ...options.jobOptions, jobId: toJobId(messageId) });

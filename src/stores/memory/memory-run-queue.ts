@@ -1,6 +1,6 @@
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { QueueDelivery, RunQueue } from '../../ground/ports/stores.ts';
-import { assertLeaseMs, checkReleaseOptions } from '../assert-lease-ms.ts';
+import { assertLeaseMs, checkReleaseOptions, enqueuedMessageId } from '../assert-lease-ms.ts';
 
 interface QueuedMessage {
   id: string;
@@ -82,7 +82,7 @@ export function createMemoryRunQueue(options: MemoryRunQueueOptions): RunQueue {
 
   return {
     async enqueue(message) {
-      const id = message.id ?? globalThis.crypto.randomUUID();
+      const id = enqueuedMessageId(message);
       if (messages.has(id) || ackedIds.has(id)) return id;
       const queued: QueuedMessage = { id, body: message.body, enqueuedAtMs: clock.now(), deliveries: 0, leaseUntilMs: undefined, delayed: false, acked: false };
       messages.set(id, queued);

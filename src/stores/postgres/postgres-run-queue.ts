@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { QueueDelivery, RunQueue } from '../../ground/ports/stores.ts';
-import { assertLeaseMs, checkReleaseOptions } from '../assert-lease-ms.ts';
+import { assertLeaseMs, checkReleaseOptions, enqueuedMessageId } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 import { epochMs, prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
@@ -83,7 +82,7 @@ export function createPostgresRunQueue(pool: PostgresQueryable, options: { schem
 
   return {
     async enqueue(message) {
-      const id = message.id ?? randomUUID();
+      const id = enqueuedMessageId(message);
       await pool.query({ ...statements.enqueue, values: [toStoredText(id), toStoredText(message.body), epochMs(clock.now())] });
       return id;
     },

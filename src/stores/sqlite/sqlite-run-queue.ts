@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { QueueDelivery, RunQueue } from '../../ground/ports/stores.ts';
-import { assertLeaseMs, checkReleaseOptions } from '../assert-lease-ms.ts';
+import { assertLeaseMs, checkReleaseOptions, enqueuedMessageId } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 
 interface ReadyRow {
@@ -73,7 +72,7 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
 
   return {
     async enqueue(message) {
-      const id = message.id ?? randomUUID();
+      const id = enqueuedMessageId(message);
       insert.run(toStoredText(id), toStoredText(message.body), clock.now());
       return id;
     },
