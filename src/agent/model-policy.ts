@@ -119,6 +119,18 @@ export function checkModelResponse(value: unknown, stepIndex: number): { ok: tru
       if (typeof call !== 'object' || call === null) return { ok: false, problem: `toolCalls[${index}] is ${describeValue(call)}, not { id, name, args }` };
       const { id, name, args } = call as Record<string, unknown>;
       if (typeof name !== 'string' || name.length === 0) return { ok: false, problem: `toolCalls[${index}].name is ${describeValue(name)}, not a tool name` };
+      // The arguments are stored with the step (JSON): a value JSON cannot hold (a BigInt, a cycle)
+      // is an invalid answer, not a store failure that would repeat at every delivery.
+      if (typeof args !== 'string' && args !== undefined) {
+        try {
+          JSON.stringify(args);
+        } catch (error) {
+          return {
+            ok: false,
+            problem: `toolCalls[${index}].args cannot be written as JSON (${error instanceof Error ? error.message : 'unknown error'}): send JSON text or plain values`,
+          };
+        }
+      }
       // A provider that gives no call id: a stable one, so the tool message still answers this call.
       const callId = typeof id === 'string' && id.length > 0 ? id : `call_${stepIndex}_${index}`;
       calls.push({ id: callId, name, args });
