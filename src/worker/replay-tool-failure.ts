@@ -46,7 +46,8 @@ export interface ReplayOptions
  * - `already_completed`: the run had completed (a second replay): nothing was done;
  * - `in_progress`: another replay, drain or worker holds the run's claim: nothing was done (the entry stays);
  * - `expired`: the conversation (or the run's checkpoint) is gone — its TTL passed;
- * - `invalid_entry`: the entry lacks what a replay needs.
+ * - `invalid_entry`: the entry lacks what a replay needs, or names a conversation that is not its
+ *   run's (nothing is read or written).
  */
 export type ReplayStatus = AgentRunStatus | 'already_completed' | 'in_progress' | 'expired' | 'invalid_entry';
 
@@ -119,6 +120,9 @@ async function replayClaimed(
   if (checkpoint?.status === 'completed') {
     return { status: 'already_completed', runId: entry.runId, modelCalls: 0, text: decodeRunState(checkpoint.data).text ?? null };
   }
+  // The run's own conversation only: an entry edited to name another one (another run's) would
+  // have this replay rewrite that conversation.
+  if (checkpoint && checkpoint.conversationRef !== entry.conversationRef) return { status: 'invalid_entry', runId: entry.runId, modelCalls: 0, text: null };
   const stored = (await stores.conversations.get(entry.conversationRef)) as ChatMessage[] | undefined;
   if (!stored || !checkpoint) return { status: 'expired', runId: entry.runId, modelCalls: 0, text: null };
 
