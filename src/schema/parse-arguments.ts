@@ -1,5 +1,6 @@
 import type { FieldError } from '../ground/tool-result.ts';
 import { describeJsonPointer, toJsonPointer } from './json-pointer.ts';
+import { evaluateExpression, expressionAt } from './json-expression.ts';
 import { jsonTypeOf, previewJson, truncateText } from './preview.ts';
 
 /** Bound of the raw-text preview in a malformed-arguments failure, in characters. */
@@ -300,7 +301,7 @@ const REPAIRED_PREVIEW_MAX_CHARS = 300;
 const MAX_DIAGNOSED_CHARS = 65_536;
 
 interface JsonProblem {
-  kind: 'comment' | 'single-quotes' | 'python-literal' | 'arithmetic' | 'trailing-comma' | 'unquoted-name' | 'stray-quote' | 'missing-comma';
+  kind: 'comment' | 'single-quotes' | 'python-literal' | 'arithmetic' | 'trailing-comma' | 'unquoted-name' | 'unquoted-value' | 'stray-quote' | 'missing-comma';
   headline: string;
   what: string;
   advice: string;
@@ -328,11 +329,65 @@ function diagnoseJson(text: string, _position: number | undefined): { problems: 
     while (cursor < length && /\s/.test(text[cursor]!)) cursor += 1;
     return cursor >= length || ',:}]'.includes(text[cursor]!);
   };
+  /**
+   * Text written as a value without quotes (`Paris`, `New York`, `2024-01-15`), up to the next
+   * `,` `}` `]` or line end: noted and written quoted; `false` when it holds characters that make it
+   * something else (quotes, brackets).
+   */
+  const noteUnquotedText = (): boolean => {
+    const raw = /^[^,}\]\n]*/.exec(text.slice(index, index + 200))?.[0] ?? '';
+    const value = raw.trimEnd();
+    if (value === '' || /["'{}[\]:]/.test(value) || /^(?:undefined|NaN|-?Infinity)$/.test(value)) return false;
+    note({
+      kind: 'unquoted-value',
+      headline: 'a text value is not quoted',
+      what: `the value ${truncateText(value, 40)} has no double quotes`,
+      advice: `write text values in double quotes (${JSON.stringify(truncateText(value, 40))})`,
+    });
+    out += JSON.stringify(value);
+    index += value.length;
+    return true;
+  };
+  /** Whether a value may start here: at the start, or after `:` `,` `[`. */
+  const atValueStart = (): boolean => /(?:^|[:,[])\s*$/.test(out.slice(-64));
+  /** Notes an expression written as a value and writes its result; `false` (and `failed`) when it cannot be computed. */
+  const noteExpression = (expression: string): boolean => {
+    const value = evaluateExpression(expression);
+    const shown = truncateText(expression, 40);
+    note({
+      kind: 'arithmetic',
+      headline: /^[-+\d.(\s*/%]+$/.test(expression) ? 'a value is arithmetic' : 'a value is an expression',
+      what: `${shown} is an expression; JSON takes only its result`,
+      advice: value === undefined ? `compute ${shown} and send the resulting number` : `compute values before sending them (${shown} is ${String(value)})`,
+    });
+    if (value === undefined) {
+      failed = true;
+      return false;
+    }
+    out += String(value);
+    return true;
+  };
   while (index < length && !failed) {
     const char = text[index]!;
     // two values (or a value and a name) with nothing between them: `{"a": 1 "b": 2}`
     if (char === '"' || char === "'" || char === '{' || char === '[') {
       const previous = /\S(?=\s*$)/.exec(out.slice(-64))?.[0];
+      // a quote right after a number, true/false/null, `]` or `}`: stray, unless a quoted name follows (`5 "b": 1`)
+      if (char === '"' && previous !== undefined && /[\d}\]el]/.test(previous) && !quotedNameAt(text, index)) {
+        const valueText = /([^\s,:[{]+)\s*$/.exec(out.slice(-64))?.[1] ?? previous;
+        note({
+          kind: 'stray-quote',
+          headline: 'a double quote is out of place',
+          what: `a stray " follows ${truncateText(valueText, 30)}`,
+          advice: 'remove the " that follows a number, true, false, null or a closing bracket (or quote the whole value as one string)',
+        });
+        if (!closesValue(index + 1)) {
+          failed = true;
+          break;
+        }
+        index += 1;
+        continue;
+      }
       if (previous !== undefined && /["\d}\]el]/.test(previous)) {
         note({
           kind: 'missing-comma',
@@ -365,6 +420,18 @@ function diagnoseJson(text: string, _position: number | undefined): { problems: 
         }
         if (inner === char) {
           if (closesValue(end + 1)) break;
+          // `"a" + "b"`: strings joined with +, an expression
+          const joined = /^\s*\+\s*(["'])/.exec(text.slice(end + 1, end + 65));
+          if (joined !== null) {
+            note({
+              kind: 'arithmetic',
+              headline: 'a value is an expression',
+              what: 'strings joined with + is an expression; JSON takes only its result',
+              advice: 'send the joined text as one string',
+            });
+            end += joined[0].length;
+            continue;
+          }
           if (char === '"') {
             note({
               kind: 'stray-quote',
@@ -424,29 +491,34 @@ function diagnoseJson(text: string, _position: number | undefined): { problems: 
         out += python;
       } else if (word === 'true' || word === 'false' || word === 'null') out += word;
       else {
-        failed = true;
-        break;
+        const expression = atValueStart() ? expressionAt(text, index) : undefined;
+        if (expression === undefined) {
+          if (!atValueStart() || !noteUnquotedText()) {
+            failed = true;
+            break;
+          }
+          continue;
+        }
+        if (!noteExpression(expression)) break;
+        index += expression.length;
+        continue;
       }
       index = end;
       continue;
     }
-    if (/[-\d(.]/.test(char)) {
-      const expression = /^[-+*/().\d\se]+/.exec(text.slice(index, index + 200))?.[0] ?? char;
-      const trimmedExpression = expression.replace(/\s+$/, '');
-      if (/\d\s*[-+*/]\s*[-(.\d]/.test(trimmedExpression)) {
-        const value = evaluateArithmetic(trimmedExpression);
-        if (value === undefined) {
-          failed = true;
-          break;
-        }
-        note({
-          kind: 'arithmetic',
-          headline: 'a value is arithmetic',
-          what: `${truncateText(trimmedExpression, 40)} is an expression; JSON takes only its result`,
-          advice: `compute values before sending them (${truncateText(trimmedExpression, 40)} is ${String(value)})`,
-        });
-        out += String(value);
-        index += trimmedExpression.length;
+    if (/[-+\d(.]/.test(char)) {
+      const expression = atValueStart() ? expressionAt(text, index) : undefined;
+      if (expression !== undefined) {
+        if (!noteExpression(expression)) break;
+        index += expression.length;
+        continue;
+      }
+      if (atValueStart() && DATE_OR_TIME_TEXT.test(text.slice(index, index + 20)) && noteUnquotedText()) continue;
+      // a number as a whole (its exponent is not a name)
+      const number = /^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/.exec(text.slice(index, index + 400))?.[0];
+      if (number !== undefined) {
+        out += number;
+        index += number.length;
         continue;
       }
     }
@@ -478,46 +550,12 @@ function diagnoseJson(text: string, _position: number | undefined): { problems: 
   return { problems };
 }
 
-/** Evaluates `+ - * /` and parentheses over decimal numbers; `undefined` for anything else or a non-finite result. */
-function evaluateArithmetic(expression: string): number | undefined {
-  const tokens = expression.match(/\d+(?:\.\d+)?(?:e[-+]?\d+)?|\.\d+|[-+*/()]/g);
-  if (tokens === null || tokens.join('') !== expression.replace(/\s+/g, '')) return undefined;
-  let position = 0;
-  const peek = () => tokens[position];
-  const primary = (): number | undefined => {
-    const token = tokens[position++];
-    if (token === '(') {
-      const inner = sum();
-      if (tokens[position++] !== ')') return undefined;
-      return inner;
-    }
-    if (token === '-') {
-      const inner = primary();
-      return inner === undefined ? undefined : -inner;
-    }
-    return token !== undefined && /^[\d.]/.test(token) ? Number(token) : undefined;
-  };
-  const product = (): number | undefined => {
-    let value = primary();
-    while (value !== undefined && (peek() === '*' || peek() === '/')) {
-      const operator = tokens[position++];
-      const right = primary();
-      value = right === undefined ? undefined : operator === '*' ? value * right : value / right;
-    }
-    return value;
-  };
-  const sum = (): number | undefined => {
-    let value = product();
-    while (value !== undefined && (peek() === '+' || peek() === '-')) {
-      const operator = tokens[position++];
-      const right = product();
-      value = right === undefined ? undefined : operator === '+' ? value + right : value - right;
-    }
-    return value;
-  };
-  const result = sum();
-  if (result === undefined || position !== tokens.length || !Number.isFinite(result)) return undefined;
-  return Number(result.toPrecision(15));
+/** A date or a time written without quotes (`2024-01-15`, `10:30`). */
+const DATE_OR_TIME_TEXT = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?(?=\s*[,}\]\n]|\s*$)|^\d{1,2}:\d{2}(?::\d{2})?(?=\s*[,}\]\n]|\s*$)/;
+
+/** Whether a double-quoted property name starts at `index` (`"b": …`). */
+function quotedNameAt(text: string, index: number): boolean {
+  return /^"(?:[^"\\\n]|\\.){0,256}"\s*:/.test(text.slice(index, index + 300));
 }
 
 /** What the character at `position` breaks, in words (no engine message: it may quote the text). */
@@ -528,6 +566,8 @@ function describeUnexpected(text: string, position: number | undefined): string 
   while (before >= 0 && /\s/.test(text[before]!)) before -= 1;
   const previous = before >= 0 ? text[before]! : '';
   const shownChar = /[\p{L}\p{N}]/u.test(char) ? 'a value' : JSON.stringify(char);
+  // an operator after a value is an expression or unquoted text (`2024-01-15`), not a missing comma
+  if (/[-+*/%]/.test(char)) return `${shownChar} after a value: values must be single JSON values (no operators, text in double quotes)`;
   if ((previous === '"' || /[\d\]}el]/.test(previous)) && !',:}]'.includes(char)) return `${shownChar} follows a value without a comma between them`;
   return `unexpected ${shownChar} here`;
 }
