@@ -1,6 +1,6 @@
 import { findClosestName, editDistance } from './closest-name.ts';
-import { describeSchemaBriefly, exampleValue, listValues } from './describe-schema.ts';
-import { describeJsonPointer } from './json-pointer.ts';
+import { describeSchemaBriefly, exampleValue, listValues, numberFromText } from './describe-schema.ts';
+import { describeJsonPointer, escapeControlCharacters } from './json-pointer.ts';
 import { jsonTypeOf, previewJson, truncateText } from './preview.ts';
 import type { DescribedFieldError } from './summarise-field-errors.ts';
 
@@ -153,7 +153,7 @@ export function describeUnknownProperty(
   const property = shown(fullProperty);
   const value = isObject(data) ? data[fullProperty] : undefined;
   const allowedText = allowed.length > 0 ? `allowed: ${allowed.slice(0, 20).join(', ')}${allowed.length > 20 ? ', …' : ''}` : 'no other properties are allowed';
-  const fieldPath = `${path}/${property.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+  const fieldPath = `${path}/${truncateText(fullProperty, MAX_NAME_CHARS).replaceAll('~', '~0').replaceAll('/', '~1')}`;
   const label = describeJsonPointer(fieldPath);
   const base = {
     path: fieldPath,
@@ -245,9 +245,14 @@ function typeHint(data: unknown, expectedTypes: readonly string[], schema: unkno
   const wants = (type: string) => expectedTypes.includes(type);
   if (typeof data === 'string') {
     const trimmed = data.trim();
-    if ((wants('integer') || wants('number')) && trimmed !== '' && Number.isFinite(Number(trimmed))) {
-      const number = Number(trimmed);
-      if (wants('number') || Number.isInteger(number)) return { advice: `send ${String(number)} (a number), not ${JSON.stringify(data)} (a string)` };
+    const number = wants('integer') || wants('number') ? numberFromText(trimmed) : undefined;
+    if (number !== undefined && (wants('number') || Number.isInteger(number))) {
+      const word = !Number.isFinite(Number(trimmed));
+      return {
+        advice: word
+          ? `send ${String(number)} (a number in digits), not ${previewJson(data, 40)} (a word)`
+          : `send ${String(number)} (a number), not ${previewJson(data, 40)} (a string)`,
+      };
     }
     if (wants('boolean') && /^(?:true|false)$/i.test(trimmed)) {
       const value = trimmed.toLowerCase();
@@ -275,7 +280,20 @@ function typeHint(data: unknown, expectedTypes: readonly string[], schema: unkno
     return { advice: `send a string, not ${Array.isArray(data) ? 'an array' : 'an object'}${shownExample ? `, e.g. ${shownExample}` : ''}` };
   }
   if (wants('array') && !Array.isArray(data) && example !== undefined) {
+    if (typeof data === 'string' && Array.isArray(example) && example.length > 1) {
+      // a list sent as one string: every item, and — for text items — the one-item reading too
+      const items = isObject(schema) && isObject(schema.items) ? schema.items : undefined;
+      const textItems = example.every((item) => typeof item === 'string') && !Array.isArray(items?.enum);
+      const oneItem = textItems ? ` (or ${previewJson([data], EXAMPLE_MAX_CHARS)} if it is one item)` : '';
+      return { advice: `send the items as a JSON array, not one string: ${shownExample}${oneItem}` };
+    }
     return { advice: `send an array, even for one item: ${shownExample}` };
+  }
+  if (example === undefined && (wants('integer') || wants('number'))) {
+    // no number is invented: a model may copy it
+    const brief = describeSchemaBriefly(schema);
+    const bounded = /^(?:integer|number) [<>]/.test(brief) ? brief : expectedTypes.join(' or ');
+    return { advice: `send ${withArticle(bounded)}, written as digits without quotes` };
   }
   return { advice: `send ${kind}${shownExample ? `, e.g. ${shownExample}` : ''}` };
 }
@@ -392,8 +410,9 @@ function compact(name: string): string {
   return name.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
 }
 
+/** A name a model chose, as a message quotes it: control characters escaped, at most {@link MAX_NAME_CHARS} characters. */
 function shown(name: string): string {
-  return truncateText(name, MAX_NAME_CHARS);
+  return truncateText(escapeControlCharacters(name), MAX_NAME_CHARS);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

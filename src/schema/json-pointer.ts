@@ -32,9 +32,18 @@ export function parseJsonPointer(pointer: string): string[] {
 
 /**
  * A short, human-readable name for a pointer, for messages: `/passengers/0/dob` → `passengers/0/dob`,
- * `""` → `the arguments`.
+ * `""` → `the arguments`. Control characters in a name a model sent are written as JSON escapes
+ * (`que\nry`), so a message never carries a raw newline, NUL or terminal escape.
  */
 export function describeJsonPointer(pointer: string): string {
   if (pointer === '') return 'the arguments';
-  return parseJsonPointer(pointer).join('/') || '(empty name)';
+  return escapeControlCharacters(parseJsonPointer(pointer).join('/')) || '(empty name)';
+}
+
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
+
+/** `text` with each control character (C0, DEL, C1, U+2028/9) written as its JSON escape (`\n`, `\u0000`). */
+export function escapeControlCharacters(text: string): string {
+  // eslint-disable-next-line no-control-regex -- the control characters are what is replaced
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (char) => SHORT_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

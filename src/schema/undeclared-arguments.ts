@@ -6,7 +6,7 @@
  */
 import type { ToolWarning } from '../ground/tool-result.ts';
 import { findClosestName } from './closest-name.ts';
-import { escapeJsonPointerToken } from './json-pointer.ts';
+import { escapeControlCharacters, escapeJsonPointerToken } from './json-pointer.ts';
 
 /** At most this many warnings per call. */
 export const MAX_ARGUMENT_WARNINGS = 10;
@@ -75,7 +75,7 @@ function levelOf(schema: unknown, depth = 0): Level | undefined {
 /** A key as shown in a message: control characters escaped, at most {@link SHOWN_KEY_LENGTH} characters. */
 export function showKey(key: string): string {
   const cut = key.length > SHOWN_KEY_LENGTH ? `${key.slice(0, SHOWN_KEY_LENGTH)}…` : key;
-  return JSON.stringify(cut);
+  return escapeControlCharacters(JSON.stringify(cut));
 }
 
 /**
