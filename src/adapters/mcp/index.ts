@@ -17,6 +17,7 @@ export {
   type McpToolFailureClassification,
   type ToolFailureClass,
 } from './mcp-failure.ts';
+export { mcpSessionScope, TOOLRUN_SESSION_META_KEY } from './mcp-session-scope.ts';
 export { createMcpStatusFetch, McpHttpStatusError, type McpFetch } from './mcp-status-fetch.ts';
 export { mcpTools, type McpToolsOptions } from './mcp-tools.ts';
 export { serveOverMcp, type ServeOverMcpOptions } from './serve-over-mcp.ts';

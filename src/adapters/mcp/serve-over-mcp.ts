@@ -4,6 +4,7 @@ import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import { formatToolResult } from '../../core/format-tool-result.ts';
 import type { ToolFailure, ToolResult } from '../../ground/tool-result.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
+import { mcpSessionScope } from './mcp-session-scope.ts';
 import { TOOL_FAILURE_META_KEY, TOOLRUN_ENVELOPE_META_KEY, toolFailureClassification } from './mcp-failure.ts';
 
 /** Options of {@link failureToCallToolResult}. */
@@ -51,8 +52,9 @@ export function envelopeToCallToolResult(result: ToolResult, nowMs: number, opti
 /** Options of {@link serveOverMcp}. */
 export interface ServeOverMcpOptions {
   /**
-   * The per-session breaker's scope of a call: the MCP session id (Streamable HTTP), else this.
-   * @defaultValue `'mcp'`
+   * The per-session breaker's scope of a call that names none: a call's scope is, first found,
+   * `_meta["dev.toolrun/sessionId"]`, the trace id of `_meta.traceparent`, the MCP session id
+   * (Streamable HTTP), else this (see `mcpSessionScope`). @defaultValue `'mcp'`
    */
   defaultSessionId?: string;
   /** Tool annotations to advertise besides `idempotentHint` (e.g. `readOnlyHint`), by tool name. */
@@ -108,7 +110,7 @@ export function serveOverMcp(runtime: ToolRuntime, server: Server, options: Serv
     const result = await runtime.run({
       name: request.params.name,
       args: request.params.arguments ?? {},
-      sessionId: extra.sessionId ?? defaultSessionId,
+      sessionId: mcpSessionScope(request.params._meta, extra.sessionId, defaultSessionId),
       signal: extra.signal,
     });
     return envelopeToCallToolResult(result, runtime.clock.now(), { toolFailure });

@@ -15,7 +15,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolRuntimeOptions } from '../../core/create-tool-runtime.ts';
 import type { SharedBreaker } from '../../policies/shared-breaker.ts';
+import type { IdempotencyLedger } from '../../ground/ports/stores.ts';
+import { createMemoryIdempotencyLedger } from '../../stores/memory/memory-idempotency-ledger.ts';
 import { attachSession, type Session } from './downstream-session.ts';
+import { createIdempotentCalls } from './idempotent-calls.ts';
 import { createToolGuard, type ToolsCallParams } from './tool-guard.ts';
 import { createUpstream } from './upstream.ts';
 import { defaultBreakerKeyPrefix, type UpstreamSpec } from './upstream-spec.ts';
@@ -53,6 +56,12 @@ export interface McpProxyOptions {
    * every failure the proxy answers, beside toolrun's envelope. @defaultValue true (while the extension is a draft)
    */
   toolFailure?: boolean;
+  /**
+   * Where the answers of calls with an idempotency key (`_meta["dev.toolrun/idempotencyKey"]`) to
+   * tools that are not idempotent are recorded, so that a call sent again (a broken stream's
+   * request re-sent) runs once; shared by replicas through the store. @defaultValue in memory
+   */
+  idempotencyLedger?: IdempotencyLedger;
   /** Per-attempt timeout of a tool call. @defaultValue 60_000 */
   timeoutMs?: number;
   /** The longest wait for the upstream to start and answer `initialize`. @defaultValue 20_000 */
@@ -146,6 +155,10 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
     maxAttempts: options.maxAttempts ?? 3,
     timeoutMs: options.timeoutMs,
     toolFailure: options.toolFailure ?? true,
+    idempotentCalls: createIdempotentCalls({
+      ledger: options.idempotencyLedger ?? createMemoryIdempotencyLedger(),
+      keyPrefix: options.breakerKeyPrefix ?? defaultBreakerKeyPrefix(options.upstream),
+    }),
     upstream: () => upstream.transport,
     log,
   });
@@ -175,7 +188,8 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
     if (!guard.guards(params)) return forward(upstream.client, request, extra);
     return guard.call(params, {
       requestId: extra.requestId,
-      sessionId: extra.sessionId ?? session.label,
+      sessionId: extra.sessionId,
+      connection: session.label,
       signal: extra.signal,
       forwardProgress: (progressToken) => progressForwarder(progressToken, extra),
     });

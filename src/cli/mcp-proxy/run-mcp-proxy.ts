@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { isInitializeRequest, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { ToolrunError, type ToolrunConfig } from '../../index.ts';
 import type { BreakerStateStore, Stores } from '../../ground/ports/stores.ts';
 import type { MetricsServer } from '../../observability/index.ts';
@@ -163,6 +164,7 @@ export async function runMcpProxy(options: McpProxyCommandOptions, command: read
     timeoutMs: options.timeoutMs,
     startupTimeoutMs: options.startupTimeoutMs,
     toolFailure: options.toolFailure,
+    idempotencyLedger: stores.ledger,
     log,
   });
   log(
@@ -263,6 +265,36 @@ export function refusedHttpOrigin(headers: { host?: string | undefined; origin?:
   return undefined;
 }
 
+/** Whether a POST body is a request of the stateless protocol: `server/discover`, or a request whose `_meta` names a protocol version. */
+function isStatelessRequest(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const message = body as { method?: unknown; id?: unknown; params?: { _meta?: Record<string, unknown> } };
+  if (typeof message.method !== 'string' || message.id === undefined) return false;
+  return message.method === 'server/discover' || typeof message.params?._meta?.['io.modelcontextprotocol/protocolVersion'] === 'string';
+}
+
+/**
+ * One request of the stateless protocol: no session, so a proxy session of its own on a one-shot
+ * transport that answers the request as JSON and closes with the answer. A response stream that
+ * breaks first does not cancel the call (the stateless protocol re-sends such a request: with an
+ * idempotency key it joins this call or gets its recorded answer). Request-scoped notifications
+ * (progress, log messages) are not sent: the answer is one JSON body.
+ */
+async function serveStatelessRequest(proxy: McpProxy, response: ServerResponse, body: JSONRPCRequest): Promise<void> {
+  const transport: Transport = {
+    start: async () => undefined,
+    send: async (message) => {
+      const answer = message as { id?: unknown; result?: unknown; error?: unknown };
+      if (answer.id !== body.id || (answer.result === undefined && answer.error === undefined)) return;
+      if (!response.headersSent && !response.destroyed) response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(message));
+      await transport.close();
+    },
+    close: async () => transport.onclose?.(),
+  };
+  await proxy.attach(transport, { label: 'http-stateless' });
+  transport.onmessage?.(body);
+}
+
 /** Serves the guarded tools over Streamable HTTP on `http://host:port/mcp`, one proxy session per MCP session. */
 async function serveHttp(proxy: McpProxy, listen: { host: string; port: number }, maxMessageBytes: number, log: (line: string) => void) {
   const transports = new Map<string, StreamableHTTPServerTransport>();
@@ -295,6 +327,10 @@ async function serveHttp(proxy: McpProxy, listen: { host: string; port: number }
       }
       if (existing) {
         await existing.handleRequest(request, response, body);
+        return;
+      }
+      if (sessionId === undefined && isStatelessRequest(body)) {
+        await serveStatelessRequest(proxy, response, body as JSONRPCRequest);
         return;
       }
       if (sessionId !== undefined || !isInitializeRequest(body)) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, type CallToolResult, type Progress, type Result, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { errorFromMcpThrown, errorFromToolResult } from '../../adapters/mcp/mcp-failure.ts';
@@ -7,6 +8,9 @@ import { createToolRuntime, type ToolRuntime, type ToolRuntimeOptions } from '..
 import type { ToolContext, ToolDefinition } from '../../core/define-tool.ts';
 import { ToolError } from '../../core/tool-error.ts';
 import type { SharedBreaker } from '../../policies/shared-breaker.ts';
+import { mcpSessionScope } from '../../adapters/mcp/mcp-session-scope.ts';
+import type { ToolFailure } from '../../ground/tool-result.ts';
+import { idempotencyKeyOf, type IdempotentCalls } from './idempotent-calls.ts';
 import type { UpstreamTransport } from './upstream-requests.ts';
 
 /** The params of a `tools/call` request, as received. */
@@ -20,8 +24,10 @@ export interface ToolsCallParams {
 /** One guarded `tools/call`: where it came from and how its progress goes back. */
 export interface GuardedCall {
   requestId: string | number;
-  /** The per-session breaker's scope. */
-  sessionId: string;
+  /** The MCP session (`Mcp-Session-Id`), when the client has one. */
+  sessionId: string | undefined;
+  /** The connection's label: the per-session breaker's scope when the client names no other (see `mcpSessionScope`). */
+  connection: string;
   signal: AbortSignal;
   forwardProgress: (progressToken: string | number) => (progress: Progress) => void;
 }
@@ -34,6 +40,8 @@ export interface ToolGuardOptions {
   timeoutMs: number | undefined;
   /** Add the draft ToolFailure to failure results. */
   toolFailure: boolean;
+  /** Runs the calls of tools that are not idempotent at most once per idempotency key. */
+  idempotentCalls: IdempotentCalls;
   /** The transport guarded calls are sent on, read at each call (`undefined`: the upstream is restarting). */
   upstream: () => UpstreamTransport | undefined;
   log: (line: string) => void;
@@ -172,9 +180,18 @@ export function createToolGuard(options: ToolGuardOptions): ToolGuard {
     return refreshing;
   }
 
-  async function call(params: ToolsCallParams & { name: string }, call: GuardedCall): Promise<Result> {
-    const current = runtime;
-    if (!current) throw new McpError(ErrorCode.InternalError, 'toolrun mcp-proxy: the upstream tools are not read yet');
+  /** The failure answer of a call with it was run: whether the upstream may have seen it (a refusal before it did is not). */
+  function answerOf(result: ToolFailure, toolName: string): Result {
+    // A failure envelope does not match a tool's outputSchema: it goes in _meta and the text, not structuredContent.
+    return failureToCallToolResult(result, {
+      nowMs: Date.now(),
+      structured: upstreamTools.get(toolName)?.outputSchema === undefined,
+      toolFailure: options.toolFailure,
+    });
+  }
+
+  /** Runs one guarded call through the runtime: its answer, and whether the upstream may have run it. */
+  async function runGuarded(current: ToolRuntime, params: ToolsCallParams & { name: string }, call: GuardedCall): Promise<{ result: Result; ran: boolean }> {
     callSequence += 1;
     const callId = `mcp_${callSequence}_${String(call.requestId)}`;
     const { progressToken, ...meta } = params._meta ?? {};
@@ -186,24 +203,52 @@ export function createToolGuard(options: ToolGuardOptions): ToolGuard {
       result: undefined,
     });
     try {
-      const record = await current.execute({ name: params.name, args: args ?? {}, callId, sessionId: call.sessionId, signal: call.signal });
+      const sessionId = mcpSessionScope(params._meta, call.sessionId, call.connection);
+      const record = await current.execute({ name: params.name, args: args ?? {}, callId, sessionId, signal: call.signal });
       const result = record.result;
       if (result.status === 'success') {
         const upstreamResult = pending.get(callId)?.result;
-        if (upstreamResult) return upstreamResult;
+        if (upstreamResult) return { result: upstreamResult, ran: true };
+        throw new McpError(ErrorCode.InternalError, 'toolrun mcp-proxy: the call succeeded but its result was lost');
       }
-      if (result.status === 'failed') {
-        // A failure envelope does not match a tool's outputSchema: it goes in _meta and the text, not structuredContent.
-        return failureToCallToolResult(result, {
-          nowMs: Date.now(),
-          structured: upstreamTools.get(record.toolName)?.outputSchema === undefined,
-          toolFailure: options.toolFailure,
-        });
-      }
-      throw new McpError(ErrorCode.InternalError, 'toolrun mcp-proxy: the call succeeded but its result was lost');
+      return { result: answerOf(result, record.toolName), ran: result.attempts > 0 };
     } finally {
       pending.delete(callId);
     }
+  }
+
+  /** The answer to a call whose idempotency key is claimed and not answered: it is not run again. */
+  function inFlightAnswer(params: ToolsCallParams & { name: string }): Result {
+    const failure: ToolFailure = {
+      status: 'failed',
+      tool_name: params.name,
+      call_id: `mcp_${callSequence}_in_flight`,
+      duration_ms: 0,
+      attempts: 0,
+      trace_id: randomUUID().replaceAll('-', ''),
+      error: {
+        type: 'logic',
+        code: 'PRECONDITION_FAILED',
+        message: `this call of ${params.name} (the same idempotency key) is still running, or stopped with its outcome unknown: it was not run again`,
+        detail: '',
+        retryable: true,
+        suggestion: `Send it again later with the same idempotency key to get its answer; if none comes, check whether it took effect before calling ${params.name} with a new key.`,
+      },
+    };
+    return answerOf(failure, params.name);
+  }
+
+  async function call(params: ToolsCallParams & { name: string }, call: GuardedCall): Promise<Result> {
+    const current = runtime;
+    if (!current) throw new McpError(ErrorCode.InternalError, 'toolrun mcp-proxy: the upstream tools are not read yet');
+    const key = idempotencyKeyOf(params._meta);
+    const tool = upstreamTools.get(params.name);
+    if (key === undefined || tool === undefined || isMcpToolIdempotent(tool)) return (await runGuarded(current, params, call)).result;
+    return options.idempotentCalls.run(
+      { tool: params.name, key, arguments: params.arguments },
+      () => runGuarded(current, params, call),
+      () => inFlightAnswer(params),
+    );
   }
 
   return {
