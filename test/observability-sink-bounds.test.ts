@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentRunResult } from '../src/agent/run-agent.ts';
 import type { ToolFailureInfo } from '../src/agent/run-state.ts';
-import { utf8ByteLength } from '../src/core/build-failure.ts';
+import { utf8ByteLength } from '../src/ground/utf8.ts';
 import { createRedactor, type Redactor } from '../src/core/redact.ts';
 import type { ToolCallRecord } from '../src/core/tool-call-record.ts';
 import {

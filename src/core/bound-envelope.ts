@@ -3,7 +3,8 @@
  * keys, received values, error text) is cut before it is redacted, then the whole envelope is
  * measured as JSON and shrunk until it fits.
  */
-import { redactBounded, truncateText, utf8ByteLength } from './build-failure.ts';
+import { redactBounded } from './build-failure.ts';
+import { truncateUtf8, utf8ByteLength } from '../ground/utf8.ts';
 import type { Redactor } from './redact.ts';
 import { redactFieldErrors } from './redact-fields.ts';
 import type { FieldError, ToolFailure, ToolFailureError } from '../ground/tool-result.ts';
@@ -41,7 +42,7 @@ const LIMITS = {
 /** An identifier the caller chose (`call_id`, `trace_id`), bounded but not redacted. */
 export function boundIdentifier(value: unknown): string {
   const text = typeof value === 'string' ? value : safeString(value);
-  return text.length <= LIMITS.id / 3 ? text : truncateText(text, LIMITS.id);
+  return text.length <= LIMITS.id / 3 ? text : truncateUtf8(text, LIMITS.id);
 }
 
 /** A tool name the model sent, bounded and redacted (an unknown name is echoed back). */
@@ -158,9 +159,9 @@ export function boundFailureEnvelope(envelope: ToolFailure, redactor: Redactor, 
   if (kept.length > 0) error.fields = kept;
   if (source.retry_after_ms !== undefined) error.retry_after_ms = source.retry_after_ms;
   if (source.available_tools)
-    error.available_tools = source.available_tools.slice(0, LIMITS.availableTools).map((name) => truncateText(name, LIMITS.registeredName));
-  if (source.closest_tool !== undefined) error.closest_tool = truncateText(source.closest_tool, LIMITS.registeredName);
-  if (source.fallbacks) error.fallbacks = source.fallbacks.slice(0, LIMITS.fallbacks).map((name) => truncateText(name, LIMITS.registeredName));
+    error.available_tools = source.available_tools.slice(0, LIMITS.availableTools).map((name) => truncateUtf8(name, LIMITS.registeredName));
+  if (source.closest_tool !== undefined) error.closest_tool = truncateUtf8(source.closest_tool, LIMITS.registeredName);
+  if (source.fallbacks) error.fallbacks = source.fallbacks.slice(0, LIMITS.fallbacks).map((name) => truncateUtf8(name, LIMITS.registeredName));
   const detail = error.detail;
   const result: ToolFailure = {
     status: 'failed',
@@ -202,9 +203,9 @@ export function boundFailureEnvelope(envelope: ToolFailure, redactor: Redactor, 
       delete error.fallbacks;
     },
     () => {
-      error.detail = truncateText(error.detail, 512);
-      error.suggestion = truncateText(error.suggestion, 512);
-      error.message = truncateText(error.message, 256);
+      error.detail = truncateUtf8(error.detail, 512);
+      error.suggestion = truncateUtf8(error.suggestion, 512);
+      error.message = truncateUtf8(error.message, 256);
     },
   ];
   for (const step of steps) {
@@ -213,12 +214,12 @@ export function boundFailureEnvelope(envelope: ToolFailure, redactor: Redactor, 
   }
   if (jsonBytes(result) <= bounds.maxEnvelopeBytes) return result;
   // The last resort (JSON escapes can make short texts long): fixed texts, short identifiers.
-  result.tool_name = truncateText(result.tool_name, 64);
-  result.call_id = truncateText(result.call_id, 64);
-  result.trace_id = truncateText(result.trace_id, 64);
+  result.tool_name = truncateUtf8(result.tool_name, 64);
+  result.call_id = truncateUtf8(result.call_id, 64);
+  result.trace_id = truncateUtf8(result.trace_id, 64);
   error.message = 'The failure could not be described within the envelope size bound.';
   error.detail = error.omitted_fields !== undefined ? `${error.omitted_fields} problems are not listed.` : '';
-  error.suggestion = truncateText(error.suggestion, 256);
+  error.suggestion = truncateUtf8(error.suggestion, 256);
   delete error.closest_tool;
   return result;
 }
@@ -235,7 +236,7 @@ function redactFields(
     return {
       fields: bounded.fields.map((field) => ({
         ...field,
-        problem: truncateText(safeString(field.problem), LIMITS.problem),
+        problem: truncateUtf8(safeString(field.problem), LIMITS.problem),
       })),
       maskText: bounded.maskText,
     };

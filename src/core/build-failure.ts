@@ -1,4 +1,4 @@
-import { fitUtf8, isLowSurrogateAt, utf8ByteLength } from '../ground/utf8.ts';
+import { isLowSurrogateAt, truncateUtf8 } from '../ground/utf8.ts';
 import { FAILURE_CODES, type FailureCode } from '../ground/failure-codes.ts';
 import type { FieldError, ToolFailureError } from '../ground/tool-result.ts';
 import type { Redactor } from './redact.ts';
@@ -112,32 +112,6 @@ export function buildFailure(parts: FailureParts): ToolFailureError {
   return error;
 }
 
-const TRUNCATION_MARKER = '… [truncated]';
-const TRUNCATION_MARKER_BYTES = utf8ByteLength(TRUNCATION_MARKER);
-
-export { utf8ByteLength };
-
-/**
- * Cuts `text` to at most `maxBytes` UTF-8 bytes. A cut text ends with the marker `… [truncated]`
- * (counted in the bound) and never splits a surrogate pair. Linear in `maxBytes`, whatever the
- * length of `text`. When `maxBytes` is smaller than the marker (15 bytes), a cut text is the marker
- * alone.
- */
-export function truncateText(text: string, maxBytes: number): string {
-  return truncateWithMarker(text, maxBytes, false);
-}
-
-function truncateWithMarker(text: string, maxBytes: number, alreadyCut: boolean): string {
-  const bound = Math.max(0, Math.floor(maxBytes));
-  if (!alreadyCut) {
-    // Every code unit is at least one byte and at most three (a pair is four bytes for two units).
-    if (text.length * 3 <= bound) return text;
-    if (text.length <= bound && utf8ByteLength(text) <= bound) return text;
-  }
-  const room = Math.max(0, bound - TRUNCATION_MARKER_BYTES);
-  return text.slice(0, fitUtf8(text, room).units) + TRUNCATION_MARKER;
-}
-
 /**
  * Code units kept past a bound before redaction: a secret that the first cut splits (and the
  * redactor may then fail to recognise) lies in this margin, past the final bound.
@@ -148,7 +122,7 @@ export const REDACTION_MARGIN_UNITS = 4096;
  * Redacts model- or tool-controlled `text` and cuts it to `maxBytes` UTF-8 bytes, in time linear in
  * `maxBytes` rather than in the length of `text`: the text is first cut to `maxBytes` plus a margin
  * of 4,096 UTF-16 code units, then `redactor.text` runs on that, then the result is cut to
- * `maxBytes` with {@link truncateText} (marked `… [truncated]` when anything was cut, including by
+ * `maxBytes` with `truncateUtf8` (marked `… [truncated]` when anything was cut, including by
  * the first cut). If redaction shrank the text so much that the margin could have moved into the
  * kept part, the margin is doubled and the cut redacted again, so a secret split by the first cut
  * (up to about 2,000 code units long) never reaches the output.
@@ -160,13 +134,13 @@ export function redactBounded(redactor: Pick<Redactor, 'text'>, text: string, ma
   let margin = REDACTION_MARGIN_UNITS;
   for (;;) {
     const limit = bound + margin;
-    if (text.length <= limit) return truncateWithMarker(redactor.text(text), bound, false);
+    if (text.length <= limit) return truncateUtf8(redactor.text(text), bound, false);
     let end = limit;
     // Do not leave a lone high surrogate at the cut.
     if (isLowSurrogateAt(text, end)) end -= 1;
     const cut = text.slice(0, end);
     const redacted = redactor.text(cut);
-    if (cut.length - redacted.length <= margin / 2) return truncateWithMarker(redacted, bound, true);
+    if (cut.length - redacted.length <= margin / 2) return truncateUtf8(redacted, bound, true);
     margin *= 2;
   }
 }

@@ -17,7 +17,8 @@ import {
   rememberingRedactor,
   type EnvelopeBounds,
 } from './bound-envelope.ts';
-import { buildFailure, redactBounded, sanitiseErrorText, truncateText } from './build-failure.ts';
+import { buildFailure, redactBounded, sanitiseErrorText } from './build-failure.ts';
+import { truncateUtf8 } from '../ground/utf8.ts';
 import { MAX_TIMER_MS } from './define-tool.ts';
 import { describeThrown, messageOf, safeString } from './describe-thrown.ts';
 import type { FailurePatternLibrary } from './failure-patterns.ts';
@@ -359,7 +360,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
           suggestion: error.suggestion,
           ...(error.fields ? { fields: error.fields } : {}),
         });
-        if (phrased !== undefined) error.suggestion = truncateText(phrased, 600);
+        if (phrased !== undefined) error.suggestion = truncateUtf8(phrased, 600);
       } catch {
         // a pattern library that throws keeps the built-in suggestion
       }
@@ -615,11 +616,11 @@ class CallEnd implements ExecutionSink {
 function lastResort(base: { tool_name: string; call_id: string; duration_ms: number; attempts: number; trace_id: string }): ToolFailure {
   return {
     status: 'failed',
-    tool_name: truncateText(safeString(base.tool_name), 64),
-    call_id: truncateText(safeString(base.call_id), 64),
+    tool_name: truncateUtf8(safeString(base.tool_name), 64),
+    call_id: truncateUtf8(safeString(base.call_id), 64),
     duration_ms: base.duration_ms,
     attempts: base.attempts,
-    trace_id: truncateText(safeString(base.trace_id), 64),
+    trace_id: truncateUtf8(safeString(base.trace_id), 64),
     error: buildFailure({
       code: 'TOOL_EXCEPTION',
       message: 'The call could not be run',

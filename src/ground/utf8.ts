@@ -1,6 +1,7 @@
 /**
- * UTF-8 lengths without encoding: one walk over the UTF-16 code units, no allocation. A lone
- * surrogate counts as the 3 bytes of U+FFFD, as `TextEncoder` encodes it.
+ * UTF-8 lengths and cuts without encoding: one walk over the UTF-16 code units, no allocation. A
+ * lone surrogate counts as the 3 bytes of U+FFFD, as `TextEncoder` encodes it. The one place text
+ * is cut to a byte bound.
  */
 
 function isLowSurrogate(unit: number): boolean {
@@ -41,4 +42,25 @@ export function fitUtf8(text: string, maxBytes: number): { units: number; bytes:
 /** Whether the code unit at `index` is the second half of a surrogate pair. */
 export function isLowSurrogateAt(text: string, index: number): boolean {
   return isLowSurrogate(text.charCodeAt(index));
+}
+
+/** What ends a text {@link truncateUtf8} cut. */
+export const TRUNCATION_MARKER = '… [truncated]';
+const TRUNCATION_MARKER_BYTES = utf8ByteLength(TRUNCATION_MARKER);
+
+/**
+ * Cuts `text` to at most `maxBytes` UTF-8 bytes. A cut text ends with the marker `… [truncated]`
+ * (counted in the bound) and never splits a surrogate pair. Linear in `maxBytes`, whatever the
+ * length of `text`. When `maxBytes` is smaller than the marker (15 bytes), a cut text is the marker
+ * alone. `alreadyCut`: `text` is itself the head of a longer text, so it is marked even when it fits.
+ */
+export function truncateUtf8(text: string, maxBytes: number, alreadyCut = false): string {
+  const bound = Math.max(0, Math.floor(maxBytes));
+  if (!alreadyCut) {
+    // Every code unit is at least one byte and at most three (a pair is four bytes for two units).
+    if (text.length * 3 <= bound) return text;
+    if (text.length <= bound && utf8ByteLength(text) <= bound) return text;
+  }
+  const room = Math.max(0, bound - TRUNCATION_MARKER_BYTES);
+  return text.slice(0, fitUtf8(text, room).units) + TRUNCATION_MARKER;
 }

@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
-import { redactBounded, truncateText, utf8ByteLength } from '../core/build-failure.ts';
+import { redactBounded } from '../core/build-failure.ts';
+import { truncateUtf8, utf8ByteLength } from '../ground/utf8.ts';
 import { logLevelOf } from '../ground/failure-codes.ts';
 import { createRedactor, type Redactor } from '../core/redact.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
@@ -68,7 +69,7 @@ export function createToolCallLogger(options: ToolCallLoggerOptions = {}): ToolC
   const params = (record: ToolCallRecord): unknown => {
     const redacted = redactor.value(record.arguments, keysFor(record.sensitiveKeys), { maxTextBytes: 2 * maxParamsBytes });
     const json = JSON.stringify(redacted) ?? 'null';
-    return json.length > maxParamsBytes && utf8ByteLength(json) > maxParamsBytes ? truncateText(json, maxParamsBytes) : redacted;
+    return json.length > maxParamsBytes && utf8ByteLength(json) > maxParamsBytes ? truncateUtf8(json, maxParamsBytes) : redacted;
   };
 
   const logCall = (record: ToolCallRecord, stepIndex: number | null) => {

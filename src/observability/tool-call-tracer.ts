@@ -1,6 +1,7 @@
 import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type HrTime, type Span, type Tracer } from '@opentelemetry/api';
 import type { AgentRunHooks, AgentRunResult } from '../agent/run-agent.ts';
-import { redactBounded, truncateText } from '../core/build-failure.ts';
+import { redactBounded } from '../core/build-failure.ts';
+import { truncateUtf8 } from '../ground/utf8.ts';
 import { createRedactor, type Redactor } from '../core/redact.ts';
 import { redactFieldErrors } from '../core/redact-fields.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
@@ -93,7 +94,7 @@ export function createToolCallTracer(options: ToolCallTracerOptions = {}): ToolC
 
   // Redacted with a text budget of twice the bound (so the scan is bounded too), then cut.
   const json = (value: unknown, keys: readonly string[]): string =>
-    truncateText(JSON.stringify(redactor.value(value, keysFor(keys), { maxTextBytes: 2 * maxAttributeBytes })) ?? 'null', maxAttributeBytes);
+    truncateUtf8(JSON.stringify(redactor.value(value, keysFor(keys), { maxTextBytes: 2 * maxAttributeBytes })) ?? 'null', maxAttributeBytes);
   const name = (text: string) => redactBounded(redactor, text, MAX_TOOL_NAME_BYTES);
   // A failure's field errors with the received values of sensitive fields masked (in `message` and `detail` too).
   const withRedactedFields = (error: ToolFailureError, keys: readonly string[]): unknown => {

@@ -1,6 +1,7 @@
 import type { AgentRunResult } from '../agent/run-agent.ts';
 import type { ToolFailureInfo } from '../agent/run-state.ts';
-import { redactBounded, truncateText, utf8ByteLength } from '../core/build-failure.ts';
+import { redactBounded } from '../core/build-failure.ts';
+import { truncateUtf8, utf8ByteLength } from '../ground/utf8.ts';
 import type { Redactor } from '../core/redact.ts';
 import type { ToolFailureEntry } from './dead-letter-entries.ts';
 
@@ -32,7 +33,7 @@ const PREVIEW_NOTE = 'arguments cut to fit the entry; a replay reads them from t
 const PREVIEW_OVERHEAD_BYTES = 256;
 
 function preview(text: string, bytes: number): ToolArgsPreview {
-  return { truncated: true, preview: truncateText(text, MAX_TOOL_ARGS_BYTES - PREVIEW_OVERHEAD_BYTES), bytes, note: PREVIEW_NOTE };
+  return { truncated: true, preview: truncateUtf8(text, MAX_TOOL_ARGS_BYTES - PREVIEW_OVERHEAD_BYTES), bytes, note: PREVIEW_NOTE };
 }
 
 /**

@@ -15,8 +15,8 @@ import { decodeRunState } from '../agent/run-state.ts';
 
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
 import type { CompiledToolSchema } from '../ground/ports/schema-validator.ts';
-import { redactBounded, truncateText } from '../core/build-failure.ts';
-import { utf8ByteLength } from '../ground/utf8.ts';
+import { redactBounded } from '../core/build-failure.ts';
+import { truncateUtf8, utf8ByteLength } from '../ground/utf8.ts';
 import { redactFieldErrors } from '../core/redact-fields.ts';
 import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
@@ -178,7 +178,7 @@ function reject(
   }));
   return {
     kind: 'message',
-    rawBody: cut ? truncateText(body, MAX_REJECTED_BODY_BYTES) : body,
+    rawBody: cut ? truncateUtf8(body, MAX_REJECTED_BODY_BYTES) : body,
     rawBodyRedacted: false,
     ...(cut ? { rawBodyTruncated: true } : {}),
     reason: {
@@ -187,7 +187,7 @@ function reject(
       ...(kept.length > 0 ? { fields: kept } : {}),
       ...(extra.deliveries !== undefined ? { deliveries: extra.deliveries } : {}),
     },
-    ...(typeof message?.id === 'string' ? { messageId: truncateText(message.id, 512) } : {}),
+    ...(typeof message?.id === 'string' ? { messageId: truncateUtf8(message.id, 512) } : {}),
     receivedAt,
   };
 }
@@ -214,7 +214,7 @@ function parseRunRequest(
       entry: reject(
         message,
         'MALFORMED_JSON',
-        truncateText(`The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 512),
+        truncateUtf8(`The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 512),
         receivedAt,
         redactor,
       ),

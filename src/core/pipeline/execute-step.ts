@@ -7,7 +7,8 @@
 import type { ToolFailure, ToolResult } from '../../ground/tool-result.ts';
 import { decideRetry, type RetryDecision } from '../../policies/retry-policy.ts';
 import { boundFailureEnvelope } from '../bound-envelope.ts';
-import { buildFailure, truncateText, utf8ByteLength, type FailureParts } from '../build-failure.ts';
+import { buildFailure, type FailureParts } from '../build-failure.ts';
+import { truncateUtf8, utf8ByteLength } from '../../ground/utf8.ts';
 import { classifyError, type ClassifiedError } from '../classify-error.ts';
 import { copyPlainJson, NOT_COPIED } from '../copy-json.ts';
 import { describeThrown, messageOf } from '../describe-thrown.ts';
@@ -371,7 +372,7 @@ function buildSuccess(parts: PipelineParts, value: unknown, call: CallState, now
         return {
           status: 'success',
           ...base,
-          data: truncateText(json, maxOutputBytes),
+          data: truncateUtf8(json, maxOutputBytes),
           truncated: true,
           ...(call.warnings === undefined ? {} : { warnings: call.warnings }),
         };

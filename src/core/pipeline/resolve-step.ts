@@ -4,7 +4,8 @@
  * name, or `TOO_MANY_FAILURES` once the session breaker has seen that unknown name too often.
  */
 import { boundToolName } from '../bound-envelope.ts';
-import { redactBounded, truncateText } from '../build-failure.ts';
+import { redactBounded } from '../build-failure.ts';
+import { truncateUtf8 } from '../../ground/utf8.ts';
 import { describeToolNotFound, resolveToolName } from '../resolve-tool-name.ts';
 import type { RegisteredTool } from '../tool-registry.ts';
 import { stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
@@ -27,7 +28,7 @@ export function resolveStep(parts: PipelineParts, call: CallState): StepOutcome<
   if (parts.resolveToolNames && typeof call.input.name === 'string' && resolution.match !== undefined) {
     const resolved = registry.get(resolution.match);
     if (resolved) {
-      call.normalisations.push(`tool-name-resolved:${truncateText(requestedName, 256)}->${resolution.match}`);
+      call.normalisations.push(`tool-name-resolved:${truncateUtf8(requestedName, 256)}->${resolution.match}`);
       call.toolName = resolution.match;
       call.tool = resolved;
       return { ok: true, value: resolved };
@@ -46,7 +47,7 @@ export function resolveStep(parts: PipelineParts, call: CallState): StepOutcome<
     call.errorRecord = {
       kind: 'unknown_tool',
       status: null,
-      message: `Unknown tool ${truncateText(requestedName, 256)}, called too many times in this session`,
+      message: `Unknown tool ${truncateUtf8(requestedName, 256)}, called too many times in this session`,
       causes: [],
     };
     return stepFailed({
@@ -59,7 +60,7 @@ export function resolveStep(parts: PipelineParts, call: CallState): StepOutcome<
     });
   }
   sessionBreakers?.recordFailure(call.sessionId, requestedName, { kind: 'counted' });
-  call.errorRecord = { kind: 'unknown_tool', status: null, message: `Unknown tool ${truncateText(requestedName, 256)}`, causes: [] };
+  call.errorRecord = { kind: 'unknown_tool', status: null, message: `Unknown tool ${truncateUtf8(requestedName, 256)}`, causes: [] };
   return stepFailed({
     code: 'TOOL_NOT_FOUND',
     ...describeToolNotFound(shownName, resolution, available),
