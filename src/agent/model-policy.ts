@@ -1,4 +1,5 @@
 import { classifyModelError, type ClassifiedError } from '../core/classify-error.ts';
+import type { FailureKind } from '../ground/failure-cause.ts';
 import type { Clock, RandomSource } from '../ground/ports/clock.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { decideRetry, resolveRetryPolicy, type RetryPolicy, type RetryPolicyOverride } from '../policies/retry-policy.ts';
@@ -64,7 +65,7 @@ export interface ModelFailureInfo {
    * classification (`RATE_LIMITED`, `UNAVAILABLE`, `TIMEOUT`, `AUTH_EXPIRED`, `CIRCUIT_OPEN`…),
    * `INVALID_MODEL_RESPONSE` for an answer that is no valid turn, `MODEL_EXCEPTION` for anything else the model threw.
    */
-  lastError: { kind: string; code: string; status: number | null; message: string };
+  lastError: { kind: FailureKind; code: string; status: number | null; message: string };
   reason: ModelFailureReason;
   /** The wait the provider asked for, in ms, when it asked for one. */
   retryAfterMs?: number;

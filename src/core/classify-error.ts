@@ -1,16 +1,12 @@
 import { isRateLimitExhausted, parseRateLimitReset } from '../policies/rate-limit-headers.ts';
 import { readHeaderValue } from '../policies/header-source.ts';
 import { MAX_RETRY_AFTER_MS, parseRetryAfter } from '../policies/retry-after.ts';
+import type { FailureKind } from '../ground/failure-cause.ts';
 import type { FailureCode } from '../ground/failure-codes.ts';
 import { ModelResponseError, ToolError, type ToolErrorKind } from './tool-error.ts';
 
-/**
- * The kind of a classified failure: a {@link ToolErrorKind}, or
- * - `exception`: an unexpected throw (a bug), not retried;
- * - `cancelled`: the caller aborted;
- * - `invalid_response`: a model answered with something that is not a model response (see `ModelResponseError`).
- */
-export type ClassifiedKind = ToolErrorKind | 'exception' | 'cancelled' | 'invalid_response';
+/** The kinds {@link classifyError} gives: a {@link ToolErrorKind}, `exception` (a bug, not retried), `cancelled` or `invalid_response` (see `ModelResponseError`). */
+export type ClassifiedKind = Extract<FailureKind, ToolErrorKind | 'exception' | 'cancelled' | 'invalid_response'>;
 
 /**
  * What the runtime learned from one thrown value: the failure code, whether a retry can help and

@@ -1,3 +1,4 @@
+import type { FailureKind } from '../ground/failure-cause.ts';
 import type { ToolResult } from '../ground/tool-result.ts';
 
 /** One execution of the tool inside a call. */
@@ -34,7 +35,7 @@ export interface ToolCallRecord {
   /** Set on failure. */
   error?: {
     /** The classifier's kind (`server`, `timeout`, `not_found` for an upstream 404, …); `unknown_tool` when no tool has the name asked for. */
-    kind: string;
+    kind: FailureKind;
     status: number | null;
     /** The full error text (not truncated; may hold secrets: redact before logging). */
     message: string;

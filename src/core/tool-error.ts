@@ -1,23 +1,9 @@
+import type { ToolErrorKind } from '../ground/failure-cause.ts';
+
 const BRAND = Symbol.for('toolrun.ToolError');
 const MODEL_RESPONSE_BRAND = Symbol.for('toolrun.ModelResponseError');
 
-/**
- * How a tool failed, as the tool itself knows it.
- *
- * - `server`: 5xx / unavailable (environment, retried)
- * - `timeout`: the call took too long (environment, ambiguous for writes)
- * - `network`: connection refused/reset, DNS (environment; a reset mid-call is ambiguous)
- * - `rate_limit`: 429 (environment, honours `retryAfterMs`)
- * - `auth`: credentials missing, expired or rejected (permission; `onAuthError` may refresh once)
- * - `forbidden`: authenticated but not allowed (permission)
- * - `not_found`: the thing asked for does not exist (logic)
- * - `precondition`: a business rule refused the call (logic)
- * - `invalid_input`: the tool itself rejected its arguments (invalid_parameter)
- * - `misconfigured`: broken for every caller: endpoint gone, the tool's configured host not found
- *   (environment, opens the shared breaker)
- */
-export type ToolErrorKind =
-  'server' | 'timeout' | 'network' | 'rate_limit' | 'auth' | 'forbidden' | 'not_found' | 'precondition' | 'invalid_input' | 'misconfigured';
+export type { ToolErrorKind } from '../ground/failure-cause.ts';
 
 /** Options of {@link ToolError}. */
 export interface ToolErrorOptions {
