@@ -16,7 +16,7 @@ export { createToolrun, type RunHooks, type RunLimits, type Toolrun, type Toolru
 export type { RunModelOptions, RunRuntimeOptions } from './worker/run-options.ts';
 
 // Tools and the tool runtime.
-export { defineTool, type InferArgs, type RetryOverrides, type ToolContext, type ToolDefinition } from './core/define-tool.ts';
+export { defineTool, type InferArgs, type ToolContext, type ToolDefinition } from './core/define-tool.ts';
 export { createToolRuntime, type ToolRunInput, type ToolRuntime, type ToolRuntimeOptions } from './core/create-tool-runtime.ts';
 export type { PlainToolFunction, RegisteredTool, ToolSpec, ToolsInput } from './core/tool-registry.ts';
 export type { AttemptRecord, ToolCallRecord } from './core/tool-call-record.ts';
@@ -24,7 +24,7 @@ export { formatToolResult } from './core/format-tool-result.ts';
 
 // The envelope and the failure taxonomy.
 export type { EnvelopeBase, FieldError, ToolFailure, ToolFailureError, ToolResult, ToolSuccess, ToolWarning } from './ground/tool-result.ts';
-export type { FailureCause } from './ground/failure-cause.ts';
+export type { FailureCause, FailureKind } from './ground/failure-cause.ts';
 export { FAILURE_CODES, type FailureCode, type FailureType } from './ground/failure-codes.ts';
 
 // Errors: what a tool or a model throws, and what toolrun throws for programmer errors.

@@ -1,10 +1,23 @@
 import { ToolrunError } from '../index.ts';
 
 /**
- * Codes of {@link ToolrunError}s that are the user's mistake (a bad flag, an unknown id, a missing
- * or invalid config, an unsupported backend): exit code 2, one line, no stack.
+ * The codes of the command's usage errors, apart from the library's `ToolrunErrorCode`s (the
+ * command's `INVALID_INPUT` is a file or message on its command line, the library's a value handed
+ * to one of its calls):
+ * - `USAGE`: a bad flag or combination of flags;
+ * - `NOT_FOUND`: a file, database, schema or dead-letter entry named on the command line does not exist;
+ * - `INVALID_INPUT`: a file or message given is not what it should be;
+ * - `UNSUPPORTED_BACKEND`: a store or queue URL this command cannot open.
  */
-const USAGE_CODES: ReadonlySet<string> = new Set(['USAGE', 'NOT_FOUND', 'INVALID_CONFIG', 'INVALID_INPUT', 'UNSUPPORTED_BACKEND']);
+export type CliErrorCode = 'USAGE' | 'NOT_FOUND' | 'INVALID_INPUT' | 'UNSUPPORTED_BACKEND';
+
+/** A usage error of the `toolrun` command (exit code 2): the command line or its input is wrong. */
+export class CliError extends ToolrunError<CliErrorCode> {
+  constructor(code: CliErrorCode, message: string) {
+    super(code, message);
+    this.name = 'CliError';
+  }
+}
 
 /**
  * Exit codes of the `toolrun` command, the same for every command: 0 done; 1 a runtime failure
@@ -26,13 +39,14 @@ export function warn(message: string): void {
 }
 
 /** A usage error (exit code 2): the command line or its input is wrong. */
-export function usageError(message: string, code: 'USAGE' | 'NOT_FOUND' | 'INVALID_INPUT' | 'UNSUPPORTED_BACKEND' | 'INVALID_CONFIG' = 'USAGE'): ToolrunError {
-  return new ToolrunError(code, message);
+export function usageError(message: string, code: CliErrorCode = 'USAGE'): CliError {
+  return new CliError(code, message);
 }
 
-/** The exit code for an error that reached the top of the CLI: 2 for the user's mistakes, 1 otherwise. */
+/** The exit code for an error that reached the top of the CLI: 2 for the user's mistakes (a usage error, an invalid config), 1 otherwise. */
 export function exitCodeOf(error: unknown): number {
-  return ToolrunError.is(error) && USAGE_CODES.has(error.code) ? EXIT_CODES.usage : EXIT_CODES.failure;
+  if (error instanceof CliError || (ToolrunError.is(error) && error.code === 'INVALID_CONFIG')) return EXIT_CODES.usage;
+  return EXIT_CODES.failure;
 }
 
 /**

@@ -4,7 +4,7 @@ import { createMemoryStores, ToolrunError, type RunQueue, type Stores } from '..
 import type { FailureLog } from '../observability/index.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../stores/sqlite/index.ts';
 import { createPostgresFailureLog, createPostgresPool, createPostgresStores, type PostgresStores } from '../stores/postgres/index.ts';
-import { usageError } from './cli-error.ts';
+import { usageError, type CliError } from './cli-error.ts';
 
 /** The help of `--queue` on the commands that open the dead-letter queues from it (`dashboard`, `stats`). */
 export const DEAD_LETTERS_QUEUE_URL_HELP =
@@ -157,12 +157,12 @@ export function sqlitePathOf(url: string): string | undefined {
 }
 
 /** The NOT_FOUND error of a missing SQLite file. */
-export function missingDatabaseError(path: string, hint: string = READ_ONLY_MISSING_HINT): ToolrunError {
+export function missingDatabaseError(path: string, hint: string = READ_ONLY_MISSING_HINT): CliError {
   return usageError(`no toolrun database at ${path} (${hint})`, 'NOT_FOUND');
 }
 
 /** The usage error of a `--db` naming a file that is not a SQLite database. */
-function notADatabaseError(path: string): ToolrunError {
+function notADatabaseError(path: string): CliError {
   return usageError(`${path} is not a toolrun database (not a SQLite file): check --db / $TOOLRUN_DB`, 'INVALID_INPUT');
 }
 

@@ -5,14 +5,14 @@ import { describeError } from './cli-error.ts';
 /**
  * Starts a Prometheus endpoint on `127.0.0.1:port` (`0`: a free port) whose DLQ gauges read `stores`.
  *
- * @throws ToolrunError `METRICS_UNAVAILABLE` (exit code 1) when the port cannot be bound.
+ * @throws ToolrunError `LISTEN_FAILED` (exit code 1) when the port cannot be bound.
  */
 export async function serveMetrics(port: number, stores: Stores): Promise<MetricsServer> {
   const { startMetricsServer } = await import('../observability/index.ts');
   try {
     return await startMetricsServer({ port, host: '127.0.0.1', stores });
   } catch (error) {
-    throw new ToolrunError('METRICS_UNAVAILABLE', `cannot serve metrics on 127.0.0.1:${port}: ${describeError(error).replace(/^unexpected error: /, '')}`, {
+    throw new ToolrunError('LISTEN_FAILED', `cannot serve metrics on 127.0.0.1:${port}: ${describeError(error).replace(/^unexpected error: /, '')}`, {
       cause: error,
     });
   }

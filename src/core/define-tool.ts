@@ -23,12 +23,6 @@ export interface ToolContext {
 }
 
 /**
- * Per-tool overrides of the retry policy: the same type as {@link RetryPolicyOverride}.
- * @deprecated Use `RetryPolicyOverride`.
- */
-export type RetryOverrides = RetryPolicyOverride;
-
-/**
  * The type of `args` a tool receives for an input schema: a Standard Schema's output type; for a
  * JSON Schema written `as const` with `type: 'object'`, the type it describes (by json-schema-to-ts's
  * `FromSchema`: required properties required, enums as unions, `additionalProperties: false` closed);

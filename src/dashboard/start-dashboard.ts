@@ -60,7 +60,7 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Ru
     started.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         new ToolrunError(
-          'USAGE',
+          'LISTEN_FAILED',
           `the dashboard cannot listen on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (pass --port N)' : error.message}`,
           { cause: error },
         ),

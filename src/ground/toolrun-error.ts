@@ -16,10 +16,15 @@ const BRAND = Symbol.for('toolrun.ToolrunError');
  * - `STORE_CONFLICT`: a store lost too many compare-and-set rounds to other writers (the Redis
  *   breaker state under heavy contention); the write did not happen.
  * - `MISSING_DEPENDENCY`: an adapter's optional peer package is not installed (`npm install openai`).
- * - `METRICS_UNAVAILABLE`: the metrics endpoint cannot listen on its port.
- * - `USAGE`, `NOT_FOUND`, `INVALID_INPUT`, `UNSUPPORTED_BACKEND`: the `toolrun` command's usage
- *   errors (a bad flag, an unknown file or entry id, an invalid message, a store URL it cannot open);
- *   the command exits with code 2.
+ * - `INVALID_INPUT`: a value handed to a toolrun call at run time is not what it takes (an enqueued
+ *   message whose body is not a string); nothing was done.
+ * - `UPSTREAM_FAILED`: a server toolrun connects to (an MCP server) could not be started, did not
+ *   answer as its protocol requires, or its connection was closed.
+ * - `LISTEN_FAILED`: a server toolrun starts (the dashboard, the metrics endpoint, the MCP proxy)
+ *   cannot listen on its host and port (in use, not allowed).
+ *
+ * The `toolrun` command's own usage errors have codes of their own (`USAGE`, `NOT_FOUND`, …), not
+ * in this union.
  */
 export type ToolrunErrorCode =
   | 'INVALID_DEFINITION'
@@ -29,19 +34,17 @@ export type ToolrunErrorCode =
   | 'STORE_UNAVAILABLE'
   | 'STORE_CONFLICT'
   | 'MISSING_DEPENDENCY'
-  | 'METRICS_UNAVAILABLE'
-  | 'USAGE'
-  | 'NOT_FOUND'
   | 'INVALID_INPUT'
-  | 'UNSUPPORTED_BACKEND';
+  | 'UPSTREAM_FAILED'
+  | 'LISTEN_FAILED';
 
 /**
  * The one error toolrun throws, for programmer errors only: an invalid tool definition, a schema
  * that does not compile, a store that cannot be opened. A tool's failure is never thrown; it is a
  * `ToolResult` with `status: 'failed'`.
  *
- * Switch on {@link ToolrunError.code} (a {@link ToolrunErrorCode}); the message is for people and
- * may change. Use {@link ToolrunError.is} rather than `instanceof`: the brand survives two bundled
+ * Switch on {@link ToolrunError.code} (a {@link ToolrunErrorCode}; `Code` is only ever widened by
+ * the `toolrun` command for its own usage errors); the message is for people and may change. Use {@link ToolrunError.is} rather than `instanceof`: the brand survives two bundled
  * copies of toolrun.
  *
  * @example
@@ -54,9 +57,9 @@ export type ToolrunErrorCode =
  * }
  * ```
  */
-export class ToolrunError extends Error {
+export class ToolrunError<Code extends string = ToolrunErrorCode> extends Error {
   /** What went wrong, stable across versions. */
-  readonly code: ToolrunErrorCode;
+  readonly code: Code;
   /** The brand {@link ToolrunError.is} checks (`Symbol.for('toolrun.ToolrunError')`). */
   readonly [BRAND] = true;
 
@@ -65,7 +68,7 @@ export class ToolrunError extends Error {
    * @param message - one sentence for people: what is wrong and how to fix it
    * @param options - `cause`: the underlying error, kept as `error.cause`
    */
-  constructor(code: ToolrunErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: NoInfer<Code>, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'ToolrunError';
     this.code = code;

@@ -76,7 +76,7 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
     try {
       transport = await options.transport();
     } catch (error) {
-      throw new ToolrunError('INVALID_INPUT', `the MCP server could not be started: ${messageOf(error)}`, { cause: error });
+      throw new ToolrunError('UPSTREAM_FAILED', `the MCP server could not be started: ${messageOf(error)}`, { cause: error });
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -86,7 +86,7 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
       await Promise.race([client.connect(transport, { timeout: connectTimeoutMs }), timeout]);
     } catch (error) {
       await client.close().catch(() => undefined);
-      throw new ToolrunError('INVALID_INPUT', `the MCP server did not start: ${describeStartFailure(error)}`, { cause: error });
+      throw new ToolrunError('UPSTREAM_FAILED', `the MCP server did not start: ${describeStartFailure(error)}`, { cause: error });
     } finally {
       clearTimeout(timer);
     }
@@ -99,7 +99,7 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
     };
     if (closed) {
       await client.close().catch(() => undefined);
-      throw new ToolrunError('INVALID_INPUT', 'the MCP connection was closed');
+      throw new ToolrunError('UPSTREAM_FAILED', 'the MCP connection was closed');
     }
     current = client;
     restartAttempt = 0;
@@ -125,7 +125,7 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
 
   function connect(): Promise<Client> {
     if (current) return Promise.resolve(current);
-    if (closed) return Promise.reject(new ToolrunError('INVALID_INPUT', 'the MCP connection was closed'));
+    if (closed) return Promise.reject(new ToolrunError('UPSTREAM_FAILED', 'the MCP connection was closed'));
     pending ??= open().finally(() => {
       pending = undefined;
     });

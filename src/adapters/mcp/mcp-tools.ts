@@ -30,7 +30,7 @@ export async function listAllMcpTools(client: Client, options: { signal?: AbortS
     if (result.nextCursor === undefined || result.nextCursor === '' || result.nextCursor === cursor) return tools;
     cursor = result.nextCursor;
   }
-  throw new ToolrunError('INVALID_INPUT', `the MCP server sent more than ${MAX_TOOL_PAGES} pages of tools (does it repeat its cursor?)`);
+  throw new ToolrunError('UPSTREAM_FAILED', `the MCP server sent more than ${MAX_TOOL_PAGES} pages of tools (does it repeat its cursor?)`);
 }
 
 /** Whether an MCP tool is safe to repeat: `annotations.idempotentHint`, else `readOnlyHint`, else false. */

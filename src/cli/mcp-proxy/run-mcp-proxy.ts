@@ -363,7 +363,10 @@ async function serveHttp(proxy: McpProxy, listen: { host: string; port: number }
     server.once('error', reject);
     server.listen(listen.port, listen.host, () => resolve());
   }).catch((error: unknown) => {
-    throw new ToolrunError('USAGE', `--listen ${listen.host}:${listen.port}: cannot listen (${error instanceof Error ? error.message : String(error)})`);
+    throw new ToolrunError(
+      'LISTEN_FAILED',
+      `--listen ${listen.host}:${listen.port}: cannot listen (${error instanceof Error ? error.message : String(error)})`,
+    );
   });
   const address = server.address() as AddressInfo;
   log(`serving MCP over Streamable HTTP at http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}/mcp`);
