@@ -45,7 +45,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   dashboard: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores', 'queues', 'observability'],
   observability: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores'],
   testing: ['ground', 'core', 'agent', 'stores'],
-  cli: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores', 'queues', 'observability', 'adapters', 'dashboard', 'index.ts'],
+  eval: ['ground', 'schema', 'policies', 'core', 'agent', 'testing'],
+  cli: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores', 'queues', 'observability', 'adapters', 'dashboard', 'eval', 'index.ts'],
   'index.ts': ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores'],
 };
 
