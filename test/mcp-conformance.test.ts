@@ -82,4 +82,48 @@ describe.skipIf(!bunRuns)('MCP conformance suite (server side) against mcp-proxy
       await stop(proxy.child);
     }
   });
+
+  // The suite's own reference server (examples/servers/typescript/everything-server.ts of the
+  // conformance repository at the installed version's tag, v0.1.16) is not on npm: pass its path in
+  // TOOLRUN_CONFORMANCE_SERVER (it runs with tsx; its dependencies express, cors and zod are installed).
+  const REFERENCE = process.env.TOOLRUN_CONFORMANCE_SERVER;
+  it.skipIf(!REFERENCE || !existsSync(REFERENCE))(
+    "passes every scenario through the proxy in front of the suite's own reference server",
+    { timeout: 300_000 },
+    async () => {
+      const port = await freePort();
+      const reference = spawn(process.execPath, [join(ROOT, 'node_modules/tsx/dist/cli.mjs'), REFERENCE!], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, PORT: String(port) },
+      });
+      // the reference server answers only to Host localhost (its DNS-rebinding protection)
+      const upstream = `http://localhost:${port}/mcp`;
+      let proxy: Awaited<ReturnType<typeof spawnProxy>> | undefined;
+      try {
+        await new Promise<void>((resolveReady, reject) => {
+          let text = '';
+          const timer = setTimeout(() => reject(new Error(`the reference server did not start: ${text}`)), 60_000);
+          reference.stdout.on('data', (chunk: Buffer) => {
+            text += chunk.toString('utf8');
+            if (/running on/i.test(text)) {
+              clearTimeout(timer);
+              resolveReady();
+            }
+          });
+        });
+        proxy = await spawnProxy(['--listen', '127.0.0.1:0', '--url', upstream]);
+        const [, url] = await proxy.waitForStderr(/at (http:\/\/\S+\/mcp)/);
+        const through = await conformance(url!);
+        const straight = await conformance(upstream);
+        const failing = (results: typeof through) => [...results].filter(([, counts]) => counts.failed > 0).map(([name]) => name);
+        console.log(`mcp-conformance (reference server): through the proxy ${through.size - failing(through).length} of ${through.size} pass`);
+        expect(through.size).toBeGreaterThanOrEqual(30);
+        expect(failing(straight)).toEqual([]);
+        expect(failing(through)).toEqual([]);
+      } finally {
+        reference.kill('SIGTERM');
+        if (proxy) await stop(proxy.child);
+      }
+    },
+  );
 });
