@@ -8,6 +8,8 @@
  */
 export { toAiSdk, type AiSdkTools, type ToAiSdkOptions } from './to-ai-sdk.ts';
 export { ToolCallFailure } from './tool-call-failure.ts';
+export { AI_SDK_ENTRY_PREFIX, DEFAULT_AI_SDK_RETRY_BUDGET, type AiSdkDeadLetterOptions } from './ai-sdk-dead-letter.ts';
+export { replayAiSdkDeadLetter, type AiSdkContinuation, type AiSdkReplayOptions, type AiSdkReplayResult } from './replay-ai-sdk.ts';
 export {
   fromAiSdkModel,
   type AiSdkCallOptions,

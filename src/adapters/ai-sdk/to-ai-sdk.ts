@@ -3,6 +3,7 @@ import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import { createToolNameResolver } from '../../core/resolve-tool-name.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createRepeatedCalls } from '../repeated-calls.ts';
+import { createAiSdkRunDeadLetter, type AiSdkDeadLetterOptions } from './ai-sdk-dead-letter.ts';
 import { aiSdkJsonSchema, repairableErrorName } from './sdk-markers.ts';
 import { ToolCallFailure } from './tool-call-failure.ts';
 
@@ -13,8 +14,19 @@ export interface ToAiSdkOptions {
    * its own (call `toAiSdk` per conversation; it is cheap). @defaultValue the runtime's, `'default'`
    */
   sessionId?: string;
-  /** The run these calls belong to, in toolrun's records and logs. @defaultValue none */
+  /**
+   * The run these calls belong to, in toolrun's records and logs (and the tool-DLQ entry's `runId`).
+   * @defaultValue none; with `deadLetter`, a new `run_…` id
+   */
   runId?: string;
+  /**
+   * Where to dead-letter what this run cannot recover in-band (toolrun's `stores`, e.g.
+   * `createToolrun(...).stores`): a failure that spends the tool's retry budget across the run's
+   * steps, a misconfiguration (a rejected credential, fed to the shared breaker) or an open shared
+   * breaker becomes one resumable tool-DLQ entry for the run; the model still gets the envelope.
+   * One `toAiSdk` call is then one run. Replay it with `replayAiSdkDeadLetter`. @defaultValue none
+   */
+  deadLetter?: AiSdkDeadLetterOptions;
 }
 
 /** What {@link toAiSdk} returns: pass both to `generateText` / `streamText`. */
@@ -26,6 +38,14 @@ export interface AiSdkTools {
    * in `ai` 7): it hands unknown tool names and unparsable arguments to toolrun instead of the SDK.
    */
   repairToolCall: ToolCallRepairFunction<ToolSet>;
+  /** The run id the calls carry (a new one with `deadLetter` and no `runId`). */
+  runId?: string;
+  /**
+   * Pass it as `prepareStep` (or call it from yours) with `deadLetter`, so a tool-DLQ entry's
+   * `tokensSpent` counts the usage of the steps before the failed one. It changes nothing in the
+   * step (returns `undefined`); without `deadLetter` it does nothing.
+   */
+  prepareStep: (options: { steps: readonly unknown[] }) => undefined;
 }
 
 /**
@@ -90,6 +110,19 @@ function answeredIn(messages: unknown, toolCallId: string): boolean {
   return false;
 }
 
+function checkDeadLetterOptions(value: unknown): void {
+  const stores = (typeof value === 'object' && value !== null ? (value as { stores?: unknown }).stores : undefined) as
+    { toolDlq?: { pushOnce?: unknown }; conversations?: { put?: unknown } } | undefined;
+  if (typeof stores?.toolDlq?.pushOnce !== 'function' || typeof stores.conversations?.put !== 'function')
+    throw new ToolrunError(
+      'INVALID_OPTIONS',
+      'toAiSdk: deadLetter.stores must be toolrun stores (with toolDlq and conversations), e.g. createToolrun(...).stores',
+    );
+  const budget = (value as { toolRetryBudget?: unknown }).toolRetryBudget;
+  if (budget !== undefined && !(Number.isInteger(budget) && (budget as number) >= 0 && (budget as number) <= 100))
+    throw new ToolrunError('INVALID_OPTIONS', 'toAiSdk: deadLetter.toolRetryBudget must be an integer from 0 to 100');
+}
+
 function isToolRuntime(value: unknown): value is ToolRuntime {
   return (
     typeof value === 'object' &&
@@ -136,9 +169,13 @@ function isToolRuntime(value: unknown): value is ToolRuntime {
  */
 export function toAiSdk(runtime: ToolRuntime, options: ToAiSdkOptions = {}): AiSdkTools {
   if (!isToolRuntime(runtime)) throw new ToolrunError('INVALID_OPTIONS', 'toAiSdk needs a toolrun runtime (createToolRuntime(...) or toolrun.runtime)');
-  const { sessionId, runId } = options ?? {};
+  const { sessionId, deadLetter: deadLetterOptions } = options ?? {};
+  let { runId } = options ?? {};
   if (sessionId !== undefined && typeof sessionId !== 'string') throw new ToolrunError('INVALID_OPTIONS', 'toAiSdk: sessionId must be a string');
   if (runId !== undefined && typeof runId !== 'string') throw new ToolrunError('INVALID_OPTIONS', 'toAiSdk: runId must be a string');
+  if (deadLetterOptions !== undefined) checkDeadLetterOptions(deadLetterOptions);
+  if (deadLetterOptions !== undefined) runId ??= `run_${globalThis.crypto.randomUUID().replaceAll('-', '')}`;
+  const deadLetter = deadLetterOptions !== undefined && runId !== undefined ? createAiSdkRunDeadLetter(runtime, runId, deadLetterOptions) : undefined;
 
   /** The registered name of each tool object this call made (a host may put them under other keys). */
   const registeredNames = new WeakMap<object, string>();
@@ -160,16 +197,20 @@ export function toAiSdk(runtime: ToolRuntime, options: ToAiSdkOptions = {}): AiS
     const callId = typeof toolCallId === 'string' && toolCallId.length > 0 ? toolCallId : undefined;
     // the calls of one step share the SDK's `messages` array; a later step's holds the earlier answer
     const delivery = { callId, scope: Array.isArray(messages) ? messages : undefined, answeredInConversation: (id: string) => answeredIn(messages, id) };
-    const result = await repeated.run(delivery, () =>
-      runtime.run({
-        name,
-        args,
-        ...(callId !== undefined ? { callId } : {}),
-        ...(isAbortSignal(abortSignal) ? { signal: abortSignal } : {}),
-        ...(sessionId !== undefined ? { sessionId } : {}),
-        ...(runId !== undefined ? { runId } : {}),
-      }),
-    );
+    const input = {
+      name,
+      args,
+      ...(callId !== undefined ? { callId } : {}),
+      ...(isAbortSignal(abortSignal) ? { signal: abortSignal } : {}),
+      ...(sessionId !== undefined ? { sessionId } : {}),
+      ...(runId !== undefined ? { runId } : {}),
+    };
+    const result = await repeated.run(delivery, async () => {
+      if (deadLetter === undefined) return runtime.run(input);
+      const record = await runtime.execute({ ...input, maxAttempts: deadLetter.maxAttemptsFor(runtime.getTool(name)?.spec.name ?? name) });
+      await deadLetter.settle({ record, messages, toolCallId: callId, args });
+      return record.result;
+    });
     if (result.status === 'success') return result.data;
     throw new ToolCallFailure(result);
   };
@@ -224,5 +265,13 @@ export function toAiSdk(runtime: ToolRuntime, options: ToAiSdkOptions = {}): AiS
     return { ...toolCall, toolName: resolution.closest ?? (ours[0] as string), input: carry({ tool_name: requested, arguments: raw }) };
   };
 
-  return { tools: tools as unknown as ToolSet, repairToolCall: repairToolCall as unknown as ToolCallRepairFunction<ToolSet> };
+  return {
+    tools: tools as unknown as ToolSet,
+    repairToolCall: repairToolCall as unknown as ToolCallRepairFunction<ToolSet>,
+    ...(runId !== undefined ? { runId } : {}),
+    prepareStep: (stepOptions: { steps: readonly unknown[] }) => {
+      deadLetter?.observeSteps(Array.isArray(stepOptions?.steps) ? stepOptions.steps : []);
+      return undefined;
+    },
+  };
 }
