@@ -3,6 +3,9 @@ import { PassThrough } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
+/** JSON-RPC's invalid-params code, which the SDK's client also raises for a result that fails its schema ("Invalid … result"). */
+const INVALID_PARAMS = -32602;
+
 /** The SDK's bound of the bytes buffered from a stdio server (10 MiB). */
 const MAX_BUFFERED_BYTES = 10 * 1024 * 1024;
 
@@ -37,7 +40,9 @@ export interface UpstreamStdioTransport extends Transport {
  * `StdioClientTransport` (same spawn options — no shell; same close sequence: end stdin, SIGTERM
  * after 2 s, SIGKILL after 2 more), except that a message {@link UpstreamStdioTransportOptions.trusted}
  * accepts skips the schema parse. A line that is not JSON, or not a JSON-RPC message, goes to
- * `onerror` and the next line is read; more than 10 MiB without a newline closes the transport.
+ * `onerror` and the next line is read; one that answers a request (its `id`, a `result` or `error`,
+ * no `method`) is also delivered as a JSON-RPC error of that id (-32602 "Invalid result: …", the
+ * server's defect), so the request settles at once instead of waiting out its timeout; more than 10 MiB without a newline closes the transport.
  * For POSIX; on Windows the proxy uses the SDK's transport (which resolves `npx`-style `.cmd` shims).
  */
 export function createUpstreamStdioTransport(options: UpstreamStdioTransportOptions): UpstreamStdioTransport {
@@ -59,8 +64,18 @@ export function createUpstreamStdioTransport(options: UpstreamStdioTransportOpti
       return;
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (parsed.success) transport.onmessage?.(parsed.data);
-    else transport.onerror?.(new Error(`the MCP server sent a line that is not a JSON-RPC message: ${parsed.error.message}`));
+    if (parsed.success) {
+      transport.onmessage?.(parsed.data);
+      return;
+    }
+    const problem = `the MCP server sent a line that is not a JSON-RPC message: ${parsed.error.message.slice(0, 300)}`;
+    transport.onerror?.(new Error(problem));
+    // An answer to a request of ours (its id, no method) that fails the schema settles that request
+    // at once, as the server's protocol error: dropped, it would wait out its timeout and be sent again.
+    const id = typeof value === 'object' && value !== null && !('method' in value) ? (value as { id?: unknown }).id : undefined;
+    if ((typeof id === 'string' || typeof id === 'number') && ('result' in (value as object) || 'error' in (value as object))) {
+      transport.onmessage?.({ jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid result: ${problem}` } });
+    }
   }
 
   function onData(chunk: Buffer): void {
