@@ -469,193 +469,229 @@ async function redrive(stores: Stores, resolved: ResolvedStores, id: string, opt
  * Replays are observed like the worker's runs: failures, recoveries and breaker openings go to the
  * SQLite file's failure log (`toolrun report --db`), and `--log-level`/`--log-file` log each call.
  */
-export function addDlqCommand(program: Command): void {
-  const dlq = program.command('dlq').description('inspect, replay, drain, redrive and purge the message and tool dead-letter queues');
-  const dlqOption = ['--dlq <name>', 'which dead-letter queue: message or tool'] as const;
-  const legacyQueueOption = [
+/** The command-line options every `dlq` subcommand but redrive takes: the store, and `--queue` (a DLQ in Redis, or the old name of `--dlq`). */
+function addDlqStoreOptions(command: Command): Command {
+  command.option(
     '--queue <url>',
     'run-queue URL (dlq redrive), or redis://host:6379[?prefix=toolrun:] for dead-letter queues kept in Redis (toolrun/redis); the old "--queue message|tool" still picks a DLQ but is deprecated: use --dlq',
-  ] as const;
-  const addOptions = (command: Command) => {
-    command.option(...legacyQueueOption);
-    addStoreOptions(command, { queueUrl: false });
-    return command;
-  };
+  );
+  addStoreOptions(command, { queueUrl: false });
+  return command;
+}
 
+const DLQ_OPTION = ['--dlq <name>', 'which dead-letter queue: message or tool'] as const;
+
+/** Adds `toolrun dlq` and its subcommands (list, show, replay, drain, redrive, purge) to `program`. */
+export function addDlqCommand(program: Command): void {
+  const dlq = program.command('dlq').description('inspect, replay, drain, redrive and purge the message and tool dead-letter queues');
+  addListCommand(dlq);
+  addShowCommand(dlq);
+  addReplayCommand(dlq);
+  addDrainCommand(dlq);
+  addRedriveCommand(dlq);
+  addPurgeCommand(dlq);
+}
+
+/** `toolrun dlq list`. */
+function addListCommand(dlq: Command): void {
   const list = dlq
     .command('list')
     .description('list entries, oldest first (both queues unless --dlq)')
-    .option(...dlqOption)
+    .option(...DLQ_OPTION)
     .option('--limit <n>', 'entries per queue', integerOption(1), 50)
     .option('--offset <n>', 'skip the oldest N entries', integerOption(0), 0)
     .option('--after <id>', 'only entries after the entry with this id (the last id of the previous page; needs --dlq): a deep page costs what the first does')
     .option('--json', 'print the records as JSON');
-  addOptions(list);
-  list.action(async (options: DlqOptions) => {
-    const chosen = selectedDlq(options, 'list');
-    if (options.after !== undefined && chosen === undefined) throw usageError('--after takes an id of one queue: add --dlq message or --dlq tool');
-    const queues: QueueName[] = chosen === undefined ? ['message', 'tool'] : [chosen];
-    await withStores(options, true, async (stores) => {
-      const result: Partial<Record<QueueName, DeadLetterRecord<unknown>[]>> = {};
-      for (const queue of queues) result[queue] = await printList(stores, queue, options);
-      if (options.json) printJson(chosen === undefined ? result : result[queues[0]!]);
-    });
-  });
+  addDlqStoreOptions(list);
+  list.action(listEntries);
+}
 
+/** Prints the entries of one or both DLQs. */
+async function listEntries(options: DlqOptions): Promise<void> {
+  const chosen = selectedDlq(options, 'list');
+  if (options.after !== undefined && chosen === undefined) throw usageError('--after takes an id of one queue: add --dlq message or --dlq tool');
+  const queues: QueueName[] = chosen === undefined ? ['message', 'tool'] : [chosen];
+  await withStores(options, true, async (stores) => {
+    const result: Partial<Record<QueueName, DeadLetterRecord<unknown>[]>> = {};
+    for (const queue of queues) result[queue] = await printList(stores, queue, options);
+    if (options.json) printJson(chosen === undefined ? result : result[queues[0]!]);
+  });
+}
+
+/** `toolrun dlq show`. */
+function addShowCommand(dlq: Command): void {
   const show = dlq
     .command('show')
     .description(
       "print one entry in full (JSON), from either DLQ; for a tool-DLQ entry also what a replay will do (and, with --conversation, the redacted conversation); a message-DLQ entry's raw body is not redacted",
     )
     .argument('<id>', 'entry id (from toolrun dlq list)')
-    .option(...dlqOption)
+    .option(...DLQ_OPTION)
     .option('--conversation', 'also print the redacted conversation behind a tool-DLQ entry, up to the failed step')
     .option('--json', 'print the record as one JSON line');
-  addOptions(show);
-  show.action(async (id: string, options: DlqOptions) => {
-    const chosen = selectedDlq(options, 'show');
-    await withStores(options, true, async (stores) => {
-      const { queue, record } = await findEntry(stores, id, chosen);
-      if (queue === 'tool') {
-        const plan = replayPlanOf(record.entry);
-        const conversation = options.conversation ? await readConversation(stores, record.entry) : undefined;
-        if (options.json) {
-          printJson({
-            ...record,
-            queue,
-            kind: toolDeadLetterKind(record.entry),
-            replay: plan,
-            ...(conversation ? { conversation: { ref: conversation.conversationRef, messages: conversation.messages, redacted: true } } : {}),
-          });
-        } else {
-          printLine(`tool-DLQ entry ${id} (kind ${toolDeadLetterKind(record.entry)}):`);
-          printLine(JSON.stringify(record, null, 2));
-          printLine(`replay: ${plan.text}`);
-          if (conversation) for (const line of conversationLines(conversation)) printLine(line);
-        }
-      } else {
-        if (options.conversation)
-          throw usageError(`entry "${id}" is a message-DLQ entry: its run never started, so it has no conversation (drop --conversation)`);
-        if (options.json) printJson({ ...record, queue, rawBodyRedacted: false, notice: RAW_BODY_NOTICE });
-        else {
-          printLine(`message-DLQ entry ${id} — note: ${RAW_BODY_NOTICE}`);
-          printLine(JSON.stringify(record, null, 2));
-        }
-      }
-    });
-  });
+  addDlqStoreOptions(show);
+  show.action(showEntry);
+}
 
+/** Prints one entry in full, and for a tool-DLQ entry what a replay will do. */
+async function showEntry(id: string, options: DlqOptions): Promise<void> {
+  const chosen = selectedDlq(options, 'show');
+  await withStores(options, true, async (stores) => {
+    const { queue, record } = await findEntry(stores, id, chosen);
+    if (queue === 'tool') {
+      const plan = replayPlanOf(record.entry);
+      const conversation = options.conversation ? await readConversation(stores, record.entry) : undefined;
+      if (options.json) {
+        printJson({
+          ...record,
+          queue,
+          kind: toolDeadLetterKind(record.entry),
+          replay: plan,
+          ...(conversation ? { conversation: { ref: conversation.conversationRef, messages: conversation.messages, redacted: true } } : {}),
+        });
+      } else {
+        printLine(`tool-DLQ entry ${id} (kind ${toolDeadLetterKind(record.entry)}):`);
+        printLine(JSON.stringify(record, null, 2));
+        printLine(`replay: ${plan.text}`);
+        if (conversation) for (const line of conversationLines(conversation)) printLine(line);
+      }
+    } else {
+      if (options.conversation)
+        throw usageError(`entry "${id}" is a message-DLQ entry: its run never started, so it has no conversation (drop --conversation)`);
+      if (options.json) printJson({ ...record, queue, rawBodyRedacted: false, notice: RAW_BODY_NOTICE });
+      else {
+        printLine(`message-DLQ entry ${id} — note: ${RAW_BODY_NOTICE}`);
+        printLine(JSON.stringify(record, null, 2));
+      }
+    }
+  });
+}
+
+/** `toolrun dlq replay`. */
+function addReplayCommand(dlq: Command): void {
   const replay = dlq
     .command('replay')
     .description(
       'resume the run of one tool-DLQ entry from its failed step; removed from the DLQ when the run completes, replaced by the new entry when it fails at another step; exit 1 when it did not complete, or when another drain, replay or worker holds the run (in_progress: nothing done)',
     )
     .argument('<id>', 'entry id (from toolrun dlq list --dlq tool)')
-    .option(...dlqOption)
+    .option(...DLQ_OPTION)
     .option('--config <file>', 'config module with the model and tools (default: $TOOLRUN_CONFIG or ./toolrun.config.{ts,mjs,js})')
     .option('--remove-expired', 'also remove the entry when its conversation has expired')
     .option('--json', 'print the replay result as JSON');
   addLogOptions(replay);
-  addOptions(replay);
-  replay.action(async (id: string, options: DlqOptions) => {
-    requireToolQueue(options, 'replay');
-    const config = await loadReplayConfig(options);
-    await withStores(options, true, async (stores, resolved) => {
-      const record = await stores.toolDlq.get(id);
-      if (record === undefined) {
-        const inMessage = await stores.messageDlq.get(id);
-        throw usageError(
-          inMessage !== undefined
-            ? `entry "${id}" is a message-DLQ entry: fix its body and redrive it (toolrun dlq redrive ${id} --body-file FILE)`
-            : `no entry "${id}" in the tool DLQ (toolrun dlq list --dlq tool)`,
-          'NOT_FOUND',
-        );
-      }
-      const result = await withObservedReplays(config, options, stores, resolved, (replay) =>
-        replayDeadLetter(record, { ...replay, dlq: stores.toolDlq, removeExpired: options.removeExpired === true }),
-      );
-      const done = result.status === 'completed' || result.status === 'already_completed';
-      const { removed, replacedBy } = result;
-      if (options.json) printJson(result);
-      else if (result.status === 'in_progress') {
-        printLine(
-          `not replayed ${id} (run ${result.runId ?? '?'}): in_progress — the run is claimed by ${result.holder ?? 'another consumer'} (another drain, replay or worker is running it); nothing was done, the entry stays in the tool DLQ: try again once it is done`,
-        );
-      } else {
-        const place =
-          replacedBy !== undefined
-            ? `entry ${replacedBy} (step ${result.entry?.stepIndex ?? '?'}) replaces it in the tool DLQ`
-            : `${removed ? 'removed from' : 'kept in'} the tool DLQ`;
-        printLine(
-          `replayed ${id} (run ${result.runId ?? '?'}): ${result.status}${whyFailed(result)}, ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'}; ${place}`,
-        );
-      }
-      if (!done) process.exitCode = EXIT_CODES.failure;
-    });
-  });
+  addDlqStoreOptions(replay);
+  replay.action(replayEntry);
+}
 
+/** Resumes the run of one tool-DLQ entry; exit code 1 when it did not complete. */
+async function replayEntry(id: string, options: DlqOptions): Promise<void> {
+  requireToolQueue(options, 'replay');
+  const config = await loadReplayConfig(options);
+  await withStores(options, true, async (stores, resolved) => {
+    const record = await stores.toolDlq.get(id);
+    if (record === undefined) {
+      const inMessage = await stores.messageDlq.get(id);
+      throw usageError(
+        inMessage !== undefined
+          ? `entry "${id}" is a message-DLQ entry: fix its body and redrive it (toolrun dlq redrive ${id} --body-file FILE)`
+          : `no entry "${id}" in the tool DLQ (toolrun dlq list --dlq tool)`,
+        'NOT_FOUND',
+      );
+    }
+    const result = await withObservedReplays(config, options, stores, resolved, (replay) =>
+      replayDeadLetter(record, { ...replay, dlq: stores.toolDlq, removeExpired: options.removeExpired === true }),
+    );
+    const done = result.status === 'completed' || result.status === 'already_completed';
+    const { removed, replacedBy } = result;
+    if (options.json) printJson(result);
+    else if (result.status === 'in_progress') {
+      printLine(
+        `not replayed ${id} (run ${result.runId ?? '?'}): in_progress — the run is claimed by ${result.holder ?? 'another consumer'} (another drain, replay or worker is running it); nothing was done, the entry stays in the tool DLQ: try again once it is done`,
+      );
+    } else {
+      const place =
+        replacedBy !== undefined
+          ? `entry ${replacedBy} (step ${result.entry?.stepIndex ?? '?'}) replaces it in the tool DLQ`
+          : `${removed ? 'removed from' : 'kept in'} the tool DLQ`;
+      printLine(
+        `replayed ${id} (run ${result.runId ?? '?'}): ${result.status}${whyFailed(result)}, ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'}; ${place}`,
+      );
+    }
+    if (!done) process.exitCode = EXIT_CODES.failure;
+  });
+}
+
+/** `toolrun dlq drain`. */
+function addDrainCommand(dlq: Command): void {
   const drain = dlq
     .command('drain')
     .description(
       'replay tool-DLQ entries (tool, model and run failures) with bounded concurrency and report counts per outcome; entries another drain, replay or worker holds are counted in_progress and left to it',
     )
-    .option(...dlqOption)
+    .option(...DLQ_OPTION)
     .option('--config <file>', 'config module with the model and tools (default: $TOOLRUN_CONFIG or ./toolrun.config.{ts,mjs,js})')
     .option('--limit <n>', 'drain at most N entries, oldest first', integerOption(1))
     .option('--concurrency <n>', 'replays at once', integerOption(1), 4)
     .option('--remove-expired', 'also remove entries whose conversation has expired')
     .option('--json', 'print the drain report as JSON');
   addLogOptions(drain);
-  addOptions(drain);
-  drain.action(async (options: DlqOptions) => {
-    requireToolQueue(options, 'drain');
-    const config = await loadReplayConfig(options);
-    await withStores(options, true, async (stores, resolved) => {
-      const bar =
-        process.stdout.isTTY && !options.json
-          ? new cliProgress.SingleBar(
-              { format: 'draining [{bar}] {value}/{total} {status}', stream: process.stdout, hideCursor: true },
-              cliProgress.Presets.shades_classic,
-            )
-          : undefined;
-      let started = false;
-      const report = await withObservedReplays(config, options, stores, resolved, (replay) =>
-        drainToolDlq({
-          ...replay,
-          concurrency: options.concurrency,
-          ...(options.limit !== undefined ? { limit: options.limit } : {}),
-          ...(options.removeExpired ? { removeExpired: true } : {}),
-          onProgress: ({ done, total, status }) => {
-            if (!bar) return;
-            if (!started) bar.start(total, 0, { status: '' });
-            started = true;
-            bar.update(done, { status });
-          },
-        }),
-      );
-      bar?.stop();
-      if (options.json) printJson(report);
-      else {
-        const left = await stores.toolDlq.size();
-        printLine(
-          `drained ${report.total} entr${report.total === 1 ? 'y' : 'ies'}: ${formatCounts(report.outcomes)}; removed ${report.removed}, ${left} left in the tool DLQ`,
-        );
-        const busy = report.entries.filter((item) => item.status === 'in_progress');
-        if (busy.length > 0) {
-          const ids = busy
-            .slice(0, 10)
-            .map((item) => item.id)
-            .join(', ');
-          printLine(
-            `  in progress elsewhere: ${busy.length} (${ids}${busy.length > 10 ? ', …' : ''}) — claimed by another drain, replay or worker; not replayed here, left to it`,
-          );
-        }
-        for (const entry of report.entries.filter((item) => item.status === 'error')) printLine(`  ${entry.id}: error: ${entry.error ?? ''}`);
-      }
-      if ((report.outcomes.error ?? 0) > 0) process.exitCode = EXIT_CODES.failure;
-    });
-  });
+  addDlqStoreOptions(drain);
+  drain.action(drainEntries);
+}
 
+/** Replays the tool-DLQ entries with bounded concurrency and prints the counts per outcome. */
+async function drainEntries(options: DlqOptions): Promise<void> {
+  requireToolQueue(options, 'drain');
+  const config = await loadReplayConfig(options);
+  await withStores(options, true, async (stores, resolved) => {
+    const bar =
+      process.stdout.isTTY && !options.json
+        ? new cliProgress.SingleBar(
+            { format: 'draining [{bar}] {value}/{total} {status}', stream: process.stdout, hideCursor: true },
+            cliProgress.Presets.shades_classic,
+          )
+        : undefined;
+    let started = false;
+    const report = await withObservedReplays(config, options, stores, resolved, (replay) =>
+      drainToolDlq({
+        ...replay,
+        concurrency: options.concurrency,
+        ...(options.limit !== undefined ? { limit: options.limit } : {}),
+        ...(options.removeExpired ? { removeExpired: true } : {}),
+        onProgress: ({ done, total, status }) => {
+          if (!bar) return;
+          if (!started) bar.start(total, 0, { status: '' });
+          started = true;
+          bar.update(done, { status });
+        },
+      }),
+    );
+    bar?.stop();
+    if (options.json) printJson(report);
+    else {
+      const left = await stores.toolDlq.size();
+      printLine(
+        `drained ${report.total} entr${report.total === 1 ? 'y' : 'ies'}: ${formatCounts(report.outcomes)}; removed ${report.removed}, ${left} left in the tool DLQ`,
+      );
+      const busy = report.entries.filter((item) => item.status === 'in_progress');
+      if (busy.length > 0) {
+        const ids = busy
+          .slice(0, 10)
+          .map((item) => item.id)
+          .join(', ');
+        printLine(
+          `  in progress elsewhere: ${busy.length} (${ids}${busy.length > 10 ? ', …' : ''}) — claimed by another drain, replay or worker; not replayed here, left to it`,
+        );
+      }
+      for (const entry of report.entries.filter((item) => item.status === 'error')) printLine(`  ${entry.id}: error: ${entry.error ?? ''}`);
+    }
+    if ((report.outcomes.error ?? 0) > 0) process.exitCode = EXIT_CODES.failure;
+  });
+}
+
+/** `toolrun dlq redrive`. */
+function addRedriveCommand(dlq: Command): void {
   const redriveCommand = dlq
     .command('redrive')
     .description(
@@ -665,49 +701,58 @@ export function addDlqCommand(program: Command): void {
     .option('--body-file <file>', 'the fixed message body (- for stdin); default: the raw body as received')
     .option('--no-validate', 'redrive a body that is not a valid run request (it will come back to the message DLQ)')
     .option('--json', 'print the outcome as JSON');
-  redriveCommand.option(...dlqOption);
+  redriveCommand.option(...DLQ_OPTION);
   redriveCommand.option('--queue <url>', QUEUE_URL_HELP);
   addStoreOptions(redriveCommand, { queueUrl: false });
-  redriveCommand.action(async (id: string, options: DlqOptions) => {
-    if (selectedDlq(options, 'redrive') === 'tool') throw usageError(`tool-DLQ entries are resumed, not redriven: toolrun dlq replay ${id}`);
-    await withStores(options, true, async (stores, resolved) => {
-      const outcome = await redrive(stores, resolved, id, options);
-      if (options.json) printJson(outcome);
-      else if (outcome.status === 'enqueued') {
-        printLine(
-          `redrove ${id}: enqueued as message ${outcome.messageId} (body from ${outcome.bodySource}); ${outcome.removed ? 'removed from the message DLQ' : 'it had already left the message DLQ'}`,
-        );
-      } else {
-        printLine(
-          `redrove ${id}: message ${outcome.messageId} was enqueued by an earlier redrive of this entry, nothing enqueued now (the body from ${outcome.bodySource} was not used); ${outcome.removed ? 'removed from the message DLQ' : 'it had already left the message DLQ'}`,
-        );
-      }
-    });
-  });
+  redriveCommand.action(redriveEntry);
+}
 
+/** Puts a message-DLQ entry back on the run queue. */
+async function redriveEntry(id: string, options: DlqOptions): Promise<void> {
+  if (selectedDlq(options, 'redrive') === 'tool') throw usageError(`tool-DLQ entries are resumed, not redriven: toolrun dlq replay ${id}`);
+  await withStores(options, true, async (stores, resolved) => {
+    const outcome = await redrive(stores, resolved, id, options);
+    if (options.json) printJson(outcome);
+    else if (outcome.status === 'enqueued') {
+      printLine(
+        `redrove ${id}: enqueued as message ${outcome.messageId} (body from ${outcome.bodySource}); ${outcome.removed ? 'removed from the message DLQ' : 'it had already left the message DLQ'}`,
+      );
+    } else {
+      printLine(
+        `redrove ${id}: message ${outcome.messageId} was enqueued by an earlier redrive of this entry, nothing enqueued now (the body from ${outcome.bodySource} was not used); ${outcome.removed ? 'removed from the message DLQ' : 'it had already left the message DLQ'}`,
+      );
+    }
+  });
+}
+
+/** `toolrun dlq purge`. */
+function addPurgeCommand(dlq: Command): void {
   const purge = dlq
     .command('purge')
     .description('delete every entry of one dead-letter queue (asks for --yes unless it is empty)')
-    .option(...dlqOption)
+    .option(...DLQ_OPTION)
     .option('--yes', 'confirm the deletion')
     .option('--json', 'print the count as JSON');
-  addOptions(purge);
-  purge.action(async (options: DlqOptions) => {
-    const queue = requiredDlq(options, 'purge');
-    await withStores(options, true, async (stores) => {
-      const dlqStore = queue === 'tool' ? stores.toolDlq : stores.messageDlq;
-      if (!options.yes) {
-        const size = await dlqStore.size();
-        if (size === 0) {
-          if (options.json) printJson({ queue, purged: 0 });
-          else printLine(`the ${queue} DLQ is empty: nothing to purge`);
-          return;
-        }
-        throw usageError(`purge deletes all ${size} entr${size === 1 ? 'y' : 'ies'} of the ${queue} DLQ for good: pass --yes to confirm`);
+  addDlqStoreOptions(purge);
+  purge.action(purgeEntries);
+}
+
+/** Deletes every entry of one DLQ, after --yes. */
+async function purgeEntries(options: DlqOptions): Promise<void> {
+  const queue = requiredDlq(options, 'purge');
+  await withStores(options, true, async (stores) => {
+    const dlqStore = queue === 'tool' ? stores.toolDlq : stores.messageDlq;
+    if (!options.yes) {
+      const size = await dlqStore.size();
+      if (size === 0) {
+        if (options.json) printJson({ queue, purged: 0 });
+        else printLine(`the ${queue} DLQ is empty: nothing to purge`);
+        return;
       }
-      const purged = await dlqStore.purge();
-      if (options.json) printJson({ queue, purged });
-      else printLine(`purged ${purged} entr${purged === 1 ? 'y' : 'ies'} from the ${queue} DLQ`);
-    });
+      throw usageError(`purge deletes all ${size} entr${size === 1 ? 'y' : 'ies'} of the ${queue} DLQ for good: pass --yes to confirm`);
+    }
+    const purged = await dlqStore.purge();
+    if (options.json) printJson({ queue, purged });
+    else printLine(`purged ${purged} entr${purged === 1 ? 'y' : 'ies'} from the ${queue} DLQ`);
   });
 }
