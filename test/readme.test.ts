@@ -1,6 +1,7 @@
 /**
- * The README cannot drift from the code: every ```ts block in it is a file under examples/ that
- * `npm run typecheck` compiles, and every relative link points at a file that exists.
+ * The README and the docs cannot drift from the code: every ```ts block in them is a file under
+ * examples/ that `npm run typecheck` compiles (a ```js block with a file line is checked the same
+ * way: a JavaScript file that a test runs), and every relative link points at a file that exists.
  *
  * A ```ts block must be preceded, on the line right before it, by `<!-- file: examples/PATH.ts -->`,
  * and its text must equal that file's. One rewrite is allowed, because a file in this checkout
@@ -10,7 +11,7 @@
  * `'toolrun/ai-sdk'`). Any other relative import into `src/` would be shown as is, which a reader
  * cannot use, so it fails the test.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -64,13 +65,26 @@ function asShownInReadme(text: string, file: string, entries: ReadonlyMap<string
   });
 }
 
-const FILE_MARKER = /^<!-- file: (examples\/[^\s]+\.ts) -->$/;
+const FILE_MARKER = /^<!-- file: (examples\/[^\s]+\.(?:ts|mjs)) -->$/;
 
-/** What is wrong with the ts blocks of `markdown` (empty when nothing is), each naming its block. */
-function checkTsBlocks(markdown: string, readFile: (path: string) => string | undefined, entries: ReadonlyMap<string, string>): string[] {
+/** Whether a block is checked against its file: every ts block, and a js block that names one. */
+function isChecked(block: CodeBlock): boolean {
+  return block.lang === 'ts' || block.lang === 'typescript' || (block.lang === 'js' && FILE_MARKER.test(block.before.trim()));
+}
+
+/** What is wrong with the ts blocks of `markdown` (empty when nothing is), each naming its block; `source` names the Markdown file. */
+function checkTsBlocks(
+  markdown: string,
+  readFile: (path: string) => string | undefined,
+  entries: ReadonlyMap<string, string>,
+  options: { source?: string; fragmentsAllowed?: boolean } = {},
+): string[] {
   const problems: string[] = [];
-  for (const block of codeBlocks(markdown).filter((candidate) => candidate.lang === 'ts' || candidate.lang === 'typescript')) {
-    const name = `the ts block at README.md:${block.line}`;
+  const source = options.source ?? 'README.md';
+  // in a doc, a ts block without a file line is a fragment shown as is; one with a file line is checked
+  const checked = options.fragmentsAllowed ? (block: CodeBlock) => isChecked(block) && FILE_MARKER.test(block.before.trim()) : isChecked;
+  for (const block of codeBlocks(markdown).filter(checked)) {
+    const name = `the ${block.lang} block at ${source}:${block.line}`;
     const marker = FILE_MARKER.exec(block.before.trim());
     if (!marker?.[1]) {
       problems.push(`${name} has no "<!-- file: examples/….ts -->" line right before it`);
@@ -115,13 +129,37 @@ function relativeLinks(markdown: string): Array<{ target: string; line: number }
 }
 
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
+/** The user docs: docs/**\/*.md, relative to the root. */
+const docs = readdirSync(join(root, 'docs'), { recursive: true, encoding: 'utf8' })
+  .filter((path) => path.endsWith('.md'))
+  .map((path) => posix.join('docs', path.split('\\').join('/')));
 const entries = packageEntries(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; exports: Record<string, unknown> });
 const readRepoFile = (path: string): string | undefined => (existsSync(join(root, path)) ? readFileSync(join(root, path), 'utf8') : undefined);
 
 describe('README.md', () => {
   it('has ts blocks, each the text of a type-checked file under examples/', () => {
-    expect(codeBlocks(readme).filter((block) => block.lang === 'ts').length).toBeGreaterThan(5);
+    expect(codeBlocks(readme).filter((block) => block.lang === 'ts').length).toBeGreaterThanOrEqual(2);
     expect(checkTsBlocks(readme, readRepoFile, entries)).toEqual([]);
+  });
+
+  it('is a front door: at most 300 lines, with a table of contents whose links reach its headings', () => {
+    expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(300);
+    const anchors = new Set(
+      readme
+        .split('\n')
+        .filter((line) => /^#{2,3} /.test(line))
+        .map((line) =>
+          line
+            .replace(/^#+ /, '')
+            .toLowerCase()
+            .replace(/[^a-z0-9 -]/g, '')
+            .replace(/ /g, '-'),
+        ),
+    );
+    const contents = /^## Contents\n([\s\S]*?)\n## /m.exec(readme)?.[1] ?? '';
+    const targets = [...contents.matchAll(/\]\(#([^)]+)\)/g)].map((match) => match[1]);
+    expect(targets.length).toBeGreaterThan(5);
+    expect(targets.filter((target) => !anchors.has(target ?? ''))).toEqual([]);
   });
 
   it('links only to files that exist', () => {
@@ -135,6 +173,15 @@ describe('README.md', () => {
     expect(entries.get('src/index.ts')).toBe('toolrun');
     expect(entries.get('src/adapters/ai-sdk/index.ts')).toBe('toolrun/ai-sdk');
     expect(entries.get('src/stores/sqlite/index.ts')).toBe('toolrun/sqlite');
+  });
+});
+
+describe('the docs', () => {
+  it('have more ts blocks, each of those with a file line the text of a type-checked file under examples/', () => {
+    const texts = docs.map((path) => ({ path, text: readFileSync(join(root, path), 'utf8') }));
+    const marked = texts.flatMap(({ text }) => codeBlocks(text).filter((block) => block.lang === 'ts' && FILE_MARKER.test(block.before.trim())));
+    expect(marked.length).toBeGreaterThan(5);
+    expect(texts.flatMap(({ path, text }) => checkTsBlocks(text, readRepoFile, entries, { source: path, fragmentsAllowed: true }))).toEqual([]);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { usageError } from '../cli-error.ts';
 import { addInitOption, addLogOptions, integerOption } from '../parse-options.ts';
 import type { McpProxyCommandOptions } from '../mcp-proxy/run-mcp-proxy.ts';
 
@@ -59,7 +60,12 @@ export function addMcpProxyCommand(program: Command): void {
   addInitOption(command);
   addLogOptions(command);
   command.action(async (upstreamCommand: string[], options: McpProxyCommandOptions) => {
-    const { runMcpProxy } = await import('../mcp-proxy/run-mcp-proxy.ts');
+    const { runMcpProxy } = await import('../mcp-proxy/run-mcp-proxy.ts').catch((error: unknown) => {
+      // the MCP SDK is an optional peer of toolrun: the one command that needs it says so
+      if ((error as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' && String(error).includes('@modelcontextprotocol/sdk'))
+        throw usageError('toolrun mcp-proxy needs the MCP SDK: npm install @modelcontextprotocol/sdk');
+      throw error;
+    });
     await runMcpProxy(options, upstreamCommand, {
       stdin: process.stdin,
       stdout: process.stdout,
