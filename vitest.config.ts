@@ -20,15 +20,25 @@ const HEAVY_TESTS = [
   'src/stores/sqlite/sqlite-background-checkpoint.test.ts',
   'src/stores/sqlite/sqlite-multi-process.test.ts',
   'src/stores/sqlite/sqlite-claims-multi-process.test.ts',
+  // every failure scenario on every backend, each in a worker thread under a hard bound (minutes)
+  'test/reliability.test.ts',
+  // the main job's workload end to end, with its drain in a process of its own
+  'test/airline-workload.test.ts',
+  'test/airline-report.test.ts',
+  'test/adapters/ai-sdk-airline.test.ts',
   // the CLI and MCP servers as child processes
   'test/cli.test.ts',
   'test/cli-failures.test.ts',
   'test/cli-observability.test.ts',
   'test/cli-redis.test.ts',
+  'test/cli-operator.test.ts',
+  'test/runtimes/no-eval.test.ts',
   'test/mcp-proxy.test.ts',
   'test/mcp-tools.test.ts',
   'test/mcp-storm.test.ts',
   'test/mcp-conformance.test.ts',
+  'test/mcp-proxy-state.test.ts',
+  'test/mcp-list-changed.test.ts',
   // a real Chromium
   'test/dashboard-browser.test.ts',
 ];
