@@ -5,13 +5,17 @@
  * (book_flight failing; the dashboard's process runs with it healed). Checked: the overview's numbers
  * equal `toolrun stats --json`; filter → detail → replay one → the entry leaves the list and the
  * side effect happened once; bulk replay dry run → run; an action without the token is refused; no
- * canary secret in any page or API response; keyboard use and labels. Screenshots of the overview
- * and of an entry go to docs/images/.
+ * canary secret in any page or API response; keyboard use and labels. And over the store the main
+ * job leaves (the airline workload, its first 40 conversations): the entry page leads with the
+ * failed call, and a replay from the page reaches an airline service the config starts itself.
+ * Screenshots of the overview and of an entry go to a temporary folder; with
+ * TOOLRUN_UPDATE_SCREENSHOTS=1 they replace docs/images/ (no test run changes a tracked file otherwise).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteFailureLog, createSqliteStores } from '../src/stores/sqlite/index.ts';
@@ -19,12 +23,20 @@ import { createPostgresFailureLog, createPostgresPool, createPostgresStores } fr
 import { DASHBOARD_TEST_EMAIL, seedDashboardStores } from './fixtures/dashboard-config.ts';
 import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from './fixtures/distributed-services.ts';
 import { leakedCanaries } from './observability-redaction-inputs.ts';
+import { findSharedDataDir } from '../examples/shared-data.ts';
+import { loadAirlineRuns, loadAirlineTrajectories } from '../examples/airline/trajectories.ts';
+import { MALFORMED_QUEUE_MESSAGES } from '../examples/airline/workload/queue-messages.ts';
+import { runAirlineWorkload } from '../examples/airline/workload/run-airline-workload.ts';
+import { AIRLINE_TEST_CONVERSATIONS, AIRLINE_TEST_SETTINGS, airlineDataPresent } from './fixtures/airline-test-workload.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CONFIG = 'test/fixtures/dashboard-config.ts';
 const TOKEN = 'browser-test-token-0123456789';
 const BOOK_GROUP = 'retry-budget-exhausted · server 503 · book_flight';
 const hasChromium = existsSync(CHROMIUM);
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Where screenshots go: docs/images/ only when asked to, a temporary folder otherwise. */
+const screenshots = process.env.TOOLRUN_UPDATE_SCREENSHOTS === '1' ? join(projectRoot, 'docs', 'images') : mkdtempSync(join(tmpdir(), 'toolrun-screenshots-'));
 
 interface Spawned {
   child: ChildProcess;
@@ -136,6 +148,7 @@ async function replayOneFromTheList(page: Page, url: string, effectsFile: string
   const runId = (await first.locator('td').nth(1).textContent())!;
   await first.getByRole('link').click();
   await page.getByRole('heading', { name: `Tool-DLQ entry ${id}` }).waitFor();
+  await expectLeadsWithTheFailedCall(page, 'book_flight');
   expect(await page.locator('ol.conversation li.failed').count()).toBeGreaterThanOrEqual(1);
   expect(await page.getByTestId('envelope').textContent()).toContain('"code": "UNAVAILABLE"');
   expect(await page.getByTestId('ledger').textContent()).toContain('applied — a replay will not redo it');
@@ -143,6 +156,11 @@ async function replayOneFromTheList(page: Page, url: string, effectsFile: string
   if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });
   expect(effectsOf(effectsFile).filter((line) => line === runId)).toHaveLength(0);
   await page.getByTestId('replay-one').click();
+  // a confirmation first, saying what the replay costs; nothing runs before it is confirmed
+  await page.getByTestId('replay-confirmation').waitFor();
+  expect(await page.getByTestId('replay-cost').textContent()).toMatch(/at least 1 model call ≈ [\d,]+ input tokens/);
+  expect(effectsOf(effectsFile).filter((line) => line === runId)).toHaveLength(0);
+  await page.getByTestId('replay-confirm').click();
   await expect.poll(() => page.getByTestId('replay-status').textContent(), { timeout: 15_000 }).toContain('completed');
   expect(effectsOf(effectsFile).filter((line) => line === runId)).toHaveLength(1);
   // back to the filtered list: the entry left it
@@ -155,6 +173,22 @@ async function replayOneFromTheList(page: Page, url: string, effectsFile: string
       .count(),
   ).toBe(0);
   return { id, runId };
+}
+
+/**
+ * The entry page leads with the failed call: right under the heading, before the facts and the
+ * (folded) conversation, naming the tool; the page stays short however long the conversation is.
+ */
+async function expectLeadsWithTheFailedCall(page: Page, toolName: string): Promise<void> {
+  const order = await page.evaluate<string[]>(
+    `[...document.querySelectorAll('#view > section, #view > dl, #view > details')].map((node) => node.getAttribute('data-testid') || node.getAttribute('aria-labelledby') || node.tagName)`,
+  );
+  expect(order[0]).toBe('failed-call');
+  expect(order.indexOf('failed-call')).toBeLessThan(order.indexOf('conversation-fold'));
+  expect(await page.getByTestId('failed-call-tool').textContent()).toBe(toolName);
+  expect(await page.getByTestId('conversation-fold').getAttribute('open')).toBeNull();
+  const height = await page.evaluate<number>('document.documentElement.scrollHeight');
+  expect(height).toBeLessThan(4_000);
 }
 
 let browser: Browser;
@@ -205,8 +239,8 @@ describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over the embedded S
     await page.getByTestId('tool-groups').getByRole('link', { name: BOOK_GROUP }).waitFor();
     await page.locator('.spark canvas').first().waitFor();
     await page.locator('figure.chart canvas').first().waitFor();
-    mkdirSync('docs/images', { recursive: true });
-    await page.screenshot({ path: 'docs/images/dashboard-overview.png', fullPage: true });
+    mkdirSync(screenshots, { recursive: true });
+    await page.screenshot({ path: join(screenshots, 'dashboard-overview.png'), fullPage: true });
   });
 
   it('is usable with the keyboard, and every control has a label', async () => {
@@ -228,7 +262,7 @@ describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over the embedded S
   });
 
   it('filter → detail → replay one: the entry leaves the list and its side effect happened once', async () => {
-    await replayOneFromTheList(page, dashboard.url, effectsFile, 'docs/images/dashboard-entry.png');
+    await replayOneFromTheList(page, dashboard.url, effectsFile, join(screenshots, 'dashboard-entry.png'));
   });
 
   it('bulk replay by filter: dry run (entries × tokens), then the run with per-entry outcomes', async () => {
@@ -251,6 +285,7 @@ describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over the embedded S
     await page.reload();
     await page.getByTestId('tool-entries').locator('tbody tr').first().getByRole('link').click();
     await page.getByTestId('replay-one').click();
+    await page.getByTestId('replay-confirm').click();
     await expect.poll(() => page.locator('#status').textContent()).toContain('Refused: every action needs the dashboard token');
     const status = await page.evaluate(
       async (address) =>
@@ -329,5 +364,61 @@ describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over a PostgreSQL s
     expect(stats.deadLetters.tool.depth).toBe(7);
     expect(responses.flatMap((text) => leakedCanaries(text))).toEqual([]);
     expect(responses.some((text) => text.includes(DASHBOARD_TEST_EMAIL))).toBe(false);
+  });
+});
+
+describe.skipIf(!hasChromium || !airlineDataPresent)("toolrun dashboard in Chromium over the main job's store", () => {
+  const directory = mkdtempSync(join(tmpdir(), 'toolrun-dashboard-demo-'));
+  const db = join(directory, 'airline-demo.db');
+  let dashboard: Spawned;
+  let page: Page;
+
+  beforeAll(async () => {
+    // what `npm start` leaves, on its first 40 conversations with the tests' scaled-down settings
+    const report = await runAirlineWorkload({
+      runs: loadAirlineRuns(loadAirlineTrajectories().slice(0, AIRLINE_TEST_CONVERSATIONS)),
+      settings: AIRLINE_TEST_SETTINGS,
+      projectRoot,
+      dbPath: db,
+      configPath: join(projectRoot, 'examples', 'airline', 'toolrun.config.ts'),
+      env: { ...process.env, TOOLRUN_DATA_DIR: findSharedDataDir() },
+      workerEnv: { TOOLRUN_AIRLINE_BREAKER_COOL_DOWN_MS: '600000' },
+      drainEnv: { TOOLRUN_AIRLINE_BREAKER_COOL_DOWN_MS: '1' },
+      malformedMessages: MALFORMED_QUEUE_MESSAGES,
+      log: () => undefined,
+      quiet: true,
+    });
+    expect(report.toolDlqAtEnd).toBeGreaterThan(0);
+    // as the README says it: no TOOLRUN_AIRLINE_URL, no airline service started by hand
+    dashboard = await startDashboardCli(['--db', db, '--config', 'examples/airline/toolrun.config.ts'], {
+      TOOLRUN_AIRLINE_URL: '',
+      TOOLRUN_DATA_DIR: findSharedDataDir(),
+    });
+    page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+  }, 240_000);
+
+  afterAll(async () => {
+    await page?.close();
+    await dashboard?.stop();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('opens an entry that leads with the failed call, and replays it from the page', async () => {
+    await page.goto(`${dashboard.url}#token=${TOKEN}`);
+    await page.goto(`${dashboard.url}#/tool`);
+    const first = page.getByTestId('tool-entries').locator('tbody tr').first();
+    await first.waitFor();
+    const id = (await first.locator('td').nth(0).textContent())!;
+    const tool = (await first.locator('td').nth(3).textContent())!;
+    await first.getByRole('link').click();
+    await page.getByRole('heading', { name: `Tool-DLQ entry ${id}` }).waitFor();
+    await expectLeadsWithTheFailedCall(page, tool);
+    await page.getByTestId('replay-one').click();
+    await page.getByTestId('replay-confirm').click();
+    // the replay ran against the airline service the config started: an outcome, not an error
+    await expect.poll(() => page.getByTestId('replay-status').textContent(), { timeout: 30_000 }).toMatch(/^Replay of \S+: [a-z_]+/);
+    const outcome = (await page.getByTestId('replay-status').textContent())!;
+    expect(outcome).not.toMatch(/: (error|invalid_entry|expired|in_progress)\b/);
+    expect(outcome).not.toMatch(/NETWORK|TOOLRUN_AIRLINE_URL/);
   });
 });

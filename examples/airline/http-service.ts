@@ -34,6 +34,8 @@ export interface AirlineServiceOptions {
   createDatabase?: () => AirlineDatabase;
   /** Called for every tool request once its fault is drawn (before it is answered). */
   onRequest?: (event: AirlineRequestEvent) => void;
+  /** Let the process exit while the service listens (a service started for a command's lifetime). @defaultValue false */
+  unref?: boolean;
 }
 
 /** One tool request as the service saw it. */
@@ -303,6 +305,7 @@ export async function startAirlineService(options: AirlineServiceOptions = {}): 
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  if (options.unref === true) server.unref();
 
   return {
     url: `http://127.0.0.1:${port}`,

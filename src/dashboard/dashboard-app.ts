@@ -81,6 +81,9 @@ function serveStaticFiles(app: Hono): void {
     '/': { body: read(`${directory}index.html`), type: 'text/html; charset=utf-8' },
     '/assets/dashboard.js': { body: read(`${directory}dashboard.js`), type: 'text/javascript; charset=utf-8' },
     '/assets/dashboard.css': { body: read(`${directory}dashboard.css`), type: 'text/css; charset=utf-8' },
+    '/assets/favicon.svg': { body: read(`${directory}favicon.svg`), type: 'image/svg+xml' },
+    // browsers that ask for /favicon.ico before reading the page's icon link
+    '/favicon.ico': { body: read(`${directory}favicon.svg`), type: 'image/svg+xml' },
     '/vendor/uPlot.iife.min.js': { body: read(require.resolve('uplot/dist/uPlot.iife.min.js')), type: 'text/javascript; charset=utf-8' },
     '/vendor/uPlot.min.css': { body: read(require.resolve('uplot/dist/uPlot.min.css')), type: 'text/css; charset=utf-8' },
   };

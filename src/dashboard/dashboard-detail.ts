@@ -7,11 +7,13 @@ import type { ChatMessage } from '../agent/messages.ts';
 import { ledgerKey } from '../agent/run-agent.ts';
 import type { DeadLetterRecord, Stores } from '../ground/ports/stores.ts';
 import type { ToolFailureLogRecord } from '../ground/ports/failure-log.ts';
+import { FAILURE_CODES, type FailureType } from '../ground/failure-codes.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../stores/default-conversation-ttl.ts';
 import { toolDeadLetterKind } from '../worker/dead-letter-metrics.ts';
 import { asMessageEntry, asToolEntry, messageGroupOf, subjectOf, toolCauseOf, toolGroupOf } from './dashboard-entries.ts';
 import type { ConversationExpiryLookup, LedgerLookup } from './dashboard-source.ts';
 import { readBreakers, type BreakerView } from './dashboard-overview.ts';
+import { estimateReplay, type ReplayEstimate } from './dashboard-jobs.ts';
 
 /** What the rows and details are read with. */
 export interface DetailContext {
@@ -72,6 +74,29 @@ interface EnvelopeLike {
   trace_id?: string;
   call_id?: string;
   error?: { type?: string; code?: string; message?: string };
+}
+
+/**
+ * The failure type of a last error that has no recorded envelope (the run stopped before the model
+ * saw one): its code when it is a failure code, else its kind, as the runtime classifies that kind.
+ */
+const TYPE_OF_KIND: Readonly<Record<string, FailureType>> = {
+  server: 'environment',
+  timeout: 'environment',
+  network: 'environment',
+  rate_limit: 'environment',
+  misconfigured: 'environment',
+  auth: 'permission',
+  forbidden: 'permission',
+  not_found: 'logic',
+  precondition: 'logic',
+  invalid_input: 'invalid_parameter',
+};
+
+function typeOfLastError(lastError: { kind?: unknown; code?: unknown } | undefined): FailureType | null {
+  const code = typeof lastError?.code === 'string' ? lastError.code : undefined;
+  if (code !== undefined && Object.hasOwn(FAILURE_CODES, code)) return FAILURE_CODES[code as keyof typeof FAILURE_CODES].type;
+  return typeof lastError?.kind === 'string' ? (TYPE_OF_KIND[lastError.kind] ?? null) : null;
 }
 
 /** Reads one ledger key. */
@@ -148,7 +173,7 @@ export async function toolEntryRows(records: readonly DeadLetterRecord<unknown>[
         code = failed?.error?.code ?? null;
       }
       if (type === null) {
-        type = kind === 'model' ? 'model' : kind === 'run' ? 'run' : null;
+        type = kind === 'model' ? 'model' : kind === 'run' ? 'run' : typeOfLastError(entry.lastError);
         code = entry.lastError?.code ?? entry.lastError?.kind ?? null;
       }
       let expiresInMs: number | null = null;
@@ -243,6 +268,8 @@ export interface ToolEntryDetail {
   /** The entry as stored (its arguments were redacted when it was written; everything is redacted again on the way out). */
   entry: unknown;
   replayPlan: string;
+  /** What a replay of this entry costs: model calls and input tokens at least, and what the run spent so far. */
+  estimate: ReplayEstimate;
   checkpoint: { status: string; stepIndex: number; updatedAt: string; tokensSpent: { input: number; output: number } } | null;
   conversation: { available: boolean; messages: ConversationMessageView[]; failedMessageIndex: number | null };
   /** The failed call's envelope as the model read it (the tool message's content) and parsed. */
@@ -388,6 +415,7 @@ export async function toolEntryDetail(record: DeadLetterRecord<unknown>, context
     row: row!,
     entry: record.entry,
     replayPlan: replayPlanOf(kind, entry, ledger),
+    estimate: estimateReplay([record]),
     checkpoint: checkpoint
       ? { status: checkpoint.status, stepIndex: checkpoint.stepIndex, updatedAt: checkpoint.updatedAt, tokensSpent: checkpoint.tokensSpent }
       : null,

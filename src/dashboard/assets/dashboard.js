@@ -59,18 +59,24 @@
   function num(value) {
     return value === null || value === undefined ? '–' : Number(value).toLocaleString('en-US');
   }
+  // Two units, the smaller one rounded first (so 6 d 23.6 h is 7 d 0 h, never 6 d 24 h).
   function duration(ms) {
     if (ms === null || ms === undefined) return '–';
     var sign = ms < 0 ? '−' : '';
     var abs = Math.abs(ms);
     if (abs < 1000) return sign + Math.round(abs) + ' ms';
-    var s = abs / 1000;
-    if (s < 60) return sign + s.toFixed(1) + ' s';
-    var m = s / 60;
-    if (m < 60) return sign + Math.floor(m) + ' min ' + Math.round(s % 60) + ' s';
-    var h = m / 60;
-    if (h < 48) return sign + Math.floor(h) + ' h ' + Math.round(m % 60) + ' min';
-    return sign + Math.floor(h / 24) + ' d ' + Math.round(h % 24) + ' h';
+    if (abs < 60000) return sign + (abs / 1000).toFixed(1) + ' s';
+    var seconds = Math.round(abs / 1000);
+    if (seconds < 3600) return sign + Math.floor(seconds / 60) + ' min ' + (seconds % 60) + ' s';
+    var minutes = Math.round(abs / 60000);
+    if (minutes < 48 * 60) return sign + Math.floor(minutes / 60) + ' h ' + (minutes % 60) + ' min';
+    var hours = Math.round(abs / 3600000);
+    return sign + Math.floor(hours / 24) + ' d ' + (hours % 24) + ' h';
+  }
+  // "1 entry", "2 entries": a count with its noun.
+  function plural(count, noun) {
+    var many = /y$/.test(noun) ? noun.replace(/y$/, 'ies') : noun + 's';
+    return num(count) + ' ' + (Number(count) === 1 ? noun : many);
   }
   function bytes(value) {
     if (value === null || value === undefined) return 'unknown';
@@ -231,13 +237,18 @@
         'dl',
         { className: 'facts' },
         el('dt', { text: 'Depth' }),
-        el('dd', null, el('span', { className: 'big', 'data-testid': name + '-depth', text: String(metrics.depth) }), ' entries'),
+        el(
+          'dd',
+          null,
+          el('span', { className: 'big', 'data-testid': name + '-depth', text: String(metrics.depth) }),
+          metrics.depth === 1 ? ' entry' : ' entries',
+        ),
         el('dt', { text: 'Oldest entry' }),
         el('dd', { 'data-testid': name + '-oldest' }, metrics.oldestAt ? duration(metrics.oldestAgeMs) + ' old (' + metrics.oldestAt + ')' : 'empty'),
         el('dt', { text: 'Stored' }),
         el('dd', { 'data-testid': name + '-bytes', 'data-bytes': metrics.bytes === null ? '' : String(metrics.bytes) }, bytes(metrics.bytes)),
         el('dt', { text: 'Bound' }),
-        el('dd', { 'data-testid': name + '-bound' }, num(bounds.maxEntries) + ' entries · ' + bytes(bounds.maxBytes) + ' (' + bounds.source + ')'),
+        el('dd', { 'data-testid': name + '-bound' }, plural(bounds.maxEntries, 'entry') + ' · ' + bytes(bounds.maxBytes) + ' (' + bounds.source + ')'),
         extra,
       ),
       el('div', { className: 'spark' }, [
@@ -324,25 +335,31 @@
           lineChart('Failed calls per ' + duration(series.bucketMs) + ', by type', series.buckets, series.byType),
           lineChart('Failed calls per ' + duration(series.bucketMs) + ', by tool (rate over time)', series.buckets, series.byTool),
         ]),
-        table(
-          'Fields that fail most, with the suggested fix',
-          ['Tool', 'Field', { text: 'Failures', num: true }, { text: 'Share of the tool', num: true }, 'Problems', 'Suggested fix'],
-          report.fields.slice(0, 10).map(function (field) {
-            return [
-              field.toolName,
-              field.path,
-              field.failures,
-              (field.shareOfTool * 100).toFixed(0) + ' %',
-              field.problems
-                .map(function (p) {
-                  return p.problem + ' ' + p.count;
-                })
-                .join(', '),
-              field.hint,
-            ];
-          }),
-          { testid: 'fields' },
-        ),
+        report.fields.length === 0
+          ? el(
+              'p',
+              { className: 'muted', 'data-testid': 'fields' },
+              'Fields that fail most: none — no failed call named an argument field (the failures were the environment, permissions or the tools themselves).',
+            )
+          : table(
+              'Fields that fail most, with the suggested fix',
+              ['Tool', 'Field', { text: 'Failures', num: true }, { text: 'Share of the tool', num: true }, 'Problems', 'Suggested fix'],
+              report.fields.slice(0, 10).map(function (field) {
+                return [
+                  field.toolName,
+                  field.path,
+                  field.failures,
+                  (field.shareOfTool * 100).toFixed(0) + ' %',
+                  field.problems
+                    .map(function (p) {
+                      return p.problem + ' ' + p.count;
+                    })
+                    .join(', '),
+                  field.hint,
+                ];
+              }),
+              { testid: 'fields' },
+            ),
       );
     }
     var groups = data.groups;
@@ -460,7 +477,7 @@
           row.runId,
           row.step.index === null ? '–' : 'step ' + row.step.index + ' of max ' + row.step.of,
           row.tool,
-          (row.type || '–') + ' / ' + (row.code || '–'),
+          [row.type, row.code].filter(Boolean).join(' / ') || '–',
           row.kind === 'run' ? (row.deliveries === null ? '–' : row.deliveries + ' deliveries') : row.attempts,
           row.firstSeenAt + ' (' + duration(row.ageMs) + ' ago)',
           num(row.tokens.input) + ' / ' + num(row.tokens.output),
@@ -558,8 +575,8 @@
             'p',
             { className: 'outcome', 'data-testid': 'estimate' },
             'Dry run: ' +
-              num(result.entries) +
-              ' entries (' +
+              plural(result.entries, 'entry') +
+              ' (' +
               counts(result.byKind) +
               ') × tokens: ' +
               num(result.tokensSpent.input) +
@@ -603,7 +620,7 @@
     purgeForm.addEventListener('submit', function (event) {
       event.preventDefault();
       api('/api/tool/purge', { method: 'POST', body: { confirm: purgeInput.value } }).then(function (result) {
-        setStatus('Purged ' + result.purged + ' entries from the tool DLQ.');
+        setStatus('Purged ' + plural(result.purged, 'entry') + ' from the tool DLQ.');
         route();
       }, showError);
     });
@@ -633,72 +650,199 @@
   }
 
   // ── tool DLQ entry
+  // The failed call of an entry's conversation: the highlighted tool call, with its arguments.
+  function failedCallOf(detail) {
+    var found = null;
+    detail.conversation.messages.forEach(function (message) {
+      (message.toolCalls || []).forEach(function (call) {
+        if (call.highlighted) found = call;
+      });
+    });
+    return found;
+  }
+
+  function conversationList(detail) {
+    return el(
+      'ol',
+      { className: 'conversation', 'data-testid': 'conversation' },
+      detail.conversation.messages.map(function (message) {
+        return el(
+          'li',
+          { className: message.highlighted ? 'failed' : null, 'data-failed': message.highlighted ? 'true' : null },
+          el('span', { className: 'badge', text: message.role }),
+          message.step !== null ? el('span', { className: 'badge', text: 'step ' + message.step }) : null,
+          message.highlighted ? el('span', { className: 'badge bad', text: message.role === 'tool' ? 'failed call result' : 'failed call' }) : null,
+          message.name ? el('span', { className: 'badge', text: message.name }) : null,
+          message.content !== null ? el('pre', { text: message.content }) : null,
+          (message.toolCalls || []).map(function (call) {
+            return el('pre', {
+              className: call.highlighted ? 'failed-call' : null,
+              text:
+                (call.highlighted ? '▶ ' : '') + call.name + '(' + (typeof call.args === 'string' ? call.args : JSON.stringify(call.args)) + ')  id ' + call.id,
+            });
+          }),
+        );
+      }),
+    );
+  }
+
+  // What failed, first: the call (tool and arguments), what the model was told, and why.
+  function failedCallSection(detail) {
+    var row = detail.row;
+    var call = failedCallOf(detail);
+    var error = detail.envelope && detail.envelope.parsed && detail.envelope.parsed.error ? detail.envelope.parsed.error : null;
+    var args = call ? (typeof call.args === 'string' ? call.args : json(call.args)) : null;
+    return el(
+      'section',
+      { className: 'card failed-call-card', 'aria-labelledby': 'failed-call-title', 'data-testid': 'failed-call' },
+      el('h3', {
+        id: 'failed-call-title',
+        text: detail.kind === 'tool' ? 'The failed call' : detail.kind === 'model' ? 'The failed model call' : 'The failed run',
+      }),
+      el(
+        'dl',
+        { className: 'facts' },
+        el('dt', { text: detail.kind === 'model' ? 'Model' : 'Tool' }),
+        el('dd', { 'data-testid': 'failed-call-tool', text: row.tool }),
+        args !== null ? [el('dt', { text: 'Arguments' }), el('dd', null, el('pre', { 'data-testid': 'failed-call-args', text: args }))] : null,
+        el('dt', { text: 'Type / code' }),
+        el('dd', { 'data-testid': 'failed-call-code', text: [row.type, row.code].filter(Boolean).join(' / ') || 'unknown' }),
+        el('dt', { text: 'Last error' }),
+        el('dd', { text: row.lastError || '–' }),
+        error && error.suggestion ? [el('dt', { text: 'The model was told' }), el('dd', { text: error.suggestion })] : null,
+        el('dt', { text: 'Step' }),
+        el('dd', { text: row.step.index === null ? '–' : 'step ' + row.step.index + ' (0-based, as the CLI prints it) of max ' + row.step.of }),
+      ),
+    );
+  }
+
+  // Replay one entry, after a confirmation that says what it does and what it costs.
+  function replaySection(detail, id) {
+    var estimate = detail.estimate;
+    var outcome = el('div', { 'data-testid': 'replay-outcome', 'aria-live': 'polite' });
+    var canReplay = !!(session && session.canReplay);
+    var replay = el('button', { type: 'button', 'data-testid': 'replay-one', text: 'Replay this entry…', disabled: !canReplay });
+    var confirm = el('button', { type: 'button', 'data-testid': 'replay-confirm', text: 'Confirm the replay' });
+    var cancel = el('button', { type: 'button', className: 'secondary', text: 'Cancel' });
+    var cost =
+      'Cost: at least ' +
+      plural(estimate.estimatedModelCalls, 'model call') +
+      ' ≈ ' +
+      num(estimate.estimatedInputTokens) +
+      ' input tokens; the run has spent ' +
+      num(estimate.tokensSpent.input) +
+      ' input / ' +
+      num(estimate.tokensSpent.output) +
+      ' output tokens so far.';
+    var confirmation = el(
+      'div',
+      { className: 'confirm', 'data-testid': 'replay-confirmation', hidden: true },
+      el('p', { 'data-testid': 'replay-cost', text: cost }),
+      confirm,
+      cancel,
+    );
+    replay.addEventListener('click', function () {
+      confirmation.hidden = false;
+      replay.disabled = true;
+      confirm.focus();
+    });
+    cancel.addEventListener('click', function () {
+      confirmation.hidden = true;
+      replay.disabled = !canReplay;
+    });
+    confirm.addEventListener('click', function () {
+      confirm.disabled = true;
+      cancel.disabled = true;
+      setStatus('Replaying ' + id + '…');
+      api('/api/tool/entries/' + encodeURIComponent(id) + '/replay', { method: 'POST', body: {} }).then(
+        function (job) {
+          var entry = job.entries[0] || {};
+          confirmation.hidden = true;
+          clear(outcome);
+          append(
+            outcome,
+            el(
+              'p',
+              { className: 'outcome', 'data-testid': 'replay-status' },
+              'Replay of ' +
+                id +
+                ': ' +
+                entry.status +
+                (entry.error ? ' (' + entry.error + ')' : '') +
+                (entry.stillQueued ? ' — the entry is still in the tool DLQ' : ' — removed from the tool DLQ'),
+            ),
+          );
+          setStatus('Replay of ' + id + ': ' + entry.status);
+        },
+        function (error) {
+          confirm.disabled = false;
+          cancel.disabled = false;
+          showError(error);
+        },
+      );
+    });
+    return el(
+      'section',
+      { className: 'card', 'aria-labelledby': 'replay-title' },
+      el('h3', { id: 'replay-title', text: 'Replay' }),
+      el('p', { text: detail.replayPlan }),
+      replay,
+      confirmation,
+      outcome,
+    );
+  }
+
+  function entryFacts(detail) {
+    var row = detail.row;
+    var applied = detail.ledger.filter(function (call) {
+      return call.outcome === 'applied';
+    }).length;
+    return el(
+      'dl',
+      { className: 'facts', 'data-testid': 'entry-facts' },
+      el('dt', { text: 'Run' }),
+      el('dd', { text: row.runId }),
+      el('dt', { text: 'Kind' }),
+      el('dd', { text: detail.kind }),
+      el('dt', { text: 'Cause' }),
+      el('dd', { text: row.cause }),
+      el('dt', { text: 'Attempts' }),
+      el('dd', { text: row.attempts === null ? '–' : row.attempts }),
+      el('dt', { text: 'First seen' }),
+      el('dd', { text: row.firstSeenAt + ' (' + duration(row.ageMs) + ' ago)' }),
+      el('dt', { text: 'Tokens spent' }),
+      el('dd', { text: num(row.tokens.input) + ' input / ' + num(row.tokens.output) + ' output' }),
+      el('dt', { text: 'Conversation expires in' }),
+      el('dd', { text: row.expiry === 'gone' ? 'expired' : (row.expiry === 'estimated' ? '≈ ' : '') + duration(row.expiresInMs) }),
+      el('dt', { text: 'Side effects already applied' }),
+      el('dd', { 'data-testid': 'applied-count', text: String(applied) }),
+      el('dt', { text: 'Breaker' }),
+      el(
+        'dd',
+        { 'data-testid': 'entry-breaker' },
+        detail.breakers.length
+          ? detail.breakers.map(function (breaker) {
+              return el('span', {
+                className: 'state-' + breaker.state,
+                text: breaker.key + ': ' + breaker.state + (breaker.lastError ? ' (' + breaker.lastError + ')' : ''),
+              });
+            })
+          : 'no record (closed)',
+      ),
+    );
+  }
+
+  // A section whose body is folded away until opened (long texts: the conversation, the stored entry).
+  function folded(title, testid, body) {
+    return el('details', { className: 'fold', 'data-testid': testid }, el('summary', null, el('h3', { text: title })), body);
+  }
+
   function renderToolEntry(view, id) {
     clear(view);
     append(view, el('p', { text: 'Loading entry ' + id + '…' }));
     api('/api/tool/entries/' + encodeURIComponent(id)).then(
       function (detail) {
         clear(view);
-        var row = detail.row;
-        var outcome = el('div', { 'data-testid': 'replay-outcome', 'aria-live': 'polite' });
-        var replay = el('button', { type: 'button', 'data-testid': 'replay-one', text: 'Replay this entry', disabled: !(session && session.canReplay) });
-        replay.addEventListener('click', function () {
-          replay.disabled = true;
-          setStatus('Replaying ' + id + '…');
-          api('/api/tool/entries/' + encodeURIComponent(id) + '/replay', { method: 'POST', body: {} }).then(
-            function (job) {
-              var entry = job.entries[0] || {};
-              clear(outcome);
-              append(
-                outcome,
-                el(
-                  'p',
-                  { className: 'outcome', 'data-testid': 'replay-status' },
-                  'Replay of ' +
-                    id +
-                    ': ' +
-                    entry.status +
-                    (entry.error ? ' (' + entry.error + ')' : '') +
-                    (entry.stillQueued ? ' — the entry is still in the tool DLQ' : ' — removed from the tool DLQ'),
-                ),
-              );
-              setStatus('Replay of ' + id + ': ' + entry.status);
-            },
-            function (error) {
-              replay.disabled = false;
-              showError(error);
-            },
-          );
-        });
-        var conversation = detail.conversation.available
-          ? el(
-              'ol',
-              { className: 'conversation', 'data-testid': 'conversation' },
-              detail.conversation.messages.map(function (message) {
-                return el(
-                  'li',
-                  { className: message.highlighted ? 'failed' : null, 'data-failed': message.highlighted ? 'true' : null },
-                  el('span', { className: 'badge', text: message.role }),
-                  message.step !== null ? el('span', { className: 'badge', text: 'step ' + message.step }) : null,
-                  message.highlighted ? el('span', { className: 'badge bad', text: message.role === 'tool' ? 'failed call result' : 'failed call' }) : null,
-                  message.name ? el('span', { className: 'badge', text: message.name }) : null,
-                  message.content !== null ? el('pre', { text: message.content }) : null,
-                  (message.toolCalls || []).map(function (call) {
-                    return el('pre', {
-                      className: call.highlighted ? 'failed-call' : null,
-                      text:
-                        (call.highlighted ? '▶ ' : '') +
-                        call.name +
-                        '(' +
-                        (typeof call.args === 'string' ? call.args : JSON.stringify(call.args)) +
-                        ')  id ' +
-                        call.id,
-                    });
-                  }),
-                );
-              }),
-            )
-          : el('p', { className: 'muted', text: 'The conversation is gone (its TTL passed): a replay ends expired.' });
         var ledger = detail.ledger.length
           ? table(
               'Ledger: calls of this run and what a replay does with them',
@@ -715,67 +859,12 @@
               { testid: 'ledger' },
             )
           : el('p', { className: 'muted', 'data-testid': 'ledger', text: 'No call of this run is recorded in the ledger.' });
-        var applied = detail.ledger.filter(function (call) {
-          return call.outcome === 'applied';
-        }).length;
+        var messages = detail.conversation.messages.length;
         append(view, [
           el('p', null, el('a', { href: '#/tool', text: '← Tool DLQ' })),
           el('h2', { text: 'Tool-DLQ entry ' + detail.id }),
-          el(
-            'dl',
-            { className: 'facts', 'data-testid': 'entry-facts' },
-            el('dt', { text: 'Run' }),
-            el('dd', { text: row.runId }),
-            el('dt', { text: 'Kind' }),
-            el('dd', { text: detail.kind }),
-            el('dt', { text: 'Failed step' }),
-            el('dd', { text: row.step.index === null ? '–' : 'step ' + row.step.index + ' (0-based, as the CLI prints it) of max ' + row.step.of }),
-            el('dt', { text: 'Tool' }),
-            el('dd', { text: row.tool }),
-            el('dt', { text: 'Type / code' }),
-            el('dd', { text: (row.type || '–') + ' / ' + (row.code || '–') }),
-            el('dt', { text: 'Cause' }),
-            el('dd', { text: row.cause }),
-            el('dt', { text: 'Last error' }),
-            el('dd', { text: row.lastError }),
-            el('dt', { text: 'Attempts' }),
-            el('dd', { text: row.attempts === null ? '–' : row.attempts }),
-            el('dt', { text: 'First seen' }),
-            el('dd', { text: row.firstSeenAt + ' (' + duration(row.ageMs) + ' ago)' }),
-            el('dt', { text: 'Tokens spent' }),
-            el('dd', { text: num(row.tokens.input) + ' input / ' + num(row.tokens.output) + ' output' }),
-            el('dt', { text: 'Conversation expires in' }),
-            el('dd', { text: row.expiry === 'gone' ? 'expired' : (row.expiry === 'estimated' ? '≈ ' : '') + duration(row.expiresInMs) }),
-            el('dt', { text: 'Side effects already applied' }),
-            el('dd', { 'data-testid': 'applied-count', text: String(applied) }),
-            el('dt', { text: 'Breaker' }),
-            el(
-              'dd',
-              { 'data-testid': 'entry-breaker' },
-              detail.breakers.length
-                ? detail.breakers.map(function (breaker) {
-                    return el('span', {
-                      className: 'state-' + breaker.state,
-                      text: breaker.key + ': ' + breaker.state + (breaker.lastError ? ' (' + breaker.lastError + ')' : ''),
-                    });
-                  })
-                : 'no record (closed)',
-            ),
-          ),
-          el(
-            'section',
-            { className: 'card', 'aria-labelledby': 'replay-title' },
-            el('h3', { id: 'replay-title', text: 'Replay' }),
-            el('p', { text: detail.replayPlan }),
-            replay,
-            outcome,
-          ),
-          el(
-            'section',
-            { 'aria-labelledby': 'conversation-title' },
-            el('h3', { id: 'conversation-title', text: 'Conversation up to the failed call (redacted)' }),
-            conversation,
-          ),
+          failedCallSection(detail),
+          replaySection(detail, id),
           el(
             'section',
             { 'aria-labelledby': 'envelope-title' },
@@ -784,6 +873,11 @@
               ? el('pre', { 'data-testid': 'envelope', text: detail.envelope.parsed ? json(detail.envelope.parsed) : detail.envelope.text })
               : el('p', { className: 'muted', text: 'No failed envelope was recorded (a model or run failure).' }),
           ),
+          entryFacts(detail),
+          el('section', { 'aria-labelledby': 'ledger-title' }, el('h3', { id: 'ledger-title', text: 'Side effects already applied' }), ledger),
+          detail.conversation.available
+            ? folded('Conversation up to the failed call (' + plural(messages, 'message') + ', redacted)', 'conversation-fold', conversationList(detail))
+            : el('p', { className: 'muted', text: 'The conversation is gone (its TTL passed): a replay ends expired.' }),
           el(
             'section',
             { 'aria-labelledby': 'developer-title' },
@@ -791,13 +885,7 @@
             el('p', { className: 'muted', text: detail.developerRecordNote }),
             detail.developerRecord ? el('pre', { 'data-testid': 'developer-record', text: json(detail.developerRecord) }) : null,
           ),
-          el('section', { 'aria-labelledby': 'ledger-title' }, el('h3', { id: 'ledger-title', text: 'Side effects already applied' }), ledger),
-          el(
-            'section',
-            { 'aria-labelledby': 'raw-title' },
-            el('h3', { id: 'raw-title', text: 'The entry as stored' }),
-            el('pre', { text: json(detail.entry) }),
-          ),
+          folded('The entry as stored', 'raw-entry', el('pre', { text: json(detail.entry) })),
         ]);
         view.focus();
       },
@@ -843,7 +931,7 @@
     purgeForm.addEventListener('submit', function (event) {
       event.preventDefault();
       api('/api/message/purge', { method: 'POST', body: { confirm: purgeInput.value } }).then(function (result) {
-        setStatus('Purged ' + result.purged + ' entries from the message DLQ.');
+        setStatus('Purged ' + plural(result.purged, 'entry') + ' from the message DLQ.');
         route();
       }, showError);
     });
