@@ -32,6 +32,7 @@ import { messageEntryDetail, messageEntryRows, toolEntryDetail, toolEntryRows } 
 import { ApiError, installGuards, intParam, jsonBody, jsonSender, tokenCheck, toolFilterOf, toolFilterOfBody, type SendJson } from './dashboard-http.ts';
 import { estimateReplay, MIN_REPLAY_RATE_PER_SECOND, runReplayJob, type ReplayJob } from './dashboard-jobs.ts';
 import { createDashboardReads, type DashboardReads } from './dashboard-reads.ts';
+import { redriveMessageEntry } from './dashboard-redrive.ts';
 import type { QueueSample } from './dashboard-overview.ts';
 import type { DashboardSource } from './dashboard-source.ts';
 
@@ -281,7 +282,7 @@ function addReadRoutes(
   });
 }
 
-/** The API's actions: replay one entry, replay or drain by filter (with a dry run), cancel a job, purge a DLQ. */
+/** The API's actions: replay one entry, replay or drain by filter (with a dry run), redrive a message, cancel a job, purge a DLQ. */
 function addActionRoutes(app: Hono, context: { stores: Stores; reads: DashboardReads; runner: JobRunner; send: SendJson }): void {
   const { stores, reads, runner, send } = context;
 
@@ -307,6 +308,14 @@ function addActionRoutes(app: Hono, context: { stores: Stores; reads: DashboardR
     if (body.dryRun === true) return send(c, { dryRun: true, filter, ...estimateReplay(records) });
     const { job } = runner.start(isFiltering(filter) ? 'bulk' : 'drain', records, settings);
     return send(c, job, 202);
+  });
+
+  app.post('/api/message/entries/:id/redrive', async (c) => {
+    const body = await jsonBody(c);
+    if (body.body !== undefined && typeof body.body !== 'string') throw new ApiError(400, 'INVALID_INPUT', 'body must be a string (the fixed message body)');
+    const outcome = await redriveMessageEntry(stores, c.req.param('id'), body.body);
+    reads.invalidate();
+    return send(c, outcome);
   });
 
   app.post('/api/jobs/:id/cancel', async (c) => {

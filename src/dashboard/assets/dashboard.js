@@ -971,6 +971,68 @@
     }, showError);
   }
 
+  // Redrive a message-DLQ entry: back on the run queue (as received, or with a fixed body), once.
+  function redriveSection(id) {
+    var fixed = el('textarea', { id: 'redrive-body', name: 'body', rows: '4', spellcheck: 'false', placeholder: '{"input": "…"}' });
+    var start = el('button', { type: 'button', 'data-testid': 'redrive-one', text: 'Redrive…', disabled: !canAct() });
+    var confirm = el('button', { type: 'button', 'data-testid': 'redrive-confirm', text: 'Confirm the redrive' });
+    var cancel = el('button', { type: 'button', className: 'secondary', text: 'Cancel' });
+    var what = el('p', { 'data-testid': 'redrive-what' });
+    var confirmation = el('div', { className: 'confirm', hidden: true }, what, confirm, cancel);
+    var outcome = el('div', { 'aria-live': 'polite' });
+    start.addEventListener('click', function () {
+      clear(what);
+      append(
+        what,
+        fixed.value.trim() === ''
+          ? 'The message goes back on the run queue with its body as received, and leaves the message DLQ.'
+          : 'The message goes back on the run queue with the body above, and leaves the message DLQ.',
+      );
+      confirmation.hidden = false;
+      start.disabled = true;
+      confirm.focus();
+    });
+    cancel.addEventListener('click', function () {
+      confirmation.hidden = true;
+      start.disabled = !canAct();
+    });
+    confirm.addEventListener('click', function () {
+      confirm.disabled = true;
+      var body = fixed.value.trim() === '' ? {} : { body: fixed.value };
+      api('/api/message/entries/' + encodeURIComponent(id) + '/redrive', { method: 'POST', body: body }).then(
+        function (result) {
+          confirmation.hidden = true;
+          clear(outcome);
+          append(
+            outcome,
+            el('p', {
+              className: 'outcome',
+              'data-testid': 'redrive-status',
+              text: 'Redriven ' + id + ': enqueued as ' + result.messageId + (result.removed ? '; removed from the message DLQ' : ''),
+            }),
+          );
+          setStatus('Redriven ' + id);
+        },
+        function (error) {
+          confirm.disabled = false;
+          showError(error);
+        },
+      );
+    });
+    return el(
+      'section',
+      { className: 'card', 'aria-labelledby': 'redrive-title' },
+      el('h3', { id: 'redrive-title', text: 'Redrive' }),
+      el('p', {
+        text: 'Fix the body and put the message back on the run queue (once, as toolrun dlq redrive does). Leave the field empty to send the body as received.',
+      }),
+      labelled('Fixed body (JSON)', fixed),
+      start,
+      confirmation,
+      outcome,
+    );
+  }
+
   function renderMessageEntry(view, id) {
     clear(view);
     api('/api/message/entries/' + encodeURIComponent(id)).then(function (detail) {
@@ -1002,6 +1064,7 @@
         el('h3', { text: 'Raw body' + (detail.rawBodyTruncated ? ' (cut at the size bound)' : '') }),
         el('p', { className: 'muted', text: detail.notice }),
         el('pre', { 'data-testid': 'raw-body', text: detail.rawBody }),
+        redriveSection(id),
       ]);
       view.focus();
     }, showError);
