@@ -71,8 +71,8 @@ function startDashboardCli(args: string[], env: NodeJS.ProcessEnv): Promise<Spaw
     let output = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`the dashboard did not start in 25 s: ${output}`));
-    }, 25_000);
+      reject(new Error(`the dashboard did not start in 90 s: ${output}`));
+    }, 90_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /toolrun dashboard: (http:\/\/\S+\/)/.exec(output);
@@ -219,7 +219,7 @@ describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over the embedded S
     });
     page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
     responses = recordResponses(page);
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await page?.close();
@@ -337,7 +337,7 @@ describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over a PostgreSQL s
     dashboard = await startDashboardCli(['--store', url, '--config', CONFIG], { DASHBOARD_TEST_HEALED: '1', DASHBOARD_TEST_EFFECTS_FILE: effectsFile });
     page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
     responses = recordResponses(page);
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await page?.close();
@@ -403,7 +403,7 @@ describe.skipIf(!hasChromium || !airlineDataPresent)("toolrun dashboard in Chrom
     rmSync(directory, { recursive: true, force: true });
   });
 
-  it('opens an entry that leads with the failed call, and replays it from the page', async () => {
+  it('opens an entry that leads with the failed call, and replays it from the page', { timeout: 120_000 }, async () => {
     await page.goto(`${dashboard.url}#token=${TOKEN}`);
     await page.goto(`${dashboard.url}#/tool`);
     const first = page.getByTestId('tool-entries').locator('tbody tr').first();
