@@ -26,9 +26,7 @@ export interface RedriveOutcome {
   body: 'entry' | 'edited';
 }
 
-let validator: ReturnType<ReturnType<typeof createAjvSchemaValidator>['compile']> | undefined;
-
-/** Why `text` is not a run request (as `toolrun enqueue` checks it), or `undefined`. */
+/** Why `text` is not a run request (as `toolrun enqueue` checks it), or `undefined`. The schema is compiled per call: a redrive is one click. */
 function runRequestProblem(text: string): string | undefined {
   let parsed: unknown;
   try {
@@ -36,8 +34,7 @@ function runRequestProblem(text: string): string | undefined {
   } catch (error) {
     return `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
   }
-  validator ??= createAjvSchemaValidator({ nullAsAbsent: false }).compile(RUN_REQUEST_SCHEMA, { coerce: 'none' });
-  const result = validator.validate(parsed);
+  const result = createAjvSchemaValidator({ nullAsAbsent: false }).compile(RUN_REQUEST_SCHEMA, { coerce: 'none' }).validate(parsed);
   if (result instanceof Promise || result.ok) return undefined;
   return `not a run request: ${result.detail} (the smallest valid body is {"input": "..."})`;
 }
