@@ -41,7 +41,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   worker: ['ground', 'schema', 'policies', 'core', 'agent', 'stores'],
   stores: ['ground', 'core'],
   queues: ['ground', 'core', 'agent', 'worker', 'stores'],
-  adapters: ['ground', 'schema', 'policies', 'core', 'agent'],
+  adapters: ['ground', 'schema', 'policies', 'core', 'agent', 'worker'],
   dashboard: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores', 'queues', 'observability'],
   observability: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores'],
   testing: ['ground', 'core', 'agent', 'stores'],
