@@ -69,7 +69,13 @@ export async function runPostgresStepsBench(options: { rounds?: number } = {}): 
             };
             const row = { key: `run_${ref}:${index}:0`, value: { status: 'success', result: { id: 'a', status: 'ok' } } };
             if (mode === 'commit') {
-              await stores.conversations.commitStep!({ conversationRef: ref, messages, storedCount, checkpoint, ledger: [row] }, stores);
+              await stores.journal.commit({
+                conversationRef: ref,
+                messages,
+                storedCount,
+                checkpoint,
+                calls: [{ stepIndex: index, callIndex: 0, outcome: row.value }],
+              });
             } else {
               await stores.ledger.putIfAbsent(row.key, row.value);
               await stores.conversations.put(ref, messages);

@@ -28,6 +28,7 @@ import Database from 'better-sqlite3';
 import { createWorker, defineTool, handleMessage, ToolError, type Stores, type ToolFailureEntry } from '../src/index.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { createMemoryStores } from '../src/stores/memory/index.ts';
+import { createStoreJournal } from '../src/stores/store-journal.ts';
 import { createAutoAdvancingClock } from '../src/testing/auto-advancing-clock.ts';
 import { createScriptedModel, type ScriptedModel } from '../src/testing/scripted-model.ts';
 import type { Model } from '../src/agent/messages.ts';
@@ -55,8 +56,6 @@ function countingStores(stores: Stores): { stores: Stores; writes: () => { count
   const wrap = <T extends object>(target: T, writing: readonly string[]): T =>
     new Proxy(target, {
       get(object, key, receiver) {
-        // no step commit: every write goes through the counted methods, one port at a time
-        if (key === 'commitStep') return undefined;
         const value = Reflect.get(object, key, receiver) as unknown;
         if (typeof value !== 'function' || !writing.includes(String(key))) return value;
         return (...args: unknown[]) => {
@@ -66,7 +65,7 @@ function countingStores(stores: Stores): { stores: Stores; writes: () => { count
         };
       },
     });
-  const wrapped: Stores = {
+  const parts = {
     ...stores,
     conversations: wrap(stores.conversations, ['put']),
     runs: wrap(stores.runs, ['put']),
@@ -74,6 +73,8 @@ function countingStores(stores: Stores): { stores: Stores; writes: () => { count
     queue: wrap(stores.queue, ['enqueue', 'reserve', 'ack']),
     close: () => stores.close(),
   };
+  // a journal over the counted stores: every write of a run goes through them, one port at a time
+  const wrapped: Stores = { ...parts, journal: createStoreJournal(parts) };
   return { stores: wrapped, writes: () => ({ count, bytes }) };
 }
 
@@ -219,7 +220,13 @@ async function stepCostNs(lengths: readonly number[], rounds: number): Promise<M
             };
             const row = { key: `run_${ref}:${step}:0`, value: { status: 'success', result: { id: 'a', status: 'ok' } } };
             if (mode === 'commit') {
-              await stores.conversations.commitStep!({ conversationRef: ref, messages, storedCount, checkpoint, ledger: [row] }, stores);
+              await stores.journal.commit({
+                conversationRef: ref,
+                messages,
+                storedCount,
+                checkpoint,
+                calls: [{ stepIndex: step, callIndex: 0, outcome: row.value }],
+              });
             } else {
               await stores.ledger.putIfAbsent(row.key, row.value);
               await stores.conversations.put(ref, messages);

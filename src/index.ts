@@ -111,7 +111,6 @@ export type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, 
 export type {
   BreakerStateStore,
   ClaimInfo,
-  ClaimWithCheckpoint,
   ClaimStore,
   ConversationStore,
   DeadLetterCauseCount,
@@ -128,8 +127,8 @@ export type {
   RunCheckpoint,
   RunQueue,
   RunStore,
-  StepCommit,
-  StepCommitStores,
   Stores,
 } from './ground/ports/stores.ts';
+export type { CommittedRun, OpenedRun, RecordedCall, RunClaim, RunJournal, RunStep } from './ground/ports/run-journal.ts';
 export { createMemoryStores, type MemoryStoresOptions } from './stores/memory/memory-stores.ts';
+export { createStoreJournal, type JournalStores } from './stores/store-journal.ts';

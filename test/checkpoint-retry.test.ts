@@ -4,7 +4,17 @@
  * that reached the store before the error leaves the same state once written again.
  */
 import { describe, expect, it } from 'vitest';
-import { createToolRuntime, createWorker, defineTool, runAgent, ToolrunError, type AgentRunResult, type Stores } from '../src/index.ts';
+import {
+  createStoreJournal,
+  createToolRuntime,
+  createWorker,
+  defineTool,
+  runAgent,
+  ToolrunError,
+  type AgentRunResult,
+  type RunJournal,
+  type Stores,
+} from '../src/index.ts';
 import { createMemoryStores } from '../src/stores/memory/memory-stores.ts';
 import { createFakeClock, type FakeClock } from '../src/testing/fake-clock.ts';
 import { createScriptedModel } from '../src/testing/scripted-model.ts';
@@ -41,18 +51,20 @@ async function drive<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
   return done;
 }
 
-/** `stores` whose step commits fail as `failures` says, counted. */
-function failingCommits(stores: Stores, failures: (attempt: number, commit: () => Promise<boolean>) => Promise<boolean>) {
-  const commitStep = stores.conversations.commitStep!.bind(stores.conversations);
+/** The journal of `stores` whose step commits (`commit`, `finish`) fail as `failures` says, counted. */
+function failingCommits(stores: Stores, failures: (attempt: number, commit: () => Promise<void>) => Promise<void>) {
+  const inner = stores.journal;
   const counted = { attempts: 0 };
-  const conversations = {
-    ...stores.conversations,
-    commitStep: (step: Parameters<typeof commitStep>[0], with_: Parameters<typeof commitStep>[1]) => {
-      counted.attempts += 1;
-      return failures(counted.attempts, () => commitStep(step, { ...with_, conversations: stores.conversations }));
-    },
+  const counting = (write: () => Promise<void>) => {
+    counted.attempts += 1;
+    return failures(counted.attempts, write);
   };
-  return { conversations, counted };
+  const journal: RunJournal = {
+    ...inner,
+    commit: (step) => counting(() => inner.commit(step)),
+    finish: (step, holder) => counting(() => inner.finish(step, holder)),
+  };
+  return { journal, counted };
 }
 
 describe('checkpoint writes during a store outage', () => {
@@ -61,7 +73,7 @@ describe('checkpoint writes during a store outage', () => {
     const stores = createMemoryStores({ clock });
     const { effects, runtime, model } = agent(clock);
     // the commit after the tool call (the 3rd) fails twice
-    const { conversations, counted } = failingCommits(stores, async (attempt, commit) => {
+    const { journal, counted } = failingCommits(stores, async (attempt, commit) => {
       if (attempt === 3 || attempt === 4) throw outage();
       return commit();
     });
@@ -73,7 +85,7 @@ describe('checkpoint writes during a store outage', () => {
         runtime,
         runId: 'run_1',
         messages: [{ role: 'user', content: 'pay' }],
-        persistence: { conversations, runs: stores.runs, ledger: stores.ledger },
+        persistence: { journal },
       }),
     );
     expect(result.status).toBe('completed');
@@ -92,7 +104,7 @@ describe('checkpoint writes during a store outage', () => {
     const { effects, runtime, model } = agent(clock);
     // every commit is written, and the first report of each is lost
     let reported = 0;
-    const { conversations } = failingCommits(stores, async (attempt, commit) => {
+    const { journal } = failingCommits(stores, async (attempt, commit) => {
       const committed = await commit();
       if (attempt % 2 === 1) throw outage();
       reported += 1;
@@ -105,7 +117,7 @@ describe('checkpoint writes during a store outage', () => {
         runtime,
         runId: 'run_2',
         messages: [{ role: 'user', content: 'pay' }],
-        persistence: { conversations, runs: stores.runs, ledger: stores.ledger },
+        persistence: { journal },
       }),
     );
     expect(result.status).toBe('completed');
@@ -124,7 +136,7 @@ describe('checkpoint writes during a store outage', () => {
       const clock = createFakeClock();
       const stores = createMemoryStores({ clock });
       const { effects, runtime, model } = agent(clock);
-      const { conversations, counted } = failingCommits(stores, async (attempt, commit) => {
+      const { journal, counted } = failingCommits(stores, async (attempt, commit) => {
         if (attempt >= 3) throw error;
         return commit();
       });
@@ -134,9 +146,7 @@ describe('checkpoint writes during a store outage', () => {
         runId: 'run_3',
         messages: [{ role: 'user', content: 'pay' }],
         persistence: {
-          conversations,
-          runs: stores.runs,
-          ledger: stores.ledger,
+          journal,
           checkpointRetry: { maxAttempts: 3, baseDelayMs: 10, factor: 2, maxDelayMs: 1_000, jitterMs: 0 },
         },
       });
@@ -194,9 +204,7 @@ describe('checkpoint writes during a store outage', () => {
       },
     };
     const persistence = {
-      conversations: stores.conversations,
-      runs: stores.runs,
-      ledger,
+      journal: createStoreJournal({ ...stores, ledger }),
       checkpointRetry: { maxAttempts: 2, baseDelayMs: 10, factor: 2, maxDelayMs: 100, jitterMs: 0 },
     };
     const first = runAgent({ model: turns(), runtime, runId: 'run_4', messages: [{ role: 'user', content: 'both' }], persistence });
@@ -227,14 +235,12 @@ describe('checkpoint writes during a store outage', () => {
       const { effects, runtime, model } = agent(clock);
       let failing = true;
       // the commit after the tool call (the 3rd, and its retries) fails while `failing`
-      const { conversations } = failingCommits(stores, async (attempt, commit) => {
+      const { journal } = failingCommits(stores, async (attempt, commit) => {
         if (failing && attempt >= 3) throw error;
         return commit();
       });
       const persistence = {
-        conversations,
-        runs: stores.runs,
-        ledger: stores.ledger,
+        journal,
         checkpointRetry: { maxAttempts: 2, baseDelayMs: 10, factor: 2, maxDelayMs: 100, jitterMs: 0 },
       };
       const messages = [{ role: 'user' as const, content: 'pay' }];

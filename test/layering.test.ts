@@ -121,7 +121,7 @@ describe('layering', () => {
    */
   it('no module-level mutable state but the listed memos', () => {
     const ALLOWED_STATE: Record<string, string> = {
-      'worker/handle-message.ts': 'the compiled validator of the constant RUN_REQUEST_SCHEMA, compiled on first use',
+      'worker/parse-run-request.ts': 'the compiled validator of the constant RUN_REQUEST_SCHEMA, compiled on first use',
       'schema/normalise-arguments.ts': 'what each compiled (immutable) schema declares, per schema object',
       'core/resolve-tool-name.ts': 'the name resolver of a registry (immutable name list), rebuilt when the names differ',
       'cli/load-config.ts': 'whether the TypeScript loader was registered in this CLI process (a process-wide fact)',
@@ -130,10 +130,6 @@ describe('layering', () => {
         'a pool of cryptographic random bytes for call ids, drawn 64 KiB at a time (each byte used once: ids stay unguessable and unshared)',
       'core/pipeline/session-breaker-step.ts':
         'the cut-off message text per registered tool name (a pure function of the name; bounded, emptied past 1,024 names)',
-      'stores/memory/memory-run-store.ts':
-        "each run store's own write of an already-copied checkpoint, keyed by the store (a WeakMap: nothing is shared between stores)",
-      'stores/memory/memory-idempotency-ledger.ts':
-        "each ledger's own write of an already-copied outcome, keyed by the ledger (a WeakMap: nothing is shared between ledgers)",
     };
     const found = sourceFiles()
       .filter((file) => !file.endsWith('.test.ts'))

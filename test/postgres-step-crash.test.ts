@@ -98,7 +98,7 @@ pool.query = (config, ...rest) => {
 const { model, tools } = createAgent(log);
 const result = await runAgent({
   model, tools, runId: 'run_1', messages: [{ role: 'user', content: 'go' }],
-  persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: 'm1' },
+  persistence: { journal: stores.journal, messageId: 'm1' },
 });
 log({ finished: result.status, statements: count });
 await stores.close();
@@ -183,7 +183,7 @@ describe('PostgreSQL step commits under SIGKILL and a dropped connection', () =>
             ...agent,
             runId: 'run_1',
             messages: [{ role: 'user', content: 'go' }],
-            persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: 'm1' },
+            persistence: { journal: stores.journal, messageId: 'm1' },
           });
           expect(result.status, label).toBe('completed');
         }

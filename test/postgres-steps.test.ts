@@ -3,9 +3,11 @@
  * ledger rows, its checkpoint, in one call of `commit_step`), and the expiry sweep.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunCheckpoint, StepCommit } from '../src/ground/ports/stores.ts';
+import type { RunCheckpoint, RunStep } from '../src/ground/ports/run-journal.ts';
 import { createFakeClock } from '../src/testing/fake-clock.ts';
-import { createPostgresConversationStore } from '../src/stores/postgres/postgres-conversation-store.ts';
+import { createPostgresClaimStore } from '../src/stores/postgres/postgres-claim-store.ts';
+import { createPostgresConversations } from '../src/stores/postgres/postgres-conversation-store.ts';
+import { createPostgresRunJournal } from '../src/stores/postgres/postgres-run-journal.ts';
 import { migratePostgresSchema, POSTGRES_SCHEMA_VERSION } from '../src/stores/postgres/postgres-migrations.ts';
 import { createPostgresStores } from '../src/stores/postgres/postgres-stores.ts';
 import { createTestPool, dropSchema, uniqueName } from './fixtures/distributed-services.ts';
@@ -46,18 +48,16 @@ describe('PostgreSQL conversations as append-only chunks', () => {
     const runs = createPostgresRunStore(admin, { schema: quoted });
     const ledger = createPostgresIdempotencyLedger(admin, { schema: quoted, clock });
     // the store's statements write the first steps
-    const conversations = createPostgresConversationStore(admin, { schema: quoted, clock, ttlMs: HOUR_MS, steps: { runs, ledger } });
-    const stores = { conversations, runs, ledger };
-    const commit = (step: StepCommit) => conversations.commitStep!(step, stores);
+    const parts = createPostgresConversations(admin, { schema: quoted, clock, ttlMs: HOUR_MS });
+    const conversations = parts.store;
+    const claims = createPostgresClaimStore(admin, { schema: quoted, clock });
+    const journal = createPostgresRunJournal(admin, { schema: quoted, clock, conversations: parts, runs, ledger, claims });
+    const commit = (step: RunStep) => journal.commit(step);
     const messages: unknown[] = [{ role: 'user', content: 'go' }];
-    expect(await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 0, checkpoint: checkpoint(0, 'conv_old'), ledger: [] })).toBe(
-      true,
-    );
+    await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 0, checkpoint: checkpoint(0, 'conv_old'), calls: [] });
     messages.push({ role: 'tool', content: 'first' });
-    const first = { key: 'run_conv_old:0:0', value: { status: 'success', n: 1 } };
-    expect(await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 1, checkpoint: checkpoint(1, 'conv_old'), ledger: [first] })).toBe(
-      true,
-    );
+    const first = { key: 'run_conv_old:0:0', stepIndex: 0, callIndex: 0, outcome: { status: 'success', n: 1 } };
+    await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 1, checkpoint: checkpoint(1, 'conv_old'), calls: [first] });
 
     await migratePostgresSchema(admin, schema, clock.now());
     const { rows: versions } = await admin.query<{ version: number }>(`SELECT MAX(version) AS version FROM ${quoted}.schema_version`);
@@ -72,20 +72,16 @@ describe('PostgreSQL conversations as append-only chunks', () => {
     expect(bodies.filter(({ body }) => body.includes('IF NOT ') && body.includes('.commit_step(p_ref,'))).toHaveLength(1);
     // a step without ledger rows: its chunk and checkpoint, no ledger statement's rows
     messages.push({ role: 'assistant', content: 'next' });
-    expect(await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 2, checkpoint: checkpoint(2, 'conv_old'), ledger: [] })).toBe(
-      true,
-    );
+    await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 2, checkpoint: checkpoint(2, 'conv_old'), calls: [] });
     // a step with ledger rows: the new one stored, the one stored before kept (first writer wins)
     messages.push({ role: 'tool', content: 'second' });
-    const second = { key: 'run_conv_old:2:0', value: { status: 'success', n: 2 } };
-    const again = { key: first.key, value: { status: 'success', n: 99 } };
-    expect(
-      await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 3, checkpoint: checkpoint(3, 'conv_old'), ledger: [second, again] }),
-    ).toBe(true);
+    const second = { key: 'run_conv_old:2:0', stepIndex: 2, callIndex: 0, outcome: { status: 'success', n: 2 } };
+    const again = { ...first, outcome: { status: 'success', n: 99 } };
+    await commit({ conversationRef: 'conv_old', messages: [...messages], storedCount: 3, checkpoint: checkpoint(3, 'conv_old'), calls: [second, again] });
     expect(await conversations.get('conv_old')).toEqual(messages);
     expect(await runs.get('run_conv_old')).toEqual(checkpoint(3, 'conv_old'));
-    expect(await ledger.get(first.key)).toEqual(first.value);
-    expect(await ledger.get(second.key)).toEqual(second.value);
+    expect(await ledger.get(first.key)).toEqual(first.outcome);
+    expect(await ledger.get(second.key)).toEqual(second.outcome);
     const { rows: ledgerRows } = await admin.query<{ key: string }>(`SELECT key FROM ${quoted}.ledger ORDER BY key`);
     expect(ledgerRows.map((row) => row.key)).toEqual([first.key, second.key]);
     const { rows: chunks } = await admin.query<{ start_index: number; end_index: number }>(
@@ -118,10 +114,7 @@ describe('PostgreSQL conversations as append-only chunks', () => {
       let storedCount = 0;
       for (let step = 0; step < 500; step++) {
         messages.push(message(messages.length), message(messages.length + 1));
-        await stores.conversations.commitStep!(
-          { conversationRef: 'conv_long', messages, storedCount, checkpoint: checkpoint(step, 'conv_long'), ledger: [] },
-          stores,
-        );
+        await stores.journal.commit({ conversationRef: 'conv_long', messages, storedCount, checkpoint: checkpoint(step, 'conv_long'), calls: [] });
         storedCount = messages.length;
       }
       const { rows } = await admin.query<{ start_index: number; bytes: number }>(
@@ -133,15 +126,9 @@ describe('PostgreSQL conversations as append-only chunks', () => {
       expect(rows[499]!.bytes).toBeLessThan(500);
       expect(await stores.conversations.get('conv_long')).toEqual(messages);
       // a step without new messages: an empty chunk at the end, replaced by the next one
-      await stores.conversations.commitStep!(
-        { conversationRef: 'conv_long', messages, storedCount, checkpoint: checkpoint(500, 'conv_long'), ledger: [] },
-        stores,
-      );
+      await stores.journal.commit({ conversationRef: 'conv_long', messages, storedCount, checkpoint: checkpoint(500, 'conv_long'), calls: [] });
       messages.push(message(1000));
-      await stores.conversations.commitStep!(
-        { conversationRef: 'conv_long', messages, storedCount, checkpoint: checkpoint(501, 'conv_long'), ledger: [] },
-        stores,
-      );
+      await stores.journal.commit({ conversationRef: 'conv_long', messages, storedCount, checkpoint: checkpoint(501, 'conv_long'), calls: [] });
       expect(await stores.conversations.get('conv_long')).toEqual(messages);
       const { rows: last } = await admin.query(
         `SELECT start_index, end_index FROM "${schema}".conversation_messages WHERE ref = 'conv_long' ORDER BY start_index DESC LIMIT 1`,
@@ -163,14 +150,16 @@ describe('PostgreSQL conversations as append-only chunks', () => {
     const { createPostgresIdempotencyLedger } = await import('../src/stores/postgres/postgres-idempotency-ledger.ts');
     const runs = createPostgresRunStore(admin, { schema: quoted });
     const ledger = createPostgresIdempotencyLedger(admin, { schema: quoted, clock });
-    const conversations = createPostgresConversationStore(admin, {
+    const parts = createPostgresConversations(admin, {
       schema: quoted,
       clock,
       ttlMs: HOUR_MS,
       sweep: { intervalMs: 60_000, batchSize: 3 },
-      steps: { runs, ledger },
       onBackground: (work) => sweeps.push(work),
     });
+    const conversations = parts.store;
+    const claims = createPostgresClaimStore(admin, { schema: quoted, clock });
+    const journal = createPostgresRunJournal(admin, { schema: quoted, clock, conversations: parts, runs, ledger, claims });
     const settle = async () => {
       while (sweeps.length > 0) await sweeps.shift();
     };
@@ -180,11 +169,13 @@ describe('PostgreSQL conversations as append-only chunks', () => {
     await conversations.put('conv_lagging', [{ n: 1 }]);
     await clock.advance(20_000);
     // appended 20 s later: the row's expiry (refreshed only when 36 s behind) stays at the put's
-    const stores = { conversations, runs, ledger };
-    await conversations.commitStep!(
-      { conversationRef: 'conv_lagging', messages: [{ n: 1 }, { n: 2 }], storedCount: 1, checkpoint: checkpoint(1, 'conv_lagging'), ledger: [] },
-      stores,
-    );
+    await journal.commit({
+      conversationRef: 'conv_lagging',
+      messages: [{ n: 1 }, { n: 2 }],
+      storedCount: 1,
+      checkpoint: checkpoint(1, 'conv_lagging'),
+      calls: [],
+    });
     const headOf = async (ref: string) =>
       (await admin.query<{ expires_at_ms: string }>(`SELECT expires_at_ms FROM ${quoted}.conversations WHERE ref = $1`, [ref])).rows[0]?.expires_at_ms;
     const lagging = Number(await headOf('conv_lagging'));

@@ -78,7 +78,7 @@ statement.run = function (...args) {
 const { model, tools } = createAgent(log);
 const result = await runAgent({
   model, tools, runId: 'run_1', messages: [{ role: 'user', content: 'go' }],
-  persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: 'm1' },
+  persistence: { journal: stores.journal, messageId: 'm1' },
 });
 log({ finished: result.status, statements: count });
 await stores.close();
@@ -154,7 +154,7 @@ describe('SQLite step commits under SIGKILL (a child killed before each of its w
             ...agent,
             runId: 'run_1',
             messages: [{ role: 'user', content: 'go' }],
-            persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: 'm1' },
+            persistence: { journal: stores.journal, messageId: 'm1' },
           });
           expect(result.status).toBe('completed');
         }

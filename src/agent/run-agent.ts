@@ -1,102 +1,52 @@
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
-import type { ClaimStore, ConversationStore, IdempotencyLedger, JsonValue, RunCheckpoint, RunStore } from '../ground/ports/stores.ts';
+import type { CommittedRun, RunCheckpoint, RunJournal } from '../ground/ports/run-journal.ts';
 import { createToolRuntime, type ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
-import type { ToolResult } from '../ground/tool-result.ts';
-import type { ChatMessage, Model, ModelToolCall, TokenUsage } from './messages.ts';
-import { decodeRunState, encodeRunState, type RunState, type ToolBudgetState, type ToolFailureInfo } from './run-state.ts';
+import type { ChatMessage, Model, TokenUsage } from './messages.ts';
+import { decodeRunState, type RunState, type ToolBudgetState, type ToolFailureInfo } from './run-state.ts';
 import { callModel, resolveModelPolicy, type ModelFailureInfo, type ModelPolicyOptions } from './model-policy.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import { unwrapParallelToolCalls } from '../core/unwrap-parallel.ts';
 import { newConversationRef } from './conversation-ref.ts';
 import { systemRandom, type RandomSource } from '../ground/ports/clock.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
-import { computeBackoffMs, type BackoffOptions } from '../policies/backoff.ts';
-import { isTransientStoreError } from '../core/store-errors.ts';
-import { ToolrunError } from '../ground/toolrun-error.ts';
+import type { CheckpointRetryOptions } from '../policies/retry-durable-write.ts';
+import { createRunWriter, type RunWriter } from './run-writer.ts';
+import { runStepCalls } from './run-step-calls.ts';
+
+export { checkpointRetryOf, DEFAULT_CHECKPOINT_RETRY, type CheckpointRetryOptions } from '../policies/retry-durable-write.ts';
+export { ledgerKey } from '../ground/ports/run-journal.ts';
 
 /** How a run ended. */
 export type AgentRunStatus = 'completed' | 'tool_failed' | 'max_steps' | 'deadline_exceeded' | 'model_failed' | 'cancelled';
 
 /** Where the loop checkpoints each step, so a crashed run resumes instead of starting over. */
 export interface AgentPersistence {
-  conversations: ConversationStore;
-  runs: RunStore;
-  ledger: IdempotencyLedger;
+  /** The run's durable state: a `Stores` bundle's `journal`, or one made with `createStoreJournal`. */
+  journal: RunJournal;
   /** The queue message that started the run. @defaultValue `''` */
   messageId?: string;
   /**
-   * The run's checkpoint as the caller has just read it from `runs` while holding the run (its
-   * claim), `null` when it has none: the loop then does not read it again. Leave it out when the
-   * checkpoint may have changed since it was read. @defaultValue read from `runs`
+   * What the caller's `journal.open` of the run returned while it holds the run's claim: the loop
+   * then does not read it again. Leave it out when the run may have changed since.
+   * @defaultValue read with `journal.open(runId)`
    */
-  checkpoint?: RunCheckpoint | null;
+  opened?: CommittedRun;
+  /** The holder of the caller's claim on the run: the run's last commit ends it (`RunJournal.finish`). @defaultValue none */
+  claimHolder?: string;
   /**
-   * The claim the caller holds on the run (`key` in `claims`, held by `holder`): the run's last
-   * commit releases it where the stores can (`StepCommit.releaseClaim`), and then calls
-   * `onReleased`; otherwise the caller releases it as usual. @defaultValue none
-   */
-  claim?: { claims: ClaimStore; key: string; holder: string; onReleased: () => void };
-  /**
-   * How a checkpoint write (a step commit, a tool call's ledger row) that fails because the store is
-   * out — connection lost, server restarting, database busy or locked, disk full, an I/O error, out
-   * of memory — is sent again before the run gives up and throws. Once a tool has run, its outcome
-   * is only safe once written: a run that gave up would run that tool again when its message is
-   * delivered again, so the default rides out an outage of about 2 minutes. Other errors are thrown
-   * at once. The writes are idempotent (a write that reached the store before the error is written
-   * again to the same effect). The waits follow `computeBackoffMs` on the runtime's clock, and are
-   * not cut short by the run's signal or deadline.
+   * How a checkpoint write (a step commit, a tool call's recorded outcome) that fails because the
+   * store is out — connection lost, server restarting, database busy or locked, disk full, an I/O
+   * error, out of memory — is sent again before the run gives up and throws. Once a tool has run,
+   * its outcome is only safe once written: a run that gave up would run that tool again when its
+   * message is delivered again, so the default rides out an outage of about 2 minutes. Other errors
+   * are thrown at once. The writes are idempotent (a write that reached the store before the error
+   * is written again to the same effect). The waits follow `computeBackoffMs` on the runtime's
+   * clock, and are not cut short by the run's signal or deadline.
    * @defaultValue {@link DEFAULT_CHECKPOINT_RETRY}: 30 attempts, waits of 100 ms doubling to 5 s
    * (+ up to 50 ms jitter), about 2 minutes in all
    */
   checkpointRetry?: CheckpointRetryOptions;
-}
-
-/** How {@link AgentPersistence.checkpointRetry} retries a checkpoint write during a store outage. */
-export interface CheckpointRetryOptions extends BackoffOptions {
-  /** Attempts in all, the first included (1: no retry). An integer ≥ 1. */
-  maxAttempts: number;
-}
-
-/**
- * The default {@link AgentPersistence.checkpointRetry}: 30 attempts, 100 ms doubling to 5 s, + up to
- * 50 ms jitter: the last attempt about 121 s after the first. Within a worker's default lease
- * (300 s), so no other consumer takes the message while its run waits for the store.
- */
-export const DEFAULT_CHECKPOINT_RETRY: CheckpointRetryOptions = Object.freeze({
-  maxAttempts: 30,
-  baseDelayMs: 100,
-  factor: 2,
-  maxDelayMs: 5_000,
-  jitterMs: 50,
-});
-
-/** The longest wait a timer takes, in ms (2^31 − 1; a longer one fires at once). */
-const MAX_TIMER_MS = 2_147_483_647;
-
-/**
- * Checks {@link CheckpointRetryOptions} (a worker calls it at start-up, so a bad value fails there,
- * not at every delivery); `undefined` gives {@link DEFAULT_CHECKPOINT_RETRY}.
- *
- * @throws ToolrunError `INVALID_OPTIONS` naming the field: `maxAttempts` not an integer ≥ 1,
- * `factor` not a finite number ≥ 1, a delay not a number of ms in [0, 2^31 − 1].
- */
-export function checkpointRetryOf(options: CheckpointRetryOptions | undefined): CheckpointRetryOptions {
-  if (options === undefined) return DEFAULT_CHECKPOINT_RETRY;
-  const fail = (field: string, rule: string, value: unknown): never => {
-    throw new ToolrunError('INVALID_OPTIONS', `persistence.checkpointRetry.${field} must be ${rule}, received ${String(value)}`);
-  };
-  const { maxAttempts, baseDelayMs, factor, maxDelayMs, jitterMs } = options;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) fail('maxAttempts', 'an integer ≥ 1', maxAttempts);
-  for (const [field, value] of [
-    ['baseDelayMs', baseDelayMs],
-    ['maxDelayMs', maxDelayMs],
-    ['jitterMs', jitterMs],
-  ] as const) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) fail(field, 'a number of ms from 0 to 2^31 − 1', value);
-  }
-  if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) fail('factor', 'a finite number ≥ 1', factor);
-  return options;
 }
 
 /**
@@ -188,43 +138,61 @@ export function isTerminalRunStatus(status: RunCheckpoint['status']): boolean {
   return TERMINAL.has(status);
 }
 
-/** The ledger key of one tool call: run id + step index + call index. */
-export function ledgerKey(runId: string, stepIndex: number, callIndex: number): string {
-  return `${runId}:${stepIndex}:${callIndex}`;
-}
-
-function toolMessage(call: ModelToolCall, result: ToolResult): ChatMessage {
-  let content: string;
-  try {
-    content = JSON.stringify(result);
-  } catch {
-    // An envelope that is not JSON (a runtime that let a BigInt through): the model gets a failure, the run goes on.
-    content = JSON.stringify({
-      status: 'failed',
-      tool_name: result.tool_name,
-      call_id: result.call_id,
-      duration_ms: result.duration_ms,
-      attempts: result.attempts,
-      trace_id: result.trace_id,
-      error: {
-        type: 'logic',
-        code: 'TOOL_EXCEPTION',
-        message: `${String(result.tool_name)} returned a value that is not JSON`,
-        detail: 'The result could not be serialised.',
-        retryable: false,
-        suggestion: 'Do not call it again with the same arguments: use another tool or answer the user.',
-      },
-    });
-  }
-  return { role: 'tool', toolCallId: call.id, name: call.name, content };
-}
-
 /** The name a model goes by when none is given: `model.modelName`, the function's own name, or `'model'`. */
 export function modelNameOf(model: Model, explicit?: string): string {
   if (explicit !== undefined && explicit.length > 0) return explicit.slice(0, 128);
   const named = (model as { modelName?: unknown }).modelName;
   if (typeof named === 'string' && named.length > 0) return named.slice(0, 128);
   return model.name && model.name !== 'anonymous' ? model.name.slice(0, 128) : 'model';
+}
+
+/** The state of the run at its start: resumed from what was committed, or new. */
+interface StartState {
+  resumed: boolean;
+  messages: ChatMessage[];
+  storedCount: number;
+  stepIndex: number;
+  tokens: TokenUsage;
+  budgets: Record<string, ToolBudgetState>;
+  pendingStep: boolean;
+  conversationRef: string;
+  messageId: string;
+}
+
+/** Where the run starts: its committed checkpoint and conversation when both are there, else the options' messages. */
+async function startState(options: RunAgentOptions, runId: string, nowMs: number): Promise<StartState> {
+  const persistence = options.persistence;
+  const fresh: StartState = {
+    resumed: false,
+    messages: [...options.messages],
+    storedCount: 0,
+    stepIndex: 0,
+    tokens: { input: 0, output: 0 },
+    budgets: {},
+    pendingStep: false,
+    conversationRef: newConversationRef(nowMs),
+    messageId: persistence?.messageId ?? '',
+  };
+  if (!persistence) return fresh;
+  const opened = persistence.opened ?? (await persistence.journal.open(runId));
+  const existing = 'checkpoint' in opened ? opened.checkpoint : undefined;
+  if (!existing) return fresh;
+  // a checkpoint whose conversation is gone starts over, keeping the run's message id
+  const stored = 'messages' in opened ? opened.messages : undefined;
+  const base = { ...fresh, resumed: true, messageId: persistence.messageId ?? existing.messageId };
+  if (!stored) return base;
+  const state = decodeRunState(existing.data);
+  return {
+    ...base,
+    // the loop appends to its own array, never to the caller's
+    messages: [...(stored as ChatMessage[])],
+    storedCount: stored.length,
+    stepIndex: existing.stepIndex,
+    tokens: { ...existing.tokensSpent },
+    budgets: options.resetBudgets ? {} : state.budgets,
+    pendingStep: state.pendingStep,
+    conversationRef: existing.conversationRef,
+  };
 }
 
 /**
@@ -234,130 +202,54 @@ export function modelNameOf(model: Model, explicit?: string): string {
  * session breaker is open, is called again; or a tool without fallbacks fails for everyone).
  * Never throws for a tool's or the model's failure: the status says what happened.
  *
- * With `persistence`, each step is checkpointed (conversation, run state, and each tool call's
- * envelope in the idempotency ledger keyed by run id + step + call index), so a run resumed after a
- * crash never repeats a recorded tool call.
+ * With `persistence`, each step is committed to the run's journal (conversation, run state, and
+ * each tool call's envelope, recorded by run id + step + call index), so a run resumed after a
+ * crash never repeats a recorded tool call. Throws when the journal cannot be written (after the
+ * retries of `checkpointRetry`).
  */
 export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult> {
   const runtime = options.runtime ?? createToolRuntime({ tools: options.tools ?? [] });
   const clock = runtime.clock;
+  const random = options.random ?? systemRandom;
   const runId = options.runId ?? `run_${globalThis.crypto.randomUUID()}`;
   const sessionId = options.sessionId ?? runId;
   const maxSteps = options.maxSteps ?? 20;
-  const retryBudget = options.toolRetryBudget ?? 2;
   const persistence = options.persistence;
-  const checkpointRetry = checkpointRetryOf(persistence?.checkpointRetry);
-  /** Runs a checkpoint write, again after a wait while it fails on a store outage (see `checkpointRetry`). */
-  const durably = async <T>(write: () => Promise<T>): Promise<T> => {
-    for (let retry = 0; ; retry++) {
-      try {
-        return await write();
-      } catch (error) {
-        if (retry + 1 >= checkpointRetry.maxAttempts || !isTransientStoreError(error)) throw error;
-        await clock.sleep(computeBackoffMs(retry, checkpointRetry, options.random ?? systemRandom));
-      }
-    }
-  };
   const hooks = options.hooks;
   const modelPolicy = resolveModelPolicy(options.modelPolicy);
   const modelName = modelNameOf(options.model, options.modelName);
   const describeModelError = (text: string) => redactBounded(runtime.redactor, text, 1024);
   // budgets are kept per tool in the checkpoint: an invented name is model text, bounded and redacted like any
-  const checkpointArgs = (failure: ToolFailureInfo): unknown => {
-    let args = failure.toolArgs;
-    if (typeof args === 'string') {
-      try {
-        args = args.length <= 1_048_576 ? (JSON.parse(args) as unknown) : redactBounded(runtime.redactor, args, 8192);
-      } catch {
-        args = redactBounded(runtime.redactor, args as string, 8192);
-      }
-    }
-    return runtime.redactor.value(args, runtime.getTool(failure.toolName)?.definition.sensitive ?? [], { maxTextBytes: 8192 });
-  };
   const budgetKey = (name: string) => (runtime.getTool(name) ? name : redactBounded(runtime.redactor, String(name), 128));
-  const startedAt = clock.now();
-  const deadlineAt = options.deadlineMs !== undefined ? startedAt + options.deadlineMs : undefined;
+  const deadlineAt = options.deadlineMs !== undefined ? clock.now() + options.deadlineMs : undefined;
 
-  let messages: ChatMessage[] = [...options.messages];
-  let stepIndex = 0;
-  let tokens: TokenUsage = { input: 0, output: 0 };
-  let budgets: Record<string, ToolBudgetState> = {};
-  let pendingStep = false;
-  // whether this attempt checkpointed the pending step itself (see the ledger reads below)
+  const start = await startState(options, runId, clock.now());
+  const { messages, conversationRef, budgets } = start;
+  let { stepIndex, tokens, pendingStep } = start;
+  // whether this attempt began the pending step itself (then no earlier attempt recorded its calls)
   let stepBegunHere = false;
-  let conversationRef = newConversationRef(clock.now());
   let modelCalls = 0;
-  // how many of `messages` the conversation store holds (a step commit appends the rest)
-  let storedCount = 0;
-  // ledger rows that ride with the next step commit (see the tool calls below)
-  let deferredLedger: { key: string; value: JsonValue }[] = [];
-  const commitsSteps = persistence?.conversations.commitStep !== undefined;
+  const writer: RunWriter | undefined = persistence
+    ? createRunWriter({
+        journal: persistence.journal,
+        runId,
+        messageId: start.messageId,
+        storedCount: start.storedCount,
+        claimHolder: persistence.claimHolder,
+        retry: persistence.checkpointRetry,
+        clock,
+        random,
+      })
+    : undefined;
 
-  const existing = persistence ? (persistence.checkpoint !== undefined ? (persistence.checkpoint ?? undefined) : await persistence.runs.get(runId)) : undefined;
-  if (persistence && existing) {
-    const stored = await persistence.conversations.get(existing.conversationRef);
-    if (stored) {
-      messages = stored as ChatMessage[];
-      storedCount = messages.length;
-      stepIndex = existing.stepIndex;
-      tokens = { ...existing.tokensSpent };
-      const state = decodeRunState(existing.data);
-      budgets = options.resetBudgets ? {} : state.budgets;
-      pendingStep = state.pendingStep;
-      conversationRef = existing.conversationRef;
-    }
-  }
-
-  const save = async (status: RunCheckpoint['status'], extra: Pick<RunState, 'text' | 'failure' | 'modelFailure' | 'modelError'> = {}) => {
-    if (!persistence) return;
-    const checkpoint: RunCheckpoint = {
-      runId,
-      messageId: persistence.messageId ?? existing?.messageId ?? '',
-      status,
-      stepIndex,
-      conversationRef,
-      tokensSpent: tokens,
-      toolAttempts: Object.fromEntries(Object.entries(budgets).map(([name, state]) => [name, state.attempts])),
-      data: encodeRunState({ budgets, pendingStep, ...extra }),
-      updatedAt: new Date(clock.now()).toISOString(),
-    };
-    // One commit per step where the stores can (the messages added since the last one, the
-    // checkpoint and the deferred ledger rows, atomically); else one port at a time, ledger first.
-    const ledgerRows = deferredLedger;
-    const step = { conversationRef, messages, storedCount, checkpoint, ledger: ledgerRows };
-    // the run's last commit ends its claim too, where the stores can (else the caller releases it)
-    const claim = status !== 'running' ? persistence.claim : undefined;
-    try {
-      // the whole commit again after a store outage: each of its writes is idempotent
-      await durably(async () => {
-        let committed = false;
-        if (commitsSteps && claim !== undefined) {
-          const { claims, key, holder } = claim;
-          committed = await persistence.conversations.commitStep!({ ...step, releaseClaim: { key, holder } }, { ...persistence, claims });
-          if (committed) claim.onReleased();
-        }
-        if (commitsSteps && !committed) committed = await persistence.conversations.commitStep!(step, persistence);
-        if (!committed) {
-          for (const row of ledgerRows) await persistence.ledger.putIfAbsent(row.key, row.value);
-          await persistence.conversations.put(conversationRef, messages);
-          await persistence.runs.put(checkpoint);
-        }
-      });
-    } catch (error) {
-      // the step is not written: the outcomes of the calls it held are, on their own, so that a
-      // redelivery does not run those calls again (best effort: the store may refuse these too)
-      for (const row of ledgerRows) await durably(() => persistence.ledger.putIfAbsent(row.key, row.value)).catch(() => undefined);
-      throw error;
-    }
-    deferredLedger = [];
-    storedCount = messages.length;
-  };
+  const save = async (status: RunCheckpoint['status'], state: Pick<RunState, 'text' | 'failure' | 'modelFailure' | 'modelError'> = {}) =>
+    writer?.save({ status, stepIndex, conversationRef, messages, tokens, budgets, state: { pendingStep, ...state } });
   const end = async (status: AgentRunStatus, extra: Partial<AgentRunResult> = {}): Promise<AgentRunResult> => {
     const text = extra.text ?? null;
     await save(status, {
       ...(text !== null ? { text } : {}),
       // the checkpoint keeps the failed call's arguments redacted and bounded (a replay reads the real ones from the conversation)
-      ...(extra.failure ? { failure: { ...extra.failure, toolArgs: checkpointArgs(extra.failure) } } : {}),
+      ...(extra.failure ? { failure: { ...extra.failure, toolArgs: checkpointArgs(runtime, extra.failure) } } : {}),
       ...(extra.modelError ? { modelError: extra.modelError } : {}),
       ...(extra.modelFailure ? { modelFailure: extra.modelFailure } : {}),
     });
@@ -366,8 +258,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
     return result;
   };
 
-  if (!existing) await save('running');
-  const started = callHook(hooks?.onRunStart && (() => hooks.onRunStart?.({ runId, sessionId, stepIndex, resumed: existing !== undefined, at: clock.now() })));
+  if (!start.resumed) await save('running');
+  const started = callHook(hooks?.onRunStart && (() => hooks.onRunStart?.({ runId, sessionId, stepIndex, resumed: start.resumed, at: clock.now() })));
   const traceId = started ? started.traceId : undefined;
 
   while (true) {
@@ -384,19 +276,18 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
         modelName,
         policy: modelPolicy,
         clock,
-        random: options.random ?? systemRandom,
+        random,
         deadlineAt,
         signal: options.signal,
         breaker: options.modelBreaker,
         describe: describeModelError,
       });
+      modelCalls += outcome.attempts;
       if (!outcome.ok) {
-        modelCalls += outcome.attempts;
         if (outcome.cancelled) return end('cancelled');
         return end('model_failed', { modelError: outcome.failure.lastError.message, modelFailure: outcome.failure });
       }
       const response = outcome.response;
-      modelCalls += outcome.attempts;
       tokens = { input: tokens.input + (response.usage?.input ?? 0), output: tokens.output + (response.usage?.output ?? 0) };
       // OpenAI's `multi_tool_use.parallel` wrapper: the calls inside it, each with its own id and result
       const toolCalls = unwrapParallelToolCalls(response.toolCalls ?? [], { isTool: (name) => runtime.getTool(name) !== undefined });
@@ -407,145 +298,43 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
       }
       pendingStep = true;
       await save('running');
-      // this attempt began the step: no earlier attempt ran its calls, so the ledger holds none of them
       stepBegunHere = true;
     }
 
-    // Run the tool calls of the pending step (the last assistant message).
-    // Models reuse tool-call ids across turns: only tool messages after this assistant turn answer it.
-    // (scanned from the end: a step's cost does not grow with the conversation's length)
-    let assistantIndex = messages.length - 1;
-    while (assistantIndex >= 0 && messages[assistantIndex]!.role !== 'assistant') assistantIndex -= 1;
-    const calls = messages[assistantIndex]?.toolCalls ?? [];
-    const answered = new Set<string | undefined>();
-    for (let index = assistantIndex + 1; index < messages.length; index++) {
-      const message = messages[index]!;
-      if (message.role === 'tool') answered.add(message.toolCallId);
-    }
-    // calls of this step not settled yet: the last one to settle may leave its ledger row to the step commit
-    let unsettled = calls.length;
-    const settle = () => --unsettled === 0;
-    // every call settles before the step goes on or gives up: a call still running is never left behind
-    // (its claim released under it, a redelivery running it again alongside)
-    const settled = await Promise.allSettled(
-      calls.map(async (call, callIndex) => {
-        if (answered.has(call.id)) {
-          settle();
-          return { kind: 'answered' as const };
-        }
-        const key = ledgerKey(runId, stepIndex, callIndex);
-        const recorded = persistence && !stepBegunHere ? await persistence.ledger.get(key) : undefined;
-        if (recorded !== undefined) {
-          settle();
-          return { kind: 'result' as const, call, result: recorded as unknown as ToolResult, record: undefined };
-        }
-        const resolvedName = budgetKey(call.name);
-        const budget = budgets[resolvedName] ?? { attempts: 0, retries: 0, lastFailedTransient: false, lastError: null };
-        const breakerOpen = runtime.sessionBreakers?.check(sessionId, resolvedName).state === 'open';
-        // an open breaker ends the run once the tool ran, or at once for a name no tool has (it never runs)
-        if (
-          (budget.retries >= retryBudget && budget.lastFailedTransient) ||
-          (breakerOpen && (budget.attempts > 0 || budget.lastError?.kind === 'unknown_tool'))
-        ) {
-          const failure: ToolFailureInfo = {
-            stepIndex,
-            callIndex,
-            toolName: resolvedName,
-            toolArgs: call.args,
-            attempts: budget.attempts,
-            // this call was not made: the error is an earlier call's (maybe with other arguments), and says so
-            lastError: budget.lastError
-              ? { ...budget.lastError, message: `${budget.lastError.message} (the last failure of an earlier call; this one was not made)` }
-              : { kind: 'unknown', status: null, message: 'in-band recovery exhausted (this call was not made)' },
-            reason: breakerOpen ? 'session-breaker-open' : 'retry-budget-exhausted',
-          };
-          settle();
-          return { kind: 'exhausted' as const, failure };
-        }
-        const record = await runtime.execute({
-          name: call.name,
-          args: call.args,
-          callId: call.id,
-          sessionId,
-          runId,
-          idempotencyKey: key,
-          maxAttempts: 1 + Math.max(0, retryBudget - budget.retries),
-          ...(deadlineAt !== undefined ? { deadlineAt } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...(traceId !== undefined ? { traceId } : {}),
-        });
-        // Record the outcome at once, not after the step's other calls: a crash between a side
-        // effect and this write is the one window in which a resumed run repeats a call. The last
-        // call to settle leaves its row to the step commit that follows at once (no wait, no other
-        // write between), which records it atomically with the step's messages and checkpoint.
-        const value = record.result as unknown as JsonValue;
-        const deferred = settle() && commitsSteps;
-        if (deferred) deferredLedger.push({ key, value });
-        else if (persistence) await durably(() => persistence.ledger.putIfAbsent(key, value));
-        try {
-          options.onToolCall?.(record, stepIndex);
-        } catch (error) {
-          // the step will not be committed: record the outcome before giving up
-          if (deferred && persistence) {
-            deferredLedger = deferredLedger.filter((row) => row.key !== key);
-            await durably(() => persistence.ledger.putIfAbsent(key, value));
-          }
-          throw error;
-        }
-        return { kind: 'result' as const, call, result: record.result, record };
-      }),
-    );
-    const rejected = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-    if (rejected !== undefined) {
-      // the outcomes the step commit would have written are recorded before giving up
-      if (persistence) {
-        for (const row of deferredLedger) await durably(() => persistence.ledger.putIfAbsent(row.key, row.value)).catch(() => undefined);
-      }
-      deferredLedger = [];
-      throw rejected.reason;
-    }
-    // every one fulfilled: the same order, the same indexes
-    const outcomes = settled.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
-
-    let failure: ToolFailureInfo | undefined;
-    for (const [callIndex, outcome] of outcomes.entries()) {
-      if (outcome.kind === 'answered') continue;
-      if (outcome.kind === 'exhausted') {
-        failure ??= outcome.failure;
-        continue;
-      }
-      const { call, result, record } = outcome;
-      if (record) {
-        const name = budgetKey(record.toolName);
-        const budget = (budgets[name] ??= { attempts: 0, retries: 0, lastFailedTransient: false, lastError: null });
-        budget.attempts += result.attempts;
-        budget.retries += Math.max(0, result.attempts - 1);
-        budget.lastFailedTransient = result.status === 'failed' && result.error.type === 'environment';
-        if (record.error)
-          budget.lastError = { kind: record.error.kind, status: record.error.status, message: redactBounded(runtime.redactor, record.error.message, 2048) };
-        const fallbacks = runtime.getTool(name)?.definition.fallbacks ?? [];
-        const brokenForEveryone = result.status === 'failed' && (record.misconfiguration || result.error.code === 'CIRCUIT_OPEN');
-        if (brokenForEveryone && fallbacks.length === 0) {
-          failure ??= {
-            stepIndex,
-            callIndex,
-            toolName: name,
-            toolArgs: call.args,
-            attempts: budget.attempts,
-            lastError: budget.lastError ?? { kind: 'misconfigured', status: null, message: result.status === 'failed' ? result.error.message : '' },
-            reason: result.status === 'failed' && result.error.code === 'CIRCUIT_OPEN' ? 'circuit-open' : 'misconfiguration',
-          };
-        }
-      }
-      messages.push(toolMessage(call, result));
-    }
-    if (failure) {
-      // The step stays pending: a replay resumes here and re-executes the failed call.
-      return end('tool_failed', { failure });
-    }
+    const failure = await runStepCalls({
+      runtime,
+      runId,
+      sessionId,
+      stepIndex,
+      messages,
+      budgets,
+      retryBudget: options.toolRetryBudget ?? 2,
+      writer,
+      mayHaveRecorded: !stepBegunHere,
+      deadlineAt,
+      signal: options.signal,
+      traceId,
+      onToolCall: options.onToolCall,
+      budgetKey,
+    });
+    // the step stays pending: a replay resumes here and re-executes the failed call
+    if (failure) return end('tool_failed', { failure });
     pendingStep = false;
     stepBegunHere = false;
     stepIndex += 1;
     await save('running');
   }
+}
+
+/** The failed call's arguments as the checkpoint keeps them: parsed when JSON text, redacted and bounded. */
+function checkpointArgs(runtime: ToolRuntime, failure: ToolFailureInfo): unknown {
+  let args = failure.toolArgs;
+  if (typeof args === 'string') {
+    try {
+      args = args.length <= 1_048_576 ? (JSON.parse(args) as unknown) : redactBounded(runtime.redactor, args, 8192);
+    } catch {
+      args = redactBounded(runtime.redactor, args as string, 8192);
+    }
+  }
+  return runtime.redactor.value(args, runtime.getTool(failure.toolName)?.definition.sensitive ?? [], { maxTextBytes: 8192 });
 }

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createMemoryStores, ToolrunError, type RunQueue, type Stores } from '../index.ts';
+import { createMemoryStores, createStoreJournal, ToolrunError, type RunQueue, type Stores } from '../index.ts';
 import type { FailureLog } from '../observability/index.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../stores/sqlite/index.ts';
 import { createPostgresFailureLog, createPostgresPool, createPostgresStores, type PostgresStores } from '../stores/postgres/index.ts';
@@ -431,13 +431,15 @@ export async function resolveStores(location: StoreLocation, context: OpenBacken
       await resolved.stores.close();
       throw error;
     }
-    const stores: Stores = {
+    const parts = {
       ...resolved.stores,
       ...overlay.stores,
       close: async () => {
         await Promise.allSettled([resolved.stores.close(), overlay.close()]);
       },
     };
+    // runs are claimed in the overlay: the journal writes the stores one by one, with its claims
+    const stores: Stores = { ...parts, journal: createStoreJournal(parts) };
     return { ...resolved, stores, label: `${resolved.label} (dead letters, breakers and claims on ${overlay.label})` };
   }
   if (!queueBackend) return resolved;

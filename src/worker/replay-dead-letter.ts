@@ -1,7 +1,7 @@
 import type { DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import type { ResumableEntry } from './dead-letter-entries.ts';
-import { resumableDeadLetterKey } from './handle-message.ts';
+import { resumableDeadLetterKey } from './resumable-dead-letters.ts';
 import { replayToolFailure, type ReplayOptions, type ReplayResult } from './replay-tool-failure.ts';
 
 /** Options of {@link replayDeadLetter}: those of `replayToolFailure`, plus what happens to the entry. */

@@ -1,4 +1,5 @@
-import { runAgent, ledgerKey, type AgentRunHooks, type AgentRunStatus } from '../agent/run-agent.ts';
+import { runAgent, type AgentRunHooks, type AgentRunStatus } from '../agent/run-agent.ts';
+import type { CommittedRun } from '../ground/ports/run-journal.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Stores } from '../ground/ports/stores.ts';
 
@@ -9,7 +10,8 @@ import type { ToolsInput } from '../core/tool-registry.ts';
 import type { ModelFailureEntry, ResumableEntry, ToolFailureEntry } from './dead-letter-entries.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
-import { buildModelFailureEntry, runOptionsOf } from './handle-message.ts';
+import { runOptionsOf } from './handle-message.ts';
+import { buildModelFailureEntry } from './resumable-dead-letters.ts';
 
 import { claimRun, newClaimHolder } from './run-claim.ts';
 import { decodeRunState } from '../agent/run-state.ts';
@@ -95,7 +97,7 @@ export async function replayToolFailure(entry: ResumableEntry, options: ReplayOp
   if (!isReplayable(entry)) return { status: 'invalid_entry', runId: null, modelCalls: 0, text: null };
   const stores = options.stores ?? createMemoryStores();
   const { runtime, breaker } = resolveRuntime(options, stores);
-  const claimed = await claimRun(stores.claims, entry.runId, {
+  const claimed = await claimRun(stores.journal, entry.runId, {
     holder: newClaimHolder('replay'),
     leaseMs: options.claimLeaseMs ?? 300_000,
     clock: runtime.clock,
@@ -103,7 +105,7 @@ export async function replayToolFailure(entry: ResumableEntry, options: ReplayOp
   if (!claimed.ok)
     return { status: 'in_progress', runId: entry.runId, modelCalls: 0, text: null, ...(claimed.holder !== undefined ? { holder: claimed.holder } : {}) };
   try {
-    return await replayClaimed(entry, options, stores, runtime, breaker);
+    return await replayClaimed(entry, { checkpoint: claimed.checkpoint, messages: claimed.messages }, options, stores, runtime, breaker);
   } finally {
     await claimed.claim.release();
   }
@@ -111,19 +113,20 @@ export async function replayToolFailure(entry: ResumableEntry, options: ReplayOp
 
 async function replayClaimed(
   entry: ResumableEntry,
+  committed: CommittedRun,
   options: ReplayOptions,
   stores: Stores,
   runtime: ToolRuntime,
   breaker: SharedBreaker | undefined,
 ): Promise<ReplayResult> {
-  const checkpoint = await stores.runs.get(entry.runId);
+  const { checkpoint } = committed;
   if (checkpoint?.status === 'completed') {
     return { status: 'already_completed', runId: entry.runId, modelCalls: 0, text: decodeRunState(checkpoint.data).text ?? null };
   }
   // The run's own conversation only: an entry edited to name another one (another run's) would
   // have this replay rewrite that conversation.
   if (checkpoint && checkpoint.conversationRef !== entry.conversationRef) return { status: 'invalid_entry', runId: entry.runId, modelCalls: 0, text: null };
-  const stored = (await stores.conversations.get(entry.conversationRef)) as ChatMessage[] | undefined;
+  const stored = committed.messages as ChatMessage[] | undefined;
   if (!stored || !checkpoint) return { status: 'expired', runId: entry.runId, modelCalls: 0, text: null };
 
   // Forget the failed outcomes of the failed step so those calls run again; keep the successful ones.
@@ -131,24 +134,31 @@ async function replayClaimed(
   // the calls of the failed step without an outcome now (failed ones forgotten, refused ones never
   // made): the replay runs them, and the run's answer may come without them
   const rerun = new Set<string>();
-  if (decodeRunState(checkpoint.data).pendingStep) {
+  const pending = decodeRunState(checkpoint.data).pendingStep;
+  if (pending) {
     const lastAssistant = messages.map((message) => message.role).lastIndexOf('assistant');
     const calls = messages[lastAssistant]?.toolCalls ?? [];
     const retry = new Set<string>();
     for (const [callIndex, call] of calls.entries()) {
-      const key = ledgerKey(entry.runId, checkpoint.stepIndex, callIndex);
-      const recorded = (await stores.ledger.get(key)) as { status?: string } | undefined;
+      const recorded = (await stores.journal.recorded(entry.runId, checkpoint.stepIndex, callIndex)) as { status?: string } | undefined;
       if (recorded?.status === 'failed') {
-        await stores.ledger.delete(key);
+        await stores.journal.forget(entry.runId, checkpoint.stepIndex, callIndex);
         retry.add(call.id);
       }
     }
     messages = messages.filter((message, index) => !(index > lastAssistant && message.role === 'tool' && retry.has(message.toolCallId ?? '')));
     const answered = new Set(messages.slice(lastAssistant + 1).flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : [])));
     for (const call of calls) if (!answered.has(call.id)) rerun.add(call.id);
-    await stores.conversations.put(entry.conversationRef, messages);
   }
-  await stores.runs.put({ ...checkpoint, status: 'running', updatedAt: new Date(runtime.clock.now()).toISOString() });
+  // the run running again, with the failed outcomes' tool messages taken out (the whole conversation written again)
+  const running = { ...checkpoint, status: 'running' as const, updatedAt: new Date(runtime.clock.now()).toISOString() };
+  await stores.journal.commit({
+    conversationRef: checkpoint.conversationRef,
+    messages,
+    storedCount: pending ? 0 : messages.length,
+    checkpoint: running,
+    calls: [],
+  });
 
   const run = await runAgent({
     model: options.model,
@@ -157,7 +167,7 @@ async function replayClaimed(
     runId: entry.runId,
     resetBudgets: true,
     ...runOptionsOf(options, breaker),
-    persistence: { conversations: stores.conversations, runs: stores.runs, ledger: stores.ledger, messageId: checkpoint.messageId },
+    persistence: { journal: stores.journal, messageId: checkpoint.messageId, opened: { checkpoint: running, messages } },
   });
   const result: ReplayResult = { status: run.status, runId: run.runId, modelCalls: run.modelCalls, text: run.text };
   const failedAgain = run.status === 'completed' ? callsFailedAgain(run.messages.slice(messages.length), rerun) : [];

@@ -1,11 +1,8 @@
 import type { Clock } from '../ground/ports/clock.ts';
-import type { ClaimStore, RunCheckpoint, RunStore } from '../ground/ports/stores.ts';
+import type { CommittedRun, RunJournal } from '../ground/ports/run-journal.ts';
 import { repeatEvery } from './repeat-every.ts';
 
-/** The claim key of a run: `run:<runId>`. Whoever works on a run (a worker, a replay, a drain) holds it. */
-export function runClaimKey(runId: string): string {
-  return `run:${runId}`;
-}
+export { runClaimKey } from '../ground/ports/run-journal.ts';
 
 /** A new claim holder id: unique per handling, so a stale holder can never release a newer claim. */
 export function newClaimHolder(label: string): string {
@@ -19,55 +16,31 @@ export interface HeldClaim {
   readonly lost: boolean;
   /** Stops renewing and ends the claim; never rejects. */
   release(): Promise<void>;
-  /** Stops renewing, leaving the store alone: the claim was ended elsewhere (a run's last commit released it). Never rejects. */
+  /** Stops renewing, leaving the store alone: the claim was ended elsewhere (the run's last commit ended it). Never rejects. */
   forget(): Promise<void>;
 }
 
-/**
- * The outcome of {@link claimRun}: the claim, or who holds it. With `readCheckpoint`, `checkpoint`
- * is the run's checkpoint read with the claim in one round trip (`null`: the run has none), or
- * `undefined` when the stores could not combine the two (the caller reads it).
- */
-export type ClaimResult = { ok: true; claim: HeldClaim; checkpoint?: RunCheckpoint | null } | { ok: false; holder: string | undefined };
+/** The outcome of {@link claimRun}: the claim with what was committed of the run, or who holds it. */
+export type ClaimResult = ({ ok: true; claim: HeldClaim } & CommittedRun) | { ok: false; holder: string | undefined };
 
 /**
- * Claims `run:<runId>` for `leaseMs`, renewing it every `leaseMs / 3` on `clock` while the work runs
- * (and while `holdWhile`, when given, returns true).
- * Without a claim store (a custom `Stores` bundle that has none) the claim is granted at once and
- * holds nothing: runs are then only protected by the queue's lease and the idempotency ledger.
+ * Opens `runId` in `journal` under a claim of `holder` for `leaseMs`, renewing it every `leaseMs / 3`
+ * on `clock` while the work runs (and while `holdWhile`, when given, returns true).
  */
 export async function claimRun(
-  claims: ClaimStore | undefined,
+  journal: RunJournal,
   runId: string,
-  options: {
-    holder: string;
-    leaseMs: number;
-    clock: Clock;
-    onLost?: () => void;
-    holdWhile?: (() => boolean) | undefined;
-    /** The run store whose checkpoint of the run to read with the claim, in one round trip where the stores can. */
-    readCheckpoint?: RunStore;
-  },
+  options: { holder: string; leaseMs: number; clock: Clock; onLost?: () => void; holdWhile?: (() => boolean) | undefined },
 ): Promise<ClaimResult> {
   const { holder, leaseMs, clock } = options;
-  if (!claims) return { ok: true, claim: { holder, lost: false, release: async () => undefined, forget: async () => undefined } };
-  const key = runClaimKey(runId);
-  const combined =
-    options.readCheckpoint !== undefined && claims.acquireWithCheckpoint !== undefined
-      ? await claims.acquireWithCheckpoint(key, holder, leaseMs, options.readCheckpoint, runId)
-      : undefined;
-  const acquired = combined !== undefined ? combined.acquired : await claims.acquire(key, holder, leaseMs);
-  if (!acquired) {
-    const current = await claims.get(key).catch(() => undefined);
-    return { ok: false, holder: current?.holder };
-  }
-  const checkpoint = combined?.acquired === true ? (combined.checkpoint ?? null) : undefined;
+  const opened = await journal.open(runId, { holder, leaseMs });
+  if (!opened.claimed) return { ok: false, holder: opened.holder };
   let lost = false;
   const renewing = repeatEvery(clock, leaseMs / 3, async () => {
     // the consumer is going away (its queue lease is given up): let the claim lapse with it
     if (options.holdWhile && !options.holdWhile()) return false;
     try {
-      if (await claims.renew(key, holder, leaseMs)) return true;
+      if (await journal.renew(runId, holder, leaseMs)) return true;
     } catch {
       return true; // tried again at the next interval: two more tries fit in the lease
     }
@@ -77,7 +50,8 @@ export async function claimRun(
   });
   return {
     ok: true,
-    ...(checkpoint !== undefined ? { checkpoint } : {}),
+    checkpoint: opened.checkpoint,
+    messages: opened.messages,
     claim: {
       holder,
       get lost() {
@@ -85,7 +59,7 @@ export async function claimRun(
       },
       release: async () => {
         await renewing.stop();
-        if (!lost) await claims.release(key, holder).catch(() => undefined);
+        if (!lost) await journal.release(runId, holder).catch(() => undefined);
       },
       forget: async () => {
         await renewing.stop();

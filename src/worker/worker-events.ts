@@ -1,3 +1,5 @@
+import type { MessageFailureEntry, ResumableEntry } from './dead-letter-entries.ts';
+
 /**
  * Events the worker raises for operators (noun-then-verb names). Alerts are `breaker-open`
  * (once per opening of a shared breaker, not once per run) and `dead-letter-full`.
@@ -34,3 +36,31 @@ export type WorkerEvent =
   /** A DLQ reached its bound of entries (`size ≥ maxEntries`) or of bytes (`bytes ≥ maxBytes`): the worker takes no new message until it is drained. */
   | { type: 'dead-letter-full'; queue: 'message' | 'tool'; size: number; maxEntries: number; bytes?: number; maxBytes?: number; at: number }
   | { type: 'dead-letter-below-bound'; queue: 'message' | 'tool'; size: number; at: number };
+
+/** The `dead-letter-add` event of a message-DLQ entry (`messageId`: the message's own id, when it has one). */
+export function messageDeadLetterAdded(entry: MessageFailureEntry, messageId: string | undefined, at: number): WorkerEvent {
+  return {
+    type: 'dead-letter-add',
+    queue: 'message',
+    kind: 'message',
+    reason: entry.reason.code,
+    lastError: entry.reason.detail,
+    ...(messageId !== undefined ? { messageId } : {}),
+    at,
+  };
+}
+
+/** The `dead-letter-add` event of a resumable tool-DLQ entry (`tool`, `model` or `run`) of the run of message `messageId`. */
+export function resumableDeadLetterAdded(entry: ResumableEntry, messageId: string | undefined, at: number): WorkerEvent {
+  return {
+    type: 'dead-letter-add',
+    queue: 'tool',
+    kind: entry.kind,
+    reason: entry.reason,
+    lastError: entry.lastError.message,
+    ...(entry.kind === 'tool' ? { toolName: entry.toolName } : entry.kind === 'model' ? { modelName: entry.modelName } : {}),
+    runId: entry.runId,
+    ...(messageId !== undefined ? { messageId } : {}),
+    at,
+  };
+}

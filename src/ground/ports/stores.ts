@@ -5,9 +5,9 @@
  * JSON-serialisable.
  */
 import type { MessageFailureEntry, ResumableEntry } from '../dead-letter-entries.ts';
+import type { JsonValue, RunCheckpoint, RunJournal } from './run-journal.ts';
 
-/** A JSON value as stored. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type { JsonValue, RunCheckpoint } from './run-journal.ts';
 
 /**
  * Conversations of runs, addressed by a `conv_…` reference, with a time to live.
@@ -19,80 +19,6 @@ export interface ConversationStore {
   /** The messages, or `undefined` when the conversation never existed or its TTL has passed. */
   get(conversationRef: string): Promise<unknown[] | undefined>;
   delete(conversationRef: string): Promise<void>;
-  /**
-   * Commits one step of a run at once: the conversation's new messages, the run's checkpoint and
-   * the idempotency-ledger rows of the step's tool calls, as a single atomic write (one
-   * transaction on SQLite), so a process killed at any point leaves either the whole step or
-   * none of it. Optional: a store without it is written one port at a time (`ledger.putIfAbsent`
-   * for each row, then `put`, then `runs.put`), which the agent loop does when this is absent or
-   * returns `false`.
-   *
-   * - The conversation becomes `step.messages`. When the store holds exactly
-   *   `step.storedCount` messages for the reference (unexpired), only `messages.slice(storedCount)`
-   *   is written (append-only: bytes written per step do not grow with the conversation);
-   *   otherwise (missing, expired, another length, `storedCount` beyond `messages.length`) the
-   *   whole array replaces it, as `put` does. Either way its TTL restarts.
-   * - `runs.get(step.checkpoint.runId)` then returns the checkpoint, as after `runs.put`.
-   * - Each ledger row is recorded unless its key already has a value, as `putIfAbsent` does (the
-   *   first value stays).
-   * - With `step.releaseClaim`, the claim is released in the same commit, as `claims.release`
-   *   would (deleted when `holder` holds it; nothing when it does not).
-   *
-   * `stores` are the stores the caller would otherwise write one by one. Returns `true` once
-   * committed; `false`, writing nothing, when they are not this store's own bundle or a write
-   * method of theirs (`put`, `runs.put`, `ledger.putIfAbsent`) was replaced since they were made
-   * (a wrapper that intercepts writes must see every write), or when `step.releaseClaim` is set and
-   * `stores.claims` is not this bundle's claim store or its `release` was replaced (the caller then
-   * commits without it and releases the claim itself). Rejects with the backend's error,
-   * having written nothing, when the store cannot be written; with a `TypeError` for a value
-   * `JSON.stringify` cannot serialise.
-   */
-  commitStep?(step: StepCommit, stores: StepCommitStores): Promise<boolean>;
-}
-
-/** One step of a run as {@link ConversationStore.commitStep} writes it. */
-export interface StepCommit {
-  conversationRef: string;
-  /** The whole conversation after the step. */
-  messages: readonly unknown[];
-  /**
-   * How many of `messages` the store already holds (what `get` returned when the run resumed, or
-   * the length at the previous commit; `0` for a new conversation).
-   */
-  storedCount: number;
-  /** The run's checkpoint after the step. */
-  checkpoint: RunCheckpoint;
-  /** Ledger rows (`key` as the ledger keys them) recorded unless present. */
-  ledger: readonly { key: string; value: JsonValue }[];
-  /** A claim to release with the step (a run's last commit ends its claim): see `commitStep`. */
-  releaseClaim?: { key: string; holder: string };
-}
-
-/** The stores a {@link ConversationStore.commitStep} stands in for. */
-export interface StepCommitStores {
-  conversations: ConversationStore;
-  runs: RunStore;
-  ledger: IdempotencyLedger;
-  /** The claim store of `StepCommit.releaseClaim`. */
-  claims?: ClaimStore;
-}
-
-/** Where a run stands, saved after every step so a redelivered message resumes from it. */
-export interface RunCheckpoint {
-  runId: string;
-  /** The queue message that started the run (`''` when the run did not come from a queue). */
-  messageId: string;
-  status: 'running' | 'completed' | 'tool_failed' | 'max_steps' | 'deadline_exceeded' | 'model_failed' | 'cancelled';
-  /** Index of the next step to run (0-based; a step = one model turn and its tool calls). */
-  stepIndex: number;
-  conversationRef: string;
-  tokensSpent: { input: number; output: number };
-  /** In-band attempts spent per tool in this run (for `toolRetryBudget`). */
-  toolAttempts: Record<string, number>;
-  /** Arbitrary JSON the loop keeps with the run (final text, failure details...). */
-  data?: { [key: string]: JsonValue };
-  /** ISO-8601. */
-  updatedAt: string;
 }
 
 /** Run checkpoints by run id. */
@@ -443,17 +369,6 @@ export interface ClaimStore {
    */
   acquire(key: string, holder: string, leaseMs: number): Promise<boolean>;
   /**
-   * `acquire`, then — only when the claim was taken — `runs.get(runId)`, in one round trip (one
-   * statement on PostgreSQL, one transaction on SQLite): the claim of a run and its checkpoint,
-   * read after the claim was taken, so it holds whatever the claim's previous holder committed.
-   * Optional. Resolves `undefined`, doing nothing, when `runs` is not the run store of this claim
-   * store's own bundle, or its `get` was replaced since it was made (a wrapper must see every
-   * read): the caller then calls `acquire` and `runs.get`.
-   *
-   * @throws ToolrunError `INVALID_OPTIONS` like {@link ClaimStore.acquire}.
-   */
-  acquireWithCheckpoint?(key: string, holder: string, leaseMs: number, runs: RunStore, runId: string): Promise<ClaimWithCheckpoint | undefined>;
-  /**
    * Moves the end of `holder`'s claim to now + `leaseMs` (from now, not from the old end). `false`,
    * changing nothing, when `holder` does not hold it anymore: released, taken by another holder, or
    * ended (`now >= leaseUntil`) even if nobody took it since (call `acquire` to take it again).
@@ -470,9 +385,6 @@ export interface ClaimStore {
   get(key: string): Promise<ClaimInfo | undefined>;
 }
 
-/** What {@link ClaimStore.acquireWithCheckpoint} found: the claim refused, or taken with the run's checkpoint (`undefined`: the run has none). */
-export type ClaimWithCheckpoint = { acquired: false } | { acquired: true; checkpoint: RunCheckpoint | undefined };
-
 /** The bundle of stores a worker, `handleMessage` and `replayToolFailure` share. */
 export interface Stores {
   conversations: ConversationStore;
@@ -486,6 +398,14 @@ export interface Stores {
   queue: RunQueue;
   /** Claims on runs and DLQ entries, so two drains, replays or workers never work on one run at once. */
   claims: ClaimStore;
+  /**
+   * A run's durable state as one thing (its claim, checkpoint, conversation and recorded call
+   * outcomes, over `conversations`, `runs`, `ledger` and `claims`): what the agent loop, the worker,
+   * a replay and a drain read and write runs through. A bundle made from another with one of those
+   * four stores replaced gives a journal over its own (`createStoreJournal(bundle)`), or the old
+   * journal keeps writing the stores it was made with.
+   */
+  journal: RunJournal;
   /** Releases connections and file handles. */
   close(): Promise<void>;
 }

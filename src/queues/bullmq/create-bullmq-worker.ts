@@ -13,13 +13,9 @@ function describeError(error: unknown): string {
     return 'an unreadable error';
   }
 }
-import {
-  deadLetterPoisonMessage,
-  handleMessage,
-  recordDeliveryError,
-  type HandleMessageOptions,
-  type HandleMessageResult,
-} from '../../worker/handle-message.ts';
+import { handleMessage, type HandleMessageOptions, type HandleMessageResult } from '../../worker/handle-message.ts';
+import { deadLetterPoisonMessage } from '../../worker/poison-message.ts';
+import { recordDeliveryError } from '../../worker/delivery-errors.ts';
 import { resolveRuntime } from '../../worker/resolve-runtime.ts';
 import { isTransientStoreError } from '../../core/store-errors.ts';
 import { checkpointRetryOf } from '../../agent/run-agent.ts';

@@ -114,7 +114,7 @@ describe('memory stores: values that cannot be stored', () => {
       updatedAt: '2026-01-01T00:00:00.000Z',
     }) as RunCheckpoint;
 
-  it('are rejected with DataCloneError by every write, and commitStep then writes nothing', async () => {
+  it('are rejected with DataCloneError by every write, and a journal commit then leaves the checkpoint where it was', async () => {
     const stores = createMemoryStores({ clock: createFakeClock() });
     const dataCloneError = expect.objectContaining({ name: 'DataCloneError' });
     await expect(stores.conversations.put('conv_a', [{ fn: () => 1 }])).rejects.toThrow(dataCloneError);
@@ -126,42 +126,51 @@ describe('memory stores: values that cannot be stored', () => {
     expect(await stores.ledger.get('k')).toBeUndefined();
     expect(await stores.breakers.get('b')).toBeUndefined();
 
-    const step = { conversationRef: 'conv_a', messages: [{ n: 1 }], storedCount: 0, checkpoint: checkpoint({}), ledger: [{ key: 'run_a:0:0', value: 1 }] };
+    const step = {
+      conversationRef: 'conv_a',
+      messages: [{ n: 1 }],
+      storedCount: 0,
+      checkpoint: checkpoint({}),
+      calls: [{ stepIndex: 0, callIndex: 0, outcome: 1 }],
+    };
     for (const bad of [
       { ...step, messages: [{ n: 1 }, { fn: () => 1 }] },
       { ...step, checkpoint: checkpoint({ fn: () => 1 }) },
-      {
-        ...step,
-        ledger: [
-          { key: 'run_a:0:0', value: 1 },
-          { key: 'run_a:0:1', value: { s: Symbol('s') } as never },
-        ],
-      },
+      { ...step, calls: [...step.calls, { stepIndex: 0, callIndex: 1, outcome: { s: Symbol('s') } as never }] },
     ]) {
-      await expect(stores.conversations.commitStep!(bad, stores)).rejects.toThrow(dataCloneError);
+      // the memory journal writes store by store (nothing survives a crash of the process anyway):
+      // what it could write stays, the checkpoint, written last, never moves past what was written
+      await expect(stores.journal.commit(bad)).rejects.toThrow(dataCloneError);
+      expect(await stores.runs.get('run_a')).toBeUndefined();
     }
-    expect(await stores.conversations.get('conv_a')).toBeUndefined();
-    expect(await stores.runs.get('run_a')).toBeUndefined();
-    expect(await stores.ledger.get('run_a:0:0')).toBeUndefined();
-    expect(await stores.conversations.commitStep!(step, stores)).toBe(true);
+    expect(await stores.ledger.get('run_a:0:1')).toBeUndefined();
+    await stores.journal.commit(step);
     expect(await stores.ledger.get('run_a:0:0')).toBe(1);
+    expect(await stores.conversations.get('conv_a')).toEqual([{ n: 1 }]);
+    expect((await stores.runs.get('run_a'))?.stepIndex).toBe(0);
   });
 
-  it('commitStep keeps stored state apart from the values it was given and the ones read back', async () => {
+  it('a journal commit keeps stored state apart from the values it was given and the ones read back', async () => {
     const stores = createMemoryStores({ clock: createFakeClock() });
     const messages = [{ role: 'user', content: { text: 'hi' } }];
     const value = { status: 'ok', items: [1] };
     const given = checkpoint({ nested: { n: 1 } });
-    await stores.conversations.commitStep!({ conversationRef: 'conv_a', messages, storedCount: 0, checkpoint: given, ledger: [{ key: 'k', value }] }, stores);
+    await stores.journal.commit({
+      conversationRef: 'conv_a',
+      messages,
+      storedCount: 0,
+      checkpoint: given,
+      calls: [{ stepIndex: 0, callIndex: 0, outcome: value }],
+    });
     messages[0]!.content.text = 'changed';
     value.items.push(2);
     (given.data!.nested as { n: number }).n = 2;
     const read = await stores.runs.get('run_a');
     (read!.data!.nested as { n: number }).n = 3;
-    const outcome = (await stores.ledger.get('k')) as { items: number[] };
+    const outcome = (await stores.ledger.get('run_a:0:0')) as { items: number[] };
     outcome.items.push(3);
     expect(await stores.conversations.get('conv_a')).toEqual([{ role: 'user', content: { text: 'hi' } }]);
     expect((await stores.runs.get('run_a'))!.data).toEqual({ nested: { n: 1 } });
-    expect(await stores.ledger.get('k')).toEqual({ status: 'ok', items: [1] });
+    expect(await stores.ledger.get('run_a:0:0')).toEqual({ status: 'ok', items: [1] });
   });
 });

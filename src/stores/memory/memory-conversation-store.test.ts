@@ -2,9 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RunCheckpoint } from '../../ground/ports/stores.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
-import { createMemoryConversationStore } from './memory-conversation-store.ts';
-import { createMemoryIdempotencyLedger } from './memory-idempotency-ledger.ts';
-import { createMemoryRunStore } from './memory-run-store.ts';
 import { createMemoryStores } from './memory-stores.ts';
 
 const TTL_MS = 100;
@@ -58,9 +55,7 @@ describe('memory conversation store', () => {
             const messages = [...held, ...Array.from({ length: op.add }, () => ({ n: (written += 1) }))];
             // storedCount right (append) or wrong (the whole array replaces it): the result is the same
             const storedCount = op.storedCount % 2 === 0 ? held.length : op.storedCount;
-            expect(
-              await stores.conversations.commitStep!({ conversationRef: ref, messages, storedCount, checkpoint: checkpoint(ref), ledger: [] }, stores),
-            ).toBe(true);
+            await stores.journal.commit({ conversationRef: ref, messages, storedCount, checkpoint: checkpoint(ref), calls: [] });
             model.set(ref, { messages, expiresAtMs: clock.now() + TTL_MS });
           } else if (op.kind === 'delete') {
             await stores.conversations.delete(ref);
@@ -105,32 +100,5 @@ describe('memory conversation store', () => {
     expect(alive).toBeGreaterThan(500);
     await clock.advance(1_000);
     expect(await stores.conversations.get('conv_kept')).toBeUndefined();
-  });
-
-  it('commitStep writes through the putIfAbsent and put of steps that are not memory stores', async () => {
-    const clock = createFakeClock();
-    const innerRuns = createMemoryRunStore();
-    const innerLedger = createMemoryIdempotencyLedger();
-    const calls: string[] = [];
-    const runs = { get: innerRuns.get, put: (value: RunCheckpoint) => (calls.push('runs.put'), innerRuns.put(value)) };
-    const ledger = {
-      ...innerLedger,
-      putIfAbsent: (key: string, value: never) => (calls.push(`ledger.putIfAbsent ${key}`), innerLedger.putIfAbsent(key, value)),
-    };
-    const conversations = createMemoryConversationStore({ clock, ttlMs: TTL_MS, steps: { runs, ledger } });
-    const outcome = { status: 'ok' };
-    const step = {
-      conversationRef: 'conv_a',
-      messages: [{ n: 1 }],
-      storedCount: 0,
-      checkpoint: checkpoint('conv_a'),
-      ledger: [{ key: 'run_a:0:0', value: outcome }],
-    };
-    expect(await conversations.commitStep!(step, { conversations, runs, ledger })).toBe(true);
-    outcome.status = 'changed';
-    expect(calls).toEqual(['ledger.putIfAbsent run_a:0:0', 'runs.put']);
-    expect(await conversations.get('conv_a')).toEqual([{ n: 1 }]);
-    expect(await innerRuns.get('run_a')).toEqual(checkpoint('conv_a'));
-    expect(await innerLedger.get('run_a:0:0')).toEqual({ status: 'ok' });
   });
 });

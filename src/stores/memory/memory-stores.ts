@@ -2,6 +2,7 @@ import type { MessageFailureEntry, ResumableEntry } from '../../ground/dead-lett
 import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 import type { Stores } from '../../ground/ports/stores.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
+import { createStoreJournal } from '../store-journal.ts';
 import { createMemoryBreakerStateStore } from './memory-breaker-state-store.ts';
 import { createMemoryClaimStore } from './memory-claim-store.ts';
 import { createMemoryConversationStore } from './memory-conversation-store.ts';
@@ -28,17 +29,16 @@ export interface MemoryStoresOptions {
  * are): one that is not (a function, a symbol…) is rejected with `structuredClone`'s
  * `DataCloneError`, storing nothing. Every operation is atomic within the process.
  * The run queue lives here too (not under `src/queues/`) because the `Stores` port bundles it.
- * `close()` is a no-op kept for symmetry with durable backends.
+ * Its `journal` is {@link createStoreJournal}'s, over these stores (a step is written store by
+ * store: nothing survives a crash anyway). `close()` is a no-op kept for symmetry with durable backends.
  */
 export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
   const clock = options.clock ?? systemClock;
   const ttlMs = options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS;
-  const runs = createMemoryRunStore();
-  const ledger = createMemoryIdempotencyLedger();
-  return {
-    conversations: createMemoryConversationStore({ clock, ttlMs, steps: { runs, ledger } }),
-    runs,
-    ledger,
+  const stores: Omit<Stores, 'journal'> = {
+    conversations: createMemoryConversationStore({ clock, ttlMs }),
+    runs: createMemoryRunStore(),
+    ledger: createMemoryIdempotencyLedger(),
     breakers: createMemoryBreakerStateStore(),
     messageDlq: createMemoryDeadLetterQueue<MessageFailureEntry>({ clock }),
     toolDlq: createMemoryDeadLetterQueue<ResumableEntry>({ clock }),
@@ -46,4 +46,5 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
     claims: createMemoryClaimStore({ clock }),
     close: async () => {},
   };
+  return Object.assign(stores, { journal: createStoreJournal(stores) });
 }

@@ -1,9 +1,7 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { ClaimStore, ClaimWithCheckpoint, RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
+import type { ClaimStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
-import { fromJsonText } from '../json-text.ts';
-import { breakerFingerprintSql, type BreakerFingerprintTracker } from './postgres-breaker-fingerprint.ts';
 import { epochMs, prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
 /** Ended claims deleted by one sweeping `acquire`, at most. */
@@ -36,17 +34,10 @@ const SWEEP_INTERVAL_MS = 1_000;
  * claim is durable before its holder acts on it. Give the store a pool: on a connection inside an
  * open transaction, `release` would make that whole transaction commit asynchronously.
  *
- * Given the bundle's run store (`runs`), `acquireWithCheckpoint` is one call of the
- * `claim_run` function: the same sweep and upsert, then the run's checkpoint read by a statement of
- * its own (a snapshot taken after the claim), in one round trip and one synchronous commit.
- *
- * @throws ToolrunError `INVALID_OPTIONS` from `acquire`, `acquireWithCheckpoint` and `renew` for a
+ * @throws ToolrunError `INVALID_OPTIONS` from `acquire` and `renew` for a
  * `leaseMs` that is not a positive, finite number up to 2^31 − 1.
  */
-export function createPostgresClaimStore(
-  pool: PostgresQueryable,
-  options: { schema: string; clock: Clock; runs?: RunStore; breakerFingerprints?: BreakerFingerprintTracker },
-): ClaimStore {
+export function createPostgresClaimStore(pool: PostgresQueryable, options: { schema: string; clock: Clock }): ClaimStore {
   const { clock } = options;
   const table = `${options.schema}.claims`;
   const upsert = `
@@ -71,19 +62,12 @@ export function createPostgresClaimStore(
      RETURNING lease_until_ms::text AS lease_until_ms`,
   );
   const getStatement = prepareStatement(`SELECT holder, lease_until_ms::text AS lease_until_ms FROM ${table} WHERE key = $1 AND lease_until_ms > $2`);
-  const fingerprints = options.breakerFingerprints;
-  const claimRunText = (columns: string) => `SELECT acquired, checkpoint${columns} FROM ${options.schema}.claim_run($1, $2, $3, $4, $5, $6)`;
-  const claimRunStatement = prepareStatement(claimRunText(''));
-  // with the breakers' fingerprint at the statement's snapshot, for the breaker store
-  const claimRunReadingStatement = prepareStatement(claimRunText(`, ${breakerFingerprintSql(`${options.schema}.breakers`)} AS fingerprint`));
   /** Whether this acquisition sweeps (and notes that it did). */
   const sweepsNow = (nowMs: number): boolean => {
     if (nowMs - sweptAtMs < SWEEP_INTERVAL_MS) return false;
     sweptAtMs = nowMs;
     return true;
   };
-  const ownRuns = options.runs;
-  const ownGet = ownRuns?.get;
   return {
     async acquire(key, holder, leaseMs) {
       const lease = claimLeaseMs(leaseMs, 'acquire');
@@ -92,24 +76,6 @@ export function createPostgresClaimStore(
       const { rows } = await pool.query({ ...statement, values: [toStoredText(key), toStoredText(holder), nowMs + lease, nowMs] });
       return rows.length === 1;
     },
-    ...(ownRuns !== undefined
-      ? {
-          async acquireWithCheckpoint(key: string, holder: string, leaseMs: number, runs: RunStore, runId: string): Promise<ClaimWithCheckpoint | undefined> {
-            const lease = claimLeaseMs(leaseMs, 'acquire');
-            if (runs !== ownRuns || runs.get !== ownGet) return undefined;
-            const nowMs = epochMs(clock.now());
-            const ticket = fingerprints?.wanted(clock.now()) === true ? fingerprints.send(clock.now()) : undefined;
-            const { rows } = await pool.query<{ acquired: boolean; checkpoint: string | null; fingerprint?: string }>({
-              ...(ticket !== undefined ? claimRunReadingStatement : claimRunStatement),
-              values: [toStoredText(key), toStoredText(holder), nowMs + lease, nowMs, sweepsNow(nowMs), toStoredText(runId)],
-            });
-            const row = rows[0];
-            if (ticket !== undefined) fingerprints?.observe(row?.fingerprint, ticket);
-            if (row?.acquired !== true) return { acquired: false };
-            return { acquired: true, checkpoint: row.checkpoint === null ? undefined : fromJsonText<RunCheckpoint>(row.checkpoint) };
-          },
-        }
-      : {}),
     async renew(key, holder, leaseMs) {
       const lease = claimLeaseMs(leaseMs, 'renew');
       const nowMs = epochMs(clock.now());

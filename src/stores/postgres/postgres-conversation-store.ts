@@ -1,10 +1,8 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { ClaimStore, ConversationStore, IdempotencyLedger, RunStore, StepCommit, StepCommitStores } from '../../ground/ports/stores.ts';
+import type { ConversationStore } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
-import { breakerFingerprintSql, type BreakerFingerprintTracker } from './postgres-breaker-fingerprint.ts';
 import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
-import { toPostgresCheckpointRow } from './postgres-run-store.ts';
 
 /** When and how much {@link createPostgresConversationStore} sweeps expired conversations. */
 export interface PostgresConversationSweep {
@@ -26,17 +24,19 @@ export interface PostgresConversationStoreOptions {
   ttlMs: number;
   /** @defaultValue {@link DEFAULT_POSTGRES_CONVERSATION_SWEEP} */
   sweep?: PostgresConversationSweep;
-  /**
-   * The run store and ledger of the same schema, for `commitStep` (one statement, so one
-   * transaction, for the step's messages, checkpoint and ledger rows), and its claim store, for a
-   * commit that releases a claim too (`StepCommit.releaseClaim`). Without them the store has no
-   * `commitStep`.
-   */
-  steps?: { runs: RunStore; ledger: IdempotencyLedger; claims?: ClaimStore };
   /** Told of each background sweep as it starts (its promise never rejects), so the pool's owner can wait for it before ending the pool. */
   onBackground?: (work: Promise<void>) => void;
-  /** Told of the breakers' fingerprint each step commit reads (in the same statement), for the breaker store of the same schema. */
-  breakerFingerprints?: BreakerFingerprintTracker;
+}
+
+/** The conversation store of a schema, with what the schema's run journal needs to write a step of it. */
+export interface PostgresConversations {
+  store: ConversationStore;
+  /** The epoch ms at which a conversation written at `nowMs` expires. */
+  expiryOf(nowMs: number): number;
+  /** How far an appending write lets the `conversations` row's expiry lag, in ms. */
+  refreshLagMs: number;
+  /** Housekeeping after a committed write (starts a background sweep when one is due). */
+  afterWrite(nowMs: number): void;
 }
 
 interface ChunkRow {
@@ -48,11 +48,9 @@ interface ChunkRow {
  * A {@link ConversationStore} on `<schema>.conversation_messages (ref, start_index, end_index,
  * expires_at_ms, messages)`: append-only chunks, each the JSON array of the messages from
  * `start_index` to `end_index`, with the conversation's expiry as of that write (the last chunk's
- * is the conversation's). `put` replaces the chunks with one at 0; `commitStep` appends one chunk
- * holding only the step's new messages and writes the ledger rows and the checkpoint in the same
- * statement (`commit_step`, a function of the schema: one round trip, one transaction), so a step
- * writes one chunk row whatever the conversation's length, and a connection lost or a process
- * killed at any point leaves the whole step or none of it. `get` reads the chunks in one
+ * is the conversation's). `put` replaces the chunks with one at 0; a step of the schema's run
+ * journal appends one chunk holding only the step's new messages (`commit_step`), so a step writes
+ * one chunk row whatever the conversation's length. `get` reads the chunks in one
  * statement (one snapshot).
  *
  * `<schema>.conversations (ref, expires_at_ms)` keeps one row per conversation, locked by every
@@ -70,7 +68,7 @@ interface ChunkRow {
  * was written since only has its expiry moved. A sweep that fails is dropped (the next one tries
  * again); it never fails a write.
  */
-export function createPostgresConversationStore(pool: PostgresQueryable, options: PostgresConversationStoreOptions): ConversationStore {
+export function createPostgresConversations(pool: PostgresQueryable, options: PostgresConversationStoreOptions): PostgresConversations {
   const { schema, clock, ttlMs } = options;
   const sweepOptions = options.sweep ?? DEFAULT_POSTGRES_CONVERSATION_SWEEP;
   const batchSize = Math.max(1, Math.trunc(sweepOptions.batchSize));
@@ -124,70 +122,5 @@ export function createPostgresConversationStore(pool: PostgresQueryable, options
     },
   };
 
-  if (options.steps !== undefined) {
-    const { runs, ledger, claims } = options.steps;
-    const ownPut = store.put;
-    const ownRunsPut = runs.put;
-    const ownLedgerPut = ledger.putIfAbsent;
-    const ownRelease = claims?.release;
-    const fingerprints = options.breakerFingerprints;
-    // the breakers' fingerprint at the statement's snapshot, for the breaker store
-    const fingerprintColumn = `, ${breakerFingerprintSql(`${schema}.breakers`)} AS fingerprint`;
-    const commitText = (columns: string) =>
-      `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15) AS committed${columns}`;
-    // a run's last step, which ends its claim too (schema version 10)
-    const commitReleasingText = (columns: string) =>
-      `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15, $16, $17) AS committed${columns}`;
-    const commit = prepareStatement(commitText(''));
-    const commitReleasing = prepareStatement(commitReleasingText(''));
-    // the same, with the breakers' fingerprint at the statement's snapshot, for the breaker store
-    const commitReading = prepareStatement(commitText(fingerprintColumn));
-    const commitReleasingReading = prepareStatement(commitReleasingText(fingerprintColumn));
-    store.commitStep = async (step: StepCommit, stores: StepCommitStores) => {
-      const own =
-        stores.conversations === store &&
-        store.put === ownPut &&
-        stores.runs === runs &&
-        runs.put === ownRunsPut &&
-        stores.ledger === ledger &&
-        ledger.putIfAbsent === ownLedgerPut;
-      if (!own) return false;
-      const release = step.releaseClaim;
-      if (release !== undefined && (claims === undefined || stores.claims !== claims || claims.release !== ownRelease)) return false;
-      const claim = release !== undefined ? [toStoredText(release.key), toStoredText(release.holder)] : [];
-      const ticket = fingerprints?.wanted(clock.now()) === true ? fingerprints.send(clock.now()) : undefined;
-      const statement =
-        release !== undefined ? (ticket !== undefined ? commitReleasingReading : commitReleasing) : ticket !== undefined ? commitReading : commit;
-      const { storedCount, messages } = step;
-      // storedCount 0 is a replacement too (what is appended is the whole conversation)
-      const appendable = Number.isInteger(storedCount) && storedCount > 0 && storedCount <= messages.length;
-      const ref = toStoredText(step.conversationRef);
-      const text = toJsonText(appendable ? messages.slice(storedCount) : messages);
-      const ledgerKeys = step.ledger.map((row) => toStoredText(row.key));
-      const ledgerValues = step.ledger.map((row) => toJsonText(row.value));
-      const checkpointRow = toPostgresCheckpointRow(step.checkpoint);
-      const nowMs = clock.now();
-      const values = (whole: boolean, messagesText: string) => [
-        ref,
-        whole ? 0 : storedCount,
-        messages.length,
-        messagesText,
-        whole,
-        Math.floor(nowMs),
-        expiryOf(nowMs),
-        refreshLagMs,
-        ledgerKeys,
-        ledgerValues,
-        ...checkpointRow,
-        ...claim,
-      ];
-      const { rows } = await pool.query<{ committed: boolean; fingerprint?: string }>({ ...statement, values: values(!appendable, text) });
-      if (ticket !== undefined) fingerprints?.observe(rows[0]?.fingerprint, ticket);
-      // not the conversation the step extends (expired, swept, replaced meanwhile): nothing was written; the whole of it
-      if (rows[0]?.committed !== true) await pool.query({ ...statement, values: values(true, toJsonText(messages)) });
-      afterWrite(nowMs);
-      return true;
-    };
-  }
-  return store;
+  return { store, expiryOf, refreshLagMs, afterWrite };
 }

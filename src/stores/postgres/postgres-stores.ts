@@ -7,21 +7,20 @@
  * - `conversation_messages (ref, start_index PK, end_index, expires_at_ms, messages)`: append-only
  *   chunks of each conversation, and `conversations (ref PK, expires_at_ms)`, one row per
  *   conversation for its lock and the expiry sweep (version 7); TTL by the injected clock. A step
- *   of a run (its new messages, checkpoint and ledger rows) is one statement (`commitStep`, the
- *   `commit_step` function; a run's last step also releases its claim, version 10).
+ *   of a run (its new messages, checkpoint and call outcomes) is one statement of the bundle's run
+ *   journal (`journal`: the `commit_step` function; a run's last step also releases its claim).
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint)`.
  * - `ledger (key PK, value, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
- * - `breakers (key PK, state, updated_at_ms)`: read-modify-write under `SELECT … FOR UPDATE`; the
- *   step commits and run claims read a fingerprint of the table (row count, hash sum of key and
- *   `xmin`) in the same statement, so a breaker check can reuse what it read.
+ * - `breakers (key PK, state, updated_at_ms)`: read-modify-write under `SELECT … FOR UPDATE`; a
+ *   state read is reused for `breakerMaxStalenessMs`.
  * - `dead_letters (id from a sequence, queue 'message'|'tool', entry, added_at_ms, entry_bytes)`,
  *   `dead_letter_keys (queue, key, entry_id)` for idempotent pushes, and `dead_letter_totals
  *   (queue PK, bytes)`, kept by triggers, for `bytes()` (version 2).
  * - `queue_messages (seq, id UNIQUE, body, enqueued_at_ms, deliveries, lease_until_ms,
  *   acked_at_ms, delayed)`: FIFO by `seq`, leases taken with `FOR UPDATE SKIP LOCKED`; `delayed`
  *   (version 2) marks a release delay.
- * - `claims (key PK, holder, lease_until_ms)`: the claim store (version 2); a run's claim and its
- *   checkpoint are taken in one call of the `claim_run` function (version 9).
+ * - `claims (key PK, holder, lease_until_ms)`: the claim store (version 2); the journal opens a run
+ *   (its claim, then its checkpoint) in one call of the `claim_run` function (version 9).
  * JSON values are `text` columns holding `JSON.stringify` output, so they round-trip exactly
  * (`\u0000` and lone surrogates included: JSON escapes them; cast with `::jsonb` to query them,
  * which fails on a `\u0000`). Ids, keys and bodies are `text` holding `toStoredText` of the
@@ -45,15 +44,15 @@ import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 import type { Stores } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../default-conversation-ttl.ts';
-import { createBreakerFingerprintTracker } from './postgres-breaker-fingerprint.ts';
 import { createPostgresBreakerStateStore } from './postgres-breaker-state-store.ts';
 import { createPostgresClaimStore } from './postgres-claim-store.ts';
 import { createPostgresPool, quoteSchema, type PostgresPoolLike } from './postgres-client.ts';
-import { createPostgresConversationStore } from './postgres-conversation-store.ts';
+import { createPostgresConversations } from './postgres-conversation-store.ts';
 import { createPostgresDeadLetterQueue } from './postgres-dead-letter-queue.ts';
 import { createPostgresIdempotencyLedger } from './postgres-idempotency-ledger.ts';
 import { migratePostgresSchema } from './postgres-migrations.ts';
 import { createPostgresRunQueue, type PostgresRunQueue } from './postgres-run-queue.ts';
+import { createPostgresRunJournal } from './postgres-run-journal.ts';
 import { createPostgresRunStore } from './postgres-run-store.ts';
 
 /** Where the stores connect: a connection string (toolrun creates and owns the pool) or your pool. */
@@ -88,15 +87,10 @@ export type PostgresStoresOptions = PostgresConnection & {
   /** Time to live of a conversation after its last write (`put` or `commitStep`), in ms. @defaultValue 7 days */
   conversationTtlMs?: number;
   /**
-   * How long a shared breaker's state, once read, may answer `breakers.get` again without a read of
-   * its own, in ms: while no breaker has been written since (by any process or by hand: a
-   * fingerprint of the `breakers` table that every write changes) as seen by the step commit, run
-   * claim or breaker read of these stores sent last, at most this long ago. The statement a
-   * worker sends right before each model or tool call reads the fingerprint too, so a breaker check
-   * costs no round trip and sees what a read at that statement would have seen. A process's own
-   * breaker writes are seen at once; another process's, by the first check after this process's
-   * next statement, or after this many ms at the latest. `0` reads the state at every check; so
-   * does a table of more than 256 breakers (the fingerprint's scan would cost more than it saves).
+   * How long a shared breaker's state, once read (or written by this process), may answer
+   * `breakers.get` for its key again without a read of its own, in ms. A process's own breaker
+   * writes are seen at once; another process's (or a change by hand), within this many ms. `0`
+   * reads the state at every check.
    * @defaultValue 50
    */
   breakerMaxStalenessMs?: number;
@@ -152,20 +146,15 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     throw new ToolrunError('STORE_UNAVAILABLE', `cannot open the PostgreSQL store (schema ${schemaName}): ${reason}`, { cause: error });
   }
   let closed = false;
-  // what the stores' statements learn of the breakers' fingerprint, for the breaker store
-  const breakerFingerprints = breakerMaxStalenessMs > 0 ? createBreakerFingerprintTracker(breakerMaxStalenessMs) : undefined;
-  const fingerprints = breakerFingerprints !== undefined ? { breakerFingerprints } : {};
   const runs = createPostgresRunStore(pool, { schema });
   const ledger = createPostgresIdempotencyLedger(pool, { schema, clock });
-  const claims = createPostgresClaimStore(pool, { schema, clock, runs, ...fingerprints });
+  const claims = createPostgresClaimStore(pool, { schema, clock });
   // background sweeps of expired conversations, awaited by close() before it ends the pool
   const background = new Set<Promise<void>>();
-  const conversations = createPostgresConversationStore(pool, {
+  const conversations = createPostgresConversations(pool, {
     schema,
     clock,
     ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
-    steps: { runs, ledger, claims },
-    ...fingerprints,
     onBackground: (work) => {
       background.add(work);
       void work.then(() => background.delete(work));
@@ -174,10 +163,11 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
   return {
     pool,
     schema: schemaName,
-    conversations,
+    conversations: conversations.store,
     runs,
     ledger,
-    breakers: createPostgresBreakerStateStore(pool, { schema, clock, ...(breakerFingerprints !== undefined ? { fingerprints: breakerFingerprints } : {}) }),
+    journal: createPostgresRunJournal(pool, { schema, clock, conversations, runs, ledger, claims }),
+    breakers: createPostgresBreakerStateStore(pool, { schema, clock, maxStalenessMs: breakerMaxStalenessMs }),
     messageDlq: createPostgresDeadLetterQueue<MessageFailureEntry>(pool, { schema, clock, queue: 'message' }),
     toolDlq: createPostgresDeadLetterQueue<ResumableEntry>(pool, { schema, clock, queue: 'tool' }),
     queue: createPostgresRunQueue(pool, { schema, clock }),

@@ -10,6 +10,7 @@ import {
   type MakeStores,
 } from '../../testing/contract/index.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
+import { createStoreJournal } from '../store-journal.ts';
 import { createMemoryStores } from '../memory/index.ts';
 import { createTestRedis, deleteRedisKeys, REDIS_URL, uniqueName } from '../../../test/fixtures/distributed-services.ts';
 import { createRedisBreakerStateStore } from './redis-breaker-state-store.ts';
@@ -27,7 +28,9 @@ const makeRedisStores: MakeStores = async () => {
   const breakers = await createRedisBreakerStateStore({ redis: admin, prefix });
   const deadLetters = await createRedisDeadLetterQueues({ url: REDIS_URL, prefix, clock });
   const claims = await createRedisClaimStore({ redis: admin, prefix });
-  const stores: Stores = { ...createMemoryStores({ clock }), breakers, messageDlq: deadLetters.messageDlq, toolDlq: deadLetters.toolDlq, claims };
+  const parts = { ...createMemoryStores({ clock }), breakers, messageDlq: deadLetters.messageDlq, toolDlq: deadLetters.toolDlq, claims };
+  // the run journal over these stores: its claims in Redis
+  const stores: Stores = { ...parts, journal: createStoreJournal(parts) };
   return {
     stores,
     clock,

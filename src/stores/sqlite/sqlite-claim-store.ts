@@ -1,10 +1,15 @@
 import type { Database } from 'better-sqlite3';
-import type { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { ClaimStore, ClaimWithCheckpoint, RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
+import type { ClaimStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
-import { fromJsonText } from '../json-text.ts';
+
+/**
+ * Takes `key` for `holder` until `nowMs + leaseMs` unless another holder has an unexpired claim
+ * (sweeping ended claims first when a sweep is due), inside the caller's transaction; key and
+ * holder as `toStoredText` writes them. Returns whether the claim was taken.
+ */
+export type SqliteClaimTake = (key: string, holder: string, nowMs: number, leaseMs: number) => boolean;
 
 /** Ended claims deleted by one sweeping `acquire`, at most. */
 const SWEEP_BATCH = 100;
@@ -21,17 +26,16 @@ const SWEEP_INTERVAL_MS = 1_000;
  * upsert runs in an IMMEDIATE transaction that first deletes up to 100 ended claims of holders that
  * died, through the `claims_by_lease_end` index, so ended claims do not pile up (the sweep is
  * housekeeping: an ended claim is free whether or not its row is still there). `renew` and
- * `release` are one conditional statement each. Given the bundle's run store (`runs`),
- * `acquireWithCheckpoint` runs the acquisition and the read of the run's checkpoint in one
- * IMMEDIATE transaction.
+ * `release` are one conditional statement each. `take` is the acquisition (with its sweep when one
+ * is due) for the file's run journal, inside the journal's transaction.
  *
- * @throws ToolrunError `INVALID_OPTIONS` from `acquire`, `acquireWithCheckpoint` and `renew` for a
- * `leaseMs` that is not a positive, finite number up to 2^31 − 1.
+ * @throws ToolrunError `INVALID_OPTIONS` from `acquire` and `renew` for a `leaseMs` that is not a
+ * positive, finite number up to 2^31 − 1.
  */
-export function createSqliteClaimStore(database: Database, options: { clock: Clock; runs?: RunStore; group?: SqliteGroupCommit }): ClaimStore {
-  const { clock, group } = options;
+export function createSqliteClaimStore(database: Database, options: { clock: Clock }): { store: ClaimStore; take: SqliteClaimTake } {
+  const { clock } = options;
   const sweep = database.prepare(`DELETE FROM claims WHERE key IN (SELECT key FROM claims WHERE lease_until_ms <= ? LIMIT ${SWEEP_BATCH})`);
-  const take = database.prepare(
+  const takeOne = database.prepare(
     `INSERT INTO claims (key, holder, lease_until_ms) VALUES (@key, @holder, @until)
      ON CONFLICT (key) DO UPDATE SET holder = excluded.holder, lease_until_ms = excluded.lease_until_ms
      WHERE claims.holder = excluded.holder OR claims.lease_until_ms <= @now`,
@@ -41,44 +45,23 @@ export function createSqliteClaimStore(database: Database, options: { clock: Clo
   const select = database.prepare('SELECT holder, lease_until_ms FROM claims WHERE key = ? AND lease_until_ms > ?');
   let sweptAtMs = Number.NEGATIVE_INFINITY;
   let batchFilled = false;
-  const sweepingAcquire = database.transaction((key: string, holder: string, nowMs: number, leaseMs: number): boolean => {
-    batchFilled = sweep.run(nowMs).changes >= SWEEP_BATCH;
-    return take.run({ key, holder, until: nowMs + leaseMs, now: nowMs }).changes === 1;
-  });
-  /** Whether this acquisition sweeps first (and notes that it did). */
-  const sweepsNow = (nowMs: number): boolean => {
-    if (!batchFilled && nowMs - sweptAtMs < SWEEP_INTERVAL_MS) return false;
-    sweptAtMs = nowMs;
-    return true;
+  /** Whether an acquisition now sweeps first. */
+  const sweepDue = (nowMs: number): boolean => batchFilled || nowMs - sweptAtMs >= SWEEP_INTERVAL_MS;
+  const take: SqliteClaimTake = (key, holder, nowMs, leaseMs) => {
+    if (sweepDue(nowMs)) {
+      sweptAtMs = nowMs;
+      batchFilled = sweep.run(nowMs).changes >= SWEEP_BATCH;
+    }
+    return takeOne.run({ key, holder, until: nowMs + leaseMs, now: nowMs }).changes === 1;
   };
-  const selectCheckpoint = database.prepare('SELECT checkpoint FROM runs WHERE run_id = ?').pluck();
-  const takeAndRead = (key: string, holder: string, nowMs: number, leaseMs: number, sweeping: boolean, runId: string): ClaimWithCheckpoint => {
-    if (sweeping) batchFilled = sweep.run(nowMs).changes >= SWEEP_BATCH;
-    if (take.run({ key, holder, until: nowMs + leaseMs, now: nowMs }).changes !== 1) return { acquired: false };
-    const text = selectCheckpoint.get(runId) as string | undefined;
-    return { acquired: true, checkpoint: text === undefined ? undefined : fromJsonText<RunCheckpoint>(text) };
-  };
-  const acquireAndRead = database.transaction(takeAndRead);
-  const ownRuns = options.runs;
-  const ownGet = ownRuns?.get;
-  return {
+  const takeInTransaction = database.transaction(take);
+  const store: ClaimStore = {
     async acquire(key, holder, leaseMs) {
       const lease = claimLeaseMs(leaseMs, 'acquire');
       const nowMs = clock.now();
-      if (sweepsNow(nowMs)) return sweepingAcquire.immediate(toStoredText(key), toStoredText(holder), nowMs, lease);
-      return take.run({ key: toStoredText(key), holder: toStoredText(holder), until: nowMs + lease, now: nowMs }).changes === 1;
+      // alone the upsert is one statement; with a sweep, both in one transaction
+      return (sweepDue(nowMs) ? takeInTransaction.immediate : take)(toStoredText(key), toStoredText(holder), nowMs, lease);
     },
-    ...(ownRuns !== undefined
-      ? {
-          async acquireWithCheckpoint(key: string, holder: string, leaseMs: number, runs: RunStore, runId: string) {
-            const lease = claimLeaseMs(leaseMs, 'acquire');
-            if (runs !== ownRuns || runs.get !== ownGet) return undefined;
-            const nowMs = clock.now();
-            const args = [toStoredText(key), toStoredText(holder), nowMs, lease, sweepsNow(nowMs), toStoredText(runId)] as const;
-            return group !== undefined ? group.run(() => takeAndRead(...args)) : acquireAndRead.immediate(...args);
-          },
-        }
-      : {}),
     async renew(key, holder, leaseMs) {
       const lease = claimLeaseMs(leaseMs, 'renew');
       const nowMs = clock.now();
@@ -93,4 +76,5 @@ export function createSqliteClaimStore(database: Database, options: { clock: Clo
       return row === undefined ? undefined : { holder: fromStoredText(row.holder), leaseUntil: new Date(row.lease_until_ms).toISOString() };
     },
   };
+  return { store, take };
 }

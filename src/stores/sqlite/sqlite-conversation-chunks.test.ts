@@ -70,7 +70,7 @@ describe('SQLite conversation chunks', () => {
       toolAttempts: {},
       updatedAt: new Date(clock.now()).toISOString(),
     };
-    expect(await stores.conversations.commitStep!({ conversationRef: 'conv_long', messages, storedCount: 1_002, checkpoint, ledger: [] }, stores)).toBe(true);
+    await stores.journal.commit({ conversationRef: 'conv_long', messages, storedCount: 1_002, checkpoint, calls: [] });
     expect(database.prepare('SELECT start, end FROM conversation_messages WHERE ref = ? ORDER BY start').all('conv_long')).toEqual([
       { start: 0, end: 1_000 },
       { start: 1_000, end: 1_002 },

@@ -1,15 +1,12 @@
 import type { Database } from 'better-sqlite3';
-import type { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { ClaimStore, ConversationStore, IdempotencyLedger, RunStore, StepCommit, StepCommitStores } from '../../ground/ports/stores.ts';
+import type { ConversationStore } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
-import { prepareSqliteLedgerInsert } from './sqlite-idempotency-ledger.ts';
-import { prepareSqliteCheckpointWrite, toSqliteCheckpointRow, type SqliteCheckpointRow } from './sqlite-run-store.ts';
 
 /** When and how much {@link createSqliteConversationStore} sweeps expired conversations. */
 export interface SqliteConversationSweep {
-  /** A sweep runs after the first write (`put` or `commitStep`) of the store and then after every this many. @defaultValue 100 */
+  /** A sweep runs after the first write (`put` or a step)  of the store and then after every this many. @defaultValue 100 */
   everyWrites: number;
   /** Conversations deleted by one sweep, at most (the oldest expired first). @defaultValue 500 */
   batchSize: number;
@@ -25,18 +22,31 @@ export interface SqliteConversationStoreOptions {
   ttlMs: number;
   /** @defaultValue {@link DEFAULT_SQLITE_CONVERSATION_SWEEP} */
   sweep?: SqliteConversationSweep;
-  /**
-   * The run store and ledger of the same file, for `commitStep` (one transaction for the step's
-   * messages, checkpoint and ledger rows), and its claim store, for a commit that releases a claim
-   * too (`StepCommit.releaseClaim`). Without them the store has no `commitStep`.
-   */
-  steps?: { runs: RunStore; ledger: IdempotencyLedger; claims?: ClaimStore };
-  /** Group commit of the connection: `commitStep` writes in its next group (one transaction for the steps of many runs) instead of a transaction of its own. */
-  group?: SqliteGroupCommit;
   /** More housekeeping of the same file, run on the sweep's cadence in a transaction of its own; what it throws is ignored. */
   alsoSweep?: (nowMs: number) => unknown;
-  /** Called after every write (`put` or `commitStep`) committed, outside its transaction; what it throws is ignored. */
+  /** Called after every write (`put` or a step) committed, outside its transaction; what it throws is ignored. */
   afterWrite?: () => unknown;
+}
+
+/** A step's messages as {@link SqliteConversations.writeStep} writes them, serialised before the write lock is taken. */
+export interface SqliteStepMessages {
+  /** The whole conversation after the step (only its first `total` count: it may grow before a grouped write runs). */
+  messages: readonly unknown[];
+  storedCount: number;
+  total: number;
+  /** `messages.slice(storedCount, total)` as JSON text; `undefined` when `storedCount` cannot be appended to. */
+  appendedText: string | undefined;
+}
+
+/** The conversation store of a file, with what the file's run journal writes and reads inside its own transactions. */
+export interface SqliteConversations {
+  store: ConversationStore;
+  /** The conversation as stored (`undefined`: missing or expired at `nowMs`); `ref` as `toStoredText` writes it. */
+  read(ref: string, nowMs: number): unknown[] | undefined;
+  /** Writes a step's messages inside the caller's transaction; `ref` as `toStoredText` writes it. */
+  writeStep(ref: string, step: SqliteStepMessages, nowMs: number): void;
+  /** Housekeeping after a committed write, outside its transaction (the sweep's cadence). */
+  afterWrite(nowMs: number): void;
 }
 
 interface ChunkRow {
@@ -49,9 +59,9 @@ interface ChunkRow {
  * A {@link ConversationStore} on `conversation_messages (ref, start, end, expires_at_ms, messages)`:
  * append-only chunks, each the JSON array of the messages from index `start` to `end`, with the
  * conversation's expiry as of that write (the last chunk's is the conversation's). `put` replaces
- * the chunks with one at 0; `commitStep` appends one chunk holding only the step's new messages
- * and writes the checkpoint and the ledger rows in the same IMMEDIATE transaction: a step writes
- * one chunk row, whatever the conversation's length. `get` reads the chunks in one statement (one
+ * the chunks with one at 0; a step of the file's run journal appends one chunk holding only the
+ * step's new messages (in the journal's transaction): a step writes one chunk row, whatever the
+ * conversation's length. `get` reads the chunks in one statement (one
  * snapshot).
  *
  * `conversations (ref, expires_at_ms)` keeps one row per conversation for the expiry sweep and
@@ -66,7 +76,7 @@ interface ChunkRow {
  * has its expiry moved). A sweep that fails (the file stays locked past the busy timeout) is
  * skipped and tried again at the next one; it never fails the write that triggered it.
  */
-export function createSqliteConversationStore(database: Database, options: SqliteConversationStoreOptions): ConversationStore {
+export function createSqliteConversations(database: Database, options: SqliteConversationStoreOptions): SqliteConversations {
   const { clock, ttlMs } = options;
   const sweepOptions = options.sweep ?? DEFAULT_SQLITE_CONVERSATION_SWEEP;
   const everyWrites = Math.max(1, Math.trunc(sweepOptions.everyWrites));
@@ -133,6 +143,15 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
     }
   };
 
+  const read = (ref: string, nowMs: number): unknown[] | undefined => {
+    const rows = selectChunks.all(ref) as ChunkRow[];
+    const last = rows[rows.length - 1];
+    if (last === undefined || last.expires_at_ms <= nowMs) return undefined;
+    if (rows.length === 1) return fromJsonText<unknown[]>(last.messages);
+    const messages: unknown[] = [];
+    for (const row of rows) for (const message of fromJsonText<unknown[]>(row.messages)) messages.push(message);
+    return messages;
+  };
   const store: ConversationStore = {
     async put(conversationRef, messages) {
       const nowMs = clock.now();
@@ -140,83 +159,26 @@ export function createSqliteConversationStore(database: Database, options: Sqlit
       afterWrite(nowMs);
     },
     async get(conversationRef) {
-      const rows = selectChunks.all(toStoredText(conversationRef)) as ChunkRow[];
-      const last = rows[rows.length - 1];
-      if (last === undefined || last.expires_at_ms <= clock.now()) return undefined;
-      if (rows.length === 1) return fromJsonText<unknown[]>(last.messages);
-      const messages: unknown[] = [];
-      for (const row of rows) for (const message of fromJsonText<unknown[]>(row.messages)) messages.push(message);
-      return messages;
+      return read(toStoredText(conversationRef), clock.now());
     },
     async delete(conversationRef) {
       remove.immediate(toStoredText(conversationRef));
     },
   };
 
-  if (options.steps !== undefined) {
-    const { runs, ledger, claims } = options.steps;
-    const ownPut = store.put;
-    const ownRunsPut = runs.put;
-    const ownLedgerPut = ledger.putIfAbsent;
-    const ownRelease = claims?.release;
-    const writeCheckpoint = prepareSqliteCheckpointWrite(database);
-    const insertLedger = prepareSqliteLedgerInsert(database);
-    const deleteClaim = database.prepare('DELETE FROM claims WHERE key = ? AND holder = ?');
-    // `messages`, `storedCount` and `total` as they were when commitStep was called (a grouped write runs later in the turn)
-    const writeStep = (
-      ref: string,
-      messages: readonly unknown[],
-      storedCount: number,
-      total: number,
-      appendedText: string | undefined,
-      ledgerRows: [string, string][],
-      checkpointRow: SqliteCheckpointRow,
-      nowMs: number,
-      claim: [string, string] | undefined,
-    ) => {
-      const last = selectLast.get(ref) as Omit<ChunkRow, 'messages'> | undefined;
-      const expiresAtMs = nowMs + ttlMs;
-      if (appendedText !== undefined && last !== undefined && last.expires_at_ms > nowMs && last.end === storedCount) {
-        // a step without new messages writes an empty chunk at the end (its next chunk replaces it), restarting the TTL all the same
-        insertChunk.run(ref, storedCount, total, expiresAtMs, appendedText);
-        const head = selectHead.get(ref) as { expires_at_ms: number } | undefined;
-        if (head === undefined || head.expires_at_ms < expiresAtMs - refreshLagMs) upsertHead.run(ref, expiresAtMs);
-      } else {
-        replace(ref, toJsonText(messages.length === total ? messages : messages.slice(0, total)), total, nowMs);
-      }
-      for (const [key, valueText] of ledgerRows) insertLedger(key, valueText, nowMs);
-      writeCheckpoint(checkpointRow);
-      if (claim !== undefined) deleteClaim.run(claim[0], claim[1]);
-    };
-    const commit = database.transaction(writeStep);
-    const group = options.group;
-    store.commitStep = async (step: StepCommit, stores: StepCommitStores) => {
-      const own =
-        stores.conversations === store &&
-        store.put === ownPut &&
-        stores.runs === runs &&
-        runs.put === ownRunsPut &&
-        stores.ledger === ledger &&
-        ledger.putIfAbsent === ownLedgerPut;
-      if (!own) return false;
-      const release = step.releaseClaim;
-      if (release !== undefined && (claims === undefined || stores.claims !== claims || claims.release !== ownRelease)) return false;
-      // serialised before taking the write lock: a large step does not hold it longer
-      const storedCount = step.storedCount;
-      const appendable = Number.isInteger(storedCount) && storedCount >= 0 && storedCount <= step.messages.length;
-      const appendedText = appendable ? toJsonText(step.messages.slice(storedCount)) : undefined;
-      const ledgerRows = step.ledger.map((row): [string, string] => [toStoredText(row.key), toJsonText(row.value)]);
-      const checkpointRow = toSqliteCheckpointRow(step.checkpoint);
-      const nowMs = clock.now();
-      const claim: [string, string] | undefined = release !== undefined ? [toStoredText(release.key), toStoredText(release.holder)] : undefined;
-      const ref = toStoredText(step.conversationRef);
-      const messages = step.messages;
-      const total = messages.length;
-      if (group !== undefined) await group.run(() => writeStep(ref, messages, storedCount, total, appendedText, ledgerRows, checkpointRow, nowMs, claim));
-      else commit.immediate(ref, messages, storedCount, total, appendedText, ledgerRows, checkpointRow, nowMs, claim);
-      afterWrite(nowMs);
-      return true;
-    };
-  }
-  return store;
+  /** Writes a step's messages inside the caller's transaction: its new messages appended when the stored conversation has `storedCount` of them, else all of them in its place. */
+  const writeStep = (ref: string, step: SqliteStepMessages, nowMs: number) => {
+    const { messages, storedCount, total, appendedText } = step;
+    const last = selectLast.get(ref) as Omit<ChunkRow, 'messages'> | undefined;
+    const expiresAtMs = nowMs + ttlMs;
+    if (appendedText !== undefined && last !== undefined && last.expires_at_ms > nowMs && last.end === storedCount) {
+      // a step without new messages writes an empty chunk at the end (its next chunk replaces it), restarting the TTL all the same
+      insertChunk.run(ref, storedCount, total, expiresAtMs, appendedText);
+      const head = selectHead.get(ref) as { expires_at_ms: number } | undefined;
+      if (head === undefined || head.expires_at_ms < expiresAtMs - refreshLagMs) upsertHead.run(ref, expiresAtMs);
+    } else {
+      replace(ref, toJsonText(messages.length === total ? messages : messages.slice(0, total)), total, nowMs);
+    }
+  };
+  return { store, read, writeStep, afterWrite };
 }

@@ -228,7 +228,7 @@ describe('group commit in the SQLite stores', () => {
       toolAttempts: {},
       updatedAt: new Date(0).toISOString(),
     },
-    ledger: [{ key: `${runId}:${stepIndex}:0`, value: { stepIndex } }],
+    calls: [{ stepIndex, callIndex: 0, outcome: { stepIndex } }],
   });
 
   /** Past the first writes of a new connection (which commit at once) and into a group of several: the next writes wait for their turn's group. */
@@ -244,9 +244,8 @@ describe('group commit in the SQLite stores', () => {
     const unserialisable = { role: 'user', content: 'x', size: 1n };
     const commits = Array.from({ length: 20 }, (_, index) =>
       // run 7's step cannot be stored (a BigInt has no JSON): it fails inside the group, as a replacement of its conversation
-      stores.conversations.commitStep!(
+      stores.journal.commit(
         step(`conv_${index}`, `run_${index}`, index === 7 ? [unserialisable] : [{ role: 'user', content: `run ${index}` }], index === 7 ? Number.NaN : 0, 1),
-        stores,
       ),
     );
     // none is written yet: they wait for the end of the turn, and commit together
@@ -269,8 +268,8 @@ describe('group commit in the SQLite stores', () => {
       const folder = mkdtempSync(join(directory, 'close-'));
       const stores = createSqliteStores({ path: join(folder, 'stores.db') });
       // the thread starts after the 64th step commit: 62 before, then two waiting for their turn's group when close() is called
-      await Promise.all(Array.from({ length: 62 }, (_, index) => stores.conversations.commitStep!(step(`conv_${index}`, `run_${index}`, ['x'], 0, 1), stores)));
-      const waiting = [62, 63].map((index) => stores.conversations.commitStep!(step(`conv_${index}`, `run_${index}`, ['x'], 0, 1), stores));
+      await Promise.all(Array.from({ length: 62 }, (_, index) => stores.journal.commit(step(`conv_${index}`, `run_${index}`, ['x'], 0, 1))));
+      const waiting = [62, 63].map((index) => stores.journal.commit(step(`conv_${index}`, `run_${index}`, ['x'], 0, 1)));
       await stores.close();
       await Promise.all(waiting);
       // a thread started now would open the file on its own connection
@@ -291,15 +290,15 @@ describe('group commit in the SQLite stores', () => {
     },
   );
 
-  it('writes a step as it was when commitStep was called, though its messages grow before the group commits', async () => {
+  it('writes a step as it was when its commit was called, though its messages grow before the group commits', async () => {
     const stores = createSqliteStores({ path: join(directory, `stores-${++files}.db`), backgroundCheckpoint: false });
     open.push(stores.database);
     await groupsFromNowOn(stores);
     const messages: unknown[] = [{ role: 'user', content: 'first' }];
     const both = Promise.all([
       // not appendable (nothing stored yet at 1): the whole conversation is written, as it was at the call
-      stores.conversations.commitStep!(step('conv_a', 'run_a', messages, 1, 1), stores),
-      stores.conversations.commitStep!(step('conv_b', 'run_b', [{ role: 'user', content: 'b' }], 0, 1), stores),
+      stores.journal.commit(step('conv_a', 'run_a', messages, 1, 1)),
+      stores.journal.commit(step('conv_b', 'run_b', [{ role: 'user', content: 'b' }], 0, 1)),
     ]);
     messages.push({ role: 'assistant', content: 'added after the call' });
     await both;

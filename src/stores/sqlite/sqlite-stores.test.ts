@@ -320,7 +320,7 @@ describe('SQLite stores', () => {
       toolAttempts: {},
       updatedAt: new Date(clock.now()).toISOString(),
     };
-    await stores.conversations.commitStep!({ conversationRef: 'conv_a', messages: [1, 2], storedCount: 1, checkpoint, ledger: [] }, stores);
+    await stores.journal.commit({ conversationRef: 'conv_a', messages: [1, 2], storedCount: 1, checkpoint, calls: [] });
     expect(head()).toBe(start + 1_000); // lags by 5 ms, under the 10 ms (ttl / 100) a step may leave it behind
     await clock.advance(996);
     await stores.conversations.put('conv_other', [0]); // a write: the sweep finds conv_a's row expired
@@ -353,9 +353,7 @@ describe('SQLite stores', () => {
     let storedCount = messages.length;
     for (let step = 0; step < 3; step += 1) {
       messages.push({ role: 'tool', content: `step ${step}` });
-      expect(
-        await stores.conversations.commitStep!({ conversationRef: 'conv_a', messages, storedCount, checkpoint: checkpoint(step), ledger: [] }, stores),
-      ).toBe(true);
+      await stores.journal.commit({ conversationRef: 'conv_a', messages, storedCount, checkpoint: checkpoint(step), calls: [] });
       storedCount = messages.length;
     }
     const chunks = chunkBytes();

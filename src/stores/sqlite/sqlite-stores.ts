@@ -32,13 +32,13 @@
  * - partial indexes of completed runs and of acknowledged messages by time, for the retention
  *   sweep of `retainCompletedRunsMs` (version 9).
  *
- * One commit per step: `conversations.commitStep` writes a step's new messages, its checkpoint
- * and its ledger rows (and, for a run's last step, releases its claim) in one IMMEDIATE
- * transaction (the agent loop uses it whenever the three stores are this bundle's, unwrapped); a
+ * One transaction per step: the bundle's run journal (`journal`) writes a step's new messages,
+ * its checkpoint and its call outcomes (and, for a run's last step, ends its claim) in one
+ * IMMEDIATE transaction, and opens a run (its claim, checkpoint and conversation) in another; a
  * process killed at any point leaves the whole step or none of it.
  *
- * Group commit (`groupCommit`, on by default): the worker's writes — `commitStep`,
- * `queue.reserve` and `ack`, `claims.acquireWithCheckpoint` — asked for in the same turn of the
+ * Group commit (`groupCommit`, on by default): the worker's writes — the journal's opens and
+ * steps, `queue.reserve` and `ack` — asked for in the same turn of the
  * event loop share one IMMEDIATE transaction, and each call resolves only once it has committed:
  * a worker running many runs at once (`concurrency`) pays for one commit per turn instead of one
  * per write. Each write is still all or nothing (one that fails is taken out and the rest
@@ -47,7 +47,7 @@
  * without grouping (one in 33 waits for the end of its turn, to see whether others join it).
  *
  * Guarantees: every read-modify-write (`breakers.update`, `ledger.putIfAbsent`, `queue.reserve`,
- * `conversations.put` and `commitStep`, the DLQs' `pushOnce`, `claims.acquire`) runs in an
+ * `conversations.put`, the journal's opens and steps, the DLQs' `pushOnce`, `claims.acquire`) runs in an
  * IMMEDIATE transaction, i.e. under the file's write lock, so it is atomic across connections and
  * processes; every other write is one statement. Values are JSON text: what comes back is a fresh
  * parse, never shared with the caller. Ids, keys and bodies are stored with `toStoredText`, so
@@ -68,7 +68,8 @@ import { startSqliteBackgroundCheckpoint, type SqliteBackgroundCheckpoint } from
 import { createSqliteBreakerStateStore } from './sqlite-breaker-state-store.ts';
 import { createSqliteClaimStore } from './sqlite-claim-store.ts';
 import { createSqliteGroupCommit } from './sqlite-group-commit.ts';
-import { createSqliteConversationStore, DEFAULT_SQLITE_CONVERSATION_SWEEP, type SqliteConversationSweep } from './sqlite-conversation-store.ts';
+import { createSqliteConversations, DEFAULT_SQLITE_CONVERSATION_SWEEP, type SqliteConversationSweep } from './sqlite-conversation-store.ts';
+import { createSqliteRunJournal } from './sqlite-run-journal.ts';
 import { createSqliteRetentionSweep } from './sqlite-retention.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createSqliteDeadLetterQueue } from './sqlite-dead-letter-queue.ts';
@@ -118,8 +119,8 @@ export interface SqliteStoresOptions {
    */
   backgroundCheckpoint?: boolean;
   /**
-   * Whether the worker's writes (`conversations.commitStep`, `queue.reserve` and `ack`,
-   * `claims.acquireWithCheckpoint`) asked for in one turn of the event loop share one transaction
+   * Whether the worker's writes (the journal's opens and steps, `queue.reserve` and `ack`) asked
+   * for in one turn of the event loop share one transaction
    * (see the module comment). `false`: each commits in its own transaction inside the call.
    * @defaultValue `true`
    */
@@ -179,26 +180,26 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
   const runs = createSqliteRunStore(database);
   const ledger = createSqliteIdempotencyLedger(database, { clock });
   const group = options.groupCommit === false ? undefined : createSqliteGroupCommit(database);
-  const claims = createSqliteClaimStore(database, { clock, runs, ...(group !== undefined ? { group } : {}) });
+  const { store: claims, take: takeClaim } = createSqliteClaimStore(database, { clock });
+  const conversations = createSqliteConversations(database, {
+    clock,
+    ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
+    ...(options.conversationSweep !== undefined ? { sweep: options.conversationSweep } : {}),
+    ...(afterWrite !== undefined ? { afterWrite } : {}),
+    ...(retainMs !== undefined
+      ? {
+          alsoSweep: createSqliteRetentionSweep(database, {
+            retainCompletedRunsMs: retainMs,
+            batchSize: Math.max(1, Math.trunc(options.conversationSweep?.batchSize ?? DEFAULT_SQLITE_CONVERSATION_SWEEP.batchSize)),
+          }),
+        }
+      : {}),
+  });
   return {
     database,
     path: options.path,
-    conversations: createSqliteConversationStore(database, {
-      clock,
-      ttlMs: options.conversationTtlMs ?? DEFAULT_CONVERSATION_TTL_MS,
-      ...(options.conversationSweep !== undefined ? { sweep: options.conversationSweep } : {}),
-      steps: { runs, ledger, claims },
-      ...(group !== undefined ? { group } : {}),
-      ...(afterWrite !== undefined ? { afterWrite } : {}),
-      ...(retainMs !== undefined
-        ? {
-            alsoSweep: createSqliteRetentionSweep(database, {
-              retainCompletedRunsMs: retainMs,
-              batchSize: Math.max(1, Math.trunc(options.conversationSweep?.batchSize ?? DEFAULT_SQLITE_CONVERSATION_SWEEP.batchSize)),
-            }),
-          }
-        : {}),
-    }),
+    conversations: conversations.store,
+    journal: createSqliteRunJournal(database, { clock, conversations, ledger, claims, takeClaim, group }),
     runs,
     ledger,
     breakers: createSqliteBreakerStateStore(database, { clock }),

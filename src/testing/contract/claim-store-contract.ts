@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ClaimStore, RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
+import type { ClaimStore } from '../../ground/ports/stores.ts';
 import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
 
 /** Options of {@link describeClaimStoreContract}. */
@@ -22,9 +22,7 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 /**
  * Contract of `ClaimStore` on `stores.claims`: exclusive claims that end at their lease, renewal
  * only by a live holder, release only by the holder, exactly one winner among concurrent
- * acquirers, exact keys and holders, and `INVALID_OPTIONS` for a bad lease; and, when the store
- * has `acquireWithCheckpoint`, a claim taken with the run's checkpoint as `stores.runs` holds it,
- * never for a run store of another bundle.
+ * acquirers, exact keys and holders, and `INVALID_OPTIONS` for a bad lease.
  */
 export function describeClaimStoreContract(makeStores: MakeStores, options: ClaimStoreContractOptions = {}): void {
   const serverClock = options.clock === 'server';
@@ -189,67 +187,6 @@ export function describeClaimStoreContract(makeStores: MakeStores, options: Clai
       expect(await claims().release(nulKey, holder)).toBe(true);
       expect(await claims().get(nulKey)).toBeUndefined();
       expect((await claims().get('run:a'))?.holder).toBe('fourth');
-    });
-
-    const checkpointOf = (runId: string, stepIndex: number): RunCheckpoint => ({
-      runId,
-      messageId: 'm\u0000',
-      status: 'running',
-      stepIndex,
-      conversationRef: `conv_${runId}`,
-      tokensSpent: { input: 10, output: 2 },
-      toolAttempts: { lookup: 1 },
-      data: { pendingStep: true, text: '東京' },
-      updatedAt: new Date(0).toISOString(),
-    });
-
-    it('acquireWithCheckpoint (when the store has it): takes a free claim with the run checkpoint as the run store holds it, none for a run without one', async () => {
-      const combined = claims().acquireWithCheckpoint;
-      if (combined === undefined) return;
-      const { runs } = harness().stores;
-      await runs.put(checkpointOf('run_c1', 2));
-      await runs.put(checkpointOf('run_c1', 3));
-      expect(await claims().acquireWithCheckpoint!('run:run_c1', 'worker-1', LEASE_MS, runs, 'run_c1')).toEqual({
-        acquired: true,
-        checkpoint: checkpointOf('run_c1', 3),
-      });
-      expect((await claims().get('run:run_c1'))?.holder).toBe('worker-1');
-      expect(await claims().acquire('run:run_c1', 'worker-2', LEASE_MS)).toBe(false);
-      expect(await claims().acquireWithCheckpoint!('run:run_none', 'worker-1', LEASE_MS, runs, 'run_none')).toEqual({ acquired: true, checkpoint: undefined });
-    });
-
-    it('acquireWithCheckpoint: a claim held by another holder is refused without a checkpoint; its own holder takes it again; an ended one is free', async () => {
-      if (claims().acquireWithCheckpoint === undefined) return;
-      const { runs } = harness().stores;
-      await runs.put(checkpointOf('run_c2', 1));
-      expect(await claims().acquire('run:run_c2', 'drain-a', expiringLeaseMs)).toBe(true);
-      expect(await claims().acquireWithCheckpoint!('run:run_c2', 'worker-1', LEASE_MS, runs, 'run_c2')).toEqual({ acquired: false });
-      expect((await claims().get('run:run_c2'))?.holder).toBe('drain-a');
-      expect(await claims().acquireWithCheckpoint!('run:run_c2', 'drain-a', LEASE_MS, runs, 'run_c2')).toEqual({
-        acquired: true,
-        checkpoint: checkpointOf('run_c2', 1),
-      });
-      expect(await claims().release('run:run_c2', 'drain-a')).toBe(true);
-      expect(await claims().acquire('run:run_c2', 'drain-b', expiringLeaseMs)).toBe(true);
-      await pass(expiringLeaseMs);
-      expect(await claims().acquireWithCheckpoint!('run:run_c2', 'worker-1', LEASE_MS, runs, 'run_c2')).toEqual({
-        acquired: true,
-        checkpoint: checkpointOf('run_c2', 1),
-      });
-    });
-
-    it('acquireWithCheckpoint: a run store of another bundle, or one whose get was replaced, gets undefined and takes no claim', async () => {
-      if (claims().acquireWithCheckpoint === undefined) return;
-      const { runs } = harness().stores;
-      const foreign: RunStore = { get: async () => undefined, put: async () => undefined };
-      expect(await claims().acquireWithCheckpoint!('run:run_c3', 'worker-1', LEASE_MS, foreign, 'run_c3')).toBeUndefined();
-      const wrapped: RunStore = Object.assign(Object.create(runs) as RunStore, { get: (runId: string) => runs.get(runId) });
-      expect(await claims().acquireWithCheckpoint!('run:run_c3', 'worker-1', LEASE_MS, wrapped, 'run_c3')).toBeUndefined();
-      expect(await claims().get('run:run_c3')).toBeUndefined();
-      for (const leaseMs of [0, Number.NaN, 2 ** 31]) {
-        await expectInvalidOptions(claims().acquireWithCheckpoint!('run:run_c3', 'worker-1', leaseMs, runs, 'run_c3'));
-      }
-      expect(await claims().get('run:run_c3')).toBeUndefined();
     });
 
     it('rejects a lease that is not a positive, finite number of milliseconds up to 2^31 − 1 with INVALID_OPTIONS', async () => {

@@ -6,12 +6,13 @@ import { describeDeadLetterQueuesContract } from './dead-letter-queue-contract.t
 import { describeExactValuesContract } from './exact-values-contract.ts';
 import { describeIdempotencyLedgerContract } from './idempotency-ledger-contract.ts';
 import { describeRunQueueContract } from './run-queue-contract.ts';
+import { describeRunJournalContract } from './run-journal-contract.ts';
 import { describeRunStoreContract } from './run-store-contract.ts';
 import type { MakeStores } from './stores-contract-harness.ts';
 
 /**
  * Registers the whole contract of the `Stores` ports (conversations, runs, idempotency ledger,
- * breaker state, both dead-letter queues, run queue, claims, and exact values: `\u0000`, lone
+ * breaker state, both dead-letter queues, run queue, claims, the run journal, and exact values: `\u0000`, lone
  * surrogates and deep values through every store) as vitest suites under `Stores contract: <name>`.
  * Every backend runs it; a new backend is done when it passes.
  *
@@ -39,6 +40,7 @@ export function describeStoresContract(name: string, makeStores: MakeStores): vo
     describeDeadLetterQueuesContract(makeStores);
     describeRunQueueContract(makeStores);
     describeClaimStoreContract(makeStores);
+    describeRunJournalContract(makeStores);
     describeExactValuesContract(makeStores);
   });
 }

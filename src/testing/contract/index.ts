@@ -13,6 +13,7 @@ export { describeBreakerStateStoreContract } from './breaker-state-store-contrac
 export { describeDeadLetterQueueContract, describeDeadLetterQueuesContract } from './dead-letter-queue-contract.ts';
 export { describeRunQueueContract } from './run-queue-contract.ts';
 export { describeClaimStoreContract, type ClaimStoreContractOptions } from './claim-store-contract.ts';
+export { describeRunJournalContract } from './run-journal-contract.ts';
 export { describeExactValuesContract } from './exact-values-contract.ts';
 export { describeFailureLogContract, type FailureLogContractHarness, type MakeFailureLog } from './failure-log-contract.ts';
 export type { FakeClockLike, MakeStores, StoresContractHarness } from './stores-contract-harness.ts';

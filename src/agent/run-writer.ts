@@ -1,0 +1,93 @@
+import type { Clock, RandomSource } from '../ground/ports/clock.ts';
+import type { JsonValue, RecordedCall, RunCheckpoint, RunJournal } from '../ground/ports/run-journal.ts';
+import { isTransientStoreError } from '../core/store-errors.ts';
+import { createDurableWriteRetry, type CheckpointRetryOptions } from '../policies/retry-durable-write.ts';
+import type { ChatMessage, TokenUsage } from './messages.ts';
+import { encodeRunState, type RunState, type ToolBudgetState } from './run-state.ts';
+
+/** Where a run stands in the loop, as a checkpoint records it. */
+export interface RunPosition {
+  status: RunCheckpoint['status'];
+  stepIndex: number;
+  conversationRef: string;
+  messages: ChatMessage[];
+  tokens: TokenUsage;
+  budgets: Record<string, ToolBudgetState>;
+  state: Omit<RunState, 'version' | 'budgets'>;
+}
+
+/** Options of {@link createRunWriter}. */
+export interface RunWriterOptions {
+  journal: RunJournal;
+  runId: string;
+  messageId: string;
+  /** How many messages of the conversation the journal holds already (what the run resumed from). */
+  storedCount: number;
+  /** The claim the caller holds on the run: the last commit ends it. */
+  claimHolder?: string | undefined;
+  retry?: CheckpointRetryOptions | undefined;
+  clock: Clock;
+  random: RandomSource;
+}
+
+/** The loop's writes to the journal, each sent again during a store outage (see `AgentPersistence.checkpointRetry`). */
+export interface RunWriter {
+  /** The outcome a call of an earlier attempt recorded, if any. */
+  recorded(stepIndex: number, callIndex: number): Promise<JsonValue | undefined>;
+  /**
+   * A call's outcome: recorded at once, or (`deferred`) left to the step commit that follows at once
+   * (no wait, no other write between), which writes it atomically with the step.
+   */
+  record(call: RecordedCall, deferred: boolean): Promise<void>;
+  /** Records the deferred outcomes on their own (the step will not be committed), best effort. */
+  recordDeferred(): Promise<void>;
+  /** Commits the step at `position` with the deferred outcomes; a final status also ends the claim. */
+  save(position: RunPosition): Promise<void>;
+}
+
+/** The writer of one run's steps and call outcomes to its journal. */
+export function createRunWriter(options: RunWriterOptions): RunWriter {
+  const { journal, runId, clock } = options;
+  const durably = createDurableWriteRetry({ retry: options.retry, retryable: isTransientStoreError, clock, random: options.random });
+  let storedCount = options.storedCount;
+  let deferred: RecordedCall[] = [];
+  const recordAlone = (call: RecordedCall) => durably.execute(() => journal.record(runId, call));
+  const writer: RunWriter = {
+    recorded: (stepIndex, callIndex) => journal.recorded(runId, stepIndex, callIndex),
+    async record(call, defer) {
+      if (defer) deferred.push(call);
+      else await recordAlone(call);
+    },
+    async recordDeferred() {
+      for (const call of deferred.splice(0)) await recordAlone(call).catch(() => undefined);
+    },
+    async save(position) {
+      const { status, stepIndex, conversationRef, messages, tokens, budgets } = position;
+      const checkpoint: RunCheckpoint = {
+        runId,
+        messageId: options.messageId,
+        status,
+        stepIndex,
+        conversationRef,
+        tokensSpent: tokens,
+        toolAttempts: Object.fromEntries(Object.entries(budgets).map(([name, state]) => [name, state.attempts])),
+        data: encodeRunState({ budgets, ...position.state }),
+        updatedAt: new Date(clock.now()).toISOString(),
+      };
+      const step = { conversationRef, messages, storedCount, checkpoint, calls: deferred };
+      try {
+        // the run's last commit ends its claim
+        if (status === 'running') await durably.execute(() => journal.commit(step));
+        else await durably.execute(() => journal.finish(step, options.claimHolder));
+      } catch (error) {
+        // the step is not written: the outcomes it held are, on their own, so that a redelivery
+        // does not run those calls again (best effort: the store may refuse these too)
+        await writer.recordDeferred();
+        throw error;
+      }
+      deferred = [];
+      storedCount = messages.length;
+    },
+  };
+  return writer;
+}

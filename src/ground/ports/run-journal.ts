@@ -1,0 +1,139 @@
+/**
+ * The run journal: a run's durable state behind one port — its claim, its checkpoint, its
+ * conversation and the recorded outcome of each tool call. The agent loop, the worker, a replay
+ * and a drain read and write a run through it only, so a host (an SDK's own loop, a durable
+ * engine) that keeps runs its own way implements this one interface.
+ */
+
+/** A JSON value as stored. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** Where a run stands, saved after every step so a redelivered message resumes from it. */
+export interface RunCheckpoint {
+  runId: string;
+  /** The queue message that started the run (`''` when the run did not come from a queue). */
+  messageId: string;
+  status: 'running' | 'completed' | 'tool_failed' | 'max_steps' | 'deadline_exceeded' | 'model_failed' | 'cancelled';
+  /** Index of the next step to run (0-based; a step = one model turn and its tool calls). */
+  stepIndex: number;
+  conversationRef: string;
+  tokensSpent: { input: number; output: number };
+  /** In-band attempts spent per tool in this run (for `toolRetryBudget`). */
+  toolAttempts: Record<string, number>;
+  /** Arbitrary JSON the loop keeps with the run (final text, failure details...). */
+  data?: { [key: string]: JsonValue };
+  /** ISO-8601. */
+  updatedAt: string;
+}
+
+/** The claim a caller takes on a run: `holder` (unique per piece of work) for `leaseMs` milliseconds. */
+export interface RunClaim {
+  holder: string;
+  /** A positive whole number of milliseconds up to 2^31 − 1. */
+  leaseMs: number;
+}
+
+/** What was committed for a run: its checkpoint and conversation, both absent for a run never committed. */
+export interface CommittedRun {
+  /** The last committed checkpoint; `undefined` when the run has none. */
+  checkpoint: RunCheckpoint | undefined;
+  /**
+   * The conversation of `checkpoint.conversationRef` as committed; `undefined` when there is no
+   * checkpoint or the conversation is gone (its time to live passed).
+   */
+  messages: unknown[] | undefined;
+}
+
+/** What {@link RunJournal.open} found: the claim refused (with who holds it, when known), or taken with what was committed. */
+export type OpenedRun = ({ claimed: true } & CommittedRun) | { claimed: false; holder: string | undefined };
+
+/** One tool call's outcome, by its place in the run. */
+export interface RecordedCall {
+  /** The step (0-based) whose model turn asked for the call. */
+  stepIndex: number;
+  /** The call's index in that turn's tool calls (0-based). */
+  callIndex: number;
+  /** The outcome as recorded (the tool's result envelope). */
+  outcome: JsonValue;
+}
+
+/** One step of a run as {@link RunJournal.commit} writes it. */
+export interface RunStep {
+  conversationRef: string;
+  /** The whole conversation after the step. */
+  messages: readonly unknown[];
+  /**
+   * How many of `messages` the journal already holds (the length read at open, or at the previous
+   * commit; `0` for a new conversation). Only `messages.slice(storedCount)` is written when the
+   * journal holds exactly that many for the reference; otherwise the whole array replaces it.
+   */
+  storedCount: number;
+  /** The run's checkpoint after the step (`checkpoint.runId` is the run). */
+  checkpoint: RunCheckpoint;
+  /** Outcomes of the step's calls not recorded yet (each recorded unless it already has one). */
+  calls: readonly RecordedCall[];
+}
+
+/**
+ * A run's durable state. Every method rejects with the backend's error when the store cannot be
+ * reached (a write that rejects may or may not have gone through: each is idempotent, so the
+ * caller sends it again) and with a `TypeError` for a value `JSON.stringify` cannot serialise.
+ *
+ * - Claims: a run is worked on by one holder at a time; the claim (`run:<runId>`) is a lease its
+ *   holder renews ({@link RunJournal.renew}) and ends ({@link RunJournal.finish},
+ *   {@link RunJournal.release}); a crashed holder's claim ends with its lease.
+ * - Outcomes: each call's outcome is recorded once; the first value stays, so a resumed or
+ *   replayed run reads it instead of calling the tool again.
+ * - Steps: a commit is atomic (the new messages, the checkpoint and the outcomes it carries, or
+ *   none of them), so a process killed at any point leaves the whole step or nothing.
+ *
+ * Implementations: `createStoreJournal` composes one from the store ports (memory, Redis, any
+ * custom bundle); the SQLite and PostgreSQL bundles have native ones (one transaction or one
+ * statement per open and per step). The contract suite `describeRunJournalContract`
+ * (`toolrun/testing/contract`) says what every implementation must do.
+ */
+export interface RunJournal {
+  /**
+   * Takes the claim of `runId` for `claim.holder` (unless another holder has an unexpired one;
+   * taking one's own claim again renews it), then reads what was committed, so the answer holds
+   * whatever the claim's previous holder committed. Without `claim`, only reads. A read that fails
+   * after the claim was taken ends the claim before the call rejects.
+   *
+   * @throws ToolrunError `INVALID_OPTIONS` for a `leaseMs` that is not a positive, finite number of
+   * milliseconds up to 2^31 − 1.
+   */
+  open(runId: string, claim?: RunClaim): Promise<OpenedRun>;
+  /** The outcome recorded for a call, or `undefined` when none was. */
+  recorded(runId: string, stepIndex: number, callIndex: number): Promise<JsonValue | undefined>;
+  /** Records a call's outcome at once (before the step commits) unless it has one already: the first value stays. */
+  record(runId: string, call: RecordedCall): Promise<void>;
+  /** Forgets a call's outcome, so a replay runs the call again. */
+  forget(runId: string, stepIndex: number, callIndex: number): Promise<void>;
+  /** Commits one step atomically (see {@link RunStep}); the conversation's time to live restarts. */
+  commit(step: RunStep): Promise<void>;
+  /**
+   * A run's last commit: {@link RunJournal.commit}, and the claim of `holder` on the run ended with
+   * it (atomically where the backend can; nothing when `holder` does not hold it). Without `holder`,
+   * just the commit.
+   */
+  finish(step: RunStep, holder?: string): Promise<void>;
+  /**
+   * Moves the end of `holder`'s claim to now + `leaseMs`; `false`, changing nothing, when `holder`
+   * does not hold it anymore (released, taken over, or ended).
+   *
+   * @throws ToolrunError `INVALID_OPTIONS` like {@link RunJournal.open}.
+   */
+  renew(runId: string, holder: string, leaseMs: number): Promise<boolean>;
+  /** Ends `holder`'s claim on the run; `false` when it did not hold it. */
+  release(runId: string, holder: string): Promise<boolean>;
+}
+
+/** The claim key of a run: `run:<runId>` (whoever works on a run — a worker, a replay, a drain — holds it). */
+export function runClaimKey(runId: string): string {
+  return `run:${runId}`;
+}
+
+/** The idempotency-ledger key of one tool call: run id + step index + call index. */
+export function ledgerKey(runId: string, stepIndex: number, callIndex: number): string {
+  return `${runId}:${stepIndex}:${callIndex}`;
+}

@@ -1,0 +1,114 @@
+import type { Clock } from '../../ground/ports/clock.ts';
+import { ledgerKey, runClaimKey, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
+import type { ClaimStore, IdempotencyLedger, RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
+import { claimLeaseMs } from '../assert-lease-ms.ts';
+import { toStoredText } from '../exact-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
+import { epochMs, prepareStatement, type PostgresQueryable } from './postgres-client.ts';
+import type { PostgresConversations } from './postgres-conversation-store.ts';
+import { toPostgresCheckpointRow } from './postgres-run-store.ts';
+
+/** An open sweeps ended claims at most once per this many ms of its clock (as the claim store's `acquire`). */
+const SWEEP_INTERVAL_MS = 1_000;
+
+/** The stores of one schema a {@link createPostgresRunJournal} journal works with. */
+export interface PostgresRunJournalParts {
+  /** The quoted schema name. */
+  schema: string;
+  clock: Clock;
+  conversations: PostgresConversations;
+  runs: RunStore;
+  ledger: IdempotencyLedger;
+  claims: ClaimStore;
+}
+
+/**
+ * The {@link RunJournal} of a PostgreSQL schema. A claimed open is one statement (`claim_run`: the
+ * claim, then the checkpoint read at a snapshot taken after it), followed by the conversation's
+ * read when the run has one; a step is one statement (`commit_step`: the appended chunk, the call
+ * outcomes, the checkpoint and, for `finish`, the end of the claim, in one transaction), sent
+ * again with the whole conversation when the stored one is not the one the step extends (expired,
+ * swept, replaced meanwhile). A call's outcome recorded alone is the ledger's `putIfAbsent`.
+ */
+export function createPostgresRunJournal(pool: PostgresQueryable, parts: PostgresRunJournalParts): RunJournal {
+  const { schema, clock, conversations, runs, ledger, claims } = parts;
+  const claimRun = prepareStatement(`SELECT acquired, checkpoint FROM ${schema}.claim_run($1, $2, $3, $4, $5, $6)`);
+  const commitStep = prepareStatement(
+    `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15) AS committed`,
+  );
+  // a run's last step, which ends its claim too
+  const commitLastStep = prepareStatement(
+    `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15, $16, $17) AS committed`,
+  );
+  let sweptAtMs = Number.NEGATIVE_INFINITY;
+  /** A checkpoint with its conversation. */
+  const committed = async (checkpoint: RunCheckpoint | undefined) => ({
+    checkpoint,
+    messages: checkpoint === undefined ? undefined : await conversations.store.get(checkpoint.conversationRef),
+  });
+
+  const commit = async (step: RunStep, holder: string | undefined) => {
+    const { storedCount, messages } = step;
+    const runId = step.checkpoint.runId;
+    const claim = holder !== undefined ? [toStoredText(runClaimKey(runId)), toStoredText(holder)] : [];
+    const statement = holder !== undefined ? commitLastStep : commitStep;
+    // storedCount 0 is a replacement too (what is appended is the whole conversation)
+    const appendable = Number.isInteger(storedCount) && storedCount > 0 && storedCount <= messages.length;
+    const ref = toStoredText(step.conversationRef);
+    const text = toJsonText(appendable ? messages.slice(storedCount) : messages);
+    const keys = step.calls.map((call) => toStoredText(ledgerKey(runId, call.stepIndex, call.callIndex)));
+    const values = step.calls.map((call) => toJsonText(call.outcome));
+    const checkpointRow = toPostgresCheckpointRow(step.checkpoint);
+    const nowMs = clock.now();
+    const args = (whole: boolean, messagesText: string) => [
+      ref,
+      whole ? 0 : storedCount,
+      messages.length,
+      messagesText,
+      whole,
+      Math.floor(nowMs),
+      conversations.expiryOf(nowMs),
+      conversations.refreshLagMs,
+      keys,
+      values,
+      ...checkpointRow,
+      ...claim,
+    ];
+    const { rows } = await pool.query<{ committed: boolean }>({ ...statement, values: args(!appendable, text) });
+    // not the conversation the step extends: nothing was written; the whole of it
+    if (rows[0]?.committed !== true) await pool.query({ ...statement, values: args(true, toJsonText(messages)) });
+    conversations.afterWrite(nowMs);
+  };
+
+  return {
+    async open(runId, claim) {
+      if (claim === undefined) return { claimed: true, ...(await committed(await runs.get(runId))) };
+      const leaseMs = claimLeaseMs(claim.leaseMs, 'acquire');
+      const nowMs = epochMs(clock.now());
+      const sweeping = nowMs - sweptAtMs >= SWEEP_INTERVAL_MS;
+      if (sweeping) sweptAtMs = nowMs;
+      const key = toStoredText(runClaimKey(runId));
+      const { rows } = await pool.query<{ acquired: boolean; checkpoint: string | null }>({
+        ...claimRun,
+        values: [key, toStoredText(claim.holder), nowMs + leaseMs, nowMs, sweeping, toStoredText(runId)],
+      });
+      const row = rows[0];
+      if (row?.acquired !== true) return { claimed: false, holder: (await claims.get(runClaimKey(runId)).catch(() => undefined))?.holder };
+      try {
+        return { claimed: true, ...(await committed(row.checkpoint === null ? undefined : fromJsonText<RunCheckpoint>(row.checkpoint))) };
+      } catch (error) {
+        await claims.release(runClaimKey(runId), claim.holder).catch(() => undefined);
+        throw error;
+      }
+    },
+    recorded: (runId, stepIndex, callIndex) => ledger.get(ledgerKey(runId, stepIndex, callIndex)),
+    async record(runId, call) {
+      await ledger.putIfAbsent(ledgerKey(runId, call.stepIndex, call.callIndex), call.outcome);
+    },
+    forget: (runId, stepIndex, callIndex) => ledger.delete(ledgerKey(runId, stepIndex, callIndex)),
+    commit: (step) => commit(step, undefined),
+    finish: (step, holder) => commit(step, holder),
+    renew: (runId, holder, leaseMs) => claims.renew(runClaimKey(runId), holder, leaseMs),
+    release: (runId, holder) => claims.release(runClaimKey(runId), holder),
+  };
+}

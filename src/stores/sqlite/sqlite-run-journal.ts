@@ -1,0 +1,113 @@
+import type { Database } from 'better-sqlite3';
+import type { Clock } from '../../ground/ports/clock.ts';
+import { ledgerKey, runClaimKey, type OpenedRun, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
+import type { ClaimStore, IdempotencyLedger, RunCheckpoint } from '../../ground/ports/stores.ts';
+import { claimLeaseMs } from '../assert-lease-ms.ts';
+import { fromStoredText, toStoredText } from '../exact-text.ts';
+import { fromJsonText, toJsonText } from '../json-text.ts';
+import type { SqliteClaimTake } from './sqlite-claim-store.ts';
+import type { SqliteConversations, SqliteStepMessages } from './sqlite-conversation-store.ts';
+import type { SqliteGroupCommit } from './sqlite-group-commit.ts';
+import { prepareSqliteLedgerInsert } from './sqlite-idempotency-ledger.ts';
+import { prepareSqliteCheckpointWrite, toSqliteCheckpointRow, type SqliteCheckpointRow } from './sqlite-run-store.ts';
+
+/** The parts of one SQLite file a {@link createSqliteRunJournal} journal writes in its transactions. */
+export interface SqliteRunJournalParts {
+  clock: Clock;
+  conversations: SqliteConversations;
+  ledger: IdempotencyLedger;
+  claims: ClaimStore;
+  /** The claim acquisition of the file's claim store, for a transaction of the journal. */
+  takeClaim: SqliteClaimTake;
+  /** Group commit of the connection: opens and steps then write in its next group (one transaction for many runs). */
+  group?: SqliteGroupCommit | undefined;
+}
+
+/** A step serialised before the write lock is taken (a large step does not hold it longer). */
+interface PreparedStep {
+  ref: string;
+  messages: SqliteStepMessages;
+  outcomes: [string, string][];
+  checkpoint: SqliteCheckpointRow;
+}
+
+/**
+ * The {@link RunJournal} of a SQLite file: an open (the claim, the checkpoint and the conversation)
+ * and a step (its new messages as one appended chunk, its call outcomes, its checkpoint, and for
+ * `finish` the end of the claim) are each one IMMEDIATE transaction — with group commit, a share
+ * of the group's transaction. A call's outcome recorded alone is one statement.
+ */
+export function createSqliteRunJournal(database: Database, parts: SqliteRunJournalParts): RunJournal {
+  const { clock, conversations, ledger, claims, takeClaim, group } = parts;
+  const insertOutcome = prepareSqliteLedgerInsert(database);
+  const writeCheckpoint = prepareSqliteCheckpointWrite(database);
+  const selectCheckpoint = database.prepare('SELECT checkpoint FROM runs WHERE run_id = ?').pluck();
+  const selectHolder = database.prepare('SELECT holder FROM claims WHERE key = ? AND lease_until_ms > ?').pluck();
+  const deleteClaim = database.prepare('DELETE FROM claims WHERE key = ? AND holder = ?');
+
+  /** In a transaction: the claim (when asked for), then what was committed. */
+  const openRun = (runId: string, claim: { key: string; holder: string; leaseMs: number } | undefined, nowMs: number): OpenedRun => {
+    if (claim !== undefined && !takeClaim(claim.key, claim.holder, nowMs, claim.leaseMs)) {
+      const holder = selectHolder.get(claim.key, nowMs) as string | undefined;
+      return { claimed: false, holder: holder === undefined ? undefined : fromStoredText(holder) };
+    }
+    const text = selectCheckpoint.get(runId) as string | undefined;
+    const checkpoint = text === undefined ? undefined : fromJsonText<RunCheckpoint>(text);
+    const messages = checkpoint === undefined ? undefined : conversations.read(toStoredText(checkpoint.conversationRef), nowMs);
+    return { claimed: true, checkpoint, messages };
+  };
+  const openInTransaction = database.transaction(openRun);
+
+  /** In a transaction: the step's messages, outcomes and checkpoint, and the end of a claim. */
+  const writeStep = (step: PreparedStep, nowMs: number, release: [string, string] | undefined) => {
+    conversations.writeStep(step.ref, step.messages, nowMs);
+    for (const [key, valueText] of step.outcomes) insertOutcome(key, valueText, nowMs);
+    writeCheckpoint(step.checkpoint);
+    if (release !== undefined) deleteClaim.run(release[0], release[1]);
+  };
+  const writeInTransaction = database.transaction(writeStep);
+
+  const prepare = (step: RunStep): PreparedStep => {
+    const { storedCount, messages } = step;
+    const runId = step.checkpoint.runId;
+    const appendable = Number.isInteger(storedCount) && storedCount >= 0 && storedCount <= messages.length;
+    return {
+      ref: toStoredText(step.conversationRef),
+      // `messages` may grow before a grouped write runs: its length now is what is written
+      messages: { messages, storedCount, total: messages.length, appendedText: appendable ? toJsonText(messages.slice(storedCount)) : undefined },
+      outcomes: step.calls.map((call): [string, string] => [toStoredText(ledgerKey(runId, call.stepIndex, call.callIndex)), toJsonText(call.outcome)]),
+      checkpoint: toSqliteCheckpointRow(step.checkpoint),
+    };
+  };
+  const commit = async (step: RunStep, holder: string | undefined) => {
+    const prepared = prepare(step);
+    const release: [string, string] | undefined = holder !== undefined ? [toStoredText(runClaimKey(step.checkpoint.runId)), toStoredText(holder)] : undefined;
+    const nowMs = clock.now();
+    if (group !== undefined) await group.run(() => writeStep(prepared, nowMs, release));
+    else writeInTransaction.immediate(prepared, nowMs, release);
+    conversations.afterWrite(nowMs);
+  };
+
+  return {
+    async open(runId, claim) {
+      const taken =
+        claim !== undefined
+          ? { key: toStoredText(runClaimKey(runId)), holder: toStoredText(claim.holder), leaseMs: claimLeaseMs(claim.leaseMs, 'acquire') }
+          : undefined;
+      const nowMs = clock.now();
+      const storedRunId = toStoredText(runId);
+      // a read alone, without a claim: nothing to hold still between its two statements
+      if (taken === undefined) return openRun(storedRunId, undefined, nowMs);
+      return group !== undefined ? group.run(() => openRun(storedRunId, taken, nowMs)) : openInTransaction.immediate(storedRunId, taken, nowMs);
+    },
+    recorded: (runId, stepIndex, callIndex) => ledger.get(ledgerKey(runId, stepIndex, callIndex)),
+    async record(runId, call) {
+      insertOutcome(toStoredText(ledgerKey(runId, call.stepIndex, call.callIndex)), toJsonText(call.outcome), clock.now());
+    },
+    forget: (runId, stepIndex, callIndex) => ledger.delete(ledgerKey(runId, stepIndex, callIndex)),
+    commit: (step) => commit(step, undefined),
+    finish: (step, holder) => commit(step, holder),
+    renew: (runId, holder, leaseMs) => claims.renew(runClaimKey(runId), holder, leaseMs),
+    release: (runId, holder) => claims.release(runClaimKey(runId), holder),
+  };
+}

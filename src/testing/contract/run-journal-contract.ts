@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import type { RunCheckpoint, RunStep } from '../../ground/ports/run-journal.ts';
+import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
+
+const SEVEN_DAYS_MS = 7 * 24 * 60 * 60 * 1000;
+const LEASE_MS = 30_000;
+
+function stepCheckpoint(stepIndex: number, conversationRef = 'conv_a', runId = 'run_a'): RunCheckpoint {
+  return {
+    runId,
+    messageId: 'm_a',
+    status: 'running',
+    stepIndex,
+    conversationRef,
+    tokensSpent: { input: 10 * stepIndex, output: stepIndex },
+    toolAttempts: { lookup: stepIndex },
+    data: { pendingStep: false },
+    updatedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, stepIndex)).toISOString(),
+  };
+}
+
+const step = (conversationRef: string, messages: unknown[], storedCount: number, checkpoint: RunCheckpoint, calls: RunStep['calls'] = []): RunStep => ({
+  conversationRef,
+  messages,
+  storedCount,
+  checkpoint,
+  calls,
+});
+
+/**
+ * Contract of `RunJournal` on `stores.journal`, read back through the bundle's own stores: an open
+ * under a claim (refused while another holder has it, with the committed checkpoint and
+ * conversation once taken), outcomes recorded once (first value wins), a step committed whole
+ * (appended after `storedCount`, replaced when the stored length differs, TTL restarted), a last
+ * step that ends its holder's claim and only its holder's, and `INVALID_OPTIONS` for a bad lease.
+ */
+export function describeRunJournalContract(makeStores: MakeStores): void {
+  describe('RunJournal', () => {
+    const harness = useStoresHarness(makeStores);
+    const sample = () => [
+      { role: 'system', content: 'You are a helpful agent.' },
+      { role: 'user', content: 'Réservez un vol — 東京 ✈️ "quoted"\nnext line' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', name: 'search', args: { q: 'x', n: 3, exact: true } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"status":"failed"}', numbers: [0, -1, 0.1, 1e21, 9007199254740991] },
+    ];
+
+    it('commit: writes the messages, the checkpoint and the call outcomes of a step, appending after storedCount', async () => {
+      const { stores } = harness();
+      const messages: unknown[] = sample().slice(0, 2);
+      await stores.journal.commit(step('conv_a', messages, 0, stepCheckpoint(0)));
+      expect(await stores.conversations.get('conv_a')).toEqual(sample().slice(0, 2));
+      expect(await stores.runs.get('run_a')).toEqual(stepCheckpoint(0));
+      messages.push(...sample().slice(2));
+      const outcome = { status: 'ok', data: { n: [1, 2.5, null, '東京'] } };
+      await stores.journal.commit(step('conv_a', messages, 2, stepCheckpoint(1), [{ stepIndex: 1, callIndex: 0, outcome }]));
+      messages.push({ role: 'user', content: 'changed after the commit' });
+      outcome.status = 'changed after the commit';
+      expect(await stores.conversations.get('conv_a')).toEqual(sample());
+      expect(await stores.runs.get('run_a')).toEqual(stepCheckpoint(1));
+      expect(await stores.journal.recorded('run_a', 1, 0)).toEqual({ status: 'ok', data: { n: [1, 2.5, null, '東京'] } });
+      expect(await stores.ledger.get('run_a:1:0')).toEqual({ status: 'ok', data: { n: [1, 2.5, null, '東京'] } });
+    });
+
+    it('commit: keeps the first outcome, replaces a conversation whose stored length is not storedCount, restarts the TTL', async () => {
+      const { stores, clock, conversationTtlMs = SEVEN_DAYS_MS } = harness();
+      const { journal } = stores;
+      await journal.record('run_a', { stepIndex: 0, callIndex: 0, outcome: 'first' });
+      await stores.conversations.put('conv_a', [{ n: 1 }, { n: 2 }, { n: 3 }]);
+      // storedCount 2 while 3 are stored: the whole array replaces it (nothing is appended to the wrong place)
+      await journal.commit(step('conv_a', [{ n: 1 }, { n: 9 }], 2, stepCheckpoint(0), [{ stepIndex: 0, callIndex: 0, outcome: 'second' }]));
+      expect(await stores.conversations.get('conv_a')).toEqual([{ n: 1 }, { n: 9 }]);
+      expect(await journal.recorded('run_a', 0, 0)).toBe('first');
+      // storedCount beyond the messages, or a conversation never stored: the whole array
+      await journal.commit(step('conv_a', [{ n: 0 }], 5, stepCheckpoint(1)));
+      expect(await stores.conversations.get('conv_a')).toEqual([{ n: 0 }]);
+      await journal.commit(step('conv_new', [{ n: 7 }], 1, stepCheckpoint(2, 'conv_new')));
+      expect(await stores.conversations.get('conv_new')).toEqual([{ n: 7 }]);
+      // every commit restarts the TTL; an expired conversation is not appended to
+      await clock.advance(conversationTtlMs - 1);
+      await journal.commit(step('conv_a', [{ n: 0 }, { n: 1 }], 1, stepCheckpoint(3)));
+      await clock.advance(conversationTtlMs - 1);
+      expect(await stores.conversations.get('conv_a')).toEqual([{ n: 0 }, { n: 1 }]);
+      expect(await stores.conversations.get('conv_new')).toBeUndefined();
+      await clock.advance(1);
+      expect(await stores.conversations.get('conv_a')).toBeUndefined();
+      await journal.commit(step('conv_a', [{ n: 0 }, { n: 1 }, { n: 2 }], 2, stepCheckpoint(4)));
+      expect(await stores.conversations.get('conv_a')).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+    });
+
+    it('record, recorded, forget: one outcome per call, the first value stays until forgotten', async () => {
+      const { journal } = harness().stores;
+      expect(await journal.recorded('run_r', 0, 1)).toBeUndefined();
+      await journal.record('run_r', { stepIndex: 0, callIndex: 1, outcome: { status: 'failed' } });
+      await journal.record('run_r', { stepIndex: 0, callIndex: 1, outcome: { status: 'success' } });
+      expect(await journal.recorded('run_r', 0, 1)).toEqual({ status: 'failed' });
+      expect(await journal.recorded('run_r', 1, 0)).toBeUndefined();
+      await journal.forget('run_r', 0, 1);
+      expect(await journal.recorded('run_r', 0, 1)).toBeUndefined();
+      await journal.record('run_r', { stepIndex: 0, callIndex: 1, outcome: { status: 'success' } });
+      expect(await journal.recorded('run_r', 0, 1)).toEqual({ status: 'success' });
+    });
+
+    it("finish: commits the last step and ends its holder's claim, never another holder's", async () => {
+      const { stores } = harness();
+      const { journal } = stores;
+      const last = { ...stepCheckpoint(0), status: 'completed' as const };
+      expect((await journal.open('run_a', { holder: 'worker-1', leaseMs: LEASE_MS })).claimed).toBe(true);
+      await journal.finish(step('conv_a', [{ n: 1 }], 0, last, [{ stepIndex: 0, callIndex: 0, outcome: 1 }]), 'worker-1');
+      expect(await stores.conversations.get('conv_a')).toEqual([{ n: 1 }]);
+      expect((await stores.runs.get('run_a'))?.status).toBe('completed');
+      expect(await journal.recorded('run_a', 0, 0)).toBe(1);
+      expect(await stores.claims.get('run:run_a')).toBeUndefined();
+      // another holder's claim is left as it is
+      expect(await stores.claims.acquire('run:run_b', 'drain-a', 60_000)).toBe(true);
+      await journal.finish(step('conv_b', [{ n: 1 }], 0, { ...last, runId: 'run_b', conversationRef: 'conv_b' }), 'worker-1');
+      expect((await stores.claims.get('run:run_b'))?.holder).toBe('drain-a');
+      expect((await stores.runs.get('run_b'))?.status).toBe('completed');
+    });
+
+    it('open: takes a free claim with the checkpoint and conversation as committed, nothing for a run never committed', async () => {
+      const { stores } = harness();
+      const { journal } = stores;
+      await journal.commit(step('conv_a', [{ n: 1 }], 0, stepCheckpoint(2)));
+      await journal.commit(step('conv_a', [{ n: 1 }, { n: 2 }], 1, stepCheckpoint(3)));
+      expect(await journal.open('run_a', { holder: 'worker-1', leaseMs: LEASE_MS })).toEqual({
+        claimed: true,
+        checkpoint: stepCheckpoint(3),
+        messages: [{ n: 1 }, { n: 2 }],
+      });
+      expect((await stores.claims.get('run:run_a'))?.holder).toBe('worker-1');
+      expect(await stores.claims.acquire('run:run_a', 'worker-2', LEASE_MS)).toBe(false);
+      expect(await journal.open('run_none', { holder: 'worker-1', leaseMs: LEASE_MS })).toEqual({ claimed: true, checkpoint: undefined, messages: undefined });
+      // without a claim: a read only
+      expect(await journal.open('run_a')).toEqual({ claimed: true, checkpoint: stepCheckpoint(3), messages: [{ n: 1 }, { n: 2 }] });
+    });
+
+    it('open: refused while another holder has the claim (who holds it is said); its own holder takes it again; an ended one is free', async () => {
+      const { stores, clock } = harness();
+      const { journal } = stores;
+      await journal.commit(step('conv_a', [{ n: 1 }], 0, stepCheckpoint(1)));
+      expect(await stores.claims.acquire('run:run_a', 'drain-a', LEASE_MS)).toBe(true);
+      expect(await journal.open('run_a', { holder: 'worker-1', leaseMs: LEASE_MS })).toEqual({ claimed: false, holder: 'drain-a' });
+      expect(await journal.open('run_a', { holder: 'drain-a', leaseMs: LEASE_MS })).toMatchObject({ claimed: true, checkpoint: stepCheckpoint(1) });
+      expect(await journal.release('run_a', 'drain-a')).toBe(true);
+      expect(await journal.release('run_a', 'drain-a')).toBe(false);
+      expect(await stores.claims.acquire('run:run_a', 'drain-b', LEASE_MS)).toBe(true);
+      await clock.advance(LEASE_MS);
+      expect(await journal.open('run_a', { holder: 'worker-1', leaseMs: LEASE_MS })).toMatchObject({ claimed: true, checkpoint: stepCheckpoint(1) });
+      expect(await journal.renew('run_a', 'worker-1', LEASE_MS)).toBe(true);
+      expect(await journal.renew('run_a', 'drain-b', LEASE_MS)).toBe(false);
+    });
+
+    it('open and renew: a lease that is not a positive, finite number of ms up to 2^31 − 1 is INVALID_OPTIONS, and takes nothing', async () => {
+      const { stores } = harness();
+      for (const leaseMs of [0, Number.NaN, 2 ** 31]) {
+        const opened = await stores.journal.open('run_c', { holder: 'worker-1', leaseMs }).then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
+        expect((opened as { code?: string } | undefined)?.code).toBe('INVALID_OPTIONS');
+        const renewed = await stores.journal.renew('run_c', 'worker-1', leaseMs).then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
+        expect((renewed as { code?: string } | undefined)?.code).toBe('INVALID_OPTIONS');
+      }
+      expect(await stores.claims.get('run:run_c')).toBeUndefined();
+    });
+  });
+}

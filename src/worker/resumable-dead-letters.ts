@@ -1,0 +1,100 @@
+import type { ModelFailureInfo } from '../agent/model-policy.ts';
+import type { AgentRunResult } from '../agent/run-agent.ts';
+import { decodeRunState } from '../agent/run-state.ts';
+import type { ToolRuntime } from '../core/create-tool-runtime.ts';
+import type { Clock } from '../ground/ports/clock.ts';
+import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
+import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
+import type { DeadLetterSink, ModelFailureEntry, ResumableEntry, ToolFailureEntry } from './dead-letter-entries.ts';
+import type { HandleMessageOptions, WithQueues } from './handle-message-options.ts';
+import { isKeyedSink, modelDeadLetterKey, pushDeadLetter, runDeadLetterKey, toolDeadLetterKey } from './push-dead-letter.ts';
+import { resumableDeadLetterAdded } from './worker-events.ts';
+
+/** Builds the resumable tool-DLQ entry of a run whose model failed. */
+export function buildModelFailureEntry(
+  runId: string,
+  conversationRef: string,
+  tokensSpent: { input: number; output: number },
+  failure: ModelFailureInfo,
+  messageId: string,
+  firstSeenAt: string,
+): ModelFailureEntry {
+  return {
+    kind: 'model',
+    runId,
+    stepIndex: failure.stepIndex,
+    modelName: failure.modelName,
+    attempts: failure.attempts,
+    lastError: { kind: failure.lastError.kind, status: failure.lastError.status, message: failure.lastError.message, code: failure.lastError.code },
+    conversationRef,
+    tokensSpent: { ...tokensSpent },
+    firstSeenAt,
+    originalMessageId: messageId,
+    reason: failure.reason,
+    ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+  };
+}
+
+/** The `pushOnce` key of a resumable entry: per kind, run and step. */
+export function resumableDeadLetterKey(entry: ResumableEntry): string {
+  switch (entry.kind) {
+    case 'tool':
+      return toolDeadLetterKey(entry.runId, entry.stepIndex);
+    case 'model':
+      return modelDeadLetterKey(entry.runId, entry.stepIndex);
+    case 'run':
+      return runDeadLetterKey(entry.runId, entry.stepIndex);
+  }
+}
+
+/**
+ * Pushes a resumable entry: by key when the sink has `pushOnce`; else with `push`, then a ledger
+ * marker that a redelivery reads (it cannot cover a crash between the push and the marker).
+ * Returns whether an entry was added.
+ */
+export async function pushResumable(entry: ResumableEntry, stores: Stores, options: Required<Pick<HandleMessageOptions, 'queues'>>): Promise<boolean> {
+  const sink = options.queues.toolDlq as DeadLetterSink<ResumableEntry>;
+  const added = await pushDeadLetter(sink, resumableDeadLetterKey(entry), entry);
+  if (!isKeyedSink(sink)) await stores.ledger.putIfAbsent(deadLetterMarkerKey(entry.runId, entry.stepIndex, entry.kind), entry.firstSeenAt);
+  return added;
+}
+
+/** Ledger key recording that a run's failure at a step was pushed to a `push`-only sink (or by a toolrun without keyed pushes). */
+export function deadLetterMarkerKey(runId: string, stepIndex: number, kind: ResumableEntry['kind'] = 'tool'): string {
+  return kind === 'tool' ? `${runId}:dead-lettered:${stepIndex}` : `${runId}:dead-lettered:${kind}:${stepIndex}`;
+}
+
+/**
+ * Pushes the resumable entry of a `tool_failed` or `model_failed` run unless it was pushed already:
+ * the ledger marker (written for `push`-only sinks, and by earlier toolrun versions) or the sink's key says so.
+ */
+export async function ensureDeadLettered(
+  checkpoint: RunCheckpoint,
+  runtime: ToolRuntime,
+  stores: Stores,
+  options: WithQueues<HandleMessageOptions>,
+  clock: Clock,
+): Promise<ToolFailureEntry | ModelFailureEntry | undefined> {
+  const firstSeenAt = new Date(clock.now()).toISOString();
+  let entry: ToolFailureEntry | ModelFailureEntry;
+  if (checkpoint.status === 'model_failed') {
+    const failure = decodeRunState(checkpoint.data).modelFailure;
+    if (!failure) return undefined;
+    if ((await stores.ledger.get(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex, 'model'))) !== undefined) return undefined;
+    entry = buildModelFailureEntry(checkpoint.runId, checkpoint.conversationRef, checkpoint.tokensSpent, failure, checkpoint.messageId, firstSeenAt);
+  } else {
+    const failure = decodeRunState(checkpoint.data).failure;
+    if (!failure) return undefined;
+    if ((await stores.ledger.get(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex))) !== undefined) return undefined;
+    const run = { runId: checkpoint.runId, conversationRef: checkpoint.conversationRef, tokensSpent: checkpoint.tokensSpent } as AgentRunResult;
+    entry = buildToolFailureEntry(run, failure, {
+      messageId: checkpoint.messageId,
+      redactor: runtime.redactor,
+      sensitiveKeys: runtime.getTool(failure.toolName)?.definition.sensitive ?? [],
+      firstSeenAt,
+    });
+  }
+  if (!(await pushResumable(entry, stores, options))) return undefined;
+  options.onEvent?.(resumableDeadLetterAdded(entry, checkpoint.messageId !== '' ? checkpoint.messageId : undefined, clock.now()));
+  return entry;
+}
