@@ -5,7 +5,7 @@
  * number of PostgreSQL reads and writes of the same sizes per run (counted on toolrun's stores
  * first), by hand. Needs Redis and PostgreSQL (see test/fixtures/distributed-services.ts).
  *
- * Issue 13: toolrun commits each step in one statement (`commitStep`: the new messages, the
+ * Issue 13: toolrun commits each step in one statement (`RunJournal.commit`: the new messages, the
  * checkpoint, the ledger rows). The first bare worker writes what the ports describe one by one
  * (as before, and as the SQLite worker benchmark's bare loop does); the second sends as many
  * statements as toolrun does, step commits and the run's claim included (taken with the
@@ -32,7 +32,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
-import { handleMessage, type Stores } from '../src/index.ts';
+import { createStoreJournal, handleMessage, type Stores } from '../src/index.ts';
 import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { createDistributedTools, distributedModel } from '../test/fixtures/distributed-agent.ts';
 import type { DistributedBenchWorkerConfig } from '../test/fixtures/distributed-bench-worker.ts';
@@ -47,7 +47,7 @@ const CONCURRENCY = 4;
  * Store calls of one trivial run through `handleMessage`. `steps`: `'port-by-port'` counts, on a
  * proxy of the PostgreSQL stores (the claim store's included), the calls the ports describe one by
  * one (a whole conversation per `put`, a checkpoint per `runs.put`, a ledger row per
- * `putIfAbsent`, a breaker read per check: the run goes through the stores without `commitStep`);
+ * `putIfAbsent`, a breaker read per check: the run goes through a journal composed from the stores);
  * `'committed'` counts the statements toolrun sends on `pool` (a step commit or run claim is a
  * write; a breaker check the breaker store answers without a read sends nothing).
  */
@@ -65,8 +65,6 @@ async function storeCallsPerRun(
       get(object, key, receiver) {
         const value = Reflect.get(object, key, receiver) as unknown;
         if (typeof value !== 'function') return value;
-        // port by port: a claim, then a read; a step's writes one by one
-        if (key === 'acquireWithCheckpoint' || key === 'commitStep') return undefined;
         return (...args: unknown[]) => {
           if (reading.includes(String(key))) reads += 1;
           if (writing.includes(String(key))) {
@@ -77,17 +75,16 @@ async function storeCallsPerRun(
         };
       },
     });
-  const counted: Stores =
-    steps === 'committed'
-      ? stores
-      : {
-          ...stores,
-          conversations: count(stores.conversations, ['get'], ['put', 'delete']),
-          runs: count(stores.runs, ['get'], ['put']),
-          ledger: count(stores.ledger, ['get'], ['putIfAbsent', 'delete']),
-          breakers: count(stores.breakers, ['get'], ['update']),
-          ...(stores.claims ? { claims: count(stores.claims, ['get'], ['acquire', 'renew', 'release']) } : {}),
-        };
+  const parts = {
+    ...stores,
+    conversations: count(stores.conversations, ['get'], ['put', 'delete']),
+    runs: count(stores.runs, ['get'], ['put']),
+    ledger: count(stores.ledger, ['get'], ['putIfAbsent', 'delete']),
+    breakers: count(stores.breakers, ['get'], ['update']),
+    claims: count(stores.claims, ['get'], ['acquire', 'renew', 'release']),
+  };
+  // port by port: a claim, then a read; a step's writes one by one
+  const counted: Stores = steps === 'committed' ? stores : { ...parts, journal: createStoreJournal(parts) };
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
   if (steps === 'committed') {
     (pool as { query: unknown }).query = (config: unknown, ...rest: unknown[]) => {

@@ -6,7 +6,7 @@
  * Issue 13's rows: the bare loop does the writes the worker's ports describe one by one (a whole
  * conversation per `put`, a checkpoint per `runs.put`, a ledger row per call, the queue's), counted
  * on a run through wrapped stores, each a single-statement upsert that changes its row, with
- * SQLite's own automatic checkpoint; the SQLite worker commits each step once (`commitStep`), its
+ * SQLite's own automatic checkpoint; the SQLite worker commits each step once (`RunJournal.commit`), its
  * checkpoints on a thread of their own (the default `backgroundCheckpoint`), at concurrency 1
  * and at 16 (the runs' writes of one event-loop turn then share a group commit, with the memory
  * worker at 16 as its floor); the same

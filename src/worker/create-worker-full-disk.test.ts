@@ -3,6 +3,7 @@ import { defineTool } from '../core/define-tool.ts';
 import type { Clock } from '../ground/ports/clock.ts';
 import type { Stores } from '../ground/ports/stores.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
+import { createStoreJournal } from '../stores/store-journal.ts';
 import { createAutoAdvancingClock } from '../testing/auto-advancing-clock.ts';
 import { createScriptedModel } from '../testing/scripted-model.ts';
 import { createWorker } from './create-worker.ts';
@@ -10,11 +11,11 @@ import type { WorkerEvent } from './worker-events.ts';
 
 /** The methods that write, by port: each fails while the disk is full. */
 const WRITES: Record<string, readonly string[]> = {
-  conversations: ['put', 'commitStep'],
+  conversations: ['put'],
   runs: ['put'],
   ledger: ['putIfAbsent', 'delete'],
   queue: ['reserve', 'ack', 'release', 'extendLease'],
-  claims: ['acquire', 'acquireWithCheckpoint', 'renew', 'release'],
+  claims: ['acquire', 'renew', 'release'],
   messageDlq: ['push', 'pushOnce'],
   toolDlq: ['push', 'pushOnce'],
 };
@@ -36,6 +37,8 @@ function fullDiskStores(clock: Clock, full: () => boolean): { stores: Stores; me
     }
     stores[port] = wrapped;
   }
+  // the run journal over the failing stores: a run's every write meets the full disk
+  stores.journal = createStoreJournal(stores as unknown as Stores);
   return { stores: stores as unknown as Stores, memory };
 }
 
@@ -118,7 +121,7 @@ describe('a worker whose store runs out of disk', () => {
     const reserve = memory.queue.reserve.bind(memory.queue);
     let failDelivery = true;
     const deliveries: number[] = [];
-    const stores: Stores = {
+    const parts = {
       ...memory,
       queue: Object.assign(Object.create(memory.queue) as typeof memory.queue, {
         reserve: async (leaseMs: number) => {
@@ -141,6 +144,8 @@ describe('a worker whose store runs out of disk', () => {
         },
       }),
     };
+    // the run journal over the failing run store: the run's first read fails
+    const stores: Stores = { ...parts, journal: createStoreJournal(parts) };
     await memory.queue.enqueue({ id: 'm', body: JSON.stringify({ input: 'hi' }) });
     const errors: unknown[] = [];
     const triedAt: number[] = [];

@@ -4,6 +4,7 @@ import type { WorkerEvent } from '../../worker/worker-events.ts';
 import type { ToolFailureEntry } from '../../worker/dead-letter-entries.ts';
 import { createPostgresStores, type PostgresStores } from '../../stores/postgres/index.ts';
 import { createRedisDeadLetterQueues } from '../../stores/redis/index.ts';
+import { createStoreJournal } from '../../stores/store-journal.ts';
 import { createDistributedTools, createSideEffectTables, distributedModel } from '../../../test/fixtures/distributed-agent.ts';
 import { createTestPool, createTestRedis, deleteRedisKeys, dropSchema, REDIS_URL, uniqueName } from '../../../test/fixtures/distributed-services.ts';
 import { createBullMqWorker, type BullMqRunWorker } from './create-bullmq-worker.ts';
@@ -219,7 +220,7 @@ describe('the BullMQ worker', () => {
   /** `stores` whose first `failures` checkpoint writes (`runs.put`) throw `message`. */
   const failingCheckpoints = (failures: number, message: string) => {
     let failNext = failures;
-    return {
+    const parts = {
       ...stores,
       runs: {
         get: stores.runs.get,
@@ -229,6 +230,8 @@ describe('the BullMQ worker', () => {
         },
       },
     };
+    // the run journal over the failing run store
+    return { ...parts, journal: createStoreJournal(parts) };
   };
 
   it('retries a job whose stores failed, and completes it once they are back', async () => {
@@ -269,7 +272,7 @@ describe('the BullMQ worker', () => {
     const events: WorkerEvent[] = [];
     // the store rejects the poison run's conversation once its first tool result is in it, every time
     const put = stores.conversations.put.bind(stores.conversations);
-    const poisoned = {
+    const poisonedParts = {
       ...stores,
       conversations: {
         ...stores.conversations,
@@ -282,6 +285,7 @@ describe('the BullMQ worker', () => {
         },
       },
     };
+    const poisoned = { ...poisonedParts, journal: createStoreJournal(poisonedParts) };
     const worker = startWorker({
       stores: poisoned,
       concurrency: 1,

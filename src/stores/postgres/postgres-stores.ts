@@ -84,7 +84,7 @@ export type PostgresStoresOptions = PostgresConnection & {
   schema?: string;
   /** Source of time for TTLs, leases, claims and timestamps. @defaultValue `systemClock` */
   clock?: Clock;
-  /** Time to live of a conversation after its last write (`put` or `commitStep`), in ms. @defaultValue 7 days */
+  /** Time to live of a conversation after its last write (`put` or a step), in ms. @defaultValue 7 days */
   conversationTtlMs?: number;
   /**
    * How long a shared breaker's state, once read (or written by this process), may answer
