@@ -18,7 +18,7 @@ export interface AiSdkContinuation {
 /** Options of {@link replayAiSdkDeadLetter}: registered once per app, used for every entry. */
 export interface AiSdkReplayOptions {
   /** The stores the run dead-lettered into (the claim, the ledger, the conversation, the DLQ). */
-  stores: Pick<Stores, 'toolDlq' | 'conversations' | 'ledger' | 'claims'>;
+  stores: Pick<Stores, 'toolDlq' | 'conversations' | 'ledger' | 'claims' | 'journal'>;
   /** The runtime whose tool failed (its fixed configuration). */
   runtime: ToolRuntime;
   /**
@@ -87,7 +87,7 @@ function toolMessage(call: FailedCall, result: ToolResult): unknown {
 
 /**
  * Replays a tool-DLQ entry that `toAiSdk({ deadLetter })` wrote, in the AI SDK's own loop: claims
- * the run (`run:<runId>` in `stores.claims`; a second replay at once gets `in_progress`), reads the
+ * the run (`run:<runId>`, through `stores.journal`; a second replay at once gets `in_progress`), reads the
  * conversation the SDK had handed the tool (`expired` when it is gone), calls the failed tool again
  * with its recorded arguments under the idempotency ledger (a write already applied by an earlier
  * replay is not applied again), appends its result and hands the conversation to `continueRun`,
@@ -106,7 +106,7 @@ export async function replayAiSdkDeadLetter(record: DeadLetterRecord<ResumableEn
   if (entry?.kind !== 'tool' || typeof entry.runId !== 'string' || !entry.originalMessageId?.startsWith(AI_SDK_ENTRY_PREFIX))
     return { ...base, status: 'invalid_entry', runId: null };
   const { runId } = entry;
-  const claimed = await claimRun(stores.claims, runId, {
+  const claimed = await claimRun(stores.journal, runId, {
     holder: newClaimHolder('ai-sdk-replay'),
     leaseMs: options.claimLeaseMs ?? 300_000,
     clock: runtime.clock,
