@@ -23,7 +23,11 @@ export default defineConfig(async ({ env }) => {
     airlineUrl = service.url;
     process.stderr.write(`airline config: TOOLRUN_AIRLINE_URL is not set: started an airline service without faults at ${airlineUrl}\n`);
   }
-  const { modelKind: _modelKind, modelDescription: _modelDescription, ...config } = createAirlineWorkerConfig({
+  const {
+    modelKind: _modelKind,
+    modelDescription: _modelDescription,
+    ...config
+  } = createAirlineWorkerConfig({
     env: { ...env, TOOLRUN_AIRLINE_URL: airlineUrl },
   });
   return config;
