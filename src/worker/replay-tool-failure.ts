@@ -48,8 +48,10 @@ export interface ReplayOptions
  * - `already_completed`: the run had completed (a second replay): nothing was done;
  * - `in_progress`: another replay, drain or worker holds the run's claim: nothing was done (the entry stays);
  * - `expired`: the conversation (or the run's checkpoint) is gone — its TTL passed;
- * - `invalid_entry`: the entry lacks what a replay needs, or names a conversation that is not its
- *   run's (nothing is read or written).
+ * - `invalid_entry`: the entry lacks what a replay needs, names a conversation that is not its
+ *   run's, or belongs to a run toolrun's loop never checkpointed while its conversation is still
+ *   stored (an SDK host's run: replay it with that host's replay, such as `replayAiSdkDeadLetter`
+ *   of `toolrun/ai-sdk`); nothing is written and the entry stays in the DLQ.
  */
 export type ReplayStatus = AgentRunStatus | 'already_completed' | 'in_progress' | 'expired' | 'invalid_entry';
 
@@ -127,6 +129,11 @@ async function replayClaimed(
   // have this replay rewrite that conversation.
   if (checkpoint && checkpoint.conversationRef !== entry.conversationRef) return { status: 'invalid_entry', runId: entry.runId, modelCalls: 0, text: null };
   const stored = committed.messages as ChatMessage[] | undefined;
+  if (!checkpoint && (await stores.conversations.get(entry.conversationRef)) !== undefined) {
+    // a run toolrun's loop never checkpointed, whose conversation is there: an SDK host's run
+    // (replayed by that host's replay), not an expired one — a drain must not remove it as such
+    return { status: 'invalid_entry', runId: entry.runId, modelCalls: 0, text: null };
+  }
   if (!stored || !checkpoint) return { status: 'expired', runId: entry.runId, modelCalls: 0, text: null };
 
   // Forget the failed outcomes of the failed step so those calls run again; keep the successful ones.

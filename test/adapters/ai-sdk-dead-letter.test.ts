@@ -15,6 +15,7 @@ import { ToolrunError } from '../../src/ground/toolrun-error.ts';
 import { createMemoryBreakerStateStore } from '../../src/policies/memory-breaker-state-store.ts';
 import { createSharedBreaker, type SharedBreakerEvent } from '../../src/policies/shared-breaker.ts';
 import { createMemoryStores } from '../../src/stores/memory/index.ts';
+import { drainToolDlq } from '../../src/worker/drain-tool-dlq.ts';
 import { createAutoAdvancingClock } from '../../src/testing/auto-advancing-clock.ts';
 import { generateResult, type ScriptedTurn } from './fixtures/ai-sdk-scenarios.ts';
 
@@ -231,5 +232,20 @@ describe('replayAiSdkDeadLetter', () => {
     expect(await replayAiSdkDeadLetter(record, { stores, runtime, continueRun })).toMatchObject({ status: 'expired', removed: false });
     const foreign = { ...record, entry: { ...record.entry, originalMessageId: 'msg-1' } };
     expect(await replayAiSdkDeadLetter(foreign, { stores, runtime, continueRun })).toMatchObject({ status: 'invalid_entry' });
+  });
+
+  it('a drain of toolrun’s own loop (removeExpired) leaves the entry for the host’s replay, untouched', async () => {
+    const { stores, runtime, record, writes, fix } = await deadLettered();
+    fix();
+    let modelCalls = 0;
+    const model = async () => {
+      modelCalls += 1;
+      return { text: 'not reached', usage: { input: 0, output: 0 } };
+    };
+    const report = await drainToolDlq({ stores, runtime, model, removeExpired: true });
+    expect(report).toMatchObject({ total: 1, removed: 0, outcomes: { invalid_entry: 1 } });
+    expect(await stores.toolDlq.list()).toEqual([record]);
+    expect(modelCalls).toBe(0);
+    expect(writes).toEqual([]);
   });
 });
