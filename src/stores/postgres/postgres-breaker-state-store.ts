@@ -15,10 +15,11 @@ const MAX_KEPT_STATES = 10_000;
  * breaker's transitions (one opening, one probe) happen once. `fn` runs while the lock is held:
  * keep it quick (it is pure and synchronous by the port's contract).
  *
- * `get` answers from the state of the key it read or wrote last when that was at most
- * `maxStalenessMs` ago by the clock, else it reads the row (one statement on `breakers` alone). A
- * process's own `update` is seen by its next `get` at once; another process's, within
- * `maxStalenessMs`. `0` reads the row at every `get`.
+ * `get` answers from the state of the key it read last when that read was at most `maxStalenessMs`
+ * ago by the clock, else it reads the row (one statement on `breakers` alone). An `update` forgets
+ * the key's state, so the process's next `get` reads the row: its own write, and any committed
+ * after it, are seen at once; another process's write otherwise within `maxStalenessMs`. `0`
+ * reads the row at every `get`.
  */
 export function createPostgresBreakerStateStore(pool: PostgresPoolLike, options: { schema: string; clock: Clock; maxStalenessMs: number }): BreakerStateStore {
   const { clock, maxStalenessMs } = options;
@@ -54,18 +55,18 @@ export function createPostgresBreakerStateStore(pool: PostgresPoolLike, options:
       const storedKey = toStoredText(key);
       writes += 1;
       kept.delete(storedKey);
-      const { result, nextText } = await inTransaction(pool, async (client) => {
+      const result = await inTransaction(pool, async (client) => {
         const nowMs = Math.floor(clock.now());
         await client.query({ ...ensureRow, values: [storedKey, nowMs] });
         const { rows } = await client.query<{ state: string | null }>({ ...lock, values: [storedKey] });
         const previousText = rows[0]?.state;
         const nextText = toJsonText(fn(parse(previousText) as T | undefined));
         await client.query({ ...write, values: [storedKey, nextText, nowMs] });
-        return { result: { previous: parse(previousText) as T | undefined, next: fromJsonText<T>(nextText) }, nextText };
+        return { previous: parse(previousText) as T | undefined, next: fromJsonText<T>(nextText) };
       });
-      // this process's own write is seen at once
+      // this process's own write is seen at once: the next `get` reads the row, so it also sees a
+      // write another process committed after this one (keeping `nextText` would hide it)
       writes += 1;
-      keep(storedKey, nextText, clock.now());
       return result;
     },
   };
