@@ -64,14 +64,23 @@ const startPostgres = () =>
   );
 
 /** Fills the tmpfs: a file the size of its free space, then pages until none fits. Returns the blocks left (0). */
+let crumbs = 0;
+
+/**
+ * Fills the file system: one big file, then 4 KB crumbs until a write fails. The databases running
+ * on it free space at times (a WAL segment recycled, a temporary file removed), so the crumbs go on
+ * until a look finds no free block, a few times at most; returns the free blocks then.
+ */
 function fillDisk(): number {
   const { bavail, bsize } = statfsSync(mountPoint);
   spawnSync('fallocate', ['-l', String(Number(bavail) * Number(bsize)), fillerPath]);
-  for (let index = 0; index < 10_000; index++) {
-    try {
-      writeFileSync(join(mountPoint, `crumb-${index}`), 'x'.repeat(4096));
-    } catch {
-      break;
+  for (let round = 0; round < 20 && Number(statfsSync(mountPoint).bavail) > 0; round++) {
+    for (let index = 0; index < 10_000; index++) {
+      try {
+        writeFileSync(join(mountPoint, `crumb-${crumbs++}`), 'x'.repeat(4096));
+      } catch {
+        break;
+      }
     }
   }
   return Number(statfsSync(mountPoint).bavail);
