@@ -1,23 +1,7 @@
 import { latestSchemaVersion, migrationsToApply, schemaVersionTableSql, type SchemaHistory } from '../schema-migrations.ts';
 import { inTransaction, quoteSchema, type PostgresPoolLike } from './postgres-client.ts';
+import { GROUP_KEYS, GROUP_NAMES } from '../dead-letter-group-keys.ts';
 
-/**
- * What the dead-letter group counts are keyed by: each count's column, and the `dead_letters`
- * column it counts. A value v is stored as `'+' || v` and a missing one as `'-'` (a primary key
- * column holds no NULL).
- */
-const GROUP_KEYS: ReadonlyArray<readonly [count: string, entry: string]> = [
-  ['kind', 'cause_kind'],
-  ['tool_name', 'cause_tool_name'],
-  ['model_name', 'cause_model_name'],
-  ['reason', 'cause_reason'],
-  ['code', 'cause_code'],
-  ['error_kind', 'cause_error_kind'],
-  ['error_status', 'cause_error_status'],
-  ['field_path', 'cause_field_path'],
-  ['field_problem', 'cause_field_problem'],
-];
-const GROUP_NAMES = GROUP_KEYS.map(([name]) => name).join(', ');
 const GROUP_ENCODED = GROUP_KEYS.map(([name, column]) => `COALESCE('+' || ${column}, '-') AS ${name}`).join(', ');
 const GROUP_BY = GROUP_KEYS.map((_, index) => index + 2).join(', ');
 const GROUP_MATCH = GROUP_KEYS.map(([name]) => `counts.${name} = gone.${name}`).join(' AND ');

@@ -1,23 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { latestSchemaVersion, migrationsToApply, schemaVersionTableSql, type SchemaHistory } from '../schema-migrations.ts';
+import { GROUP_KEYS, GROUP_NAMES } from '../dead-letter-group-keys.ts';
 
-/**
- * What the dead-letter group counts are keyed by: each count's column, and the `dead_letters`
- * column it counts. A value v is stored as `'+' || v` and a missing one as `'-'` (a primary key
- * column holds no NULL).
- */
-const GROUP_KEYS: ReadonlyArray<readonly [count: string, entry: string]> = [
-  ['kind', 'cause_kind'],
-  ['tool_name', 'cause_tool_name'],
-  ['model_name', 'cause_model_name'],
-  ['reason', 'cause_reason'],
-  ['code', 'cause_code'],
-  ['error_kind', 'cause_error_kind'],
-  ['error_status', 'cause_error_status'],
-  ['field_path', 'cause_field_path'],
-  ['field_problem', 'cause_field_problem'],
-];
-const GROUP_NAMES = GROUP_KEYS.map(([name]) => name).join(', ');
 const groupEncoded = (row: string) => GROUP_KEYS.map(([, column]) => `ifnull('+' || ${row}${column}, '-')`).join(', ');
 const groupMatches = (row: string) => GROUP_KEYS.map(([name, column]) => `${name} = ifnull('+' || ${row}${column}, '-')`).join(' AND ');
 const ADD_GROUP_COUNT = `INSERT INTO dead_letter_group_counts (queue, ${GROUP_NAMES}, entries, tokens_input, tokens_output)
