@@ -276,7 +276,7 @@ async function fileSizeUnderExpiry(
 ): Promise<{ sizes: number[]; conversationBytes: number[]; keptBytesPerRun: number }> {
   const folder = mkdtempSync(join(tmpdir(), 'toolrun-bench-'));
   let offsetMs = 0;
-  const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep, setTimer: systemClock.setTimer! };
+  const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep, setTimer: systemClock.setTimer!, atEndOfTurn: systemClock.atEndOfTurn! };
   const ttlMs = 60_000;
   const path = join(folder, 'expiry.db');
   const stores = createSqliteStores({ path, clock, conversationTtlMs: ttlMs, ...(retainCompletedRunsMs !== undefined ? { retainCompletedRunsMs } : {}) });

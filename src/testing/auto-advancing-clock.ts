@@ -38,6 +38,7 @@ export function createAutoAdvancingClock(startMs: number = Date.UTC(2026, 0, 1))
 
   return {
     now: () => now,
+    atEndOfTurn: (callback) => void setImmediate(callback),
     get sleeps() {
       return pending.length;
     },

@@ -71,6 +71,8 @@ export function createFakeClock(startMs: number = Date.UTC(2026, 0, 1)): FakeClo
 
   return {
     now: () => nowMs,
+    // the end of the turn is not time: the writes asked for in one synchronous run commit together
+    atEndOfTurn: (callback) => queueMicrotask(callback),
 
     sleep(ms, signal) {
       return new Promise<void>((resolve, reject) => {

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { chooseEndOfTurnScheduler, createSqliteGroupCommit } from './sqlite-group-commit.ts';
+import { createSqliteGroupCommit } from './sqlite-group-commit.ts';
+import { systemClock, type Clock } from '../../ground/ports/clock.ts';
+import { createFakeClock } from '../../testing/fake-clock.ts';
 import { createSqliteStores, type SqliteStores } from './sqlite-stores.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'toolrun-group-commit-'));
@@ -174,30 +176,28 @@ describe('createSqliteGroupCommit', () => {
     expect(counted.begun).toBe(3);
   });
 
-  it('is not held back by fake timers installed before it was loaded: it groups by process.nextTick', { timeout: 5_000 }, async () => {
+  it('is not held back by fake timers installed before it was loaded: it groups by the clock it is given', { timeout: 5_000 }, async () => {
     const { watched, counted, insert, count } = fixture();
     vi.resetModules();
     vi.useFakeTimers();
     const { createSqliteGroupCommit: loadedUnderFakes } = await import('./sqlite-group-commit.ts');
-    const group = loadedUnderFakes(watched, { aloneWrites: 0 });
+    const group = loadedUnderFakes(watched, { aloneWrites: 0, clock: createFakeClock() });
     await Promise.all([group.run(() => insert('a')), group.run(() => insert('b'))]);
     expect(count()).toBe(2);
     expect(counted.begun).toBe(1);
   });
 
-  it('commits every write at once when both setImmediate and process.nextTick are fakes, and groups by whichever is real', async () => {
-    const fake = Object.assign(() => undefined, { clock: {} });
-    const legacyFake = Object.assign(() => undefined, { _isMockFunction: true });
-    expect(chooseEndOfTurnScheduler({ setImmediate: fake, nextTick: legacyFake })).toBeUndefined();
+  it('commits every write at once with a clock that cannot wait for the end of a turn, and groups by one that can', async () => {
+    const withoutEndOfTurn: Clock = { now: systemClock.now, sleep: systemClock.sleep };
     const { watched, counted, insert, count } = fixture();
-    const atOnce = createSqliteGroupCommit(watched, { aloneWrites: 0, scheduler: chooseEndOfTurnScheduler({ setImmediate: fake, nextTick: fake }) });
+    const atOnce = createSqliteGroupCommit(watched, { aloneWrites: 0, clock: withoutEndOfTurn });
     const both = Promise.all([atOnce.run(() => insert('a')), atOnce.run(() => insert('b'))]);
     expect(count()).toBe(2); // each committed inside `run`
     await both;
     expect(counted.begun).toBe(2);
     const byNextTick = createSqliteGroupCommit(watched, {
       aloneWrites: 0,
-      scheduler: chooseEndOfTurnScheduler({ setImmediate: fake, nextTick: process.nextTick.bind(process) }),
+      clock: { ...withoutEndOfTurn, atEndOfTurn: (callback) => process.nextTick(callback) },
     });
     await Promise.all([byNextTick.run(() => insert('c')), byNextTick.run(() => insert('d'))]);
     expect(count()).toBe(4);

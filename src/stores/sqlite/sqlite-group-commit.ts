@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { systemClock, type Clock } from '../../ground/ports/clock.ts';
 
 /**
  * Group commit on one better-sqlite3 connection: writes asked for in the same turn of the event
@@ -32,38 +33,12 @@ const ALONE_WRITES = 32;
 /** The most writes in one group: the rest go in the next one. */
 const MAX_GROUP_WRITES = 256;
 
-/** Whether `fn` is a test's fake timer function: sinon's, vitest's and Jest's modern fakes carry their `clock`, Jest's legacy ones are mocks. */
-const isFake = (fn: unknown): boolean => typeof fn !== 'function' || 'clock' in fn || '_isMockFunction' in fn;
-
-/** Calls `flush` once the current turn's work has run; `undefined` when no real scheduler is at hand. */
-export type EndOfTurnScheduler = ((flush: () => void) => void) | undefined;
-
-/**
- * The scheduler of a group among `candidates`: `setImmediate` unless it is a test's fake, else
- * `process.nextTick` unless it is one, else none (every write then commits at once).
- */
-export function chooseEndOfTurnScheduler(candidates: { setImmediate?: unknown; nextTick?: unknown }): EndOfTurnScheduler {
-  const { setImmediate: immediate, nextTick } = candidates;
-  if (!isFake(immediate)) return (flush) => void (immediate as (callback: () => void) => unknown)(flush);
-  if (!isFake(nextTick)) return (flush) => (nextTick as (callback: () => void) => void)(flush);
-  return undefined;
-}
-
-// Chosen when the module loads, so that a test's fake timers installed later (they replace
-// `setImmediate`, in `node:timers` too) do not hold the writes back; with fakes installed before,
-// `process.nextTick` (which vitest leaves real).
-const LOADED_SCHEDULER = chooseEndOfTurnScheduler({
-  setImmediate: typeof setImmediate === 'function' ? setImmediate : undefined,
-  nextTick: typeof process === 'object' && typeof process?.nextTick === 'function' ? process.nextTick.bind(process) : undefined,
-});
-
 /**
  * A {@link SqliteGroupCommit} on `database`.
  *
- * The group is committed by `setImmediate`, once the promise jobs and I/O callbacks of the
- * current turn have run (the `setImmediate` of when this module loaded: a test's fake timers
- * installed since do not hold it back; with fakes installed before, `process.nextTick` when that
- * is real, and else every write commits at once). A worker running many runs at once thus commits
+ * The group is committed by `clock.atEndOfTurn` (default the system clock: `setImmediate`), once
+ * the promise jobs and I/O callbacks of the current turn have run; with a clock without it, every
+ * write commits at once. A worker running many runs at once thus commits
  * the steps, claims and acknowledgements they reach in one turn together, and the cost of a commit
  * (the WAL frames of the pages it changed, most of them shared by the group's rows: the ends of
  * time-ordered indexes, the same table's last leaf) is paid once for the group. Writes run in the
@@ -75,9 +50,10 @@ const LOADED_SCHEDULER = chooseEndOfTurnScheduler({
  * `run` (no turn is waited for) as long as none is waiting; the one after waits for a group again,
  * to see whether others join it.
  */
-export function createSqliteGroupCommit(database: Database, options: { aloneWrites?: number; scheduler?: EndOfTurnScheduler } = {}): SqliteGroupCommit {
+export function createSqliteGroupCommit(database: Database, options: { aloneWrites?: number; clock?: Clock } = {}): SqliteGroupCommit {
   const aloneWrites = Math.max(0, Math.trunc(options.aloneWrites ?? ALONE_WRITES));
-  const scheduleAtEndOfTurn = 'scheduler' in options ? options.scheduler : LOADED_SCHEDULER;
+  const clock = options.clock ?? systemClock;
+  const scheduleAtEndOfTurn = clock.atEndOfTurn?.bind(clock);
   let pending: Pending[] = [];
   let scheduled = false;
   // writes left to commit at once, without waiting for a turn: a new connection starts alone

@@ -179,7 +179,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     : undefined;
   const runs = createSqliteRunStore(database);
   const ledger = createSqliteIdempotencyLedger(database, { clock });
-  const group = options.groupCommit === false ? undefined : createSqliteGroupCommit(database);
+  const group = options.groupCommit === false ? undefined : createSqliteGroupCommit(database, { clock });
   const { store: claims, take: takeClaim } = createSqliteClaimStore(database, { clock });
   const conversations = createSqliteConversations(database, {
     clock,
