@@ -252,15 +252,12 @@ describe('one convention for errors', () => {
 });
 
 describe('one vocabulary', () => {
-  it('--dlq picks a dead-letter queue; --queue message|tool still works with one warning; a URL there is refused', async () => {
+  it('--dlq picks a dead-letter queue; --queue message|tool or a run-queue URL there is refused', async () => {
     const { db } = await seededDatabase('vocabulary.db');
     const chosen = await toolrun(['dlq', 'list', '--dlq', 'tool', '--db', db]);
     expect(chosen).toMatchObject({ code: 0, stderr: '' });
     expect(chosen.stdout).toMatch(/^tool DLQ: 1 entry\n/);
-    const legacy = await toolrun(['dlq', 'list', '--queue', 'tool', '--db', db]);
-    expect(legacy.code).toBe(0);
-    expect(legacy.stdout).toMatch(/^tool DLQ: 1 entry\n/);
-    expectOneWarning(legacy, /--queue tool on dlq commands is deprecated .*use --dlq tool/);
+    expectError(await toolrun(['dlq', 'list', '--queue', 'tool', '--db', db]), 2, /dlq list does not use the run queue: --queue takes a run-queue URL/);
     expectError(await toolrun(['dlq', 'list', '--queue', `sqlite:${db}`, '--db', db]), 2, /dlq list does not use the run queue: --queue takes a run-queue URL/);
     expectError(await toolrun(['dlq', 'purge', '--dlq', 'both', '--db', db]), 2, /--dlq must be "message" or "tool"/);
   });

@@ -17,7 +17,7 @@ import {
 import { toolDeadLetterKind } from '../../worker/dead-letter-metrics.ts';
 
 import { assertConfigToolsBuild } from '../check-config-tools.ts';
-import { EXIT_CODES, usageError, warn } from '../cli-error.ts';
+import { EXIT_CODES, usageError } from '../cli-error.ts';
 import { formatCounts, formatDurationMs, formatTable, preview, printJson, printLine } from '../format.ts';
 import { findConfigFile, loadConfig } from '../load-config.ts';
 import { addLogOptions, addStoreOptions, integerOption, QUEUE_URL_HELP, type LogOptions, type StoreOptions } from '../parse-options.ts';
@@ -49,24 +49,16 @@ interface DlqOptions extends StoreOptions, LogOptions {
 type DlqAction = 'list' | 'show' | 'replay' | 'drain' | 'purge' | 'redrive';
 
 /**
- * The dead-letter queue the user picked with `--dlq` (or the deprecated `--queue message|tool`,
- * with a warning), or `undefined`. `--queue` is a run-queue URL on every command: on `dlq redrive`
- * it is where the message goes; the other `dlq` commands do not touch the run queue, but take
- * `--queue redis://…` for dead-letter queues kept in Redis (toolrun/redis).
+ * The dead-letter queue the user picked with `--dlq`, or `undefined`. `--queue` is a run-queue URL
+ * on every command: on `dlq redrive` it is where the message goes; the other `dlq` commands do not
+ * touch the run queue, but take `--queue redis://…` for dead-letter queues kept in Redis (toolrun/redis).
  */
 function selectedDlq(options: DlqOptions, action: DlqAction): QueueName | undefined {
-  let chosen = options.dlq;
-  if (options.queue !== undefined) {
-    if (options.queue === 'message' || options.queue === 'tool') {
-      if (chosen !== undefined && chosen !== options.queue) throw usageError(`--dlq ${chosen} and --queue ${options.queue} disagree: pass only --dlq`);
-      warn(`--queue ${options.queue} on dlq commands is deprecated (--queue is a run-queue URL on every command): use --dlq ${options.queue}`);
-      chosen = options.queue;
-      delete options.queue;
-    } else if (action !== 'redrive' && !/^rediss?:/i.test(options.queue)) {
-      throw usageError(
-        `dlq ${action} does not use the run queue: --queue takes a run-queue URL (for dlq redrive); pick a dead-letter queue with --dlq message or --dlq tool`,
-      );
-    }
+  const chosen = options.dlq;
+  if (options.queue !== undefined && action !== 'redrive' && !/^rediss?:/i.test(options.queue)) {
+    throw usageError(
+      `dlq ${action} does not use the run queue: --queue takes a run-queue URL (for dlq redrive); pick a dead-letter queue with --dlq message or --dlq tool`,
+    );
   }
   if (chosen !== undefined && chosen !== 'message' && chosen !== 'tool') throw usageError(`--dlq must be "message" or "tool", received "${chosen}"`);
   return chosen;
@@ -454,8 +446,7 @@ async function redrive(stores: Stores, resolved: ResolvedStores, id: string, opt
 
 /**
  * `toolrun dlq list|show|replay|drain|purge|redrive`: inspect and work off the two dead-letter
- * queues, picked with `--dlq message|tool` (`--queue message|tool` still works, with a warning:
- * `--queue` is a run-queue URL on every command). The tool DLQ holds three kinds of resumable
+ * queues, picked with `--dlq message|tool` (`--queue` is a run-queue URL on every command). The tool DLQ holds three kinds of resumable
  * entries — `tool` (a tool failed past in-band recovery), `model` (the model could not be reached),
  * `run` (a poison run: every delivery of its message failed) — and `list` shows the kind, the tool
  * or model, and the attempts or deliveries; `show ID` finds the entry in either DLQ and prints it
@@ -469,11 +460,11 @@ async function redrive(stores: Stores, resolved: ResolvedStores, id: string, opt
  * Replays are observed like the worker's runs: failures, recoveries and breaker openings go to the
  * SQLite file's failure log (`toolrun report --db`), and `--log-level`/`--log-file` log each call.
  */
-/** The command-line options every `dlq` subcommand but redrive takes: the store, and `--queue` (a DLQ in Redis, or the old name of `--dlq`). */
+/** The command-line options every `dlq` subcommand but redrive takes: the store, and `--queue` (dead-letter queues in Redis). */
 function addDlqStoreOptions(command: Command): Command {
   command.option(
     '--queue <url>',
-    'run-queue URL (dlq redrive), or redis://host:6379[?prefix=toolrun:] for dead-letter queues kept in Redis (toolrun/redis); the old "--queue message|tool" still picks a DLQ but is deprecated: use --dlq',
+    'run-queue URL (dlq redrive), or redis://host:6379[?prefix=toolrun:] for dead-letter queues kept in Redis (toolrun/redis)',
   );
   addStoreOptions(command, { queueUrl: false });
   return command;
