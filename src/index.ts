@@ -22,6 +22,16 @@ export type { PlainToolFunction, RegisteredTool, ToolSpec, ToolsInput } from './
 export type { AttemptRecord, ToolCallRecord } from './core/tool-call-record.ts';
 export { formatToolResult } from './core/format-tool-result.ts';
 
+// Durable engines: what a failure asks of the engine (return to the model, retry after, dead-letter).
+export {
+  DEFAULT_TOOL_RETRY_BUDGET,
+  toRetryDirective,
+  type RetryBudgetState,
+  type RetryDirective,
+  type RetryDirectiveCall,
+  type ToolDeadLetterReason,
+} from './core/retry-directive.ts';
+
 // The envelope and the failure taxonomy.
 export type { EnvelopeBase, FieldError, ToolFailure, ToolFailureError, ToolResult, ToolSuccess, ToolWarning } from './ground/tool-result.ts';
 export type { FailureCause, FailureKind } from './ground/failure-cause.ts';
