@@ -92,6 +92,28 @@ export { RUN_REQUEST_SCHEMA, type RunRequest } from './worker/message-schema.ts'
 export { replayToolFailure, type ReplayOptions, type ReplayResult, type ReplayStatus } from './worker/replay-tool-failure.ts';
 export { replayDeadLetter, type ReplayDeadLetterOptions, type ReplayDeadLetterResult } from './worker/replay-dead-letter.ts';
 export { drainToolDlq, type DrainOptions, type DrainReport } from './worker/drain-tool-dlq.ts';
+// SDK hosts and durable engines: their runs dead-letter into the tool DLQ and replay in their own loop.
+export { hostOfEntry } from './worker/host-entry.ts';
+export {
+  createHostRunDeadLetter,
+  type HostConversation,
+  type HostDeadLetterOptions,
+  type HostRunDeadLetter,
+  type HostRunDeadLetterOptions,
+  type HostSettledCall,
+} from './worker/host-run-dead-letter.ts';
+export type {
+  HostContinuation,
+  HostContinueInput,
+  HostContinueResult,
+  HostRegistration,
+  HostRegistry,
+  HostReplayContext,
+  HostReplayer,
+  HostReplayOutcome,
+  HostToolCall,
+} from './worker/host-continuation.ts';
+export { replayHostRun, type HostRunReplayOptions, type HostRunReplayResult } from './worker/replay-host-run.ts';
 export { createWorker, type Worker, type WorkerOptions } from './worker/create-worker.ts';
 export type { WorkerEvent } from './worker/worker-events.ts';
 export type {

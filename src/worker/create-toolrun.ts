@@ -16,6 +16,7 @@ import { replayToolFailure, type ReplayResult } from './replay-tool-failure.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import type { RunHooks, RunLimits } from './run-options.ts';
 import { storesProblem } from './check-stores.ts';
+import { hostRegistryProblems, type HostRegistry } from './host-continuation.ts';
 
 export type { RunHooks, RunLimits } from './run-options.ts';
 
@@ -55,6 +56,7 @@ function checkToolrunOptions(options: ToolrunOptions): void {
   check('maxDeliveries', (value) => Number.isInteger(value) && value >= 1, 'an integer ≥ 1');
   check('deadlineMs', (value) => Number.isFinite(value) && value > 0 && value <= 2_147_483_647, 'a number of ms in (0, 2147483647]');
   check('maxBodyBytes', (value) => Number.isInteger(value) && value >= 1, 'an integer ≥ 1');
+  if (options.hosts !== undefined) problems.push(...hostRegistryProblems(options.hosts));
   if (problems.length > 0) throw new ToolrunError('INVALID_OPTIONS', `createToolrun: ${problems.join('; ')}`);
 }
 
@@ -76,6 +78,11 @@ export interface ToolrunOptions {
   modelPolicy?: ModelPolicyOptions;
   /** The model's name in entries and the model breaker's key. */
   modelName?: string;
+  /**
+   * How `replay` and `drain` continue the runs of SDK hosts and durable engines, by host name (see
+   * `HostRegistry`): an entry of a host not registered stays in the DLQ. @defaultValue none
+   */
+  hosts?: HostRegistry;
 }
 
 /** A composed toolrun: one runtime, one shared breaker and one set of stores, used by every method. */
@@ -153,7 +160,7 @@ export function createToolrun(options: ToolrunOptions): Toolrun {
   );
   const { runtime } = resolved;
   const limits = options.limits ?? {};
-  const shared: Omit<HandleMessageOptions, 'queues'> = {
+  const shared: Omit<HandleMessageOptions, 'queues'> & { hosts?: HostRegistry } = {
     model: options.model,
     runtime,
     stores,
@@ -170,6 +177,7 @@ export function createToolrun(options: ToolrunOptions): Toolrun {
     ...(options.modelPolicy ? { modelPolicy: options.modelPolicy } : {}),
     ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
     ...(options.sharedBreaker !== undefined ? { sharedBreaker: options.sharedBreaker } : {}),
+    ...(options.hosts !== undefined ? { hosts: options.hosts } : {}),
   };
   return {
     runtime,

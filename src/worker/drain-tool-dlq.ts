@@ -30,7 +30,17 @@ export interface DrainReport {
    * Per entry: its id and how its replay ended (errors carry the message; a `completed` replay
    * whose calls run again failed again, the model going on without them, carries `failedAgain`).
    */
-  entries: Array<{ id: string; runId: string | null; status: ReplayStatus | 'error'; error?: string; failedAgain?: ReplayResult['failedAgain'] }>;
+  entries: Array<{
+    id: string;
+    runId: string | null;
+    status: ReplayStatus | 'error';
+    error?: string;
+    failedAgain?: ReplayResult['failedAgain'];
+    /** For an entry of a host run: the host (its replay was routed to `hosts[host]`, or it stayed). */
+    host?: string;
+    /** Why the entry was not replayed or did not complete, when the replay said (a host not registered…). */
+    message?: string;
+  }>;
 }
 
 /**
@@ -40,7 +50,9 @@ export interface DrainReport {
  * way, keeping `firstSeenAt`, pushed with `pushOnce` under the worker's key for it); an expired one
  * stays unless `removeExpired`. An entry whose run is claimed by another drain, replay or worker
  * is counted `in_progress` and left alone: two drains at once run each entry once. One bad entry
- * never stops the drain: a throw is counted as `error` and the drain goes on.
+ * never stops the drain: a throw is counted as `error` and the drain goes on. An entry of an SDK
+ * host's or a durable engine's run is replayed with `hosts[host]`, or left in place (`invalid_entry`
+ * with its `host` and a `message`) when that host is not registered.
  *
  * @throws ToolrunError `INVALID_OPTIONS` for a `concurrency` that is not an integer from 1 to 1000 or a negative `limit`;
  * `TypeError` without `dlq` or `stores`.
@@ -74,18 +86,31 @@ export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> 
       let runId: string | null = null;
       let error: string | undefined;
       let failedAgain: ReplayResult['failedAgain'];
+      let detail: { host?: string; message?: string } = {};
       try {
-        const result = await replayDeadLetter(record, { ...replayOptions, dlq, removeExpired: options.removeExpired === true });
+        const result = await replayDeadLetter(record, {
+          ...replayOptions,
+          dlq,
+          removeExpired: options.removeExpired === true,
+        });
         status = result.status;
         runId = result.runId;
         failedAgain = result.failedAgain;
+        detail = { ...(result.host !== undefined ? { host: result.host } : {}), ...(result.message !== undefined ? { message: result.message } : {}) };
         if (result.removed && result.replacedBy === undefined) report.removed += 1;
       } catch (thrown) {
         status = 'error';
         error = thrown instanceof Error ? thrown.message : String(thrown);
       }
       report.outcomes[status] = (report.outcomes[status] ?? 0) + 1;
-      report.entries.push({ id: record.id, runId, status, ...(error !== undefined ? { error } : {}), ...(failedAgain !== undefined ? { failedAgain } : {}) });
+      report.entries.push({
+        id: record.id,
+        runId,
+        status,
+        ...(error !== undefined ? { error } : {}),
+        ...(failedAgain !== undefined ? { failedAgain } : {}),
+        ...detail,
+      });
       done += 1;
       options.onProgress?.({ done, total: records.length, id: record.id, status });
     }

@@ -3,6 +3,8 @@ import { ToolrunError } from '../ground/toolrun-error.ts';
 import type { ResumableEntry } from './dead-letter-entries.ts';
 import { resumableDeadLetterKey } from './resumable-dead-letters.ts';
 import { replayToolFailure, type ReplayOptions, type ReplayResult } from './replay-tool-failure.ts';
+import { hostOfEntry } from './host-entry.ts';
+import { routeHostReplay } from './route-host-replay.ts';
 
 /** Options of {@link replayDeadLetter}: those of `replayToolFailure`, plus what happens to the entry. */
 export interface ReplayDeadLetterOptions extends ReplayOptions {
@@ -35,6 +37,9 @@ export interface ReplayDeadLetterResult extends ReplayResult {
  * Safe with two operators at once: the run's claim lets one replay run it, and `remove` of an
  * entry already removed is a no-op.
  *
+ * An entry of an SDK host's or a durable engine's run (`originalMessageId` `<host>:<runId>`) is
+ * routed to `hosts[host]` (see `routeHostReplay`), settled by the same rules.
+ *
  * `replayToolFailure(entry)` is the primitive under it: it resumes the run and never touches a DLQ.
  *
  * @throws ToolrunError `INVALID_OPTIONS` without `dlq` or `stores`; whatever the stores throw.
@@ -42,8 +47,13 @@ export interface ReplayDeadLetterResult extends ReplayResult {
 export async function replayDeadLetter(record: DeadLetterRecord<ResumableEntry>, options: ReplayDeadLetterOptions): Promise<ReplayDeadLetterResult> {
   const dlq = options.dlq ?? options.stores?.toolDlq;
   if (dlq === undefined) throw new ToolrunError('INVALID_OPTIONS', 'replayDeadLetter needs `stores` or `dlq` (the tool DLQ the record is in)');
-  const { dlq: _dlq, removeExpired, ...replayOptions } = options;
+  const { dlq: _dlq, removeExpired, hosts, ...replayOptions } = options;
   const old = record.entry;
+  const host = hostOfEntry(old);
+  if (host !== undefined) {
+    const { host: _host, ...routed } = await routeHostReplay(record, host, { ...replayOptions, hosts, removeExpired }, dlq);
+    return { ...routed, host };
+  }
   const result = await replayToolFailure(old, replayOptions);
   const done = result.status === 'completed' || result.status === 'already_completed';
   if (done || (result.status === 'expired' && removeExpired === true)) {

@@ -1,4 +1,6 @@
-import { runAgent, type AgentRunHooks, type AgentRunStatus } from '../agent/run-agent.ts';
+import { runAgent, type AgentRunHooks } from '../agent/run-agent.ts';
+import type { ReplayStatus } from './replay-status.ts';
+import type { HostRegistry } from './host-continuation.ts';
 import type { CommittedRun } from '../ground/ports/run-journal.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Stores } from '../ground/ports/stores.ts';
@@ -40,20 +42,17 @@ export interface ReplayOptions
    * @defaultValue 300_000
    */
   claimLeaseMs?: number;
+  /**
+   * How to continue the runs of SDK hosts and durable engines, by host name: `replayDeadLetter`,
+   * `drainToolDlq`, `toolrun dlq replay|drain` and the dashboard replay an entry whose
+   * `originalMessageId` is `<host>:<runId>` with `hosts[host]` (see `HostRegistry`), never with
+   * toolrun's own loop; a host not registered leaves it in the DLQ (`invalid_entry`, with `host`
+   * and `message`). @defaultValue none
+   */
+  hosts?: HostRegistry;
 }
 
-/**
- * How a replay ended:
- * - an agent status (`completed`, `tool_failed` or `model_failed` again, `max_steps`, …) of the resumed run;
- * - `already_completed`: the run had completed (a second replay): nothing was done;
- * - `in_progress`: another replay, drain or worker holds the run's claim: nothing was done (the entry stays);
- * - `expired`: the conversation (or the run's checkpoint) is gone — its TTL passed;
- * - `invalid_entry`: the entry lacks what a replay needs, names a conversation that is not its
- *   run's, or belongs to a run toolrun's loop never checkpointed while its conversation is still
- *   stored (an SDK host's run: replay it with that host's replay, such as `replayAiSdkDeadLetter`
- *   of `toolrun/ai-sdk`); nothing is written and the entry stays in the DLQ.
- */
-export type ReplayStatus = AgentRunStatus | 'already_completed' | 'in_progress' | 'expired' | 'invalid_entry';
+export type { ReplayStatus } from './replay-status.ts';
 
 /** The outcome of one replay. Never thrown: a drain of many entries goes on past a bad one. */
 export interface ReplayResult {
@@ -75,6 +74,10 @@ export interface ReplayResult {
    * Absent when every call run again succeeded.
    */
   failedAgain?: { callId: string; toolName: string; code: string }[];
+  /** For an entry a host run dead-lettered (`originalMessageId` `<host>:<runId>`): the host. */
+  host?: string;
+  /** A word on why the entry was not replayed or did not complete (a host not registered, a conversation gone…). */
+  message?: string;
 }
 
 function isReplayable(entry: unknown): entry is ResumableEntry {

@@ -7,6 +7,7 @@ import { createRedactor } from '../core/redact.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 
 import type { RunHooks, RunLimits, RunModelOptions, RunRuntimeOptions } from './run-options.ts';
+import { hostRegistryProblems, type HostRegistry } from './host-continuation.ts';
 
 /**
  * What a config module gives the worker, `toolrun dlq replay|drain` and any caller of
@@ -41,6 +42,15 @@ export interface ToolrunConfig
    * expires. An integer in [1, 2^31 − 1]. @defaultValue the worker's lease (`--lease-ms`); 300_000 for a replay or drain
    */
   claimLeaseMs?: number;
+  /**
+   * How `toolrun dlq replay|drain` and the dashboard continue the runs of SDK hosts and durable
+   * engines, by host name (the prefix of an entry's `originalMessageId`, `<host>:<runId>`): a
+   * continuation of the host's loop (`{ failedCall, resultMessages, continueRun }`, e.g.
+   * `aiSdkContinuation(...)` of `toolrun/ai-sdk`) or a replayer of its own (`{ replay }`, a durable
+   * engine). An entry of a host not registered here stays in the tool DLQ (`invalid_entry`, with a
+   * message naming the host). @defaultValue none
+   */
+  hosts?: HostRegistry;
 }
 
 /** What a config factory receives. */
@@ -69,6 +79,7 @@ const OPTIONAL_KEYS = [
   'modelName',
   'claimLeaseMs',
   'onEvent',
+  'hosts',
 ] as const;
 /** The largest delay a Node timer takes (2^31 − 1 ms); a larger one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -132,7 +143,7 @@ export async function resolveToolrunConfig(value: unknown, context: ToolrunConfi
  * 2^31 − 1 for `deadlineMs` and `claimLeaseMs`), `redeliveryBackoff` `{ baseMs, maxMs }` with
  * `0 ≤ baseMs ≤ maxMs ≤ 2^31 − 1`, `modelPolicy` an object the model policy accepts, `modelName` a
  * non-empty string, `onEvent` a function, `sharedBreaker` an object or `false`, `runtimeOptions` an
- * object, and no unknown key (a misspelt option would otherwise be ignored silently). Every problem
+ * object, `hosts` a registry of host continuations or replayers, and no unknown key (a misspelt option would otherwise be ignored silently). Every problem
  * is listed in one message. The tools themselves (schemas, definitions) are not compiled here:
  * `createToolRuntime` checks them (the CLI does so at start-up).
  *
@@ -186,6 +197,7 @@ export function assertToolrunConfig(value: unknown, source = 'config'): asserts 
   ) {
     problems.push(`\`sharedBreaker\` must be an object or false, received ${describe(config.sharedBreaker)}`);
   }
+  if (config.hosts !== undefined) problems.push(...hostRegistryProblems(config.hosts));
   const unknown = Object.keys(config).filter((key) => !KNOWN_KEYS.has(key));
   if (unknown.length > 0)
     problems.push(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `\`${key}\``).join(', ')} (known: ${[...KNOWN_KEYS].join(', ')})`);

@@ -8,8 +8,15 @@
  */
 export { toAiSdk, type AiSdkTools, type ToAiSdkOptions } from './to-ai-sdk.ts';
 export { ToolCallFailure } from './tool-call-failure.ts';
-export { AI_SDK_ENTRY_PREFIX, DEFAULT_AI_SDK_RETRY_BUDGET, type AiSdkDeadLetterOptions } from './ai-sdk-dead-letter.ts';
-export { replayAiSdkDeadLetter, type AiSdkContinuation, type AiSdkReplayOptions, type AiSdkReplayResult } from './replay-ai-sdk.ts';
+export { AI_SDK_ENTRY_PREFIX, AI_SDK_HOST, DEFAULT_AI_SDK_RETRY_BUDGET, type AiSdkDeadLetterOptions } from './ai-sdk-dead-letter.ts';
+export {
+  aiSdkContinuation,
+  replayAiSdkDeadLetter,
+  type AiSdkContinuation,
+  type AiSdkContinueRun,
+  type AiSdkReplayOptions,
+  type AiSdkReplayResult,
+} from './replay-ai-sdk.ts';
 export {
   fromAiSdkModel,
   type AiSdkCallOptions,

@@ -280,6 +280,7 @@ export function replayOptions(config: ToolrunConfig, stores: Stores): ReplayOpti
     ...(config.modelName !== undefined ? { modelName: config.modelName } : {}),
     ...(config.claimLeaseMs !== undefined ? { claimLeaseMs: config.claimLeaseMs } : {}),
     ...(config.onEvent !== undefined ? { onEvent: config.onEvent } : {}),
+    ...(config.hosts !== undefined ? { hosts: config.hosts } : {}),
   };
 }
 
@@ -676,6 +677,8 @@ async function drainEntries(options: DlqOptions): Promise<void> {
         );
       }
       for (const entry of report.entries.filter((item) => item.status === 'error')) printLine(`  ${entry.id}: error: ${entry.error ?? ''}`);
+      const hostLeft = report.entries.filter((item) => item.host !== undefined && item.status === 'invalid_entry');
+      for (const entry of hostLeft.slice(0, 10)) printLine(`  ${entry.id}: ${entry.message ?? `an entry of a ${entry.host ?? '?'} run, left in the tool DLQ`}`);
     }
     if ((report.outcomes.error ?? 0) > 0) process.exitCode = EXIT_CODES.failure;
   });

@@ -1,0 +1,132 @@
+import type { ToolRuntime } from '../core/create-tool-runtime.ts';
+import type { ResumableEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
+import type { DeadLetterQueue, DeadLetterRecord, JsonValue, Stores } from '../ground/ports/stores.ts';
+import type { ToolSuccess } from '../ground/tool-result.ts';
+import type { HostContinuation } from './host-continuation.ts';
+import { hostOfEntry } from './host-entry.ts';
+import type { ReplayStatus } from './replay-status.ts';
+import { claimRun, newClaimHolder } from './run-claim.ts';
+
+/** Options of {@link replayHostRun}. */
+export interface HostRunReplayOptions {
+  /** The stores the run dead-lettered into (the claim through `journal`, the ledger, the conversation, the DLQ). */
+  stores: Pick<Stores, 'toolDlq' | 'conversations' | 'ledger' | 'journal'>;
+  /** The runtime whose tool failed (its fixed configuration). */
+  runtime: ToolRuntime;
+  /** The DLQ the record is in. @defaultValue `stores.toolDlq` */
+  dlq?: Pick<DeadLetterQueue<ResumableEntry>, 'remove'>;
+  /** How long the replay's claim on the run (`run:<runId>`) lasts without renewal, in ms; renewed every third of it. @defaultValue 300_000 */
+  claimLeaseMs?: number;
+  /** Also remove the entry when its conversation has expired. @defaultValue false */
+  removeExpired?: boolean;
+  signal?: AbortSignal;
+}
+
+/** How one host replay ended, in toolrun's replay statuses. */
+export interface HostRunReplayResult {
+  status: ReplayStatus;
+  runId: string | null;
+  /** The host that dead-lettered the entry (`null` for an entry that is not a host's). */
+  host: string | null;
+  /** Model calls the continued loop made (the remaining steps only). */
+  modelCalls: number;
+  text: string | null;
+  /** The record's id. */
+  id: string;
+  /** The entry left the DLQ (the run completed, had completed, or expired with `removeExpired`). */
+  removed: boolean;
+  /** For `in_progress`: who holds the run's claim. */
+  holder?: string;
+  /** A word on why the replay did not complete (for the CLI, the dashboard and logs). */
+  message?: string;
+}
+
+/** The ledger key of the failed call's outcome in a replay: the run, the step and the call id. */
+export function hostCallLedgerKey(host: string, entry: Pick<ToolFailureEntry, 'runId' | 'stepIndex'>, toolCallId: string): string {
+  return `${host}:${entry.runId}:${entry.stepIndex}:${toolCallId}`;
+}
+
+/** The ledger key that says a replay completed the run. */
+export function hostCompletedLedgerKey(host: string, runId: string): string {
+  return `${host}:${runId}:completed`;
+}
+
+/**
+ * Replays a tool-DLQ entry a host run wrote (`originalMessageId` `<host>:<runId>`) in the host's
+ * own loop, the same way for every host:
+ * 1. claims the run (`run:<runId>` through `stores.journal`, renewed every third of `claimLeaseMs`):
+ *    a second replay at once gets `in_progress` and does nothing; a replayer killed mid-way frees
+ *    it when the lease expires;
+ * 2. a run a replay already completed → `already_completed` (the entry is removed);
+ * 3. reads the conversation (`stores.conversations`, or `continuation.readConversation`): gone → `expired`;
+ * 4. runs the failed call again with its recorded arguments, keyed in the idempotency ledger by
+ *    host, run, step and call id: a write an earlier replay applied is read back, not applied
+ *    again. Still failing → `tool_failed`, the model not called, the entry stays;
+ * 5. appends `continuation.resultMessages` and calls `continuation.continueRun`: the host's loop
+ *    runs the remaining steps;
+ * 6. stores the whole conversation (for a stored one), records the run completed in the ledger and
+ *    removes the entry (`completed`).
+ *
+ * @throws whatever the stores or the continuation throw (the claim is released first; the entry stays).
+ */
+export async function replayHostRun(
+  record: DeadLetterRecord<ResumableEntry>,
+  continuation: HostContinuation,
+  options: HostRunReplayOptions,
+): Promise<HostRunReplayResult> {
+  const { stores, runtime } = options;
+  const dlq = options.dlq ?? stores.toolDlq;
+  const entry = record.entry;
+  const host = hostOfEntry(entry) ?? null;
+  const base = { id: record.id, host, modelCalls: 0, text: null, removed: false };
+  if (host === null || entry?.kind !== 'tool' || typeof entry.conversationRef !== 'string' || !Number.isInteger(entry.stepIndex))
+    return { ...base, status: 'invalid_entry', runId: null, message: 'not a tool failure dead-lettered by a host run' };
+  const { runId } = entry;
+  const claimed = await claimRun(stores.journal, runId, {
+    holder: newClaimHolder(`${host}-replay`),
+    leaseMs: options.claimLeaseMs ?? 300_000,
+    clock: runtime.clock,
+  });
+  if (!claimed.ok) return { ...base, status: 'in_progress', runId, ...(claimed.holder !== undefined ? { holder: claimed.holder } : {}) };
+  try {
+    const completed = (await stores.ledger.get(hostCompletedLedgerKey(host, runId))) as { text?: string | null } | undefined;
+    if (completed !== undefined) return { ...base, status: 'already_completed', runId, text: completed.text ?? null, removed: await dlq.remove(record.id) };
+    const stored = continuation.readConversation
+      ? await continuation.readConversation(entry)
+      : await stores.conversations.get(entry.conversationRef);
+    if (stored === undefined) {
+      const removed = options.removeExpired === true ? await dlq.remove(record.id) : false;
+      return { ...base, status: 'expired', runId, removed, message: `the conversation ${entry.conversationRef} is gone (its time to live passed)` };
+    }
+    const messages = [...stored];
+    const call = continuation.failedCall(messages, entry);
+    if (call === undefined) return { ...base, status: 'invalid_entry', runId, message: 'the stored conversation does not end with the failed call' };
+
+    const key = hostCallLedgerKey(host, entry, call.toolCallId);
+    let result = (await stores.ledger.get(key)) as ToolSuccess | undefined;
+    if (result === undefined) {
+      const ran = await runtime.run({
+        name: call.toolName,
+        args: call.args,
+        callId: call.toolCallId,
+        runId,
+        idempotencyKey: key,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      if (ran.status !== 'success')
+        return { ...base, status: 'tool_failed', runId, message: `${call.toolName} failed again: ${ran.error.code}: ${ran.error.message}` };
+      result = (await stores.ledger.putIfAbsent(key, ran as unknown as JsonValue)).value as unknown as ToolSuccess;
+    }
+    const resumed = [...messages, ...continuation.resultMessages(call, result)];
+    const storesConversation = continuation.readConversation === undefined;
+    if (storesConversation) await stores.conversations.put(entry.conversationRef, resumed);
+    const continued = await continuation.continueRun({ runId, entry, messages: resumed, runtime, ...(options.signal ? { signal: options.signal } : {}) });
+    if (storesConversation && continued.newMessages !== undefined && continued.newMessages.length > 0)
+      await stores.conversations.put(entry.conversationRef, [...resumed, ...continued.newMessages]);
+    await stores.ledger.putIfAbsent(hostCompletedLedgerKey(host, runId), { text: continued.text ?? null });
+    const removed = await dlq.remove(record.id);
+    return { ...base, status: 'completed', runId, modelCalls: continued.modelCalls, text: continued.text ?? null, removed };
+  } finally {
+    await claimed.claim.release();
+  }
+}
