@@ -192,9 +192,10 @@ describe('createSharedBreaker', () => {
     const { breaker, clock, events } = setup();
     await openBreaker(breaker);
     clock.advance(30_000);
-    expect((await breaker.acquire('crm')).decision).toBe('probe');
+    const probe = await breaker.acquire('crm');
+    expect(probe.decision).toBe('probe');
     clock.advance(500);
-    expect(await breaker.recordFailure('crm', { message: 'still 401' })).toEqual({ opened: false });
+    expect(await breaker.recordFailure('crm', { message: 'still 401' }, probe.probeId)).toEqual({ opened: false });
     expect(await breaker.acquire('crm')).toEqual({ decision: 'reject', state: 'open', retryInMs: 30_000 });
     expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open', 'breaker-reopen']);
     expect(events[2]).toEqual({ type: 'breaker-reopen', key: 'crm', at: T0 + 30_500 });
@@ -227,6 +228,21 @@ describe('createSharedBreaker', () => {
     expect(await breaker.acquire('crm')).toEqual({ decision: 'probe', state: 'half-open', probeId: 'probe-2' });
     expect((await breaker.state('crm'))?.probeStartedAt).toBe(T0 + 35_000);
     expect((await breaker.state('crm'))?.probeId).toBe('probe-2');
+  });
+
+  it('a late failure of a call let through before the opening leaves the probe in flight alone', async () => {
+    const { breaker, clock, events } = setup();
+    await openBreaker(breaker);
+    clock.advance(30_000);
+    const probe = await breaker.acquire('crm');
+    expect(probe.decision).toBe('probe');
+    // a call that started while the breaker was closed fails now: it reports without a probe id
+    expect(await breaker.recordFailure('crm', { message: 'late 401' })).toEqual({ opened: false });
+    expect(await breaker.state('crm')).toMatchObject({ state: 'half-open', probeStartedAt: T0 + 30_000, lastError: 'late 401' });
+    expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open']);
+    // the probe's own failure re-opens it
+    expect(await breaker.recordFailure('crm', { message: 'still 401' }, probe.probeId)).toEqual({ opened: false });
+    expect(events.map((event) => event.type)).toEqual(['breaker-open', 'breaker-half-open', 'breaker-reopen']);
   });
 
   it('releaseProbe frees the slot at once; it is a no-op in other states', async () => {

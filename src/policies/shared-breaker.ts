@@ -103,9 +103,9 @@ export interface SharedBreaker {
    * A failure that is broken for everyone (credential rejected, endpoint gone) — the runtime
    * reports only those. `opened` is true for the one failure that opened a closed breaker (raise
    * the alert). While half-open, the failure of the probe in flight re-opens it (`breaker-reopen`,
-   * `opened: false`); so does a report without `probeId`. A report with the `probeId` of a probe
-   * that is no longer the one in flight (it was given up after `probeTimeoutMs`) is counted and
-   * kept as `lastError`, but leaves the current probe alone.
+   * `opened: false`). A report that is not the probe's — without `probeId` (a call let through
+   * before the breaker opened, finishing late) or with the `probeId` of a probe given up after
+   * `probeTimeoutMs` — is counted and kept as `lastError`, but leaves the probe in flight alone.
    */
   recordFailure(key: string, error: { message: string }, probeId?: string): Promise<{ opened: boolean }>;
   /**
@@ -184,9 +184,14 @@ export function transitionOnSuccess(record: SharedBreakerRecord | undefined): Sh
   };
 }
 
-/** Whether a report carrying `probeId` concerns the probe in flight of `record` (no token on either side: yes). */
+/**
+ * Whether a report carrying `probeId` concerns the probe in flight of `record`. A report without a
+ * token while a probe holds one comes from a call that is not the probe (one let through before
+ * the breaker opened, finishing late): it is not. A record without a token (its probe was
+ * released) takes any report.
+ */
 function isCurrentProbe(record: SharedBreakerRecord, probeId: string | undefined): boolean {
-  return probeId === undefined || record.probeId === undefined || record.probeId === probeId;
+  return record.probeId === undefined || record.probeId === probeId;
 }
 
 function withoutProbeId(record: SharedBreakerRecord): SharedBreakerRecord {
@@ -198,8 +203,8 @@ function withoutProbeId(record: SharedBreakerRecord): SharedBreakerRecord {
 /**
  * The pure transition of a misconfiguration failure at `nowMs`. Closed: the count grows and at
  * `failureThreshold` the breaker opens (`openings` + 1). Half-open: re-opens (`openedAt = nowMs`,
- * probe cleared; `openings` unchanged) — unless `probeId` names another probe than the one in
- * flight (a stale report), which only updates the count and `lastError`. Open: stays open, the
+ * probe cleared; `openings` unchanged) — unless the report is not the probe's (no `probeId`, or
+ * another probe's, while the probe in flight holds one), which only updates the count and `lastError`. Open: stays open, the
  * count and `lastError` are updated but `openedAt` is not (a late report does not extend the cool-down).
  */
 export function transitionOnFailure(
@@ -232,7 +237,7 @@ export function transitionOnFailure(
  */
 export function transitionOnReleaseProbe(record: SharedBreakerRecord | undefined, probeId?: string): SharedBreakerRecord | undefined {
   if (record === undefined || record.state !== 'half-open' || record.probeStartedAt === null) return record;
-  if (!isCurrentProbe(record, probeId)) return record;
+  if (probeId !== undefined && !isCurrentProbe(record, probeId)) return record;
   return { ...withoutProbeId(record), probeStartedAt: null };
 }
 
