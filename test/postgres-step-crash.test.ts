@@ -124,13 +124,13 @@ const readLog = (path: string): LogEntry[] =>
 
 function runChild(childPath: string, schema: string, logPath: string, killAt: number): CrashChild {
   writeFileSync(logPath, '');
-  return spawnCrashChild(childPath, [POSTGRES_URL, schema, logPath, String(killAt)], 40_000);
+  return spawnCrashChild(childPath, [POSTGRES_URL, schema, logPath, String(killAt)], logPath);
 }
 
 const KEYS = ['run_1:0:0', 'run_1:1:0', 'run_1:1:1'];
 
 describe('PostgreSQL step commits under SIGKILL and a dropped connection', () => {
-  it('resumes every run to the same conversation; a committed tool call never runs again; a cut commit leaves nothing', { timeout: 300_000 }, async () => {
+  it('resumes every run to the same conversation; a committed tool call never runs again; a cut commit leaves nothing', { timeout: 900_000 }, async () => {
     const childFolder = join(directory, 'child');
     mkdirSync(childFolder, { recursive: true });
     const srcRoot = join(repo, 'src');

@@ -94,14 +94,14 @@ const readLog = (path: string): LogEntry[] =>
 
 function runChild(childPath: string, databasePath: string, logPath: string, killAt: number): Promise<'killed' | 'finished'> {
   writeFileSync(logPath, '');
-  return spawnCrashChild(childPath, [databasePath, logPath, String(killAt)], 20_000).ended;
+  return spawnCrashChild(childPath, [databasePath, logPath, String(killAt)], logPath).ended;
 }
 
 /** Whether what `logged` names is durable: a `COMMIT` ran after its entry (at `index`) in the log. */
 const committedAfter = (entries: readonly LogEntry[], index: number) => entries.slice(index + 1).some((entry) => entry.sql === 'COMMIT');
 
 describe('SQLite step commits under SIGKILL (a child killed before each of its write statements)', () => {
-  it('resumes every run to the same conversation; a committed tool call or model turn never runs again', { timeout: 120_000 }, async () => {
+  it('resumes every run to the same conversation; a committed tool call or model turn never runs again', { timeout: 900_000 }, async () => {
     const childFolder = join(directory, 'child');
     rmSync(childFolder, { recursive: true, force: true });
     const srcRoot = join(repo, 'src');
@@ -186,7 +186,7 @@ describe('SQLite step commits under SIGKILL (a child killed before each of its w
         await stores.close();
       }
     };
-    // two children at a time (bounded by the per-child 20 s timer)
+    // two children at a time (each bounded by its progress: see spawnCrashChild)
     for (let index = 0; index < killPoints.length; index += 2) await Promise.all(killPoints.slice(index, index + 2).map(check));
     console.log(
       `[sqlite step crash] ${total} write statements per run; kill points ${killPoints.length}, killed ${summary.killed}, resumed ${summary.resumed}, repeated effects (window) ${summary.repeatedEffects}, repeated model turns (window) ${summary.repeatedModelTurns}`,
