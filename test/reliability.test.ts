@@ -26,8 +26,7 @@ function describeOverrun(outcome: Exclude<BoundedOutcome<unknown>, { ok: true }>
 
 async function run<K extends keyof typeof Scenarios>(name: K, input: Parameters<(typeof Scenarios)[K]>[0]): Promise<Result<K>> {
   const outcome = await runBounded<Result<K>>(SCENARIOS, name, input, BOUND);
-  if (!outcome.ok)
-    throw new Error(`${name} ${JSON.stringify(input)}: ${describeOverrun(outcome)}`);
+  if (!outcome.ok) throw new Error(`${name} ${JSON.stringify(input)}: ${describeOverrun(outcome)}`);
   return outcome.value;
 }
 

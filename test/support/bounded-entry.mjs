@@ -12,7 +12,12 @@ try {
   parentPort.postMessage({ type: 'loaded' });
   const startedAt = globalThis.performance.now();
   const value = await fn(input);
-  parentPort.postMessage({ ok: true, value, elapsedMs: globalThis.performance.now() - startedAt, steps: globalThis[Symbol.for('toolrun.test.boundedSteps')] ?? 0 });
+  parentPort.postMessage({
+    ok: true,
+    value,
+    elapsedMs: globalThis.performance.now() - startedAt,
+    steps: globalThis[Symbol.for('toolrun.test.boundedSteps')] ?? 0,
+  });
 } catch (error) {
   parentPort.postMessage({ ok: false, reason: 'error', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
 }
