@@ -10,6 +10,21 @@ export interface AttemptListener {
   settled(outcome: AttemptOutcome): void;
 }
 
+/**
+ * What every attempt of one call shares: the tool's `execute`, the arguments, the context's ids, the
+ * clock of the timeout and the caller's signal (one object per call, read by each attempt).
+ */
+export interface AttemptScope {
+  readonly execute: (args: unknown, context: ToolContext) => unknown;
+  readonly args: unknown;
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly runId: string | undefined;
+  readonly idempotencyKey: string;
+  readonly clock: Clock;
+  readonly callerSignal: AbortSignal | undefined;
+}
+
 /** A promise already fulfilled: `.then` on it queues a microtask without `queueMicrotask`'s per-call async resource. */
 const FULFILLED: Promise<void> = Promise.resolve();
 
@@ -43,25 +58,15 @@ class Attempt implements ToolContext {
   #cancelTimer: (() => void) | undefined = undefined;
   #onCallerAbort: (() => void) | undefined = undefined;
 
-  constructor(
-    callId: string,
-    sessionId: string,
-    runId: string | undefined,
-    idempotencyKey: string,
-    attempt: number,
-    timeoutMs: number,
-    clock: Clock,
-    callerSignal: AbortSignal | undefined,
-    listener: AttemptListener,
-  ) {
-    this.callId = callId;
-    this.sessionId = sessionId;
-    this.runId = runId;
-    this.idempotencyKey = idempotencyKey;
+  constructor(scope: AttemptScope, attempt: number, timeoutMs: number, listener: AttemptListener) {
+    this.callId = scope.callId;
+    this.sessionId = scope.sessionId;
+    this.runId = scope.runId;
+    this.idempotencyKey = scope.idempotencyKey;
     this.attempt = attempt;
     this.#timeoutMs = timeoutMs;
-    this.#clock = clock;
-    this.#callerSignal = callerSignal;
+    this.#clock = scope.clock;
+    this.#callerSignal = scope.callerSignal;
     this.#listener = listener;
   }
 
@@ -145,29 +150,17 @@ class Attempt implements ToolContext {
 }
 
 /**
- * Executes a tool once, bounded by `timeoutMs` on the injected clock, and calls `listener.settled`
- * exactly once with its outcome: synchronously when the tool returns a plain value or throws, else from a
- * microtask or the timer. On timeout or caller abort the tool's `context.signal` is aborted (the work
- * is cancelled, not just no longer awaited) and the attempt settles at once; a late result or
- * rejection of the tool is ignored. The timer is started a microtask after the tool was called, and
- * not at all when the tool has settled by then. The signal's AbortController is created only when
- * the tool reads `context.signal`, so tools that do not listen for cancellation pay nothing for it.
- * The context's fields are positional (the hot path allocates no objects for them).
+ * Executes `scope.execute` once as attempt `attempt`, bounded by `timeoutMs` on the scope's clock,
+ * and calls `listener.settled` exactly once with its outcome: synchronously when the tool returns a
+ * plain value or throws, else from a microtask or the timer. On timeout or caller abort the tool's
+ * `context.signal` is aborted (the work is cancelled, not just no longer awaited) and the attempt
+ * settles at once; a late result or rejection of the tool is ignored. The timer is started a
+ * microtask after the tool was called, and not at all when the tool has settled by then. The
+ * signal's AbortController is created only when the tool reads `context.signal`, so tools that do
+ * not listen for cancellation pay nothing for it.
  */
-export function startAttempt(
-  execute: (args: unknown, context: ToolContext) => unknown,
-  args: unknown,
-  callId: string,
-  sessionId: string,
-  runId: string | undefined,
-  idempotencyKey: string,
-  attempt: number,
-  timeoutMs: number,
-  clock: Clock,
-  callerSignal: AbortSignal | undefined,
-  listener: AttemptListener,
-): void {
-  Attempt.start(new Attempt(callId, sessionId, runId, idempotencyKey, attempt, timeoutMs, clock, callerSignal, listener), execute, args);
+export function startAttempt(scope: AttemptScope, attempt: number, timeoutMs: number, listener: AttemptListener): void {
+  Attempt.start(new Attempt(scope, attempt, timeoutMs, listener), scope.execute, scope.args);
 }
 
 /** {@link startAttempt} as a promise of the outcome (never rejects). */
@@ -177,19 +170,6 @@ export function runAttempt(
   context: Omit<ToolContext, 'signal'>,
   options: { timeoutMs: number; clock: Clock; callerSignal: AbortSignal | undefined },
 ): Promise<AttemptOutcome> {
-  return new Promise<AttemptOutcome>((resolve) =>
-    startAttempt(
-      execute,
-      args,
-      context.callId,
-      context.sessionId,
-      context.runId,
-      context.idempotencyKey,
-      context.attempt,
-      options.timeoutMs,
-      options.clock,
-      options.callerSignal,
-      { settled: resolve },
-    ),
-  );
+  const scope: AttemptScope = { ...context, execute, args, clock: options.clock, callerSignal: options.callerSignal };
+  return new Promise<AttemptOutcome>((resolve) => startAttempt(scope, context.attempt, options.timeoutMs, { settled: resolve }));
 }

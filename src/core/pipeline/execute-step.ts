@@ -12,8 +12,9 @@ import { truncateUtf8, utf8ByteLength } from '../../ground/utf8.ts';
 import { classifyError, type ClassifiedError } from '../classify-error.ts';
 import { copyPlainJson, NOT_COPIED } from '../copy-json.ts';
 import { describeThrown, messageOf } from '../describe-thrown.ts';
-import { runAttempt, startAttempt, type AttemptListener, type AttemptOutcome } from '../run-attempt.ts';
-import type { AttemptRecord } from '../tool-call-record.ts';
+import { startAttempt, type AttemptListener, type AttemptOutcome, type AttemptScope } from '../run-attempt.ts';
+import { executeWithRetry, type RetryLoop, type RetryWait } from '../../policies/retry-loop.ts';
+import type { Clock } from '../../ground/ports/clock.ts';
 import type { RegisteredTool } from '../tool-registry.ts';
 import { stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
 
@@ -48,32 +49,10 @@ export function envelopeBase(parts: PipelineParts, call: CallState, nowMs: numbe
   };
 }
 
-/** What every attempt of a call shares: its deadline, its retry policy and its idempotency key. */
-interface ExecutionPlan {
-  readonly deadlineAt: number;
-  readonly maxAttempts: number;
-  readonly policy: RegisteredTool['retry'];
-  readonly idempotencyKey: string;
-}
-
-function planOf(parts: PipelineParts, call: CallState, tool: RegisteredTool): ExecutionPlan {
-  const input = call.input;
-  const callerDeadline = typeof input.deadlineAt === 'number' && !Number.isNaN(input.deadlineAt) ? input.deadlineAt : Number.POSITIVE_INFINITY;
-  const callerMaxAttempts =
-    typeof input.maxAttempts === 'number' && !Number.isNaN(input.maxAttempts) ? Math.floor(input.maxAttempts) : Number.POSITIVE_INFINITY;
-  const maxAttempts = Math.max(1, Math.min(tool.retry.maxAttempts, callerMaxAttempts));
-  return {
-    deadlineAt: Math.min(call.startedAt + parts.callBudgetMs, callerDeadline),
-    maxAttempts,
-    policy: maxAttempts === tool.retry.maxAttempts ? tool.retry : { ...tool.retry, maxAttempts },
-    idempotencyKey: input.idempotencyKey ?? `${call.sessionId}:${call.callId}`,
-  };
-}
-
-/** A finished attempt handed from the first attempt (run without a promise) to the loop of the others. */
-interface FinishedAttempt {
-  outcome: AttemptOutcome & { ok: false };
-  record: AttemptRecord;
+/** A failed attempt, classified, and what the tool threw. */
+interface AttemptFailed {
+  readonly classified: ClassifiedError;
+  readonly thrown: unknown;
 }
 
 /** Who hears how a call's execution ended (an object with methods: the hot path allocates no closures for it). */
@@ -85,62 +64,228 @@ export interface ExecutionSink {
 }
 
 /**
- * Runs the tool until it succeeds, fails for good, or the budget is spent, and tells `sink` once
- * (never throws; an internal error goes to `sink.failed`). The first attempt runs without a promise
- * of its own: a tool that succeeds at once (most calls) settles the call in the microtask its result
- * arrives in. A failed first attempt continues in {@link runAttempts}.
+ * The execution of one call: the scope every attempt shares, its deadline and retry policy, the
+ * listener of its first attempt, and the {@link RetryLoop} of the others (one object per call).
  */
-export function startExecution(parts: PipelineParts, call: CallState, tool: RegisteredTool, sink: ExecutionSink): void {
-  const plan = planOf(parts, call, tool);
-  // Yield to the event loop when tools have run back to back without it turning.
-  const turn = parts.turnGuard.beforeExecution();
-  if (turn !== undefined) return continueWith(runAttempts(parts, call, tool, plan, undefined, turn), sink);
-  const clock = parts.clock;
-  const definition = tool.definition;
-  const attemptStartedAt = clock.now();
-  const remainingMs = plan.deadlineAt - attemptStartedAt;
-  if (remainingMs <= 0) return sink.done(noBudget(call.toolName));
-  const input = call.input;
-  startAttempt(
-    definition.execute as (args: unknown, context: unknown) => unknown,
-    call.args,
-    call.callId,
-    call.sessionId,
-    input.runId,
-    plan.idempotencyKey,
-    1,
-    Math.min(definition.timeoutMs ?? parts.defaultTimeoutMs, remainingMs),
-    clock,
-    input.signal,
-    new FirstAttempt(parts, call, tool, plan, attemptStartedAt, sink),
-  );
-}
+class CallExecution implements AttemptScope, AttemptListener, RetryLoop<unknown, AttemptFailed> {
+  readonly execute: (args: unknown, context: unknown) => unknown;
+  readonly args: unknown;
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly runId: string | undefined;
+  readonly idempotencyKey: string;
+  readonly clock: Clock;
+  readonly callerSignal: AbortSignal | undefined;
+  readonly deadlineAt: number;
+  readonly maxAttempts: number;
+  readonly policy: RegisteredTool['retry'];
+  /** When the attempt running now started (clock ms). */
+  attemptStartedAt = 0;
+  /** Attempts allowed: `maxAttempts`, plus one after a credential refresh. */
+  attemptsAllowed: number;
+  authRefreshed = false;
+  /** The retry decision after the last failed attempt, for the envelope. */
+  decision: RetryDecision | undefined = undefined;
+  /** The turn guard's wait the first attempt must take first, when it asked for one. */
+  heldTurn: Promise<void> | undefined = undefined;
+  /** When the successful attempt ended (read by {@link retry} for its envelope). */
+  succeededAt = 0;
 
-/** The end of a call's first attempt: its envelope, or the other attempts. */
-class FirstAttempt implements AttemptListener {
   constructor(
-    private readonly parts: PipelineParts,
-    private readonly call: CallState,
-    private readonly tool: RegisteredTool,
-    private readonly plan: ExecutionPlan,
-    private readonly startedAt: number,
-    private readonly sink: ExecutionSink,
-  ) {}
+    readonly parts: PipelineParts,
+    readonly call: CallState,
+    readonly tool: RegisteredTool,
+    readonly sink: ExecutionSink,
+  ) {
+    const input = call.input;
+    this.execute = tool.definition.execute as (args: unknown, context: unknown) => unknown;
+    this.args = call.args;
+    this.callId = call.callId;
+    this.sessionId = call.sessionId;
+    this.runId = input.runId;
+    this.idempotencyKey = input.idempotencyKey ?? `${call.sessionId}:${call.callId}`;
+    this.clock = parts.clock;
+    this.callerSignal = input.signal;
+    const callerDeadline = typeof input.deadlineAt === 'number' && !Number.isNaN(input.deadlineAt) ? input.deadlineAt : Number.POSITIVE_INFINITY;
+    const callerMaxAttempts =
+      typeof input.maxAttempts === 'number' && !Number.isNaN(input.maxAttempts) ? Math.floor(input.maxAttempts) : Number.POSITIVE_INFINITY;
+    const maxAttempts = Math.max(1, Math.min(tool.retry.maxAttempts, callerMaxAttempts));
+    this.deadlineAt = Math.min(call.startedAt + parts.callBudgetMs, callerDeadline);
+    this.maxAttempts = maxAttempts;
+    this.attemptsAllowed = maxAttempts;
+    this.policy = maxAttempts === tool.retry.maxAttempts ? tool.retry : { ...tool.retry, maxAttempts };
+  }
 
+  /** The attempt's timeout: the tool's (or the default), cut to the time left; `undefined` when none is left. */
+  timeoutNow(): number | undefined {
+    this.attemptStartedAt = this.clock.now();
+    const remainingMs = this.deadlineAt - this.attemptStartedAt;
+    if (remainingMs <= 0) return undefined;
+    return Math.min(this.tool.definition.timeoutMs ?? this.parts.defaultTimeoutMs, remainingMs);
+  }
+
+  /** The first attempt ended (it runs without a promise: a tool that succeeds at once settles the call in that microtask). */
   settled(outcome: AttemptOutcome): void {
-    const { parts, call, sink } = this;
+    const sink = this.sink;
     try {
-      const attemptEndedAt = parts.clock.now();
-      const record: AttemptRecord = { attempt: 1, durationMs: attemptEndedAt - this.startedAt, outcome: 'success' };
-      call.attempts.push(record);
-      if (!outcome.ok) return continueWith(runAttempts(parts, call, this.tool, this.plan, { outcome, record }, undefined), sink);
-      const built = succeeded(parts, call, outcome.value, record, attemptEndedAt);
+      const nowMs = this.recordAttempt(1);
+      if (!outcome.ok) return continueWith(this.retry(this.failed(outcome), undefined), sink);
+      const built = this.succeeded(outcome.value, nowMs);
       if (built instanceof Promise) continueWith(built, sink);
       else sink.done(built);
     } catch (internal) {
       sink.failed(internal);
     }
   }
+
+  /** Records attempt `attempt` as ended now (a success until {@link failed} says otherwise); returns the clock's reading. */
+  recordAttempt(attempt: number): number {
+    const nowMs = this.clock.now();
+    this.call.attempts.push({ attempt, durationMs: nowMs - this.attemptStartedAt, outcome: 'success' });
+    return nowMs;
+  }
+
+  /** The last recorded attempt failed: its classification, recorded. */
+  failed(outcome: AttemptOutcome & { ok: false }): AttemptFailed {
+    const classified = classify(this.parts, outcome.thrown, outcome.abortReason);
+    this.call.attempts[this.call.attempts.length - 1]!.outcome = classified.code;
+    return { classified, thrown: outcome.thrown };
+  }
+
+  async attempt(attempt: number): Promise<{ ok: true; value: unknown } | { ok: false; failure: AttemptFailed } | undefined> {
+    // Yield to the event loop when tools have run back to back without it turning.
+    const turn = this.heldTurn ?? this.parts.turnGuard.beforeExecution();
+    this.heldTurn = undefined;
+    if (turn !== undefined) await turn;
+    const timeoutMs = this.timeoutNow();
+    if (timeoutMs === undefined) return undefined;
+    const outcome = await new Promise<AttemptOutcome>((resolve) => startAttempt(this, attempt, timeoutMs, { settled: resolve }));
+    const nowMs = this.recordAttempt(attempt);
+    if (!outcome.ok) return { ok: false, failure: this.failed(outcome) };
+    this.succeededAt = nowMs;
+    return outcome;
+  }
+
+  async retryAfter({ classified }: AttemptFailed, attempt: number): Promise<RetryWait> {
+    const { parts, call } = this;
+    const record = call.attempts[call.attempts.length - 1]!;
+    if (classified.code === 'AUTH_EXPIRED' && parts.onAuthError && !this.authRefreshed) {
+      this.authRefreshed = true;
+      let refreshed = false;
+      try {
+        refreshed = await parts.onAuthError({ toolName: call.toolName, sessionId: call.sessionId, runId: this.runId, message: classified.message });
+      } catch {
+        refreshed = false;
+      }
+      if (refreshed) {
+        record.retryReason = 'auth-refreshed';
+        this.attemptsAllowed += 1;
+        return 'at-once';
+      }
+    }
+    if (classified.kind === 'cancelled') return undefined;
+    const decision = decideRetry({
+      attempt: attempt - (this.attemptsAllowed - this.maxAttempts),
+      failure: {
+        transient: classified.transient,
+        ambiguous: classified.ambiguous,
+        ...(classified.retryAfterMs !== undefined ? { retryAfterMs: classified.retryAfterMs } : {}),
+      },
+      policy: this.policy,
+      idempotent: this.tool.idempotent,
+      remainingBudgetMs: this.deadlineAt - this.clock.now(),
+      random: parts.random,
+    });
+    this.decision = decision;
+    record.retryReason = decision.reason;
+    if (!decision.retry) return undefined;
+    record.delayAfterMs = decision.delayMs;
+    return decision.delayMs;
+  }
+
+  /**
+   * The attempts after the first (from its failure, or from the start when the turn guard held the
+   * first back): the retry loop, then the call's success or its last failure, classified.
+   */
+  async retry(firstFailure: AttemptFailed | undefined, firstTurn: Promise<void> | undefined): Promise<StepOutcome<ToolResult>> {
+    this.heldTurn = firstTurn;
+    const end = await executeWithRetry(this, { clock: this.clock, signal: this.callerSignal, firstFailure });
+    if (end.ok) return this.succeeded(end.value, this.succeededAt);
+    const { parts, call } = this;
+    if (end.failure === undefined && !end.cancelled) return noBudget(call.toolName);
+    const failure = end.cancelled ? classify(parts, undefined, 'cancelled') : end.failure!.classified;
+    const thrown = end.cancelled ? undefined : end.failure!.thrown;
+    call.misconfiguration = failure.misconfiguration;
+    call.errorRecord = { kind: failure.kind, status: failure.status, message: failure.message, ...describeThrown(thrown) };
+    if (parts.sessionBreakers && failure.kind !== 'cancelled') parts.sessionBreakers.recordFailure(call.sessionId, call.toolName, { kind: 'counted' });
+    if (parts.sharedBreaker && failure.misconfiguration) {
+      const probe = call.heldProbe;
+      call.heldProbe = undefined;
+      await parts.sharedBreaker.recordFailure(call.toolName, { message: parts.modelText(failure.message) }, probe?.id).catch(() => undefined);
+    }
+    return stepFailed(describeFailure(failure, this.decision, call, parts.modelText), failure.suggestion !== undefined);
+  }
+
+  /** The tool returned `value` (at `nowMs`): its envelope, or the failure when the value cannot be one. */
+  succeeded(value: unknown, nowMs: number): StepOutcome<ToolResult> | Promise<StepOutcome<ToolResult>> {
+    const { parts, call } = this;
+    const { sessionBreakers, sharedBreaker } = parts;
+    const { sessionId, toolName } = call;
+    const attemptRecord = call.attempts[call.attempts.length - 1]!;
+    if (parts.isLimitEnvelope(value)) {
+      // The tool returned the envelope of a nested call that hit the call limit: it recursed.
+      attemptRecord.outcome = 'CALL_LIMIT_EXCEEDED';
+      call.errorRecord = {
+        kind: 'call_limit',
+        status: null,
+        message: 'the tool returned a CALL_LIMIT_EXCEEDED envelope of a nested call (it calls the runtime recursively)',
+        causes: [],
+      };
+      return stepFailed({
+        code: 'CALL_LIMIT_EXCEEDED',
+        message: `${toolName} called tools recursively until the runtime's limit of ${parts.maxInFlightCalls} calls in flight`,
+        detail: 'A nested call of this tool was refused because too many calls were running; the tool returned that refusal.',
+      });
+    }
+    // A success envelope holding a copy of the result's JSON, or a failure when it is not JSON.
+    const built = buildSuccess(parts, value, call, nowMs);
+    if (built.status === 'failed' && built.error.code === 'TOOL_EXCEPTION') {
+      attemptRecord.outcome = 'TOOL_EXCEPTION';
+      call.errorRecord = { kind: 'exception', status: null, message: `the tool returned a value that is not JSON: ${built.error.detail}`, causes: [] };
+      sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'counted' });
+      return stepFailed({ code: 'TOOL_EXCEPTION', message: built.error.message, detail: built.error.detail });
+    }
+    // A success, or OUTPUT_TOO_LARGE: the tool worked; the model must ask for less.
+    if (sessionBreakers) sessionBreakers.recordSuccess(sessionId, toolName);
+    let outcome: StepOutcome<ToolResult> = { ok: true, value: built };
+    if (built.status === 'failed') {
+      attemptRecord.outcome = built.error.code;
+      outcome = { ok: true, value: boundFailureEnvelope(built, parts.envelopeRedactor, parts.bounds) };
+    }
+    if (!sharedBreaker) return outcome;
+    const probe = call.heldProbe;
+    call.heldProbe = undefined;
+    return sharedBreaker.recordSuccess(toolName, probe?.id).then(
+      () => outcome,
+      () => outcome,
+    );
+  }
+}
+
+/**
+ * Runs the tool until it succeeds, fails for good, or the budget is spent, and tells `sink` once
+ * (never throws; an internal error goes to `sink.failed`). The first attempt runs without a promise
+ * of its own: a tool that succeeds at once (most calls) settles the call in the microtask its result
+ * arrives in. A failed first attempt continues in the retry loop ({@link executeWithRetry}).
+ */
+export function startExecution(parts: PipelineParts, call: CallState, tool: RegisteredTool, sink: ExecutionSink): void {
+  const execution = new CallExecution(parts, call, tool, sink);
+  // Yield to the event loop when tools have run back to back without it turning.
+  const turn = parts.turnGuard.beforeExecution();
+  if (turn !== undefined) return continueWith(execution.retry(undefined, turn), sink);
+  const timeoutMs = execution.timeoutNow();
+  if (timeoutMs === undefined) return sink.done(noBudget(call.toolName));
+  startAttempt(execution, 1, timeoutMs, execution);
 }
 
 function continueWith(pending: Promise<StepOutcome<ToolResult>>, sink: ExecutionSink): void {
@@ -157,159 +302,6 @@ export function executeStep(parts: PipelineParts, call: CallState, tool: Registe
 
 function noBudget(toolName: string): StepOutcome<ToolResult> {
   return stepFailed({ code: 'BUDGET_EXHAUSTED', message: `No time budget was left to call ${toolName}`, retryable: false });
-}
-
-/**
- * The attempts of a call from the first (or, given `first`, from the first attempt's failure,
- * already recorded), with the classification, credential refresh, retry decisions and waits between
- * them. `firstTurn`: the turn guard's wait before the first attempt, when it asked for one.
- */
-async function runAttempts(
-  parts: PipelineParts,
-  call: CallState,
-  tool: RegisteredTool,
-  plan: ExecutionPlan,
-  first: FinishedAttempt | undefined,
-  firstTurn: Promise<void> | undefined,
-): Promise<StepOutcome<ToolResult>> {
-  const { clock, sessionBreakers, sharedBreaker } = parts;
-  const { input, sessionId, callId, toolName } = call;
-  const definition = tool.definition;
-  const { deadlineAt, maxAttempts, policy, idempotencyKey } = plan;
-  let authRefreshed = false;
-  let classified: ClassifiedError | undefined;
-  let thrown: unknown;
-  let decision: RetryDecision | undefined;
-  let attemptsAllowed = maxAttempts;
-  for (let attempt = 1; ; attempt++) {
-    let outcome: FinishedAttempt['outcome'];
-    let attemptRecord: AttemptRecord;
-    if (attempt === 1 && first !== undefined) {
-      outcome = first.outcome;
-      attemptRecord = first.record;
-    } else {
-      // Yield to the event loop when tools have run back to back without it turning.
-      const turn = attempt === 1 ? firstTurn : parts.turnGuard.beforeExecution();
-      if (turn !== undefined) await turn;
-      const attemptStartedAt = clock.now();
-      const remainingMs = deadlineAt - attemptStartedAt;
-      if (remainingMs <= 0) {
-        if (attempt === 1) return noBudget(toolName);
-        break;
-      }
-      const result = await runAttempt(
-        definition.execute as (args: unknown, context: unknown) => unknown,
-        call.args,
-        { callId, sessionId, runId: input.runId, idempotencyKey, attempt },
-        { timeoutMs: Math.min(definition.timeoutMs ?? parts.defaultTimeoutMs, remainingMs), clock, callerSignal: input.signal },
-      );
-      const attemptEndedAt = clock.now();
-      attemptRecord = { attempt, durationMs: attemptEndedAt - attemptStartedAt, outcome: 'success' };
-      call.attempts.push(attemptRecord);
-      if (result.ok) return succeeded(parts, call, result.value, attemptRecord, attemptEndedAt);
-      outcome = result;
-    }
-    thrown = outcome.thrown;
-    classified = classify(parts, outcome.thrown, outcome.abortReason);
-    attemptRecord.outcome = classified.code;
-    if (classified.code === 'AUTH_EXPIRED' && parts.onAuthError && !authRefreshed) {
-      authRefreshed = true;
-      let refreshed = false;
-      try {
-        refreshed = await parts.onAuthError({ toolName, sessionId, runId: input.runId, message: classified.message });
-      } catch {
-        refreshed = false;
-      }
-      if (refreshed) {
-        attemptRecord.retryReason = 'auth-refreshed';
-        attemptsAllowed += 1;
-        continue;
-      }
-    }
-    if (classified.kind === 'cancelled') break;
-    decision = decideRetry({
-      attempt: attempt - (attemptsAllowed - maxAttempts),
-      failure: {
-        transient: classified.transient,
-        ambiguous: classified.ambiguous,
-        ...(classified.retryAfterMs !== undefined ? { retryAfterMs: classified.retryAfterMs } : {}),
-      },
-      policy,
-      idempotent: tool.idempotent,
-      remainingBudgetMs: deadlineAt - clock.now(),
-      random: parts.random,
-    });
-    attemptRecord.retryReason = decision.reason;
-    if (!decision.retry) break;
-    attemptRecord.delayAfterMs = decision.delayMs;
-    try {
-      await clock.sleep(decision.delayMs, input.signal);
-    } catch {
-      classified = classify(parts, undefined, 'cancelled');
-      break;
-    }
-  }
-
-  // The last attempt's failure, classified.
-  const failure = classified ?? classify(parts, undefined, 'timeout');
-  call.misconfiguration = failure.misconfiguration;
-  call.errorRecord = { kind: failure.kind, status: failure.status, message: failure.message, ...describeThrown(thrown) };
-  if (sessionBreakers && failure.kind !== 'cancelled') sessionBreakers.recordFailure(sessionId, toolName, { kind: 'counted' });
-  if (sharedBreaker && failure.misconfiguration) {
-    const probe = call.heldProbe;
-    call.heldProbe = undefined;
-    await sharedBreaker.recordFailure(toolName, { message: parts.modelText(failure.message) }, probe?.id).catch(() => undefined);
-  }
-  return stepFailed(describeFailure(toolName, failure, decision, call.attempts.length, parts.modelText), failure.suggestion !== undefined);
-}
-
-/** The tool returned `value`: its envelope, or the failure when the value cannot be one. */
-function succeeded(
-  parts: PipelineParts,
-  call: CallState,
-  value: unknown,
-  attemptRecord: AttemptRecord,
-  nowMs: number,
-): StepOutcome<ToolResult> | Promise<StepOutcome<ToolResult>> {
-  const { sessionBreakers, sharedBreaker } = parts;
-  const { sessionId, toolName } = call;
-  if (parts.isLimitEnvelope(value)) {
-    // The tool returned the envelope of a nested call that hit the call limit: it recursed.
-    attemptRecord.outcome = 'CALL_LIMIT_EXCEEDED';
-    call.errorRecord = {
-      kind: 'call_limit',
-      status: null,
-      message: 'the tool returned a CALL_LIMIT_EXCEEDED envelope of a nested call (it calls the runtime recursively)',
-      causes: [],
-    };
-    return stepFailed({
-      code: 'CALL_LIMIT_EXCEEDED',
-      message: `${toolName} called tools recursively until the runtime's limit of ${parts.maxInFlightCalls} calls in flight`,
-      detail: 'A nested call of this tool was refused because too many calls were running; the tool returned that refusal.',
-    });
-  }
-  // A success envelope holding a copy of the result's JSON, or a failure when it is not JSON.
-  const built = buildSuccess(parts, value, call, nowMs);
-  if (built.status === 'failed' && built.error.code === 'TOOL_EXCEPTION') {
-    attemptRecord.outcome = 'TOOL_EXCEPTION';
-    call.errorRecord = { kind: 'exception', status: null, message: `the tool returned a value that is not JSON: ${built.error.detail}`, causes: [] };
-    sessionBreakers?.recordFailure(sessionId, toolName, { kind: 'counted' });
-    return stepFailed({ code: 'TOOL_EXCEPTION', message: built.error.message, detail: built.error.detail });
-  }
-  // A success, or OUTPUT_TOO_LARGE: the tool worked; the model must ask for less.
-  if (sessionBreakers) sessionBreakers.recordSuccess(sessionId, toolName);
-  let outcome: StepOutcome<ToolResult> = { ok: true, value: built };
-  if (built.status === 'failed') {
-    attemptRecord.outcome = built.error.code;
-    outcome = { ok: true, value: boundFailureEnvelope(built, parts.envelopeRedactor, parts.bounds) };
-  }
-  if (!sharedBreaker) return outcome;
-  const probe = call.heldProbe;
-  call.heldProbe = undefined;
-  return sharedBreaker.recordSuccess(toolName, probe?.id).then(
-    () => outcome,
-    () => outcome,
-  );
 }
 
 /** classifyError, guarded: an unreadable thrown value is a `TOOL_EXCEPTION`, never a rejection. */
@@ -422,13 +414,10 @@ function notJsonReason(error: unknown): string {
   return 'reading it threw';
 }
 
-function describeFailure(
-  toolName: string,
-  failure: ClassifiedError,
-  decision: RetryDecision | undefined,
-  attempts: number,
-  modelText: (text: string) => string,
-): FailureParts {
+/** The failure envelope's parts of a call's last failure. */
+function describeFailure(failure: ClassifiedError, decision: RetryDecision | undefined, call: CallState, modelText: (text: string) => string): FailureParts {
+  const { toolName } = call;
+  const attempts = call.attempts.length;
   const detail = modelText(failure.message);
   const standard = ENVIRONMENT_MESSAGES[failure.code];
   const message = standard ? standard(toolName, failure) + (attempts > 1 ? ` after ${attempts} attempts` : '') : detail;
