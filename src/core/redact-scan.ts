@@ -102,8 +102,9 @@ function isSpace(unit: number): boolean {
   return unit === 32 || (unit >= 9 && unit <= 13);
 }
 
-/** Work counter shared by one scan. */
+/** One scan: its text, and the work counter its steps share. */
 interface Counter {
+  readonly text: string;
   steps: number;
 }
 
@@ -114,8 +115,9 @@ function find(text: string, needle: string, from: number, counter: Counter): num
   return found;
 }
 
-/** The end of the run of `flag` characters starting at `from` (at most `limit`). */
-function runEnd(text: string, from: number, limit: number, flag: number, counter: Counter): number {
+/** The end of the run of `flag` characters of the scan's text starting at `from` (at most `limit`). */
+function runEnd(counter: Counter, from: number, limit: number, flag: number): number {
+  const text = counter.text;
   let index = from;
   while (index < limit && inClass(text.charCodeAt(index), flag)) index += 1;
   counter.steps += index - from + 1;
@@ -368,19 +370,19 @@ function scanJwts(text: string, openEnd: boolean, out: number[], counter: Counte
       from = start + 1;
       continue;
     }
-    const end1 = runEnd(text, start, length, B64URL, counter);
+    const end1 = runEnd(counter, start, length, B64URL);
     from = end1;
     if (end1 - start < 11 || end1 >= length || text.charCodeAt(end1) !== 46) {
       if (openEnd && end1 === length && end1 - start >= 4) addRange(out, start, length);
       continue;
     }
-    const end2 = runEnd(text, end1 + 1, length, B64URL, counter);
+    const end2 = runEnd(counter, end1 + 1, length, B64URL);
     if (openEnd && end2 === length) {
       addRange(out, start, length);
       return;
     }
     if (end2 - end1 - 1 < 8 || end2 >= length || text.charCodeAt(end2) !== 46) continue;
-    const end3 = runEnd(text, end2 + 1, length, B64URL, counter);
+    const end3 = runEnd(counter, end2 + 1, length, B64URL);
     const unsigned = text.startsWith('eyJ', end1 + 1);
     if (end3 - end2 - 1 < 8 && !unsigned) {
       if (openEnd && end3 === length) addRange(out, start, length);
@@ -389,7 +391,7 @@ function scanJwts(text: string, openEnd: boolean, out: number[], counter: Counte
     let end = end3;
     // A JWE has five parts; a part starting `eyJ` is the header of the next token instead.
     for (let extra = 0; extra < 2 && end < length && text.charCodeAt(end) === 46 && !text.startsWith('eyJ', end + 1); extra += 1) {
-      const next = runEnd(text, end + 1, length, B64URL, counter);
+      const next = runEnd(counter, end + 1, length, B64URL);
       if (next === end + 1) break;
       end = next;
     }
@@ -419,7 +421,7 @@ function scanAuthSchemes(text: string, openEnd: boolean, out: number[], counter:
       spaces += 1;
     }
     const tokenStart = index;
-    let end = runEnd(text, tokenStart, length, TOKEN68, counter);
+    let end = runEnd(counter, tokenStart, length, TOKEN68);
     for (let pad = 0; pad < 3 && end < length && text.charCodeAt(end) === 61; pad += 1) end += 1;
     from = tokenStart;
     if (end === tokenStart) continue;
@@ -511,7 +513,7 @@ function scanApiKeys(text: string, openEnd: boolean, out: number[], counter: Cou
     let end: number;
     if (knownFrom !== undefined && knownTo !== undefined && bodyStart >= knownFrom && bodyStart <= knownTo) end = knownTo;
     else {
-      end = runEnd(text, bodyStart, length, shape.flag, counter);
+      end = runEnd(counter, bodyStart, length, shape.flag);
       measuredFrom.set(shape.flag, bodyStart);
       measuredTo.set(shape.flag, end);
     }
@@ -521,7 +523,7 @@ function scanApiKeys(text: string, openEnd: boolean, out: number[], counter: Cou
     if (complete || cutShort) {
       addRange(out, match.index, end);
       from = end;
-      if (complete && shape.exact) from = Math.max(from, scanAwsSecretAfterKeyId(text, end, openEnd, out, counter));
+      if (complete && shape.exact) from = Math.max(from, scanAwsSecretAfterKeyId(counter, end, openEnd, out));
     } else from = match.index + 1;
   }
 }
@@ -535,7 +537,8 @@ const AWS_SECRET_LENGTH = 40;
  * exactly 40 `[A-Za-z0-9/+]` characters, or, in a text cut short, a run that reaches the cut. Adds
  * its range and returns where it ends, or `from` when none follows. Bounded work: 65 characters.
  */
-function scanAwsSecretAfterKeyId(text: string, from: number, openEnd: boolean, out: number[], counter: Counter): number {
+function scanAwsSecretAfterKeyId(counter: Counter, from: number, openEnd: boolean, out: number[]): number {
+  const text = counter.text;
   const length = text.length;
   let index = from;
   const limit = Math.min(length, from + 24);
@@ -546,7 +549,7 @@ function scanAwsSecretAfterKeyId(text: string, from: number, openEnd: boolean, o
   }
   counter.steps += index - from;
   if (index === from) return from;
-  const end = runEnd(text, index, Math.min(length, index + AWS_SECRET_LENGTH + 1), AWS, counter);
+  const end = runEnd(counter, index, Math.min(length, index + AWS_SECRET_LENGTH + 1), AWS);
   const exact = end - index === AWS_SECRET_LENGTH && !(end < length && inClass(text.charCodeAt(end), AWS));
   const cutShort = openEnd && end === length && end > index && end - index <= AWS_SECRET_LENGTH;
   if (!exact && !cutShort) return from;
@@ -576,7 +579,7 @@ function scanAwsSecrets(text: string, openEnd: boolean, out: number[], counter: 
       if (!(isSpace(unit) || unit === 34 || unit === 39 || unit === 61 || unit === 58 || unit === 62 || unit === 44 || unit === 92)) break;
       index += 1;
     }
-    const end = runEnd(text, index, Math.min(length, index + 1024), AWS, counter);
+    const end = runEnd(counter, index, Math.min(length, index + 1024), AWS);
     if (end - index >= 16 || (openEnd && end === length && end > index)) addRange(out, index, end);
     from = Math.max(end, match.index + match[0].length);
   }
@@ -672,7 +675,6 @@ function scanCardNumbers(text: string, openEnd: boolean, out: number[], counter:
   const search = DIGIT_SEARCH; // module-level: scans are synchronous and never nested
   const groupStarts = GROUP_STARTS;
   const groupEnds = GROUP_ENDS;
-  const digits = DIGITS;
   for (let from = 0; from < length;) {
     search.lastIndex = from;
     const match = search.exec(text);
@@ -683,7 +685,7 @@ function scanCardNumbers(text: string, openEnd: boolean, out: number[], counter:
     counter.steps += match.index - from + 1;
     // A digit glued to a letter (hex ids, trace ids, words) starts no card number.
     if (match.index > 0 && isLetter(text.charCodeAt(match.index - 1))) {
-      from = runEnd(text, match.index, length, ALNUM, counter);
+      from = runEnd(counter, match.index, length, ALNUM);
       continue;
     }
     groupStarts.length = 0;
@@ -701,7 +703,7 @@ function scanCardNumbers(text: string, openEnd: boolean, out: number[], counter:
         groupStarts.shift();
         groupEnds.shift();
       }
-      checkWindowsEndingAt(text, groupStarts, groupEnds, digits, out, counter);
+      checkWindowsEndingAt(text, out, counter);
       const separator = text.charCodeAt(groupEnd);
       if (groupEnd + 1 < length && (separator === 32 || separator === 45) && isDigit(text.charCodeAt(groupEnd + 1))) {
         groupStart = groupEnd + 1;
@@ -710,18 +712,21 @@ function scanCardNumbers(text: string, openEnd: boolean, out: number[], counter:
       sequenceEnd = groupEnd;
       break;
     }
-    if (openEnd && sequenceEnd === length) maskCutCardTail(text, groupStarts, groupEnds, out, counter);
+    if (openEnd && sequenceEnd === length) maskCutCardTail(text, out, counter);
     from = sequenceEnd;
   }
 }
 
-function checkWindowsEndingAt(text: string, starts: readonly number[], ends: readonly number[], digits: number[], out: number[], counter: Counter): void {
+/** Adds the card number among the windows of groups that end at the last one (the card scan's buffers), when one is. */
+function checkWindowsEndingAt(text: string, out: number[], counter: Counter): void {
+  const starts = GROUP_STARTS;
+  const ends = GROUP_ENDS;
   const last = starts.length - 1;
   // A digit glued to a letter ends no card number either.
   if (isLetter(text.charCodeAt(ends[last]!))) return;
   const lastLength = ends[last]! - starts[last]!;
   if (lastLength >= 13 && lastLength <= 19) {
-    if (windowIsCard(text, starts, ends, last, last, lastLength, digits, counter)) addRange(out, starts[last]!, ends[last]!);
+    if (windowIsCard(text, last, last, counter)) addRange(out, starts[last]!, ends[last]!);
     return;
   }
   if (lastLength < 3 || lastLength > 6) return;
@@ -732,31 +737,28 @@ function checkWindowsEndingAt(text: string, starts: readonly number[], ends: rea
     if (groupLength < 3 || groupLength > 6) break;
     total += groupLength;
     if (total > 19) break;
-    if (total >= 13 && windowIsCard(text, starts, ends, first, last, total, digits, counter)) best = first;
+    if (total >= 13 && windowIsCard(text, first, last, counter)) best = first;
   }
   if (best !== -1) addRange(out, starts[best]!, ends[last]!);
 }
 
-function windowIsCard(
-  text: string,
-  starts: readonly number[],
-  ends: readonly number[],
-  first: number,
-  last: number,
-  count: number,
-  digits: number[],
-  counter: Counter,
-): boolean {
+/** Whether the digits of groups `first` to `last` (of the card scan's buffers) are a card number. */
+function windowIsCard(text: string, first: number, last: number, counter: Counter): boolean {
+  const starts = GROUP_STARTS;
+  const ends = GROUP_ENDS;
+  const digits = DIGITS;
   let position = 0;
   for (let group = first; group <= last; group += 1) {
     for (let index = starts[group]!; index < ends[group]!; index += 1) digits[position++] = text.charCodeAt(index) - 48;
   }
-  counter.steps += count;
-  return isCardNumber(digits, count);
+  counter.steps += position;
+  return isCardNumber(digits, position);
 }
 
 /** A text cut inside a card number: its last digits (up to 19) are masked when there are 6 or more and the first is an issuer digit (2–6). */
-function maskCutCardTail(text: string, starts: readonly number[], ends: readonly number[], out: number[], counter: Counter): void {
+function maskCutCardTail(text: string, out: number[], counter: Counter): void {
+  const starts = GROUP_STARTS;
+  const ends = GROUP_ENDS;
   let total = 0;
   let start = -1;
   for (let group = starts.length - 1; group >= 0; group -= 1) {
@@ -782,14 +784,14 @@ function maskCutCardTail(text: string, starts: readonly number[], ends: readonly
  */
 export function scanSecrets(text: string, options: ScanOptions): ScanResult {
   if (text.length <= QUICK_CHECK_UNITS && options.openEnd !== true && cannotHoldSecret(text)) return { ranges: [], steps: text.length + 1 };
-  const counter: Counter = { steps: 0 };
+  const counter: Counter = { text, steps: 0 };
   const lists = scanFamilies(text, options, counter);
   return { ranges: mergeRanges(lists, counter), steps: counter.steps };
 }
 
 /** Like {@link scanSecrets}, but each family's findings apart (for tests and diagnostics). */
 export function scanSecretSpans(text: string, options: ScanOptions): SecretSpan[] {
-  const counter: Counter = { steps: 0 };
+  const counter: Counter = { text, steps: 0 };
   const lists = scanFamilies(text, options, counter);
   const spans: SecretSpan[] = [];
   lists.forEach((list, index) => {

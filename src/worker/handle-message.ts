@@ -64,7 +64,7 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
     await claimed.claim.release();
     // Another message's run: running this one would resume, or silently skip, a run it does not own.
     const detail = `runId "${runId}" belongs to the run of message "${existing.messageId}"; give this message its own runId`;
-    return rejectMessage(rejectedMessageEntry(message, 'RUN_ID_CONFLICT', detail, receivedAt, runtime.redactor), messageId, options, clock);
+    return rejectMessage(rejectedMessageEntry(message, { code: 'RUN_ID_CONFLICT', detail }, { receivedAt, redactor: runtime.redactor }), messageId, options, clock);
   }
   if ((existing && isTerminalRunStatus(existing.status)) || deliveries > (options.maxDeliveries ?? 5)) {
     try {
@@ -122,7 +122,7 @@ async function finishedRun(finished: RunCheckpoint, context: ClaimedContext): Pr
   const { messageId, runId, options, stores, runtime, clock } = context;
   options.onEvent?.({ type: 'message-duplicate', messageId, runId, runStatus: finished.status, at: clock.now() });
   const pushed =
-    finished.status === 'tool_failed' || finished.status === 'model_failed' ? await ensureDeadLettered(finished, runtime, stores, options, clock) : undefined;
+    finished.status === 'tool_failed' || finished.status === 'model_failed' ? await ensureDeadLettered(finished, { runtime, stores, clock }, options) : undefined;
   return {
     status: finished.status as AgentRunStatus,
     runId,
@@ -156,7 +156,7 @@ async function deadLetterRun(run: AgentRunResult, context: ClaimedContext): Prom
     const sensitiveKeys = runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [];
     entry = buildToolFailureEntry(run, run.failure, { messageId: messageId ?? '', redactor: runtime.redactor, sensitiveKeys, firstSeenAt });
   } else if (run.status === 'model_failed' && run.modelFailure) {
-    entry = buildModelFailureEntry(run.runId, run.conversationRef, run.tokensSpent, run.modelFailure, messageId ?? '', firstSeenAt);
+    entry = buildModelFailureEntry(run, run.modelFailure, { messageId: messageId ?? '', firstSeenAt });
   }
   if (entry === undefined || !(await pushResumable(entry, stores, options))) return result;
   options.onEvent?.(resumableDeadLetterAdded(entry, messageId, clock.now()));

@@ -25,14 +25,19 @@ function describeNonStringBody(body: unknown): string {
   }
 }
 
+/** Why a message is rejected: its code, a text, the fields at fault, and the deliveries it had. */
+export interface MessageRejection {
+  code: MessageFailureEntry['reason']['code'];
+  detail: string;
+  fields?: MessageFailureEntry['reason']['fields'];
+  deliveries?: number;
+}
+
+/** The message-DLQ entry of `message`, rejected (`receivedAt` ISO 8601): its body bounded, its texts redacted. */
 export function rejectedMessageEntry(
   message: RunMessage,
-  code: MessageFailureEntry['reason']['code'],
-  detail: string,
-  receivedAt: string,
-  redactor: Redactor,
-  fields?: MessageFailureEntry['reason']['fields'],
-  extra: { deliveries?: number } = {},
+  { code, detail, fields, deliveries }: MessageRejection,
+  { receivedAt, redactor }: { receivedAt: string; redactor: Redactor },
 ): MessageFailureEntry {
   const body = typeof message?.body === 'string' ? message.body : describeNonStringBody(message?.body);
   const cut = body.length > MAX_REJECTED_BODY_BYTES && utf8ByteLength(body) > MAX_REJECTED_BODY_BYTES;
@@ -53,7 +58,7 @@ export function rejectedMessageEntry(
       code,
       detail: redacted.maskText(redactBounded(redactor, detail, 1024)),
       ...(kept.length > 0 ? { fields: kept } : {}),
-      ...(extra.deliveries !== undefined ? { deliveries: extra.deliveries } : {}),
+      ...(deliveries !== undefined ? { deliveries } : {}),
     },
     ...(typeof message?.id === 'string' ? { messageId: truncateUtf8(message.id, 512) } : {}),
     receivedAt,
@@ -68,10 +73,10 @@ export function parseRunRequest(
   redactor: Redactor,
 ): { ok: true; request: RunRequest } | { ok: false; entry: MessageFailureEntry } {
   if (typeof message !== 'object' || message === null || typeof message.body !== 'string') {
-    return { ok: false, entry: rejectedMessageEntry(message, 'INVALID_MESSAGE', 'The message has no string body', receivedAt, redactor) };
+    return { ok: false, entry: rejectedMessageEntry(message, { code: 'INVALID_MESSAGE', detail: 'The message has no string body' }, { receivedAt, redactor }) };
   }
   if (message.body.length > maxBodyBytes / 3 && utf8ByteLength(message.body) > maxBodyBytes) {
-    return { ok: false, entry: rejectedMessageEntry(message, 'BODY_TOO_LARGE', `The body is over ${maxBodyBytes} bytes`, receivedAt, redactor) };
+    return { ok: false, entry: rejectedMessageEntry(message, { code: 'BODY_TOO_LARGE', detail: `The body is over ${maxBodyBytes} bytes` }, { receivedAt, redactor }) };
   }
   let parsed: unknown;
   try {
@@ -81,10 +86,8 @@ export function parseRunRequest(
       ok: false,
       entry: rejectedMessageEntry(
         message,
-        'MALFORMED_JSON',
-        truncateUtf8(`The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 512),
-        receivedAt,
-        redactor,
+        { code: 'MALFORMED_JSON', detail: truncateUtf8(`The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 512) },
+        { receivedAt, redactor },
       ),
     };
   }
@@ -97,16 +100,17 @@ export function parseRunRequest(
       ok: false,
       entry: rejectedMessageEntry(
         message,
-        'INVALID_MESSAGE',
-        describeRunRequestFailure(parsed, validation),
-        receivedAt,
-        redactor,
-        validation.fields.map(({ path, problem, expected, received }) => ({
-          path,
-          problem,
-          ...(expected !== undefined ? { expected } : {}),
-          ...(received !== undefined ? { received } : {}),
-        })),
+        {
+          code: 'INVALID_MESSAGE',
+          detail: describeRunRequestFailure(parsed, validation),
+          fields: validation.fields.map(({ path, problem, expected, received }) => ({
+            path,
+            problem,
+            ...(expected !== undefined ? { expected } : {}),
+            ...(received !== undefined ? { received } : {}),
+          })),
+        },
+        { receivedAt, redactor },
       ),
     };
   }

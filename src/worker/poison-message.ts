@@ -84,12 +84,8 @@ export async function deadLetterPoisonMessage(message: RunMessage, given: Poison
   }
   const entry = rejectedMessageEntry(
     message,
-    'DELIVERY_LIMIT_EXCEEDED',
-    `${options.deliveries} deliveries failed; the last: ${error}`,
-    new Date(clock.now()).toISOString(),
-    runtime.redactor,
-    undefined,
-    { deliveries: options.deliveries },
+    { code: 'DELIVERY_LIMIT_EXCEEDED', detail: `${options.deliveries} deliveries failed; the last: ${error}`, deliveries: options.deliveries },
+    { receivedAt: new Date(clock.now()).toISOString(), redactor: runtime.redactor },
   );
   const added = await pushDeadLetter(options.queues.messageDlq, messageId === undefined ? undefined : messageDeadLetterKey(messageId), entry);
   if (added) {

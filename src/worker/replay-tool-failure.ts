@@ -110,19 +110,18 @@ export async function replayToolFailure(entry: ResumableEntry, options: ReplayOp
   if (!claimed.ok)
     return { status: 'in_progress', runId: entry.runId, modelCalls: 0, text: null, ...(claimed.holder !== undefined ? { holder: claimed.holder } : {}) };
   try {
-    return await replayClaimed(entry, { checkpoint: claimed.checkpoint, messages: claimed.messages }, options, stores, runtime, breaker);
+    return await replayClaimed(entry, { checkpoint: claimed.checkpoint, messages: claimed.messages }, options, { stores, runtime, breaker });
   } finally {
     await claimed.claim.release();
   }
 }
 
+/** Replays `entry` on its run, claimed: `committed` is what the claim found. */
 async function replayClaimed(
   entry: ResumableEntry,
   committed: CommittedRun,
   options: ReplayOptions,
-  stores: Stores,
-  runtime: ToolRuntime,
-  breaker: SharedBreaker | undefined,
+  { stores, runtime, breaker }: { stores: Stores; runtime: ToolRuntime; breaker: SharedBreaker | undefined },
 ): Promise<ReplayResult> {
   const { checkpoint } = committed;
   if (checkpoint?.status === 'completed') {
@@ -192,7 +191,7 @@ async function replayClaimed(
     });
   } else if (run.modelFailure) {
     result.failure = { stepIndex: run.modelFailure.stepIndex, toolName: run.modelFailure.modelName, reason: run.modelFailure.reason, kind: 'model' };
-    result.entry = buildModelFailureEntry(run.runId, run.conversationRef, run.tokensSpent, run.modelFailure, checkpoint.messageId, entry.firstSeenAt);
+    result.entry = buildModelFailureEntry(run, run.modelFailure, { messageId: checkpoint.messageId, firstSeenAt: entry.firstSeenAt });
   }
   return result;
 }

@@ -10,15 +10,13 @@ import type { HandleMessageOptions, WithQueues } from './handle-message-options.
 import { isKeyedSink, modelDeadLetterKey, pushDeadLetter, runDeadLetterKey, toolDeadLetterKey } from './push-dead-letter.ts';
 import { resumableDeadLetterAdded } from './worker-events.ts';
 
-/** Builds the resumable tool-DLQ entry of a run whose model failed. */
+/** Builds the resumable tool-DLQ entry of `run`, whose model failed (`messageId` of its message, `''` when none; `firstSeenAt` ISO 8601). */
 export function buildModelFailureEntry(
-  runId: string,
-  conversationRef: string,
-  tokensSpent: { input: number; output: number },
+  run: { runId: string; conversationRef: string; tokensSpent: { input: number; output: number } },
   failure: ModelFailureInfo,
-  messageId: string,
-  firstSeenAt: string,
+  { messageId, firstSeenAt }: { messageId: string; firstSeenAt: string },
 ): ModelFailureEntry {
+  const { runId, conversationRef, tokensSpent } = run;
   return {
     kind: 'model',
     runId,
@@ -70,10 +68,8 @@ export function deadLetterMarkerKey(runId: string, stepIndex: number, kind: Resu
  */
 export async function ensureDeadLettered(
   checkpoint: RunCheckpoint,
-  runtime: ToolRuntime,
-  stores: Stores,
+  { runtime, stores, clock }: { runtime: ToolRuntime; stores: Stores; clock: Clock },
   options: WithQueues<HandleMessageOptions>,
-  clock: Clock,
 ): Promise<ToolFailureEntry | ModelFailureEntry | undefined> {
   const firstSeenAt = new Date(clock.now()).toISOString();
   let entry: ToolFailureEntry | ModelFailureEntry;
@@ -81,7 +77,7 @@ export async function ensureDeadLettered(
     const failure = decodeRunState(checkpoint.data).modelFailure;
     if (!failure) return undefined;
     if ((await stores.ledger.get(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex, 'model'))) !== undefined) return undefined;
-    entry = buildModelFailureEntry(checkpoint.runId, checkpoint.conversationRef, checkpoint.tokensSpent, failure, checkpoint.messageId, firstSeenAt);
+    entry = buildModelFailureEntry(checkpoint, failure, { messageId: checkpoint.messageId, firstSeenAt });
   } else {
     const failure = decodeRunState(checkpoint.data).failure;
     if (!failure) return undefined;
