@@ -42,6 +42,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   stores: ['ground', 'core'],
   queues: ['ground', 'core', 'agent', 'worker', 'stores'],
   adapters: ['ground', 'schema', 'policies', 'core', 'agent', 'worker'],
+  engines: ['ground', 'schema', 'policies', 'core', 'agent', 'worker'],
   dashboard: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores', 'queues', 'observability'],
   observability: ['ground', 'schema', 'policies', 'core', 'agent', 'worker', 'stores'],
   testing: ['ground', 'core', 'agent', 'stores'],

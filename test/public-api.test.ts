@@ -56,6 +56,7 @@ describe('public API', () => {
       './langchain',
       './anthropic',
       './mcp',
+      './dbos',
     ]);
     const withStar = Object.entries(sources).filter(([, file]) => /^\s*export\s+\*/m.test(readFileSync(join(PROJECT, file), 'utf8')));
     expect(withStar).toEqual([]);

@@ -1,0 +1,149 @@
+/**
+ * toolrun inside DBOS Transact, on a real DBOS (its system database on the test PostgreSQL) with
+ * toolrun's PostgreSQL stores: the routing cases of the seed, and replay as DBOS's fork of the
+ * workflow from the failed step. (A worker killed mid-run: dbos-crash.heavy.test.ts.)
+ */
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineTool } from '../../src/core/define-tool.ts';
+import { ToolError } from '../../src/core/tool-error.ts';
+import { createDbosAgent, replayDbosRun, type DbosAgent } from '../../src/engines/dbos/index.ts';
+import { createPostgresStores, type PostgresStores } from '../../src/stores/postgres/index.ts';
+import type { WorkerEvent } from '../../src/worker/worker-events.ts';
+import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from '../fixtures/distributed-services.ts';
+import { createTestAgent, CUSTOMER_EMAIL, dbosDatabaseUrl, dropDatabase } from './dbos-fixtures.ts';
+
+const database = dbosDatabaseUrl();
+const schema = uniqueName('dbos_routing_');
+let stores: PostgresStores;
+let agent: DbosAgent;
+let crmAgent: DbosAgent;
+let fixed = false;
+const events: WorkerEvent[] = [];
+const test = createTestAgent({ fixed: () => fixed });
+const crmCalls: string[] = [];
+
+beforeAll(async () => {
+  stores = await createPostgresStores({ connectionString: POSTGRES_URL, schema });
+  agent = createDbosAgent({ dbos: DBOS, model: test.model, tools: test.tools, stores, toolRetryBudget: 2, onEvent: (event) => events.push(event) });
+  // a tool misconfigured for every run: its key is rejected
+  const crm = defineTool({
+    name: 'crm_sync',
+    description: 'Syncs the CRM',
+    inputSchema: { type: 'object', properties: {} },
+    execute: async (_args, context) => {
+      crmCalls.push(context.idempotencyKey);
+      throw new ToolError({ kind: 'misconfigured', status: 401, message: 'API key rejected' });
+    },
+  });
+  crmAgent = createDbosAgent({
+    dbos: DBOS,
+    name: 'toolrun.crm-agent',
+    model: async (request) => ({ toolCalls: [{ id: `k${request.stepIndex}`, name: 'crm_sync', args: '{}' }], usage: { input: 50, output: 5 } }),
+    tools: [crm],
+    stores,
+    onEvent: (event) => events.push(event),
+  });
+  DBOS.setConfig({ name: 'toolrun-dbos-routing', systemDatabaseUrl: database.url, logLevel: 'error' });
+  await DBOS.launch();
+}, 60_000);
+
+afterAll(async () => {
+  await DBOS.shutdown();
+  await stores?.close();
+  const pool = createTestPool({ max: 1 });
+  await dropSchema(pool, schema);
+  await pool.end();
+  await dropDatabase(database.name);
+}, 60_000);
+
+const body = (input: string, extra: Record<string, unknown> = {}) => JSON.stringify({ input, ...extra });
+
+describe('toolrun inside DBOS: the routing cases', () => {
+  it('1. a malformed message goes to the message DLQ at once: no workflow, the model never called', async () => {
+    const started = await agent.start({ id: 'm-1', body: '{not json' });
+    expect(started.status).toBe('rejected');
+    const messageEntries = await stores.messageDlq.list();
+    expect(messageEntries).toHaveLength(1);
+    expect(messageEntries[0]!.entry).toMatchObject({ kind: 'message', rawBody: '{not json', messageId: 'm-1', reason: { code: 'MALFORMED_JSON' } });
+    expect(await stores.toolDlq.list()).toHaveLength(0);
+    expect(test.modelCalls.size).toBe(0);
+    expect(await DBOS.listWorkflows({ workflowName: agent.name })).toHaveLength(0);
+    // delivered again: still one entry
+    await agent.start({ id: 'm-1', body: '{not json' });
+    expect(await stores.messageDlq.list()).toHaveLength(1);
+  });
+
+  it('2. a transient failure with budget left is handled in-band: the tool runs twice, the run completes, neither DLQ', async () => {
+    const result = await agent.run({ id: 'm-2', body: body('book HAT001 fail-once') });
+    expect(result).toMatchObject({ status: 'completed', runId: 'run_m-2', workflowId: 'run_m-2', steps: 3 });
+    expect(test.executions.get('run_m-2:0:0:failed')).toBe(1);
+    expect(test.executions.get('run_m-2:0:0')).toBe(1);
+    expect(test.effects.get('run_m-2:1:0')).toBe(1);
+    expect(await stores.toolDlq.list()).toHaveLength(0);
+    expect(await stores.messageDlq.list()).toHaveLength(1); // case 1's only
+    // the calls are DBOS steps of the run's workflow
+    const steps = (await DBOS.listWorkflowSteps('run_m-2'))!.map((step) => step.name);
+    expect(steps).toEqual(['toolrun.model:0', 'toolrun.tool:0:0', 'toolrun.model:1', 'toolrun.tool:1:0', 'toolrun.model:2']);
+  });
+
+  it('3. exhausted in-band recovery: one tool-DLQ entry with resumable state and no PII, pointing at the workflow', async () => {
+    const result = await agent.run({ id: 'm-3', body: body(`book HAT001 always-503, my e-mail is ${CUSTOMER_EMAIL}`) });
+    expect(result?.status).toBe('tool_failed');
+    const records = await stores.toolDlq.list();
+    expect(records).toHaveLength(1);
+    const entry = records[0]!.entry;
+    expect(entry).toMatchObject({ kind: 'tool', runId: 'run_m-3', toolName: 'book', attempts: 3, originalMessageId: 'dbos:run_m-3', reason: 'retry-budget-exhausted' });
+    expect(entry.stepIndex).toBeGreaterThan(0);
+    expect(entry.conversationRef).toMatch(/^conv_/);
+    expect(entry.tokensSpent.input).toBeGreaterThan(0);
+    expect(JSON.stringify(entry)).not.toContain(CUSTOMER_EMAIL);
+    // resumable state: the conversation and the checkpoint are in toolrun's journal
+    const opened = await stores.journal.open('run_m-3');
+    expect(opened.claimed && opened.checkpoint?.status).toBe('tool_failed');
+    expect(opened.claimed && opened.messages?.length).toBeGreaterThan(2);
+    expect(await stores.messageDlq.list()).toHaveLength(1);
+    expect(events.filter((event) => event.type === 'dead-letter-add' && event.queue === 'tool')).toHaveLength(1);
+  });
+
+  it('4. a tool misconfigured for every run: each run dead-lettered, the shared breaker open once — one alert for N runs', async () => {
+    const before = (await stores.toolDlq.list()).length;
+    const runs = await Promise.all(Array.from({ length: 6 }, (_, index) => crmAgent.run({ id: `crm-${index}`, body: body('sync the CRM') })));
+    expect(runs.map((run) => run?.status)).toEqual(Array(6).fill('tool_failed'));
+    const entries = (await stores.toolDlq.list()).slice(before).map((record) => record.entry);
+    expect(entries).toHaveLength(6);
+    expect(entries.every((entry) => entry.kind === 'tool' && (entry.reason === 'misconfiguration' || entry.reason === 'circuit-open'))).toBe(true);
+    expect(events.filter((event) => event.type === 'breaker-open')).toHaveLength(1);
+    // the breaker is in toolrun's PostgreSQL stores: another executor (another stores instance) reads it open
+    const other = await createPostgresStores({ connectionString: POSTGRES_URL, schema });
+    try {
+      expect(((await other.breakers.get('crm_sync')) as { state?: string } | undefined)?.state).toBe('open');
+    } finally {
+      await other.close();
+    }
+    expect(crmCalls.length).toBeLessThan(6); // the runs after the opening never called the tool
+  });
+
+  it('replay forks the workflow from the failed step: the model is called only for the remaining steps; twice is once', async () => {
+    const result = await agent.run({ id: 'm-5', body: body('book HAT001 broken-until-fixed') });
+    expect(result?.status).toBe('tool_failed');
+    const record = (await stores.toolDlq.list()).find((candidate) => candidate.entry.runId === 'run_m-5')!;
+    const modelCallsBefore = test.modelCalls.get('run_m-5')!;
+    fixed = true;
+    const replayed = await replayDbosRun(record.entry, { control: DBOS, stores });
+    expect(replayed).toMatchObject({ status: 'completed', workflowId: 'run_m-5:replay:1', text: 'Booked HAT001 and charged 129.00' });
+    // remaining: the charge step's model turn and the answer
+    expect(replayed.modelCalls).toBe(2);
+    expect(test.modelCalls.get('run_m-5')! - modelCallsBefore).toBe(2);
+    const failedStep = record.entry.stepIndex;
+    expect(test.effects.get(`run_m-5:${failedStep}:0`)).toBe(1);
+    expect(test.executions.get(`run_m-5:${failedStep}:0`)).toBe(1);
+    // the same entry again: nothing run, nothing repeated
+    const again = await replayDbosRun(record.entry, { control: DBOS, stores });
+    expect(again.status).toBe('already_completed');
+    expect(test.modelCalls.get('run_m-5')! - modelCallsBefore).toBe(2);
+    expect([...test.executions].filter(([key]) => key.startsWith('run_m-5:')).every(([, count]) => count === 1)).toBe(true);
+    const opened = await stores.journal.open('run_m-5');
+    expect(opened.claimed && opened.checkpoint?.status).toBe('completed');
+  });
+});
