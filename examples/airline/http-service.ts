@@ -3,7 +3,8 @@
  * server with `fetch` and meet real network failures (injected on purpose by a fault profile).
  *
  * Routes: `POST /tools/<name>` (or `POST /runs/<runId>/tools/<name>`) with the JSON arguments as
- * body. Headers: `x-run-id` (the run; faults are drawn per run), `x-database-key` (which database
+ * body. Headers: `x-run-id` (the run; faults are drawn per run), `x-inject-fault` (a fault chosen by
+ * the client, honoured only with `faultHeader`), `x-database-key` (which database
  * the call works on; defaults to the run id: send the conversation's key to let the runs of one
  * conversation share their bookings), `idempotency-key` (a write sent again with the same key is
  * answered from the stored response and not applied twice).
@@ -36,6 +37,12 @@ export interface AirlineServiceOptions {
   onRequest?: (event: AirlineRequestEvent) => void;
   /** Let the process exit while the service listens (a service started for a command's lifetime). @defaultValue false */
   unref?: boolean;
+  /**
+   * Honour an `x-inject-fault: unavailable | rate_limit | hang` request header: the request gets
+   * that fault instead of a drawn one (a seeded fault plan decided by the client, as the eval does).
+   * @defaultValue false
+   */
+  faultHeader?: boolean;
 }
 
 /** One tool request as the service saw it. */
@@ -268,7 +275,9 @@ export async function startAirlineService(options: AirlineServiceOptions = {}): 
       attempt = (state.attempts.get(attemptKey) ?? 0) + 1;
       state.attempts.set(attemptKey, attempt);
     }
-    const fault = drawFault(profile, { seed, runId, toolName, callIndex, attempt });
+    const forced = options.faultHeader === true ? headerValue(request, 'x-inject-fault') : undefined;
+    const fault: AirlineFault =
+      forced === 'unavailable' || forced === 'rate_limit' || forced === 'hang' ? forced : drawFault(profile, { seed, runId, toolName, callIndex, attempt });
     stats.faults[fault] += 1;
     options.onRequest?.({ runId, databaseKey, toolName, idempotencyKey, callIndex, attempt, fault });
     const identity = { databaseKey, runId, toolName, idempotencyKey };
