@@ -34,3 +34,25 @@ export function sdkDefaultErrorText(sdk: HostSdk, error: unknown): string {
       return 'An error occurred while running the tool. Please try again.';
   }
 }
+
+/**
+ * What a host SDK does by default when the model calls a tool it does not offer, from the same
+ * sources and versions:
+ * - AI SDK: the call becomes an invalid tool call whose error (`NoSuchToolError`) the model reads:
+ *   `Model tried to call unavailable tool '<name>'. Available tools: <a, b, …>.`;
+ * - LangChain (`ToolNode`): `Error: Tool "<name>" not found.` then `\n Please fix your mistakes.`;
+ * - OpenAI Agents (`toolNotFoundBehavior` default `'raise_error'`): the run throws
+ *   `ModelBehaviorError` (`Tool <name> not found in agent <agent>.`) and the model reads nothing.
+ *
+ * @returns the text the model reads, or `undefined` when the SDK ends the run instead.
+ */
+export function sdkUnknownToolText(sdk: HostSdk, toolName: string, availableTools: readonly string[]): string | undefined {
+  switch (sdk) {
+    case 'ai-sdk':
+      return `Model tried to call unavailable tool '${toolName}'. ${availableTools.length === 0 ? 'No tools are available.' : `Available tools: ${availableTools.join(', ')}.`}`;
+    case 'langchain':
+      return sdkDefaultErrorText('langchain', new Error(`Tool "${toolName}" not found.`));
+    case 'openai-agents':
+      return undefined;
+  }
+}

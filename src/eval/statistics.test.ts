@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSeededRandom } from '../testing/seeded-random.ts';
 import { sdkDefaultErrorText } from './sdk-error-text.ts';
-import { bootstrapMeanInterval, wilsonInterval } from './statistics.ts';
+import { bootstrapMeanInterval, bootstrapRatioInterval, wilsonInterval } from './statistics.ts';
 
 describe('wilsonInterval', () => {
   it('matches the textbook values', () => {
@@ -35,6 +35,19 @@ describe('bootstrapMeanInterval', () => {
   it('no values: NaN; one value: a point', () => {
     expect(Number.isNaN(bootstrapMeanInterval([], Math.random).estimate)).toBe(true);
     expect(bootstrapMeanInterval([3], Math.random)).toEqual({ estimate: 3, low: 3, high: 3 });
+  });
+});
+
+describe('bootstrapRatioInterval', () => {
+  it('brackets the ratio of sums (tokens per solved task), is reproducible, and is NaN with nothing solved', () => {
+    // 10 tasks, 6 solved, 1000 tokens each: 10000 / 6
+    const pairs = Array.from({ length: 10 }, (_, index) => ({ numerator: 1000, denominator: index < 6 ? 1 : 0 }));
+    const interval = bootstrapRatioInterval(pairs, createSeededRandom(3));
+    expect(interval.estimate).toBeCloseTo(10_000 / 6, 6);
+    expect(interval.low).toBeLessThan(interval.estimate);
+    expect(interval.high).toBeGreaterThan(interval.estimate);
+    expect(bootstrapRatioInterval(pairs, createSeededRandom(3))).toEqual(interval);
+    expect(Number.isNaN(bootstrapRatioInterval([{ numerator: 5, denominator: 0 }], createSeededRandom(1)).estimate)).toBe(true);
   });
 });
 

@@ -53,3 +53,39 @@ export function bootstrapMeanInterval(values: readonly number[], random: () => n
   const at = (q: number) => means[Math.min(resamples - 1, Math.max(0, Math.floor(q * resamples)))]!;
   return { estimate: mean, low: at((1 - level) / 2), high: at((1 + level) / 2) };
 }
+
+/**
+ * The percentile bootstrap interval of a ratio of sums, `Σ numerators / Σ denominators` (e.g.
+ * tokens spent per successful task): pairs are resampled with replacement, as in
+ * {@link bootstrapMeanInterval}. Resamples whose denominator sums to 0 are left out of the
+ * quantiles. A denominator summing to 0 overall: `NaN` everywhere.
+ */
+export function bootstrapRatioInterval(
+  pairs: ReadonlyArray<{ numerator: number; denominator: number }>,
+  random: () => number,
+  options: { resamples?: number; level?: number } = {},
+): Interval {
+  const n = pairs.length;
+  const total = pairs.reduce((sum, pair) => ({ numerator: sum.numerator + pair.numerator, denominator: sum.denominator + pair.denominator }), {
+    numerator: 0,
+    denominator: 0,
+  });
+  if (n === 0 || total.denominator === 0) return { estimate: Number.NaN, low: Number.NaN, high: Number.NaN };
+  const estimate = total.numerator / total.denominator;
+  const resamples = options.resamples ?? 2_000;
+  const level = options.level ?? 0.95;
+  const ratios: number[] = [];
+  for (let r = 0; r < resamples; r += 1) {
+    let numerator = 0;
+    let denominator = 0;
+    for (let i = 0; i < n; i += 1) {
+      const pair = pairs[Math.floor(random() * n)]!;
+      numerator += pair.numerator;
+      denominator += pair.denominator;
+    }
+    if (denominator > 0) ratios.push(numerator / denominator);
+  }
+  ratios.sort((a, b) => a - b);
+  const at = (q: number) => ratios[Math.min(ratios.length - 1, Math.max(0, Math.floor(q * ratios.length)))]!;
+  return { estimate, low: at((1 - level) / 2), high: at((1 + level) / 2) };
+}
