@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { addDashboardCommand } from './commands/dashboard-command.ts';
 import { addDlqCommand } from './commands/dlq-command.ts';
+import { addEvalCommand } from './commands/eval-command.ts';
 import { addEnqueueCommand } from './commands/enqueue-command.ts';
 import { addMcpProxyCommand } from './commands/mcp-proxy-command.ts';
 import { addMetricsCommand } from './commands/metrics-command.ts';
@@ -10,7 +11,7 @@ import { addWorkerCommand } from './commands/worker-command.ts';
 
 /**
  * The `toolrun` command line: `worker`, `enqueue`, `dlq list|show|replay|drain|purge|redrive`,
- * `stats`, `report`, `metrics`, `mcp-proxy`, `dashboard`.
+ * `stats`, `report`, `metrics`, `mcp-proxy`, `dashboard`, `eval`.
  * Commander errors are thrown (`exitOverride`), not exited on, so the entry decides exit codes.
  */
 export function createProgram(): Command {
@@ -30,5 +31,6 @@ export function createProgram(): Command {
   addMetricsCommand(program);
   addMcpProxyCommand(program);
   addDashboardCommand(program);
+  addEvalCommand(program);
   return program;
 }
