@@ -8,3 +8,12 @@
  */
 export { toolrunMiddleware, type ToolrunMiddlewareOptions } from './toolrun-middleware.ts';
 export { toLangChainTools, ToolCallFailedError, type LangChainCallScope } from './langchain-tools.ts';
+export { LANGCHAIN_ENTRY_PREFIX, DEFAULT_LANGCHAIN_RETRY_BUDGET, type LangChainDeadLetterOptions } from './langchain-dead-letter.ts';
+export {
+  replayLangChainDeadLetter,
+  type LangChainReplayAgent,
+  type LangChainReplayOptions,
+  type LangChainReplayResult,
+  type LangChainRunConfig,
+} from './replay-langchain.ts';
+export type { LangGraphCheckpointRef } from './langchain-conversation.ts';

@@ -5,6 +5,8 @@ import { formatToolResult } from '../../core/format-tool-result.ts';
 import type { ToolFailure, ToolResult } from '../../ground/tool-result.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createRepeatedCalls, type RepeatedCalls } from '../repeated-calls.ts';
+import { invocationRunId, type LangChainToolConfig } from './langchain-conversation.ts';
+import type { LangChainDeadLetter } from './langchain-dead-letter.ts';
 
 /** Which conversation and run a call belongs to (see `toolrunMiddleware`). */
 export interface LangChainCallScope {
@@ -74,16 +76,6 @@ export function envelopeToolMessage(result: ToolResult, toolCallId: string, name
   });
 }
 
-/** The parts of LangChain's tool config this adapter reads (structural: they differ across versions). */
-interface ToolConfigLike {
-  toolCall?: { id?: string };
-  signal?: AbortSignal;
-  configurable?: { thread_id?: unknown; run_id?: unknown };
-  executionInfo?: { threadId?: unknown; runId?: unknown };
-  /** The agent's state, which `createAgent`'s tool node hands its tools. */
-  state?: { messages?: unknown };
-}
-
 /** Whether `messages` hold a tool message answering `toolCallId` (an earlier step of this run answered it). */
 function answeredIn(messages: unknown, toolCallId: string): boolean {
   if (!Array.isArray(messages)) return false;
@@ -94,6 +86,12 @@ function answeredIn(messages: unknown, toolCallId: string): boolean {
 
 function stringOrUndefined(value: unknown): string | undefined {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/** What the tools of one adapter instance share: the call ids already run, and the tool DLQ of its runs (with `deadLetter`). */
+export interface ToolCalls {
+  repeated: RepeatedCalls;
+  deadLetter?: LangChainDeadLetter;
 }
 
 /** A JSON Schema every value satisfies: LangChain's own validation lets everything through to toolrun. */
@@ -111,17 +109,22 @@ export function createToolrunTool(
   runtime: ToolRuntime,
   fields: { name: string; runName: string; description: string; schema: Record<string, unknown> },
   scope: LangChainCallScope,
-  repeated: RepeatedCalls,
+  calls: ToolCalls,
 ): DynamicStructuredTool {
+  const { repeated, deadLetter } = calls;
   return new DynamicStructuredTool({
     name: fields.runName,
     description: fields.description,
     schema: fields.schema,
     responseFormat: 'content_and_artifact',
     func: async (args: unknown, _runManager: unknown, config: unknown) => {
-      const toolConfig = (config ?? {}) as ToolConfigLike;
+      const toolConfig = (config ?? {}) as LangChainToolConfig;
       const sessionId = scope.sessionId ?? stringOrUndefined(toolConfig.configurable?.thread_id) ?? stringOrUndefined(toolConfig.executionInfo?.threadId);
-      const runId = scope.runId ?? stringOrUndefined(toolConfig.executionInfo?.runId) ?? stringOrUndefined(toolConfig.configurable?.run_id);
+      const runId =
+        scope.runId ??
+        (deadLetter !== undefined
+          ? invocationRunId(toolConfig)
+          : (stringOrUndefined(toolConfig.executionInfo?.runId) ?? stringOrUndefined(toolConfig.configurable?.run_id)));
       const callId = stringOrUndefined(toolConfig.toolCall?.id);
       const messages = toolConfig.state?.messages;
       // the calls of one step answer the same AI message (the state's last); a later step's messages hold the earlier answer
@@ -130,16 +133,22 @@ export function createToolrunTool(
         scope: Array.isArray(messages) && messages.length > 0 ? (messages as unknown[])[messages.length - 1] : sessionId,
         answeredInConversation: (id: string) => answeredIn(messages, id),
       };
-      const result = await repeated.run(delivery, () =>
-        runtime.run({
-          name: fields.name,
-          args,
-          ...(callId !== undefined ? { callId } : {}),
-          ...(sessionId !== undefined ? { sessionId } : {}),
-          ...(runId !== undefined ? { runId } : {}),
-          ...(toolConfig.signal !== undefined ? { signal: toolConfig.signal } : {}),
-        }),
-      );
+      const input = {
+        name: fields.name,
+        args,
+        ...(callId !== undefined ? { callId } : {}),
+        ...(sessionId !== undefined ? { sessionId } : {}),
+        ...(runId !== undefined ? { runId } : {}),
+        ...(toolConfig.signal !== undefined ? { signal: toolConfig.signal } : {}),
+      };
+      const result = await repeated.run(delivery, async () => {
+        if (deadLetter === undefined || runId === undefined) return runtime.run(input);
+        // a replay's continuation is a run of its own for the budgets (its entry is the one being replayed)
+        const runKey = `${runId}\n${stringOrUndefined(toolConfig.configurable?.toolrun_replay_of) ?? ''}`;
+        const record = await runtime.execute({ ...input, maxAttempts: deadLetter.maxAttemptsFor(runKey, runtime.getTool(fields.name)?.spec.name ?? fields.name) });
+        await deadLetter.settle(runKey, runId, { record, config: toolConfig, toolCallId: callId, args });
+        return record.result;
+      });
       if (result.status !== 'success') throw new ToolCallFailedError(result);
       return [envelopeContent(result), result];
     },
@@ -159,7 +168,7 @@ export function traceableName(runtime: ToolRuntime, requested: string): string {
  * The tool that executes `requested` — any name, registered or not — through toolrun, accepting any
  * arguments, so that toolrun (not LangChain) resolves the name and validates the arguments.
  */
-export function createPassThroughTool(runtime: ToolRuntime, requested: string, scope: LangChainCallScope, repeated: RepeatedCalls): DynamicStructuredTool {
+export function createPassThroughTool(runtime: ToolRuntime, requested: string, scope: LangChainCallScope, calls: ToolCalls): DynamicStructuredTool {
   const registered = runtime.getTool(requested);
   return createToolrunTool(
     runtime,
@@ -170,7 +179,7 @@ export function createPassThroughTool(runtime: ToolRuntime, requested: string, s
       schema: ACCEPT_ANYTHING,
     },
     scope,
-    repeated,
+    calls,
   );
 }
 
@@ -217,17 +226,17 @@ export function assertScope(options: unknown, owner: string): LangChainCallScope
  */
 export function toLangChainTools(runtime: ToolRuntime, options?: LangChainCallScope): StructuredToolInterface[] {
   assertToolRuntime(runtime, 'toLangChainTools');
-  return buildLangChainTools(runtime, assertScope(options, 'toLangChainTools'), createRepeatedCalls());
+  return buildLangChainTools(runtime, assertScope(options, 'toLangChainTools'), { repeated: createRepeatedCalls() });
 }
 
-/** The tools of {@link toLangChainTools}, sharing `repeated` (with the middleware's pass-through tools). */
-export function buildLangChainTools(runtime: ToolRuntime, scope: LangChainCallScope, repeated: RepeatedCalls): DynamicStructuredTool[] {
+/** The tools of {@link toLangChainTools}, sharing `calls` (with the middleware's pass-through tools). */
+export function buildLangChainTools(runtime: ToolRuntime, scope: LangChainCallScope, calls: ToolCalls): DynamicStructuredTool[] {
   return runtime.specs.map((spec) =>
     createToolrunTool(
       runtime,
       { name: spec.name, runName: spec.name, description: spec.description || spec.name, schema: spec.inputSchema as Record<string, unknown> },
       scope,
-      repeated,
+      calls,
     ),
   );
 }

@@ -2,7 +2,9 @@ import { createMiddleware, type AgentMiddleware } from 'langchain';
 import { AIMessage, type BaseMessage, type InvalidToolCall, type ToolCall } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
+import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createRepeatedCalls } from '../repeated-calls.ts';
+import { createLangChainDeadLetter, type LangChainDeadLetterOptions } from './langchain-dead-letter.ts';
 import {
   assertScope,
   assertToolRuntime,
@@ -11,10 +13,37 @@ import {
   envelopeToolMessage,
   ToolCallFailedError,
   type LangChainCallScope,
+  type ToolCalls,
 } from './langchain-tools.ts';
 
-/** Options of {@link toolrunMiddleware}: which conversation and run the calls belong to. */
-export type ToolrunMiddlewareOptions = LangChainCallScope;
+/** Options of {@link toolrunMiddleware}: which conversation and run the calls belong to, and where to dead-letter. */
+export interface ToolrunMiddlewareOptions extends LangChainCallScope {
+  /**
+   * Where to dead-letter what an agent run cannot recover in-band (toolrun's `stores`, e.g.
+   * `createToolrun(...).stores`): a failure that spends the tool's retry budget across the run's
+   * steps, a misconfiguration (a rejected credential, fed to the shared breaker) or an open shared
+   * breaker becomes one resumable tool-DLQ entry for the run; the model still gets the envelope.
+   * A run is one `agent.invoke` (its `runId` when the config gives one, else derived from the
+   * thread and the invocation's input message). Replay it with `replayLangChainDeadLetter`.
+   * @defaultValue none
+   */
+  deadLetter?: LangChainDeadLetterOptions;
+}
+
+function checkDeadLetterOptions(value: unknown): LangChainDeadLetterOptions {
+  const stores = (typeof value === 'object' && value !== null ? (value as { stores?: unknown }).stores : undefined) as
+    | { toolDlq?: { pushOnce?: unknown; remove?: unknown }; conversations?: { put?: unknown } }
+    | undefined;
+  if (typeof stores?.toolDlq?.pushOnce !== 'function' || typeof stores.toolDlq.remove !== 'function' || typeof stores.conversations?.put !== 'function')
+    throw new ToolrunError(
+      'INVALID_OPTIONS',
+      'toolrunMiddleware: deadLetter.stores must be toolrun stores (with toolDlq and conversations), e.g. createToolrun(...).stores',
+    );
+  const budget = (value as { toolRetryBudget?: unknown }).toolRetryBudget;
+  if (budget !== undefined && !(Number.isInteger(budget) && (budget as number) >= 0 && (budget as number) <= 100))
+    throw new ToolrunError('INVALID_OPTIONS', 'toolrunMiddleware: deadLetter.toolRetryBudget must be an integer from 0 to 100');
+  return value as LangChainDeadLetterOptions;
+}
 
 /** The middleware's name in the agent (LangChain refuses two middleware of one name). */
 const MIDDLEWARE_NAME = 'toolrun';
@@ -116,17 +145,21 @@ function rawArgumentsOf(messages: readonly BaseMessage[], call: ToolCall): strin
 export function toolrunMiddleware(runtime: ToolRuntime, options?: ToolrunMiddlewareOptions): AgentMiddleware {
   assertToolRuntime(runtime, 'toolrunMiddleware');
   const scope = assertScope(options, 'toolrunMiddleware');
-  const repeated = createRepeatedCalls();
-  const advertised = buildLangChainTools(runtime, scope, repeated);
+  const deadLetterOptions = options?.deadLetter === undefined ? undefined : checkDeadLetterOptions(options.deadLetter);
+  const calls: ToolCalls = {
+    repeated: createRepeatedCalls(),
+    ...(deadLetterOptions !== undefined ? { deadLetter: createLangChainDeadLetter(runtime, deadLetterOptions) } : {}),
+  };
+  const advertised = buildLangChainTools(runtime, scope, calls);
   const ours = new Set<unknown>(advertised);
 
   // One pass-through tool per registered name, built once; an unregistered name gets a fresh one.
   const registered = new Map<string, StructuredToolInterface>();
   const passThrough = (name: string): StructuredToolInterface => {
-    if (runtime.getTool(name) === undefined) return createPassThroughTool(runtime, name, scope, repeated);
+    if (runtime.getTool(name) === undefined) return createPassThroughTool(runtime, name, scope, calls);
     let tool = registered.get(name);
     if (tool === undefined) {
-      tool = createPassThroughTool(runtime, name, scope, repeated);
+      tool = createPassThroughTool(runtime, name, scope, calls);
       registered.set(name, tool);
     }
     return tool;

@@ -1,0 +1,276 @@
+/**
+ * `toolrunMiddleware(runtime, { deadLetter })` and `replayLangChainDeadLetter` in LangChain v1's
+ * real `createAgent` loop (LangChain's own `fakeModel()`), with and without LangGraph's
+ * `MemorySaver`, on toolrun's memory stores: what is dead-lettered, what stays in-band, where the
+ * conversation lives, and a replay from the failed step that calls the model for the remaining
+ * steps only and applies the write once.
+ */
+import { AIMessage, createAgent, fakeModel, HumanMessage, ToolMessage, type BaseMessage } from 'langchain';
+import { MemorySaver } from '@langchain/langgraph';
+import { describe, expect, it } from 'vitest';
+import { replayLangChainDeadLetter, toolrunMiddleware } from '../../src/adapters/langchain/index.ts';
+import { createToolRuntime } from '../../src/core/create-tool-runtime.ts';
+import { defineTool } from '../../src/core/define-tool.ts';
+import { ToolError } from '../../src/core/tool-error.ts';
+import type { ToolFailureEntry } from '../../src/ground/dead-letter-entries.ts';
+import { ToolrunError } from '../../src/ground/toolrun-error.ts';
+import { createMemoryBreakerStateStore } from '../../src/policies/memory-breaker-state-store.ts';
+import { createSharedBreaker, type SharedBreakerEvent } from '../../src/policies/shared-breaker.ts';
+import { createMemoryStores } from '../../src/stores/memory/index.ts';
+import { createAutoAdvancingClock } from '../../src/testing/auto-advancing-clock.ts';
+import { drainToolDlq } from '../../src/worker/drain-tool-dlq.ts';
+
+const FAST_RETRY = { backoff: { baseDelayMs: 1, jitterMs: 0 }, minDelayMs: 1 };
+const USAGE = { input_tokens: 10, output_tokens: 5, total_tokens: 15 };
+
+/** LangChain's fake model answering `turns` in order (then "done"), each turn with usage metadata. */
+function scripted(turns: ReadonlyArray<{ call?: string; args?: Record<string, unknown>; text?: string }>) {
+  const model = fakeModel();
+  let index = 0;
+  const answer = () => {
+    const turn = turns[index++] ?? { text: 'done' };
+    return turn.call
+      ? new AIMessage({ content: '', tool_calls: [{ type: 'tool_call', id: turn.call, name: 'save_order', args: turn.args ?? { order: 'O-1', card: '4111111111111111' } }], usage_metadata: USAGE })
+      : new AIMessage({ content: turn.text ?? '', usage_metadata: USAGE });
+  };
+  for (let count = 0; count < 12; count++) model.respond(answer);
+  return { model, calls: () => model.calls.length };
+}
+
+/** A write tool whose upstream answers `failWith` until fixed, counting the writes applied. */
+function writeRuntime(failWith: () => ToolError | undefined, sharedBreaker?: ReturnType<typeof createSharedBreaker>) {
+  const writes: unknown[] = [];
+  const runtime = createToolRuntime({
+    clock: createAutoAdvancingClock(),
+    random: () => 0,
+    retry: FAST_RETRY,
+    ...(sharedBreaker ? { sharedBreaker } : {}),
+    tools: [
+      defineTool({
+        name: 'save_order',
+        description: 'Saves an order',
+        inputSchema: { type: 'object', properties: { order: { type: 'string' }, card: { type: 'string' } }, required: ['order'], additionalProperties: false },
+        sensitive: ['card'],
+        execute: async (args) => {
+          const failure = failWith();
+          if (failure) throw failure;
+          writes.push(args.order);
+          return { saved: args.order };
+        },
+      }),
+    ],
+  });
+  return { runtime, writes };
+}
+
+const unavailable = () => new ToolError({ kind: 'server', status: 503, message: 'Service Unavailable' });
+const ask = (text = 'save O-1') => ({ messages: [new HumanMessage(text)] });
+const lastText = (state: { messages: BaseMessage[] }) => state.messages.at(-1)?.content;
+
+describe('toolrunMiddleware with a dead-letter place', () => {
+  it('a 503 then success stays in-band: neither DLQ gets an entry', async () => {
+    const stores = createMemoryStores();
+    let calls = 0;
+    const { runtime, writes } = writeRuntime(() => (++calls === 1 ? unavailable() : undefined));
+    const { model } = scripted([{ call: 'c1' }, { text: 'saved' }]);
+    const agent = createAgent({ model, middleware: [toolrunMiddleware(runtime, { deadLetter: { stores } })] });
+    const state = await agent.invoke(ask());
+    expect(lastText(state)).toBe('saved');
+    expect(writes).toEqual(['O-1']);
+    expect(await stores.toolDlq.list()).toEqual([]);
+    expect(await stores.messageDlq.list()).toEqual([]);
+  });
+
+  it('past the retry budget across steps: one resumable entry, the conversation stored, the model still gets the envelope', async () => {
+    const stores = createMemoryStores();
+    const { runtime, writes } = writeRuntime(unavailable);
+    const live = scripted([{ call: 'c1' }, { call: 'c2' }, { text: 'could not save' }]);
+    const agent = createAgent({ model: live.model, middleware: [toolrunMiddleware(runtime, { deadLetter: { stores } })] });
+    const state = await agent.invoke(ask());
+    expect(lastText(state)).toBe('could not save');
+    expect(live.calls()).toBe(3);
+    expect(writes).toEqual([]);
+    const failures = state.messages.filter((message) => ToolMessage.isInstance(message) && message.status === 'error');
+    expect(failures).toHaveLength(2);
+
+    const records = await stores.toolDlq.list();
+    expect(records).toHaveLength(1);
+    const entry = records[0]!.entry as ToolFailureEntry;
+    expect(entry).toMatchObject({
+      kind: 'tool',
+      stepIndex: 0,
+      toolName: 'save_order',
+      attempts: 3,
+      lastError: { kind: 'server', status: 503 },
+      reason: 'retry-budget-exhausted',
+      // the usage of the run's model turns up to the failed call's own (one turn)
+      tokensSpent: { input: 10, output: 5 },
+      originalMessageId: `langchain:${entry.runId}`,
+    });
+    expect(entry.runId).toMatch(/^run_[0-9a-f]{32}$/);
+    expect(JSON.stringify(entry.toolArgs)).not.toContain('4111111111111111');
+    const conversation = (await stores.conversations.get(entry.conversationRef)) as Array<{ type: string; data: Record<string, unknown> }>;
+    expect(conversation.map((message) => message.type)).toEqual(['human', 'ai']);
+    expect(conversation[1]?.data.tool_calls).toEqual([{ type: 'tool_call', id: 'c1', name: 'save_order', args: { order: 'O-1', card: '4111111111111111' } }]);
+    expect(await stores.messageDlq.list()).toEqual([]);
+  });
+
+  it('with a LangGraph checkpointer the entry references the thread and checkpoint instead of copying the messages', async () => {
+    const stores = createMemoryStores();
+    const { runtime } = writeRuntime(unavailable);
+    const { model } = scripted([{ call: 'c1' }, { text: 'could not save' }]);
+    const checkpointer = new MemorySaver();
+    const agent = createAgent({ model, checkpointer, middleware: [toolrunMiddleware(runtime, { deadLetter: { stores, toolRetryBudget: 1 } })] });
+    await agent.invoke(ask(), { configurable: { thread_id: 'chat-7' } });
+    const [record] = await stores.toolDlq.list();
+    const entry = record!.entry as ToolFailureEntry;
+    const stored = await stores.conversations.get(entry.conversationRef);
+    expect(stored).toEqual([{ type: 'langgraph_checkpoint', data: { thread_id: 'chat-7', checkpoint_ns: '', checkpoint_id: expect.any(String), tool_call_id: 'c1' } }]);
+    // the referenced checkpoint is the state before the tools step: the model's call, no answer yet
+    const checkpointId = (stored![0] as { data: { checkpoint_id: string } }).data.checkpoint_id;
+    const snapshot = await agent.graph.getState({ configurable: { thread_id: 'chat-7', checkpoint_id: checkpointId } });
+    expect(snapshot.next).toEqual(['tools']);
+    expect((snapshot.values as { messages: BaseMessage[] }).messages.map((message) => message.getType())).toEqual(['human', 'ai']);
+    expect(entry).toMatchObject({ attempts: 2, tokensSpent: { input: 10, output: 5 } });
+  });
+
+  it('a 401 for every run: the shared breaker opens once (one alert); each run is one entry', async () => {
+    const stores = createMemoryStores();
+    const events: SharedBreakerEvent[] = [];
+    const sharedBreaker = createSharedBreaker({
+      store: createMemoryBreakerStateStore(),
+      clock: createAutoAdvancingClock(),
+      options: { failureThreshold: 2, halfOpenAfterMs: 60_000 },
+      onEvent: (event) => events.push(event),
+    });
+    const { runtime } = writeRuntime(() => new ToolError({ kind: 'auth', status: 401, message: 'invalid_token' }), sharedBreaker);
+    const middleware = toolrunMiddleware(runtime, { deadLetter: { stores } });
+    for (let index = 0; index < 4; index++) {
+      const { model } = scripted([{ call: `c${index}` }, { text: 'cannot' }]);
+      await createAgent({ model, middleware: [middleware] }).invoke(ask(`save for user ${index}`));
+    }
+    const entries = (await stores.toolDlq.list()).map((record) => record.entry as ToolFailureEntry);
+    expect(entries.map((entry) => entry.reason)).toEqual(['misconfiguration', 'misconfiguration', 'circuit-open', 'circuit-open']);
+    expect(new Set(entries.map((entry) => entry.runId)).size).toBe(4);
+    expect(events.filter((event) => event.type === 'breaker-open')).toHaveLength(1);
+    expect(await stores.messageDlq.list()).toEqual([]);
+  });
+
+  it('an entry whose run then makes the failed call again and succeeds leaves the DLQ (the model recovered)', async () => {
+    const stores = createMemoryStores();
+    let down = true;
+    const { runtime, writes } = writeRuntime(() => (down ? unavailable() : undefined));
+    const model = fakeModel();
+    let turns = 0;
+    for (let count = 0; count < 4; count++)
+      model.respond(() => {
+        turns += 1;
+        if (turns === 3) down = false;
+        return turns <= 3
+          ? new AIMessage({ content: '', tool_calls: [{ type: 'tool_call', id: `c${turns}`, name: 'save_order', args: { order: 'O-1' } }] })
+          : new AIMessage('saved at last');
+      });
+    const agent = createAgent({ model, middleware: [toolrunMiddleware(runtime, { deadLetter: { stores } })] });
+    const state = await agent.invoke(ask());
+    expect(lastText(state)).toBe('saved at last');
+    expect(writes).toEqual(['O-1']);
+    expect(await stores.toolDlq.list()).toEqual([]);
+  });
+
+  it('refuses stores that are not toolrun stores', () => {
+    const { runtime } = writeRuntime(unavailable);
+    expect(() => toolrunMiddleware(runtime, { deadLetter: { stores: {} as never } })).toThrow(ToolrunError);
+    expect(() => toolrunMiddleware(runtime, { deadLetter: { stores: createMemoryStores(), toolRetryBudget: -1 } })).toThrow(/toolRetryBudget/);
+  });
+});
+
+describe('replayLangChainDeadLetter', () => {
+  async function deadLettered(options: { checkpointer?: MemorySaver } = {}) {
+    const stores = createMemoryStores();
+    let fixed = false;
+    const { runtime, writes } = writeRuntime(() => (fixed ? undefined : unavailable()));
+    const live = scripted([{ call: 'c1' }, { text: 'could not save' }]);
+    const middleware = toolrunMiddleware(runtime, { deadLetter: { stores, toolRetryBudget: 1 } });
+    const agent = createAgent({ model: live.model, middleware: [middleware], ...(options.checkpointer ? { checkpointer: options.checkpointer } : {}) });
+    await agent.invoke(ask(), { configurable: { thread_id: 'chat-1' } });
+    const [record] = await stores.toolDlq.list();
+    return { stores, runtime, writes, middleware, record: record!, fix: () => (fixed = true), liveModelCalls: live.calls() };
+  }
+
+  for (const withCheckpointer of [false, true]) {
+    it(`${withCheckpointer ? 'from the checkpoint' : 'from the stored messages'}: two replays at once apply the write once, the model is called for the remaining step only`, async () => {
+      const checkpointer = withCheckpointer ? new MemorySaver() : undefined;
+      const { stores, runtime, writes, middleware, record, fix, liveModelCalls } = await deadLettered(checkpointer ? { checkpointer } : {});
+      expect(liveModelCalls).toBe(2);
+      fix();
+      const replay = scripted([{ text: 'saved O-1' }]);
+      const agent = createAgent({ model: replay.model, middleware: [middleware], ...(checkpointer ? { checkpointer } : {}) });
+      const options = { stores, runtime, agent, config: { configurable: { thread_id: 'chat-1' } } };
+      const results = await Promise.all([replayLangChainDeadLetter(record, options), replayLangChainDeadLetter(record, options)]);
+      expect(results.map((result) => result.status).sort()).toEqual(['completed', 'in_progress']);
+      expect(results.find((result) => result.status === 'completed')).toMatchObject({ modelCalls: 1, text: 'saved O-1', removed: true });
+      expect(replay.calls()).toBe(1);
+      expect(writes).toEqual(['O-1']);
+      // the model saw the conversation up to the failed call, then the tool's answer
+      const seen = replay.model.calls[0]!.messages.map((message) => [message.getType(), ToolMessage.isInstance(message) ? message.status : undefined]);
+      expect(seen).toEqual([
+        ['human', undefined],
+        ['ai', undefined],
+        ['tool', 'success'],
+      ]);
+      expect(await stores.toolDlq.list()).toEqual([]);
+      if (checkpointer) {
+        const latest = await agent.graph.getState({ configurable: { thread_id: 'chat-1' } });
+        expect((latest.values as { messages: BaseMessage[] }).messages.map((message) => message.content).at(-1)).toBe('saved O-1');
+      }
+      const again = await replayLangChainDeadLetter(record, options);
+      expect(again).toMatchObject({ status: 'already_completed', modelCalls: 0 });
+      expect(writes).toEqual(['O-1']);
+    });
+  }
+
+  it('a tool still failing: tool_failed, the model not called, the entry stays', async () => {
+    const { stores, runtime, middleware, record } = await deadLettered();
+    const replay = scripted([{ text: 'not reached' }]);
+    const agent = createAgent({ model: replay.model, middleware: [middleware] });
+    const result = await replayLangChainDeadLetter(record, { stores, runtime, agent });
+    expect(result).toMatchObject({ status: 'tool_failed', removed: false });
+    expect(replay.calls()).toBe(0);
+    expect(await stores.toolDlq.list()).toHaveLength(1);
+  });
+
+  it('an expired conversation, or a deleted thread, ends expired; an entry of another host is invalid here', async () => {
+    const { stores, runtime, middleware, record, fix } = await deadLettered();
+    fix();
+    const agent = createAgent({ model: scripted([]).model, middleware: [middleware] });
+    await stores.conversations.delete((record.entry as ToolFailureEntry).conversationRef);
+    expect(await replayLangChainDeadLetter(record, { stores, runtime, agent })).toMatchObject({ status: 'expired', removed: false });
+    const foreign = { ...record, entry: { ...record.entry, originalMessageId: 'ai-sdk:run_1' } };
+    expect(await replayLangChainDeadLetter(foreign, { stores, runtime, agent })).toMatchObject({ status: 'invalid_entry' });
+
+    const checkpointer = new MemorySaver();
+    const checkpointed = await deadLettered({ checkpointer });
+    checkpointed.fix();
+    await checkpointer.deleteThread('chat-1');
+    const withSaver = createAgent({ model: scripted([]).model, middleware: [checkpointed.middleware], checkpointer });
+    expect(await replayLangChainDeadLetter(checkpointed.record, { stores: checkpointed.stores, runtime: checkpointed.runtime, agent: withSaver })).toMatchObject({
+      status: 'expired',
+    });
+    expect(checkpointed.writes).toEqual([]);
+  });
+
+  it('a drain of toolrun’s own loop (removeExpired) leaves the entry for LangChain’s replay, untouched', async () => {
+    const { stores, runtime, record, writes, fix } = await deadLettered();
+    fix();
+    let modelCalls = 0;
+    const model = async () => {
+      modelCalls += 1;
+      return { text: 'not reached', usage: { input: 0, output: 0 } };
+    };
+    const report = await drainToolDlq({ stores, runtime, model, removeExpired: true });
+    expect(report).toMatchObject({ total: 1, removed: 0 });
+    expect(await stores.toolDlq.list()).toEqual([record]);
+    expect(modelCalls).toBe(0);
+    expect(writes).toEqual([]);
+  });
+});
