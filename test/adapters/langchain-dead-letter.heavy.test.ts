@@ -8,6 +8,7 @@
  * - killed in the middle of a replay, while the replayed tool runs: the entry is still in the DLQ
  *   and, once the dead replay's claim lapses, the next replay completes it, applying the write once.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,7 +58,7 @@ function paths(name: string) {
   return { database: join(directory, `${name}.db`), checkpoints: join(directory, `${name}.checkpoints.json`), log };
 }
 
-describe('LangChain host processes killed (SIGKILL)', () => {
+describe('LangChain host processes: killed (SIGKILL), and the example', () => {
   it('killed mid-run: the next process resumes from the checkpoint, the tool runs once, neither DLQ gets an entry', { timeout: 120_000 }, async () => {
     const files = paths('mid-run');
     expect(await runChild('run-hang', files, true)).toBe('killed');
@@ -91,5 +92,19 @@ describe('LangChain host processes killed (SIGKILL)', () => {
     expect(log.filter((entry) => entry.mode === 'replay' && entry.model !== undefined)).toHaveLength(1);
     expect(log.filter((entry) => entry.effect !== undefined)).toEqual([{ mode: 'replay', effect: 'O-1' }]);
     expect(await dlqs(files.database)).toEqual({ tool: [], message: [] });
+  });
+
+  it('the example prints its measured counts as its last line: one entry, replayed twice at once, one write', { timeout: 120_000 }, () => {
+    const example = fileURLToPath(new URL('../../examples/langchain/dead-letter-and-replay.ts', import.meta.url));
+    const output = execFileSync(process.execPath, ['--import', 'tsx', example], { encoding: 'utf8', timeout: 90_000 });
+    expect(JSON.parse(output.trim().split('\n').at(-1)!)).toEqual({
+      host: 'langchain',
+      dlqEntries: 1,
+      messageDlqEntries: 0,
+      replayStatus: 'completed',
+      modelCallsLive: 2,
+      modelCallsOnReplay: 1,
+      sideEffects: 1,
+    });
   });
 });
