@@ -13,15 +13,16 @@ import { createToolRuntime, defineTool, ToolError } from '../../src/index.ts';
 import { replayLangChainDeadLetter, toolrunMiddleware } from '../../src/adapters/langchain/index.ts';
 import { createMemoryStores } from '../../src/stores/memory/index.ts';
 
-const usage_metadata = { input_tokens: 10, output_tokens: 5, total_tokens: 15 };
+/** What a provider reports for one call (the fake model reports none): the entry's `tokensSpent` sums it. */
+const withUsage = (message: AIMessage) => Object.assign(message, { usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } });
 /** LangChain's fake chat model answering `turns` in order. */
 function scriptedModel(turns: Array<{ call?: string; text?: string }>) {
   const model = fakeModel();
   for (const turn of turns)
     model.respond(
       turn.call
-        ? new AIMessage({ content: '', tool_calls: [{ type: 'tool_call', id: turn.call, name: 'save_order', args: { order: 'O-1' } }], usage_metadata })
-        : new AIMessage({ content: turn.text ?? '', usage_metadata }),
+        ? withUsage(new AIMessage({ content: '', tool_calls: [{ type: 'tool_call', id: turn.call, name: 'save_order', args: { order: 'O-1' } }] }))
+        : withUsage(new AIMessage(turn.text ?? '')),
     );
   return model;
 }

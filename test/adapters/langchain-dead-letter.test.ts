@@ -21,7 +21,8 @@ import { createAutoAdvancingClock } from '../../src/testing/auto-advancing-clock
 import { drainToolDlq } from '../../src/worker/drain-tool-dlq.ts';
 
 const FAST_RETRY = { backoff: { baseDelayMs: 1, jitterMs: 0 }, minDelayMs: 1 };
-const USAGE = { input_tokens: 10, output_tokens: 5, total_tokens: 15 };
+/** A model turn with the usage a provider reports (the fake model reports none). */
+const withUsage = (message: AIMessage) => Object.assign(message, { usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } });
 
 /** LangChain's fake model answering `turns` in order (then "done"), each turn with usage metadata. */
 function scripted(turns: ReadonlyArray<{ call?: string; args?: Record<string, unknown>; text?: string }>) {
@@ -30,8 +31,8 @@ function scripted(turns: ReadonlyArray<{ call?: string; args?: Record<string, un
   const answer = () => {
     const turn = turns[index++] ?? { text: 'done' };
     return turn.call
-      ? new AIMessage({ content: '', tool_calls: [{ type: 'tool_call', id: turn.call, name: 'save_order', args: turn.args ?? { order: 'O-1', card: '4111111111111111' } }], usage_metadata: USAGE })
-      : new AIMessage({ content: turn.text ?? '', usage_metadata: USAGE });
+      ? withUsage(new AIMessage({ content: '', tool_calls: [{ type: 'tool_call', id: turn.call, name: 'save_order', args: turn.args ?? { order: 'O-1', card: '4111111111111111' } }] }))
+      : withUsage(new AIMessage(turn.text ?? ''));
   };
   for (let count = 0; count < 12; count++) model.respond(answer);
   return { model, calls: () => model.calls.length };

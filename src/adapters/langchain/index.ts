@@ -15,5 +15,6 @@ export {
   type LangChainReplayOptions,
   type LangChainReplayResult,
   type LangChainRunConfig,
+  type LangGraphStateSnapshot,
 } from './replay-langchain.ts';
 export type { LangGraphCheckpointRef } from './langchain-conversation.ts';

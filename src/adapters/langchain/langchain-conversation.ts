@@ -7,7 +7,9 @@ import { AIMessage, mapChatMessagesToStoredMessages, mapStoredMessagesToChatMess
  * tool answered it). The messages stay in the checkpointer; only this reference is stored.
  */
 export interface LangGraphCheckpointRef {
+  /** Marks the item as a reference (LangChain's stored messages have a message type here). */
   type: 'langgraph_checkpoint';
+  /** The thread, the agent graph's namespace (`''`: the root graph), the checkpoint, and the id of the failed call. */
   data: { thread_id: string; checkpoint_ns: string; checkpoint_id: string; tool_call_id: string };
 }
 

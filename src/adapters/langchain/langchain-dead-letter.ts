@@ -117,7 +117,7 @@ export function createLangChainDeadLetter(runtime: ToolRuntime, options: LangCha
       const pushed = run.pushed;
       if (result.status === 'success' && pushed !== undefined && pushed.toolName === record.toolName && pushed.args === argsKey(args)) {
         // the model made the failed call again and it succeeded: the run recovered, nothing is left to replay
-        run.pushed = undefined;
+        delete run.pushed;
         await options.stores.toolDlq.remove(pushed.id);
         return;
       }

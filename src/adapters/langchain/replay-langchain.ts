@@ -1,4 +1,5 @@
 import { AIMessage, mapChatMessagesToStoredMessages, type BaseMessage, type ToolCall } from '@langchain/core/messages';
+import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import type { ResumableEntry, ToolFailureEntry } from '../../ground/dead-letter-entries.ts';
 import type { DeadLetterRecord, JsonValue, Stores } from '../../ground/ports/stores.ts';
@@ -10,16 +11,13 @@ import { asCheckpointRef, restoreMessages, type LangGraphCheckpointRef } from '.
 import { LANGCHAIN_ENTRY_PREFIX } from './langchain-dead-letter.ts';
 import { envelopeToolMessage } from './langchain-tools.ts';
 
-/** A LangGraph run config, as far as the replay writes it. */
-export interface LangChainRunConfig {
-  configurable?: Record<string, unknown>;
-  [key: string]: unknown;
-}
+/** A LangGraph run config (LangChain's `RunnableConfig`: `configurable` with `thread_id`, `recursionLimit`, `callbacks`, …). */
+export type LangChainRunConfig = RunnableConfig;
 
-/** The LangGraph state snapshot the replay reads (`agent.graph.getState`). */
-interface StateSnapshotLike {
-  values?: { messages?: unknown } | unknown;
-  config?: LangChainRunConfig;
+/** The part of a LangGraph state snapshot (`agent.graph.getState(...)`) the replay reads. */
+export interface LangGraphStateSnapshot {
+  /** The state's values: `messages` holds the conversation. */
+  values: unknown;
 }
 
 /**
@@ -28,9 +26,11 @@ interface StateSnapshotLike {
  * `updateState` (`agent.graph`).
  */
 export interface LangChainReplayAgent {
+  /** Runs the agent: with `{ messages }`, or with `null` to continue from the config's checkpoint. */
   invoke(input: unknown, config?: LangChainRunConfig): Promise<unknown>;
+  /** The compiled graph (`agent.graph`): reads a checkpoint and forks the thread from it. Needed for a checkpointed run only. */
   graph?: {
-    getState(config: LangChainRunConfig): Promise<StateSnapshotLike>;
+    getState(config: LangChainRunConfig): Promise<LangGraphStateSnapshot>;
     updateState(config: LangChainRunConfig, values: unknown, asNode?: string): Promise<LangChainRunConfig>;
   };
 }
@@ -54,7 +54,9 @@ export interface LangChainReplayOptions {
 
 /** How one replay ended, in toolrun's replay vocabulary (`completed`, `tool_failed`, `already_completed`, `in_progress`, `expired`, `invalid_entry`). */
 export interface LangChainReplayResult {
+  /** How it ended (see the interface's summary). */
   status: ReplayStatus;
+  /** The entry's run, or `null` for an entry that is not a LangChain run's. */
   runId: string | null;
   /** Model calls the continuation made (the AI messages it added: the remaining steps only). */
   modelCalls: number;
@@ -77,7 +79,7 @@ function isAi(message: unknown): message is AIMessage {
   return AIMessage.isInstance(message);
 }
 
-function messagesOf(snapshot: StateSnapshotLike | undefined): BaseMessage[] {
+function messagesOf(snapshot: LangGraphStateSnapshot | undefined): BaseMessage[] {
   const messages = (snapshot?.values as { messages?: unknown } | undefined)?.messages;
   return Array.isArray(messages) ? (messages as BaseMessage[]) : [];
 }
