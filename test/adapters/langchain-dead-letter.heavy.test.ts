@@ -31,7 +31,7 @@ const readLog = (path: string): LogEntry[] =>
 
 /** Runs the child in `mode` to its end; with `killWhenToolStarts`, kills it once its tool has started. */
 async function runChild(mode: string, paths: { database: string; checkpoints: string; log: string }, killWhenToolStarts = false): Promise<'killed' | 'finished'> {
-  const process = spawnCrashChild(child, [mode, paths.database, paths.checkpoints, paths.log], 60_000);
+  const process = spawnCrashChild(child, [mode, paths.database, paths.checkpoints, paths.log], paths.log);
   if (!killWhenToolStarts) return process.ended;
   const watch = setInterval(() => {
     if (readLog(paths.log).some((entry) => entry.mode === mode && entry.tool === 'started')) process.kill();
