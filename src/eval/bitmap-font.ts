@@ -60,9 +60,11 @@ const GLYPHS: Record<string, readonly number[]> = {
   '?': [0x0e, 0x11, 0x01, 0x02, 0x04, 0, 0x04],
 };
 
-/** Glyph width and height in font pixels, and the advance between glyphs. */
+/** Width of a glyph, in font pixels. */
 export const GLYPH_WIDTH = 5;
+/** Height of a glyph, in font pixels. */
 export const GLYPH_HEIGHT = 7;
+/** Distance from one glyph's left edge to the next one's, in font pixels. */
 export const GLYPH_ADVANCE = 6;
 
 /**

@@ -22,7 +22,7 @@ function number(interval: Interval, digits: number): string {
  */
 export function formatEvalMarkdown(results: EvalResults): string {
   const lines = [
-    `Model \`${results.model}\` · ${results.tasks.length} tasks · seed ${results.seed} · ${results.settings.faultsPerTask} faults per task · first arm: ${results.sdk.name} (${results.sdk.version})`,
+    `Model \`${results.model}\` · ${results.tasks.length} task${results.tasks.length === 1 ? '' : 's'} · seed ${results.seed} · ${results.settings.faultsPerTask} faults per task · first arm: ${results.sdk.name} (${results.sdk.version})`,
     '',
     '| arm (what the model reads) | tasks solved | recovery after a failure | wasted calls / task | tokens / solved task | duplicated writes |',
     '|---|---|---|---|---|---|',
