@@ -85,7 +85,7 @@ export async function deadLetterRun(run: AgentRunResult, messageId: string, cont
     const sensitiveKeys = runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [];
     entry = buildToolFailureEntry(run, run.failure, { messageId: pointer, redactor: runtime.redactor, sensitiveKeys, firstSeenAt });
   } else if (run.status === 'model_failed' && run.modelFailure) {
-    entry = buildModelFailureEntry(run.runId, run.conversationRef, run.tokensSpent, run.modelFailure, pointer, firstSeenAt);
+    entry = buildModelFailureEntry(run, run.modelFailure, { messageId: pointer, firstSeenAt });
   } else {
     return undefined;
   }

@@ -116,12 +116,12 @@ async function deadLetterMessage(
   const attempts = workflow.recoveryAttempts ?? 0;
   const entry = rejectedMessageEntry(
     { id: input.messageId, body: input.body },
-    'DELIVERY_LIMIT_EXCEEDED',
-    `DBOS gave up on workflow ${workflow.workflowID} after ${attempts} recovery attempts, before its first model call was recorded`,
-    context.now,
-    context.redactor,
-    undefined,
-    { deliveries: attempts },
+    {
+      code: 'DELIVERY_LIMIT_EXCEEDED',
+      detail: `DBOS gave up on workflow ${workflow.workflowID} after ${attempts} recovery attempts, before its first model call was recorded`,
+      deliveries: attempts,
+    },
+    { receivedAt: context.now, redactor: context.redactor },
   );
   const key = messageDeadLetterKey(input.messageId !== '' ? input.messageId : workflow.workflowID);
   return (await pushDeadLetter(context.queues.messageDlq, key, entry)) ? entry : undefined;
