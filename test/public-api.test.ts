@@ -57,6 +57,7 @@ describe('public API', () => {
       './anthropic',
       './mcp',
       './dbos',
+      './restate',
     ]);
     const withStar = Object.entries(sources).filter(([, file]) => /^\s*export\s+\*/m.test(readFileSync(join(PROJECT, file), 'utf8')));
     expect(withStar).toEqual([]);

@@ -1,0 +1,53 @@
+import type { OpenedRun, RunJournal } from '../../ground/ports/run-journal.ts';
+import { step, type RestateStepContext, type StepRetryOptions } from './restate-steps.ts';
+
+/** Options of {@link journalInRestate}. */
+export interface JournalInRestateOptions {
+  /** The journal of toolrun's stores (PostgreSQL, Redis, SQLite, memory) the run is also written to. */
+  journal: RunJournal;
+  /**
+   * The claim holder of this invocation (`restate:<invocation id>`): the same in every retry of the
+   * invocation, so a retried attempt takes its own claim again instead of finding it held.
+   */
+  holder: string;
+  /** Retries of each journal step (a store outage is ridden out by Restate, then the step fails terminally). */
+  retry: StepRetryOptions;
+  /**
+   * Makes the step that found the run claimed by another holder throw this (a retryable error), so
+   * Restate tries again later instead of journaling "busy". @defaultValue none: "busy" is the answer
+   */
+  busy?: ((holder: string | undefined) => Error) | undefined;
+}
+
+/**
+ * toolrun's journal as Restate steps: each read and write of the run (open, recorded, record,
+ * forget, commit, finish) is a `ctx.run` step, so a retried invocation gets the same answers in the
+ * same order (deterministic replay) and a write is not sent again once journaled. The writes are
+ * idempotent, so one sent again after a crash inside its step changes nothing. The claim is taken
+ * for `holder` whatever holder the caller names; renewals and releases go to the store directly
+ * (they keep a lease, they decide nothing).
+ */
+export function journalInRestate(context: RestateStepContext, options: JournalInRestateOptions): RunJournal {
+  const { journal, holder, retry } = options;
+  return {
+    open: (runId, claim) =>
+      step(
+        context,
+        'toolrun.journal.open',
+        async (): Promise<OpenedRun> => {
+          const opened = await journal.open(runId, claim === undefined ? undefined : { ...claim, holder });
+          if (!opened.claimed && options.busy) throw options.busy(opened.holder);
+          return opened;
+        },
+        retry,
+      ),
+    recorded: (runId, stepIndex, callIndex) => step(context, 'toolrun.journal.recorded', () => journal.recorded(runId, stepIndex, callIndex), retry),
+    record: (runId, call) => step(context, 'toolrun.journal.record', () => journal.record(runId, call), retry),
+    forget: (runId, stepIndex, callIndex) => step(context, 'toolrun.journal.forget', () => journal.forget(runId, stepIndex, callIndex), retry),
+    commit: (runStep) => step(context, 'toolrun.journal.commit', () => journal.commit(runStep), retry),
+    finish: (runStep, finishing) =>
+      step(context, 'toolrun.journal.finish', () => journal.finish(runStep, finishing === undefined ? undefined : holder), retry),
+    renew: (runId, _holder, leaseMs) => journal.renew(runId, holder, leaseMs),
+    release: (runId) => journal.release(runId, holder),
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * toolrun inside Restate, end to end on a real restate-server and a real service process (killed
+ * with SIGKILL in one case): the five routing cases, a step Restate gives up on, and replay of a
+ * dead-lettered run as a new Restate invocation that calls the model only for the remaining steps.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replayRestateEntry } from '../src/engines/restate/index.ts';
+import type { ResumableEntry, ToolFailureEntry } from '../src/index.ts';
+import { startRestateHarness, type RestateHarness } from './fixtures/restate-harness.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function entriesOf(harness: RestateHarness, runId: string): Promise<{ tool: ResumableEntry[]; message: number }> {
+  const tool = (await harness.stores.toolDlq.list()).map((record) => record.entry).filter((entry) => entry.runId === runId);
+  const message = (await harness.stores.messageDlq.list()).filter((record) => record.entry.rawBody.includes(runId)).length;
+  return { tool, message };
+}
+
+describe('toolrun in Restate: routing on a real restate-server', () => {
+  let harness: RestateHarness;
+  beforeAll(async () => {
+    harness = await startRestateHarness({ workMs: 400, breakerThreshold: 2 });
+  }, 60_000);
+  afterAll(async () => {
+    await harness?.close();
+  }, 30_000);
+
+  it('a malformed message goes to the message DLQ at once; the model is never called', async () => {
+    const before = (await harness.stores.messageDlq.list()).length;
+    const { status, json } = await harness.run('malformed-1', '{not json');
+    expect(status).toBe(400);
+    expect(json.metadata).toMatchObject({ dlq: 'message', reason: 'MALFORMED_JSON' });
+    const records = await harness.stores.messageDlq.list();
+    expect(records.length).toBe(before + 1);
+    expect(records.at(-1)!.entry.rawBody).toBe('{not json');
+    expect((await harness.stores.toolDlq.list()).filter((record) => record.entry.runId === 'malformed-1')).toEqual([]);
+    expect(await harness.count(`SELECT count(*) FROM $schema.model_calls WHERE run_id = 'malformed-1'`)).toBe(0);
+  });
+
+  it('a body naming another run than the object key goes to the message DLQ (RUN_ID_CONFLICT)', async () => {
+    const { status, json } = await harness.run('conflict-1', JSON.stringify({ input: 'effects:1', runId: 'someone-else' }));
+    expect(status).toBe(400);
+    expect(json.metadata).toMatchObject({ dlq: 'message', reason: 'RUN_ID_CONFLICT' });
+    expect(await harness.count(`SELECT count(*) FROM $schema.model_calls WHERE run_id IN ('conflict-1', 'someone-else')`)).toBe(0);
+  });
+
+  it('a transient failure with budget left stays in-band: the run completes, neither DLQ', async () => {
+    const { status, json } = await harness.run('flaky-1', JSON.stringify({ input: 'flaky' }));
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ status: 'completed', text: 'flaky done' });
+    expect(await harness.count(`SELECT count(*) FROM $schema.tool_invocations WHERE run_id = 'flaky-1'`)).toBe(2);
+    expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id = 'flaky-1'`)).toBe(1);
+    expect(await entriesOf(harness, 'flaky-1')).toEqual({ tool: [], message: 0 });
+  });
+
+  it('an exhausted failure is one resumable tool-DLQ entry, pointing at the Restate run', async () => {
+    const { status, json } = await harness.run('down-1', JSON.stringify({ input: 'down' }));
+    expect(status).toBe(409);
+    expect(json.metadata).toMatchObject({ dlq: 'tool', toolrunStatus: 'tool_failed', runId: 'down-1' });
+    const { tool, message } = await entriesOf(harness, 'down-1');
+    expect(message).toBe(0);
+    expect(tool).toHaveLength(1);
+    const entry = tool[0] as ToolFailureEntry;
+    expect(entry).toMatchObject({ kind: 'tool', toolName: 'always_down', attempts: 3, originalMessageId: 'restate:toolrun/down-1' });
+    expect(entry.stepIndex).toBeGreaterThan(0);
+    expect(entry.conversationRef).toMatch(/^conv_/);
+    expect(entry.tokensSpent.input).toBeGreaterThan(0);
+    // the resumable state: the run's checkpoint and conversation in toolrun's stores
+    const opened = await harness.stores.journal.open('down-1');
+    expect(opened.claimed && opened.checkpoint).toMatchObject({ status: 'tool_failed', stepIndex: entry.stepIndex, conversationRef: entry.conversationRef });
+    expect(opened.claimed && opened.messages?.length).toBeGreaterThan(2);
+  });
+
+  it('a tool misconfigured for every run: each run dead-lettered, one shared breaker, one alert', async () => {
+    const runs = ['auth-1', 'auth-2', 'auth-3', 'auth-4', 'auth-5'];
+    const body = JSON.stringify({ input: 'misconfigured' });
+    // two runs open the shared breaker (its threshold), then three at once find it open
+    const results = [await harness.run(runs[0]!, body), await harness.run(runs[1]!, body)];
+    results.push(...(await Promise.all(runs.slice(2).map((runId) => harness.run(runId, body)))));
+    expect(results.map((result) => result.status)).toEqual(runs.map(() => 409));
+    const entries = (await harness.stores.toolDlq.list()).map((record) => record.entry).filter((entry) => runs.includes(entry.runId));
+    expect(entries).toHaveLength(runs.length);
+    expect(new Set(entries.map((entry) => (entry as ToolFailureEntry).toolName))).toEqual(new Set(['broken_auth']));
+    expect(await harness.stores.breakers.get('broken_auth')).toMatchObject({ state: 'open' });
+    const alerts = harness.events().filter((event) => event.type === 'breaker-open' && event.toolName === 'broken_auth');
+    expect(alerts).toHaveLength(1);
+    // the breaker spared the upstream: the runs after it opened did not call the tool
+    expect(await harness.count(`SELECT count(*) FROM $schema.tool_invocations WHERE tool = 'broken_auth'`)).toBe(2);
+    const reasons = entries.map((entry) => (entry as ToolFailureEntry).reason).sort();
+    expect(reasons).toEqual(['circuit-open', 'circuit-open', 'circuit-open', 'misconfiguration', 'misconfiguration']);
+  });
+
+  it('the service process killed mid-run: Restate resumes the run, neither DLQ, no side effect twice', async () => {
+    const runId = 'killed-1';
+    const done = harness.run(runId, JSON.stringify({ input: 'effects:3' }));
+    // kill it inside the second step's tool call, after its effect was applied
+    const deadline = Date.now() + 20_000;
+    while ((await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id = $1`, [runId])) < 2) {
+      if (Date.now() > deadline) throw new Error('the run did not reach its second effect');
+      await sleep(20);
+    }
+    await harness.kill();
+    await harness.restart();
+    const { status, json } = await done;
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ status: 'completed', text: 'recorded 3', steps: 4 });
+    expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id = $1`, [runId])).toBe(3);
+    expect(await harness.count(`SELECT count(DISTINCT idempotency_key) FROM $schema.side_effects WHERE run_id = $1`, [runId])).toBe(3);
+    // every model step once: the steps before the kill came from Restate's journal
+    expect(await harness.count(`SELECT count(*) FROM $schema.model_calls WHERE run_id = $1`, [runId])).toBe(4);
+    expect(await entriesOf(harness, runId)).toEqual({ tool: [], message: 0 });
+  }, 60_000);
+
+  it('a step Restate gives up on lands in the right DLQ: tool DLQ once the run started, message DLQ before', async () => {
+    const started = await harness.run('poison-1', JSON.stringify({ input: 'poison:3' }));
+    expect(started.status).toBe(500);
+    expect(started.json.metadata).toMatchObject({ toolrunStatus: 'delivery_limit_exceeded', dlq: 'tool' });
+    const afterStart = await entriesOf(harness, 'poison-1');
+    expect(afterStart.message).toBe(0);
+    expect(afterStart.tool).toHaveLength(1);
+    expect(afterStart.tool[0]).toMatchObject({ kind: 'run', runId: 'poison-1', originalMessageId: 'restate:toolrun/poison-1' });
+
+    const never = await harness.run('poison-open-1', JSON.stringify({ input: 'effects:1' }));
+    expect(never.status).toBe(500);
+    expect(never.json.metadata).toMatchObject({ toolrunStatus: 'delivery_limit_exceeded', dlq: 'message' });
+    const messages = (await harness.stores.messageDlq.list()).filter((record) => record.entry.reason.code === 'DELIVERY_LIMIT_EXCEEDED');
+    expect(messages.filter((record) => record.entry.rawBody.includes('poison-open-1'))).toHaveLength(1);
+    expect(await harness.count(`SELECT count(*) FROM $schema.model_calls WHERE run_id = 'poison-open-1'`)).toBe(0);
+  }, 60_000);
+
+  it('replay resumes from the failed step as a new invocation: the model only for the remaining steps, once', async () => {
+    const runId = 'down-1';
+    const [record] = (await harness.stores.toolDlq.list()).filter((candidate) => candidate.entry.runId === runId);
+    const entry = record!.entry;
+    const modelCallsBefore = await harness.count(`SELECT count(*) FROM $schema.model_calls WHERE run_id = $1`, [runId]);
+    await harness.pool.query(`INSERT INTO "${harness.schema}".world (fixed) VALUES (true)`);
+    // two replays at once: Restate runs them one after the other on the run's key
+    const [first, second] = await Promise.all([
+      replayRestateEntry(entry, { ingressUrl: harness.server.ingressUrl }),
+      replayRestateEntry(entry, { ingressUrl: harness.server.ingressUrl }),
+    ]);
+    expect([first.status, second.status].sort()).toEqual(['already_completed', 'completed']);
+    const replayed = first.status === 'completed' ? first : second;
+    // the failed step's call ran again; the model was called for the remaining steps only
+    const repeatedSteps = `SELECT count(*) FROM (SELECT step_index FROM $schema.model_calls WHERE run_id = $1 GROUP BY step_index HAVING count(*) > 1) AS repeated`;
+    expect(await harness.count(repeatedSteps, [runId])).toBe(0);
+    expect(await harness.count(`SELECT count(*) FROM $schema.model_calls WHERE run_id = $1`, [runId])).toBe(modelCallsBefore + replayed.modelCalls);
+    expect(replayed.modelCalls).toBe(4 - entry.stepIndex);
+    expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id = $1`, [runId])).toBe(4 - entry.stepIndex);
+    const again = await replayRestateEntry(entry, { ingressUrl: harness.server.ingressUrl });
+    expect(again.status).toBe('already_completed');
+    expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id = $1`, [runId])).toBe(4 - entry.stepIndex);
+  }, 60_000);
+});
