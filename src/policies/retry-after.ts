@@ -90,7 +90,7 @@ export function parseHttpDate(value: string, nowMs: number): number | undefined 
   if (match) {
     const [, dayName, day, month, year, hour, minute, second] = match as unknown as string[];
     if (!isOneOf(dayName, SHORT_DAYS)) return undefined;
-    return buildDate(Number(year), month, Number(day), Number(hour), Number(minute), Number(second));
+    return buildDate({ year: Number(year), month, day, hour, minute, second });
   }
   match = RFC850_DATE.exec(normalised);
   if (match) {
@@ -98,13 +98,13 @@ export function parseHttpDate(value: string, nowMs: number): number | undefined 
     if (!isOneOf(dayName, LONG_DAYS)) return undefined;
     const yearText = year ?? '';
     const fullYear = yearText.length === 2 ? resolveTwoDigitYear(Number(yearText), nowMs) : Number(yearText);
-    return buildDate(fullYear, month, Number(day), Number(hour), Number(minute), Number(second));
+    return buildDate({ year: fullYear, month, day, hour, minute, second });
   }
   match = ASCTIME_DATE.exec(normalised);
   if (match) {
     const [, dayName, month, day, hour, minute, second, year] = match as unknown as string[];
     if (!isOneOf(dayName, SHORT_DAYS)) return undefined;
-    return buildDate(Number(year), month, Number(day), Number(hour), Number(minute), Number(second));
+    return buildDate({ year: Number(year), month, day, hour, minute, second });
   }
   return undefined;
 }
@@ -122,8 +122,21 @@ export function resolveTwoDigitYear(twoDigitYear: number, nowMs: number): number
   return year;
 }
 
-function buildDate(year: number, monthName: string | undefined, day: number, hour: number, minute: number, second: number): number | undefined {
-  const month = MONTHS.indexOf(monthName as (typeof MONTHS)[number]);
+/** The fields of an HTTP-date as its pattern matched them (the year already resolved). */
+interface DateFields {
+  year: number;
+  month: string | undefined;
+  day: string | undefined;
+  hour: string | undefined;
+  minute: string | undefined;
+  second: string | undefined;
+}
+
+/** Ms since the epoch of `fields`, or `undefined` when they name no real moment (31 April, hour 24). */
+function buildDate(fields: DateFields): number | undefined {
+  const { year } = fields;
+  const [day, hour, minute, second] = [Number(fields.day), Number(fields.hour), Number(fields.minute), Number(fields.second)];
+  const month = MONTHS.indexOf(fields.month as (typeof MONTHS)[number]);
   if (month < 0) return undefined;
   if (day < 1 || day > daysInMonth(year, month)) return undefined;
   // RFC 9110 allows second 60 (leap second); Date.UTC rolls it into the next minute.

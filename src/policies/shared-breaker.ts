@@ -201,7 +201,7 @@ function withoutProbeId(record: SharedBreakerRecord): SharedBreakerRecord {
 }
 
 /**
- * The pure transition of a misconfiguration failure at `nowMs`. Closed: the count grows and at
+ * The pure transition of a misconfiguration failure (`report`: its message, and the probe's id when a probe reports it) at `nowMs`. Closed: the count grows and at
  * `failureThreshold` the breaker opens (`openings` + 1). Half-open: re-opens (`openedAt = nowMs`,
  * probe cleared; `openings` unchanged) — unless the report is not the probe's (no `probeId`, or
  * another probe's, while the probe in flight holds one), which only updates the count and `lastError`. Open: stays open, the
@@ -209,10 +209,9 @@ function withoutProbeId(record: SharedBreakerRecord): SharedBreakerRecord {
  */
 export function transitionOnFailure(
   record: SharedBreakerRecord | undefined,
-  message: string,
+  { message, probeId }: { message: string; probeId?: string | undefined },
   nowMs: number,
   options: SharedBreakerOptions,
-  probeId?: string,
 ): SharedBreakerRecord {
   const current = record ?? INITIAL_SHARED_BREAKER_RECORD;
   const lastError = message.length > MAX_ERROR_LENGTH ? `${message.slice(0, MAX_ERROR_LENGTH)}…` : message;
@@ -347,7 +346,7 @@ export function createSharedBreaker(input: {
     async recordFailure(key, error, probeId) {
       const nowMs = clock.now();
       const message = String(error.message);
-      const { previous, next } = await update(key, (record) => transitionOnFailure(record, message, nowMs, options, probeId));
+      const { previous, next } = await update(key, (record) => transitionOnFailure(record, { message, probeId }, nowMs, options));
       const previousState = previous?.state ?? 'closed';
       if (next?.state === 'open' && previousState === 'closed') {
         emit({ type: 'breaker-open', key, openings: next.openings, at: nowMs, lastError: next.lastError ?? message });

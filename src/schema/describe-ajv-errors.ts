@@ -225,134 +225,49 @@ function describeAlternatives(error: ErrorObject, rootSchema: JsonSchema): Descr
   };
 }
 
+/** One Ajv error, and what every description of it reads: the field's path and name, its value shown, the schema around it. */
+interface ErrorAt {
+  readonly error: ErrorObject;
+  readonly params: Record<string, unknown>;
+  readonly path: string;
+  readonly name: string;
+  /** The value sent, shown (computed only where it is shown: `error.data` may be the whole, large, argument object). */
+  readonly received: () => string;
+  readonly parent: Record<string, unknown>;
+}
+
 function describeOne(error: ErrorObject): DescribedFieldError[] {
-  const params = error.params as Record<string, unknown>;
   const path = error.instancePath;
-  const name = shown(describeJsonPointer(path));
-  // Computed only where it is shown: `error.data` may be the whole (large) argument object, once per error.
   let receivedText: string | undefined;
-  const received = (): string => (receivedText ??= previewJson(error.data));
-  const parent = isObject(error.parentSchema) ? error.parentSchema : {};
+  const at: ErrorAt = {
+    error,
+    params: error.params as Record<string, unknown>,
+    path,
+    name: shown(describeJsonPointer(path)),
+    received: () => (receivedText ??= previewJson(error.data)),
+    parent: isObject(error.parentSchema) ? error.parentSchema : {},
+  };
   switch (error.keyword) {
     case 'required':
     case 'dependentRequired':
-    case 'dependencies': {
-      const missing = String(params.missingProperty ?? '');
-      if (error.keyword === 'dependencies' && missing === '') break;
-      const fieldPath = `${path}/${escapeJsonPointerToken(missing)}`;
-      const properties = isObject(parent.properties) ? parent.properties : {};
-      const because = typeof params.property === 'string' ? `, required when "${params.property}" is present` : '';
-      if (because) return [{ ...describeMissing(fieldPath, missing, properties[missing]), message: `missing required field "${missing}"${because}` }];
-      const misplaced = findMisplacedValues(error.data, parent).find((pair) => pair.missing === missing);
-      return [describeMissing(fieldPath, missing, properties[missing], misplaced?.sent)];
-    }
+    case 'dependencies':
+      return describeMissingError(at) ?? [describeOtherError(at)];
     case 'type': {
+      const { params } = at;
       const expectedTypes = Array.isArray(params.type) ? params.type.map(String) : String(params.type).split(',');
-      return [describeTypeMismatch(path, expectedTypes, error.data, parent)];
+      return [describeTypeMismatch(path, expectedTypes, error.data, at.parent)];
     }
     case 'enum':
-    case 'const': {
-      const allowed = error.keyword === 'enum' ? (Array.isArray(params.allowedValues) ? params.allowedValues : []) : [params.allowedValue];
-      const closest =
-        typeof error.data === 'string'
-          ? findClosestName(
-              error.data,
-              allowed.filter((value): value is string => typeof value === 'string'),
-            )
-          : undefined;
-      const didYouMean = closest === undefined ? '' : ` (did you mean ${JSON.stringify(closest)}?)`;
-      const expected = allowed.length === 1 ? `exactly ${previewJson(allowed[0], 60)}` : `one of ${listValues(allowed, 12)}`;
-      return [
-        {
-          path,
-          problem: error.keyword,
-          expected,
-          received: received(),
-          message: `${name}: ${received()} is not allowed; ${allowed.length === 1 ? 'the only allowed value is' : 'allowed values are'} ${describeListOfValues(allowed)}${didYouMean}`,
-          code: 'INVALID_ENUM',
-          headline: `${name} is not one of the allowed values`,
-          fix: closest === undefined ? `use ${expected} for ${nameInSentence(name)}` : `use ${JSON.stringify(closest)} for ${nameInSentence(name)}`,
-        },
-      ];
-    }
+    case 'const':
+      return [describeEnumError(at)];
     case 'format':
-    case 'pattern': {
-      const expectation = error.keyword === 'format' ? describeFormat(String(params.format)) : describeDatePattern(String(params.pattern));
-      if (expectation === undefined) {
-        const pattern = String(params.pattern);
-        return [
-          {
-            path,
-            problem: 'pattern',
-            expected: `a string matching ${pattern}`,
-            received: received(),
-            message: `${name}: ${received()} does not match the pattern ${pattern}`,
-            code: 'INVALID_FORMAT',
-            headline: `${name} has the wrong format`,
-            fix: `make ${nameInSentence(name)} match the pattern ${pattern}`,
-          },
-        ];
-      }
-      const expected = expectation.example ? `${expectation.expected}, e.g. ${expectation.example}` : expectation.expected;
-      const impossible = error.keyword === 'format' ? describeImpossibleDate(String(params.format), error.data) : undefined;
-      if (impossible !== undefined) {
-        return [
-          {
-            path,
-            problem: error.keyword,
-            expected,
-            received: received(),
-            message: `${name}: ${received()} is in the right layout but is not a valid ${String(params.format)}: ${impossible}`,
-            code: 'DATE_FORMAT_ERROR',
-            headline: `${name} is not a valid ${String(params.format)}`,
-            fix: `correct ${nameInSentence(name)}: ${impossible} (${expected})`,
-          },
-        ];
-      }
-      return [
-        {
-          path,
-          problem: error.keyword,
-          expected,
-          received: received(),
-          message: `${name}: expected ${expected}, received ${received()}`,
-          code: expectation.isDate ? 'DATE_FORMAT_ERROR' : 'INVALID_FORMAT',
-          headline: `${name} has the wrong format`,
-          fix: `convert ${nameInSentence(name)} to ${expected}`,
-        },
-      ];
-    }
+    case 'pattern':
+      return [describeFormatError(at)];
     case 'minimum':
     case 'maximum':
     case 'exclusiveMinimum':
-    case 'exclusiveMaximum': {
-      const expected = `${String(params.comparison)} ${String(params.limit)}`;
-      return [
-        rangeField(
-          path,
-          name,
-          'range',
-          expected,
-          received(),
-          `${name}: must be ${expected}, received ${received()}`,
-          `send a value ${expected} for ${nameInSentence(name)}`,
-        ),
-      ];
-    }
-    case 'multipleOf': {
-      const expected = `a multiple of ${String(params.multipleOf)}`;
-      return [
-        rangeField(
-          path,
-          name,
-          'range',
-          expected,
-          received(),
-          `${name}: must be ${expected}, received ${received()}`,
-          `send ${expected} for ${nameInSentence(name)}`,
-        ),
-      ];
-    }
+    case 'exclusiveMaximum':
+    case 'multipleOf':
     case 'minLength':
     case 'maxLength':
     case 'minItems':
@@ -360,87 +275,188 @@ function describeOne(error: ErrorObject): DescribedFieldError[] {
     case 'minProperties':
     case 'maxProperties':
     case 'additionalItems':
-    case 'unevaluatedItems': {
-      const expected = describeLength(error.keyword, Number(params.limit));
-      return [
-        rangeField(
-          path,
-          name,
-          'length',
-          expected,
-          received(),
-          `${name}: must have ${expected}, received ${received()}`,
-          `send ${nameInSentence(name)} with ${expected}`,
-        ),
-      ];
-    }
+    case 'unevaluatedItems':
+      return [describeRangeError(at)];
     case 'additionalProperties':
     case 'unevaluatedProperties': {
+      const { params, parent } = at;
       const property = String(params.additionalProperty ?? params.unevaluatedProperty ?? '');
       const pair = findMisplacedValues(error.data, parent).find((candidate) => candidate.sent === property);
       const properties = isObject(parent.properties) ? parent.properties : {};
       return [
-        describeUnknownProperty(
-          path,
-          property,
-          allowedPropertyNames(parent),
-          error.data,
-          pair === undefined ? undefined : { property: pair.missing, schema: properties[pair.missing] },
-        ),
+        describeUnknownProperty(path, property, {
+          allowed: allowedPropertyNames(parent),
+          data: error.data,
+          paired: pair === undefined ? undefined : { property: pair.missing, schema: properties[pair.missing] },
+        }),
       ];
     }
+    default:
+      return [describeOtherError(at)];
+  }
+}
+
+/** A missing required (or dependent-required) property; `undefined` for a `dependencies` error without one. */
+function describeMissingError({ error, params, path, parent }: ErrorAt): DescribedFieldError[] | undefined {
+  const missing = String(params.missingProperty ?? '');
+  if (error.keyword === 'dependencies' && missing === '') return undefined;
+  const fieldPath = `${path}/${escapeJsonPointerToken(missing)}`;
+  const properties = isObject(parent.properties) ? parent.properties : {};
+  const because = typeof params.property === 'string' ? `, required when "${params.property}" is present` : '';
+  if (because) return [{ ...describeMissing(fieldPath, missing, properties[missing]), message: `missing required field "${missing}"${because}` }];
+  const misplaced = findMisplacedValues(error.data, parent).find((pair) => pair.missing === missing);
+  return [describeMissing(fieldPath, missing, properties[missing], misplaced?.sent)];
+}
+
+/** A value outside an `enum` or other than a `const`, with the closest allowed name when one is near. */
+function describeEnumError({ error, params, path, name, received }: ErrorAt): DescribedFieldError {
+  const allowed = error.keyword === 'enum' ? (Array.isArray(params.allowedValues) ? params.allowedValues : []) : [params.allowedValue];
+  const closest =
+    typeof error.data === 'string'
+      ? findClosestName(
+          error.data,
+          allowed.filter((value): value is string => typeof value === 'string'),
+        )
+      : undefined;
+  const didYouMean = closest === undefined ? '' : ` (did you mean ${JSON.stringify(closest)}?)`;
+  const expected = allowed.length === 1 ? `exactly ${previewJson(allowed[0], 60)}` : `one of ${listValues(allowed, 12)}`;
+  return {
+    path,
+    problem: error.keyword,
+    expected,
+    received: received(),
+    message: `${name}: ${received()} is not allowed; ${allowed.length === 1 ? 'the only allowed value is' : 'allowed values are'} ${describeListOfValues(allowed)}${didYouMean}`,
+    code: 'INVALID_ENUM',
+    headline: `${name} is not one of the allowed values`,
+    fix: closest === undefined ? `use ${expected} for ${nameInSentence(name)}` : `use ${JSON.stringify(closest)} for ${nameInSentence(name)}`,
+  };
+}
+
+/** A string of the wrong `format` or not matching its `pattern` (dates told apart: wrong layout, or an impossible day). */
+function describeFormatError({ error, params, path, name, received }: ErrorAt): DescribedFieldError {
+  const expectation = error.keyword === 'format' ? describeFormat(String(params.format)) : describeDatePattern(String(params.pattern));
+  if (expectation === undefined) {
+    const pattern = String(params.pattern);
+    return {
+      path,
+      problem: 'pattern',
+      expected: `a string matching ${pattern}`,
+      received: received(),
+      message: `${name}: ${received()} does not match the pattern ${pattern}`,
+      code: 'INVALID_FORMAT',
+      headline: `${name} has the wrong format`,
+      fix: `make ${nameInSentence(name)} match the pattern ${pattern}`,
+    };
+  }
+  const expected = expectation.example ? `${expectation.expected}, e.g. ${expectation.example}` : expectation.expected;
+  const impossible = error.keyword === 'format' ? describeImpossibleDate(String(params.format), error.data) : undefined;
+  if (impossible !== undefined) {
+    return {
+      path,
+      problem: error.keyword,
+      expected,
+      received: received(),
+      message: `${name}: ${received()} is in the right layout but is not a valid ${String(params.format)}: ${impossible}`,
+      code: 'DATE_FORMAT_ERROR',
+      headline: `${name} is not a valid ${String(params.format)}`,
+      fix: `correct ${nameInSentence(name)}: ${impossible} (${expected})`,
+    };
+  }
+  return {
+    path,
+    problem: error.keyword,
+    expected,
+    received: received(),
+    message: `${name}: expected ${expected}, received ${received()}`,
+    code: expectation.isDate ? 'DATE_FORMAT_ERROR' : 'INVALID_FORMAT',
+    headline: `${name} has the wrong format`,
+    fix: `convert ${nameInSentence(name)} to ${expected}`,
+  };
+}
+
+/** A number out of its bounds or not a multiple, or a string, array or object of the wrong length. */
+function describeRangeError(at: ErrorAt): DescribedFieldError {
+  const { error, params, name, received } = at;
+  switch (error.keyword) {
+    case 'multipleOf': {
+      const expected = `a multiple of ${String(params.multipleOf)}`;
+      const message = `${name}: must be ${expected}, received ${received()}`;
+      return rangeField(at, { problem: 'range', expected, message, fix: `send ${expected} for ${nameInSentence(name)}` });
+    }
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum': {
+      const expected = `${String(params.comparison)} ${String(params.limit)}`;
+      const message = `${name}: must be ${expected}, received ${received()}`;
+      return rangeField(at, { problem: 'range', expected, message, fix: `send a value ${expected} for ${nameInSentence(name)}` });
+    }
+    default: {
+      const expected = describeLength(error.keyword, Number(params.limit));
+      const message = `${name}: must have ${expected}, received ${received()}`;
+      return rangeField(at, { problem: 'length', expected, message, fix: `send ${nameInSentence(name)} with ${expected}` });
+    }
+  }
+}
+
+/** The other keywords: a property name not allowed, repeated items, a missing `contains`, `false` and `not` schemas, and any other. */
+function describeOtherError(at: ErrorAt): DescribedFieldError {
+  const { error, params, path, name, received, parent } = at;
+  switch (error.keyword) {
     case 'propertyNames': {
       const property = shown(String(params.propertyName ?? ''));
       const rule = describeSchemaBriefly(error.schema);
-      return [
-        {
-          path: `${path}/${escapeJsonPointerToken(property)}`,
-          problem: 'unknown',
-          expected: `a property name that is ${rule}`,
-          received: JSON.stringify(property),
-          message: `${name}: the property name ${JSON.stringify(property)} is not allowed; names must be ${rule}`,
-          code: 'UNKNOWN_PARAMETER',
-          headline: `property name ${JSON.stringify(property)} is not allowed`,
-          fix: `rename or remove ${JSON.stringify(property)}`,
-        },
-      ];
+      return {
+        path: `${path}/${escapeJsonPointerToken(property)}`,
+        problem: 'unknown',
+        expected: `a property name that is ${rule}`,
+        received: JSON.stringify(property),
+        message: `${name}: the property name ${JSON.stringify(property)} is not allowed; names must be ${rule}`,
+        code: 'UNKNOWN_PARAMETER',
+        headline: `property name ${JSON.stringify(property)} is not allowed`,
+        fix: `rename or remove ${JSON.stringify(property)}`,
+      };
     }
     case 'uniqueItems': {
-      const expected = 'items that are all different';
       const message = `${name}: items ${String(params.j)} and ${String(params.i)} are identical; items must be unique`;
-      return [otherField(path, name, 'unique', expected, received(), message, `remove the duplicate items from ${nameInSentence(name)}`)];
+      return otherField(at, {
+        problem: 'unique',
+        expected: 'items that are all different',
+        message,
+        fix: `remove the duplicate items from ${nameInSentence(name)}`,
+      });
     }
     case 'contains': {
       const min = typeof params.minContains === 'number' ? params.minContains : 1;
       const max = typeof params.maxContains === 'number' ? ` and at most ${params.maxContains}` : '';
       const expected = `at least ${min}${max} item(s) that are ${describeSchemaBriefly(error.schema)}`;
-      return [
-        otherField(path, name, 'contains', expected, received(), `${name}: must contain ${expected}`, `make ${nameInSentence(name)} contain ${expected}`),
-      ];
+      return otherField(at, {
+        problem: 'contains',
+        expected,
+        message: `${name}: must contain ${expected}`,
+        fix: `make ${nameInSentence(name)} contain ${expected}`,
+      });
     }
-    case 'false schema': {
-      const message = `${name}: no value is allowed here`;
-      return [otherField(path, name, 'other', 'no value', received(), message, `remove ${nameInSentence(name)}`)];
-    }
+    case 'false schema':
+      return otherField(at, { problem: 'other', expected: 'no value', message: `${name}: no value is allowed here`, fix: `remove ${nameInSentence(name)}` });
     case 'not': {
       const expected = `not ${describeSchemaBriefly(error.schema)}`;
-      return [
-        otherField(
-          path,
-          name,
-          'other',
-          expected,
-          received(),
-          `${name}: ${received()} must not be ${describeSchemaBriefly(error.schema)}`,
-          `send ${nameInSentence(name)} as a value that is ${expected}`,
-        ),
-      ];
+      const message = `${name}: ${received()} must not be ${describeSchemaBriefly(error.schema)}`;
+      return otherField(at, { problem: 'other', expected, message, fix: `send ${nameInSentence(name)} as a value that is ${expected}` });
     }
-    default:
-      break;
+    default: {
+      const message = `${name}: ${error.message ?? `fails ${error.keyword}`}`;
+      return otherField(at, { problem: 'other', expected: describeSchemaBriefly(parent), message, fix: `fix ${nameInSentence(name)} (${error.keyword})` });
+    }
   }
-  const message = `${name}: ${error.message ?? `fails ${error.keyword}`}`;
-  return [otherField(path, name, 'other', describeSchemaBriefly(parent), received(), message, `fix ${nameInSentence(name)} (${error.keyword})`)];
+}
+
+/** What a field error says besides its path, value, code and headline. */
+interface FieldWords {
+  problem: string;
+  expected: string;
+  message: string;
+  fix: string;
 }
 
 function allowedPropertyNames(schema: Record<string, unknown>): string[] {
@@ -459,12 +475,14 @@ function allowedPropertyNames(schema: Record<string, unknown>): string[] {
   return [...names];
 }
 
-function rangeField(path: string, name: string, problem: string, expected: string, received: string, message: string, fix: string): DescribedFieldError {
-  return { path, problem, expected, received, message, code: 'OUT_OF_RANGE', headline: `${name} is out of range`, fix };
+function rangeField({ path, name, received }: ErrorAt, words: FieldWords): DescribedFieldError {
+  const { problem, expected, message, fix } = words;
+  return { path, problem, expected, received: received(), message, code: 'OUT_OF_RANGE', headline: `${name} is out of range`, fix };
 }
 
-function otherField(path: string, name: string, problem: string, expected: string, received: string, message: string, fix: string): DescribedFieldError {
-  return { path, problem, expected, received, message, code: 'SCHEMA_VALIDATION_FAILED', headline: `${name} is invalid`, fix };
+function otherField({ path, name, received }: ErrorAt, words: FieldWords): DescribedFieldError {
+  const { problem, expected, message, fix } = words;
+  return { path, problem, expected, received: received(), message, code: 'SCHEMA_VALIDATION_FAILED', headline: `${name} is invalid`, fix };
 }
 
 function describeLength(keyword: string, limit: number): string {

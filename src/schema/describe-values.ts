@@ -140,15 +140,13 @@ function misplacedFix(sent: string, property: string, expected: string): string 
  * - none: remove it.
  *
  * @param path - JSON Pointer of the parent object; the field's path is the parent's plus the name.
- * @param allowed - the property names the schema declares there.
- * @param paired - the missing required property this one probably carries.
+ * @param around - `allowed`: the property names the schema declares there; `data`: the parent
+ *   object sent; `paired`: the missing required property this one probably carries.
  */
 export function describeUnknownProperty(
   path: string,
   fullProperty: string,
-  allowed: readonly string[],
-  data: unknown,
-  paired?: { property: string; schema: unknown },
+  { allowed, data, paired }: { allowed: readonly string[]; data: unknown; paired?: { property: string; schema: unknown } | undefined },
 ): DescribedFieldError {
   const property = shown(fullProperty);
   const value = isObject(data) ? data[fullProperty] : undefined;

@@ -255,9 +255,11 @@ function describeSyntaxError(text: string, error: unknown, redact: (text: string
     const rest = trimmed.slice(scan.firstValueEnd).trim();
     if (rest !== '' && canParse(first) && (rest.startsWith('{') || rest.startsWith('['))) {
       return malformed(
-        'arguments are two JSON values concatenated',
-        `two JSON values concatenated: a complete value ends at position ${scan.firstValueEnd} and another starts after it; text: ${previewText(trimmed, scan.firstValueEnd, redact)}`,
-        'Send exactly one JSON object: merge the values into one object, or make one call per value, and call again',
+        {
+          message: 'arguments are two JSON values concatenated',
+          detail: `two JSON values concatenated: a complete value ends at position ${scan.firstValueEnd} and another starts after it; text: ${previewText(trimmed, scan.firstValueEnd, redact)}`,
+          suggestion: 'Send exactly one JSON object: merge the values into one object, or make one call per value, and call again',
+        },
         trimmed,
         redact,
       );
@@ -269,9 +271,11 @@ function describeSyntaxError(text: string, error: unknown, redact: (text: string
   if (!scan.mismatched && ((endsOpen && errorAtEnd) || /end of (json )?input|unexpected end/i.test(errorMessageOf(error)))) {
     const what = scan.inString ? 'an unterminated string' : `${scan.openBrackets} unclosed bracket${scan.openBrackets === 1 ? '' : 's'}`;
     return malformed(
-      'arguments are truncated JSON',
-      `truncated JSON: the text (${trimmed.length} characters) ends inside ${what}, as when output hits a token limit; text ends with: ${previewTail(trimmed, redact)}`,
-      'The arguments were cut off: send the complete JSON object (shorten long values if needed) and call again',
+      {
+        message: 'arguments are truncated JSON',
+        detail: `truncated JSON: the text (${trimmed.length} characters) ends inside ${what}, as when output hits a token limit; text ends with: ${previewTail(trimmed, redact)}`,
+        suggestion: 'The arguments were cut off: send the complete JSON object (shorten long values if needed) and call again',
+      },
       trimmed,
       redact,
     );
@@ -287,9 +291,11 @@ function describeSyntaxError(text: string, error: unknown, redact: (text: string
       ? `${capitalise(diagnosis.problems.map((problem) => problem.advice).join('; '))}: send one JSON object${example}, and call again`
       : `${SUGGESTION_SINGLE_OBJECT} (double-quoted names and strings, no trailing commas)`;
   return malformed(
-    diagnosis.problems.length > 0 ? `arguments are not valid JSON: ${diagnosis.problems[0]!.headline}` : 'arguments are not valid JSON',
-    `invalid JSON${where}: ${what}; text: ${previewText(trimmed, position ?? 0, redact)}`,
-    advice,
+    {
+      message: diagnosis.problems.length > 0 ? `arguments are not valid JSON: ${diagnosis.problems[0]!.headline}` : 'arguments are not valid JSON',
+      detail: `invalid JSON${where}: ${what}; text: ${previewText(trimmed, position ?? 0, redact)}`,
+      suggestion: advice,
+    },
     trimmed,
     redact,
   );
@@ -599,7 +605,12 @@ function notAnObject(value: unknown): ParseResult {
   };
 }
 
-function malformed(message: string, detail: string, suggestion: string, text: string, redact: (text: string) => string): MalformedArgumentsFailure {
+/** The failure of arguments that are not one JSON object: its words, and an excerpt of `text` (redacted) as the value received. */
+function malformed(
+  { message, detail, suggestion }: { message: string; detail: string; suggestion: string },
+  text: string,
+  redact: (text: string) => string,
+): MalformedArgumentsFailure {
   return {
     code: 'MALFORMED_ARGUMENTS',
     message,

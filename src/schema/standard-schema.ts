@@ -170,13 +170,11 @@ function describeIssue(issue: StandardSchemaV1.Issue, input: unknown, jsonSchema
     const misplaced = findMisplacedValues(found.value, parentSchema);
     return loose.keys.map((key) => {
       const pair = misplaced.find((candidate) => candidate.sent === String(key));
-      return describeUnknownProperty(
-        path,
-        String(key),
-        Object.keys(properties),
-        found.value,
-        pair === undefined ? undefined : { property: pair.missing, schema: properties[pair.missing] },
-      );
+      return describeUnknownProperty(path, String(key), {
+        allowed: Object.keys(properties),
+        data: found.value,
+        paired: pair === undefined ? undefined : { property: pair.missing, schema: properties[pair.missing] },
+      });
     });
   }
   if (!found.found && segments.length > 0) {
@@ -189,7 +187,12 @@ function describeIssue(issue: StandardSchemaV1.Issue, input: unknown, jsonSchema
   if (loose.expected === 'never' && found.found && segments.length > 0) {
     const parentSegments = segments.slice(0, -1);
     const parentAllowed = propertyNamesAt(jsonSchema, parentSegments);
-    return [describeUnknownProperty(toJsonPointer(parentSegments), String(segments[segments.length - 1]), parentAllowed, lookUp(input, parentSegments).value)];
+    return [
+      describeUnknownProperty(toJsonPointer(parentSegments), String(segments[segments.length - 1]), {
+        allowed: parentAllowed,
+        data: lookUp(input, parentSegments).value,
+      }),
+    ];
   }
   if (kind === 'invalid_type' || (TYPE_KINDS.has(kind) && kind !== 'invalid_type' && typeof loose.expected === 'string')) {
     const types = expectedJsonTypes(propertySchemaAt(jsonSchema, segments), loose.expected);
