@@ -1,0 +1,124 @@
+/**
+ * 200 runs on a real restate-server while the service process is SIGKILLed at random points
+ * (seeded) and started again on the same port: every run ends in exactly one place — completed,
+ * the tool DLQ or the message DLQ, the one its plan says — and each side effect happens at most
+ * once per (run, step, call). Restate resumes each killed invocation from its journal.
+ *
+ * `RESTATE_CHAOS_REPORT=<file>` writes the measured numbers there as JSON.
+ */
+import { writeFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startRestateHarness, type RestateHarness } from './fixtures/restate-harness.ts';
+import { seededRandom } from './fixtures/distributed-processes.ts';
+
+const RUN_COUNT = 200;
+const SEED = 20_261_205;
+/** The test fails when the runs are not all in place after this long (a bound against a hang, in ms). */
+const DEADLINE_MS = 170_000;
+/** A kill follows the service's `ready` after a wait drawn uniformly from this range, in ms. */
+const KILL_AFTER_MS = [400, 2_000] as const;
+
+type Plan = { kind: 'effects'; count: number } | { kind: 'down' } | { kind: 'malformed' };
+type Place = 'completed' | 'tool' | 'message';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function plans(random: () => number): Map<string, Plan> {
+  const planned = new Map<string, Plan>();
+  for (let index = 0; index < RUN_COUNT; index++) {
+    const draw = random();
+    const plan: Plan = draw < 0.08 ? { kind: 'malformed' } : draw < 0.16 ? { kind: 'down' } : { kind: 'effects', count: 1 + Math.floor(random() * 3) };
+    planned.set(`chaos-${index}`, plan);
+  }
+  return planned;
+}
+
+function bodyOf(plan: Plan, runId: string): string {
+  if (plan.kind === 'malformed') return `{not json ${runId}`;
+  return JSON.stringify({ input: plan.kind === 'down' ? 'down' : `effects:${plan.count}` });
+}
+
+/** Where each run is now: every place it is found in (more than one is a failure). */
+async function placesOf(harness: RestateHarness, runIds: readonly string[]): Promise<Map<string, Place[]>> {
+  const places = new Map<string, Place[]>(runIds.map((runId) => [runId, []]));
+  for (const record of await harness.stores.toolDlq.list({ limit: 10_000 })) places.get(record.entry.runId)?.push('tool');
+  for (const record of await harness.stores.messageDlq.list({ limit: 10_000 })) {
+    const runId = record.entry.messageId?.replace(/^restate:toolrun\//, '');
+    if (runId !== undefined) places.get(runId)?.push('message');
+  }
+  for (const runId of runIds) {
+    const opened = await harness.stores.journal.open(runId);
+    if (opened.claimed && opened.checkpoint?.status === 'completed') places.get(runId)!.push('completed');
+  }
+  return places;
+}
+
+describe('toolrun in Restate: the service process SIGKILLed at random over 200 runs', () => {
+  let harness: RestateHarness | undefined;
+  afterAll(async () => {
+    await harness?.close();
+  }, 30_000);
+
+  it('every run in exactly one place; each side effect at most once per (run, step, call)', async () => {
+    const started = Date.now();
+    harness = await startRestateHarness({ workMs: 40, breakerThreshold: 1_000_000 });
+    const random = seededRandom(SEED);
+    const planned = plans(random);
+    const runIds = [...planned.keys()];
+    await Promise.all(runIds.map((runId) => harness!.send(runId, bodyOf(planned.get(runId)!, runId))));
+
+    let kills = 0;
+    let places = await placesOf(harness, runIds);
+    const settled = () => [...places.values()].every((found) => found.length > 0);
+    while (!settled()) {
+      if (Date.now() - started > DEADLINE_MS) break;
+      const readyAt = harness.service().readyAt ?? Date.now();
+      const killAt = readyAt + KILL_AFTER_MS[0] + random() * (KILL_AFTER_MS[1] - KILL_AFTER_MS[0]);
+      while (Date.now() < killAt && !settled()) {
+        await sleep(Math.min(250, Math.max(0, killAt - Date.now())));
+        places = await placesOf(harness, runIds);
+      }
+      if (settled()) break;
+      await harness.kill();
+      kills += 1;
+      await harness.restart();
+    }
+    places = await placesOf(harness, runIds);
+    const elapsedMs = Date.now() - started;
+
+    const expected = (plan: Plan): Place => (plan.kind === 'malformed' ? 'message' : plan.kind === 'down' ? 'tool' : 'completed');
+    const misplaced = runIds.filter((runId) => places.get(runId)!.join() !== expected(planned.get(runId)!));
+    const doubledEffects = await harness.count(
+      `SELECT count(*) FROM (SELECT idempotency_key FROM $schema.side_effects GROUP BY idempotency_key HAVING count(*) > 1) AS doubled`,
+    );
+    const effects = await harness.count(`SELECT count(*) FROM $schema.side_effects`);
+    const plannedEffects = [...planned.values()].reduce((sum, plan) => sum + (plan.kind === 'effects' ? plan.count : 0), 0);
+    const repeatedExecutions = await harness.count(
+      `SELECT count(*) FROM (SELECT idempotency_key FROM $schema.tool_invocations WHERE tool = 'record_effect' GROUP BY idempotency_key HAVING count(*) > 1) AS repeated`,
+    );
+    const repeatedModelSteps = await harness.count(
+      `SELECT count(*) FROM (SELECT run_id, step_index FROM $schema.model_calls GROUP BY run_id, step_index HAVING count(*) > 1) AS repeated`,
+    );
+    const report = {
+      runs: RUN_COUNT,
+      kills,
+      elapsedMs,
+      misplaced: misplaced.length,
+      effects,
+      plannedEffects,
+      doubledEffects,
+      repeatedToolExecutions: repeatedExecutions,
+      repeatedModelSteps,
+      toolDlq: (await harness.stores.toolDlq.list({ limit: 10_000 })).length,
+      messageDlq: (await harness.stores.messageDlq.list({ limit: 10_000 })).length,
+    };
+    if (process.env.RESTATE_CHAOS_REPORT) writeFileSync(process.env.RESTATE_CHAOS_REPORT, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`restate chaos: ${JSON.stringify(report)}`);
+
+    expect(misplaced.map((runId) => `${runId}: ${places.get(runId)!.join('+') || 'nowhere'}`)).toEqual([]);
+    expect(doubledEffects).toBe(0);
+    expect(effects).toBe(plannedEffects);
+    expect(kills).toBeGreaterThanOrEqual(3);
+    expect(elapsedMs).toBeLessThan(DEADLINE_MS);
+  }, 240_000);
+});
