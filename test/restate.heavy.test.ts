@@ -3,6 +3,8 @@
  * with SIGKILL in one case): the five routing cases, a step Restate gives up on, and replay of a
  * dead-lettered run as a new Restate invocation that calls the model only for the remaining steps.
  */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayRestateEntry } from '../src/engines/restate/index.ts';
 import type { ResumableEntry, ToolFailureEntry } from '../src/index.ts';
@@ -151,4 +153,18 @@ describe('toolrun in Restate: routing on a real restate-server', () => {
     expect(again.status).toBe('already_completed');
     expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id = $1`, [runId])).toBe(4 - entry.stepIndex);
   }, 60_000);
+});
+
+describe('examples/restate/dead-letter-and-replay.ts', () => {
+  it('prints its measured counts as its last line: one entry, replayed twice at once, one write', { timeout: 120_000 }, () => {
+    const example = fileURLToPath(new URL('../examples/restate/dead-letter-and-replay.ts', import.meta.url));
+    const output = execFileSync(process.execPath, ['--import', 'tsx', example], { encoding: 'utf8', timeout: 90_000 });
+    expect(JSON.parse(output.trim().split('\n').at(-1)!)).toEqual({
+      engine: 'restate',
+      dlqEntries: 1,
+      messageDlqEntries: 0,
+      replayStatus: 'completed',
+      sideEffects: 1,
+    });
+  });
 });

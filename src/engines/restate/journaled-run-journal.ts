@@ -45,8 +45,7 @@ export function journalInRestate(context: RestateStepContext, options: JournalIn
     record: (runId, call) => step(context, 'toolrun.journal.record', () => journal.record(runId, call), retry),
     forget: (runId, stepIndex, callIndex) => step(context, 'toolrun.journal.forget', () => journal.forget(runId, stepIndex, callIndex), retry),
     commit: (runStep) => step(context, 'toolrun.journal.commit', () => journal.commit(runStep), retry),
-    finish: (runStep, finishing) =>
-      step(context, 'toolrun.journal.finish', () => journal.finish(runStep, finishing === undefined ? undefined : holder), retry),
+    finish: (runStep, finishing) => step(context, 'toolrun.journal.finish', () => journal.finish(runStep, finishing === undefined ? undefined : holder), retry),
     renew: (runId, _holder, leaseMs) => journal.renew(runId, holder, leaseMs),
     release: (runId) => journal.release(runId, holder),
   };

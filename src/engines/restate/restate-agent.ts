@@ -106,7 +106,9 @@ function journaledParts(context: restate.ObjectContext, parts: AgentParts, holde
 function runOptions(options: RestateAgentOptions): Partial<HandleMessageOptions> {
   const { maxSteps, toolRetryBudget, maxBodyBytes, onEvent, onToolCall, modelPolicy, modelName, claimLeaseMs } = options;
   return Object.fromEntries(
-    Object.entries({ maxSteps, toolRetryBudget, maxBodyBytes, onEvent, onToolCall, modelPolicy, modelName, claimLeaseMs }).filter(([, value]) => value !== undefined),
+    Object.entries({ maxSteps, toolRetryBudget, maxBodyBytes, onEvent, onToolCall, modelPolicy, modelName, claimLeaseMs }).filter(
+      ([, value]) => value !== undefined,
+    ),
   );
 }
 

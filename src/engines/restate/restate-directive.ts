@@ -7,9 +7,7 @@ import type { HandleMessageResult } from '../../worker/handle-message.ts';
  *   does not retry it, whose `metadata` names the DLQ and the run (`errorCode` 400 for a message
  *   that cannot start a run, 409 for a run dead-lettered in the tool DLQ, 500 for a poison run).
  */
-export type RestateEnding =
-  | { kind: 'return' }
-  | { kind: 'terminal'; errorCode: number; message: string; metadata: Record<string, string> };
+export type RestateEnding = { kind: 'return' } | { kind: 'terminal'; errorCode: number; message: string; metadata: Record<string, string> };
 
 /** The ending of a Restate invocation for a run's outcome (see {@link RestateEnding}). */
 export function restateDirectiveOf(result: HandleMessageResult): RestateEnding {
@@ -45,7 +43,12 @@ export function restateDirectiveOf(result: HandleMessageResult): RestateEnding {
     }
     case 'busy':
       // not reached: the run's claim is waited for inside the journal's `open` step
-      return { kind: 'terminal', errorCode: 503, message: `toolrun: run ${result.runId} is claimed by ${result.holder ?? 'another holder'}`, metadata: { toolrunStatus: 'busy' } };
+      return {
+        kind: 'terminal',
+        errorCode: 503,
+        message: `toolrun: run ${result.runId} is claimed by ${result.holder ?? 'another holder'}`,
+        metadata: { toolrunStatus: 'busy' },
+      };
     default:
       return { kind: 'return' };
   }
