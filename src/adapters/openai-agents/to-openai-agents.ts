@@ -7,6 +7,7 @@ import { parseArguments } from '../../schema/parse-arguments.ts';
 import type { ToolFailure, ToolResult } from '../../ground/tool-result.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createRepeatedCalls } from '../repeated-calls.ts';
+import { checkOpenAiAgentsDeadLetter, createOpenAiAgentsRunDeadLetter, type OpenAiAgentsDeadLetterOptions } from './openai-agents-dead-letter.ts';
 
 /** Options of {@link toOpenAiAgents}. */
 export interface OpenAiAgentsOptions {
@@ -16,8 +17,22 @@ export interface OpenAiAgentsOptions {
    * @defaultValue toolrun's `'default'` session
    */
   sessionId?: string | ((runContext: RunContext<unknown>) => string | undefined);
-  /** The run id passed with every call (joins toolrun's log records to the SDK run). */
+  /**
+   * The run id passed with every call (joins toolrun's log records to the SDK run), and the
+   * tool-DLQ entry's `runId`. @defaultValue none; with `deadLetter`, a new `run_…` id
+   */
   runId?: string;
+  /**
+   * Where to dead-letter what this run cannot recover in-band (toolrun's `stores`, e.g.
+   * `createToolrun(...).stores`): a failure that spends the tool's retry budget across the run's
+   * steps (`toolRetryBudget`, default 2 retries), a misconfiguration (a rejected credential, fed to
+   * the shared breaker) or an open shared breaker becomes one resumable tool-DLQ entry for the
+   * run (`originalMessageId` `openai-agents:<runId>`); the model still gets the envelope. One
+   * `toOpenAiAgents` call is then one run: pass its `runConfig` to that run (its
+   * `callModelInputFilter` records the conversation). Replay with `replayOpenAiAgentsDeadLetter`
+   * or the `openai-agents` host of `hosts`. @defaultValue none
+   */
+  deadLetter?: OpenAiAgentsDeadLetterOptions;
   /**
    * Your own `callModelInputFilter`, run after toolrun's (which renames, in the history sent to the
    * model, calls of names the Chat Completions API refuses to replay).
@@ -29,6 +44,8 @@ export interface OpenAiAgentsOptions {
 export interface OpenAiAgentsTools {
   /** One non-strict function tool per toolrun tool; each hands the model's raw argument string to toolrun. */
   tools: FunctionTool[];
+  /** The run id the calls carry (a new one with `deadLetter` and no `runId`). */
+  runId?: string;
   /**
    * For `new Runner(runConfig)` or spread into `run(agent, input, { ...runConfig })`:
    * `toolNotFoundBehavior: 'return_error_to_model'`, a `toolErrorFormatter` that answers an unknown
@@ -105,11 +122,13 @@ function describe(value: unknown): string {
 export function toOpenAiAgents(source: RuntimeSource, options: OpenAiAgentsOptions = {}): OpenAiAgentsTools {
   const runtime = runtimeOf(source, 'toOpenAiAgents');
   checkOptions(options);
+  const runId = options.runId ?? (options.deadLetter !== undefined ? `run_${globalThis.crypto.randomUUID().replaceAll('-', '')}` : undefined);
+  const deadLetter = options.deadLetter !== undefined && runId !== undefined ? createOpenAiAgentsRunDeadLetter(runtime, runId, options.deadLetter) : undefined;
   const sessionOf = (runContext: RunContext<unknown> | undefined): string | undefined =>
     typeof options.sessionId === 'function' ? (runContext ? options.sessionId(runContext) : undefined) : options.sessionId;
   const ids = (runContext: RunContext<unknown> | undefined) => {
     const sessionId = sessionOf(runContext);
-    return { ...(sessionId !== undefined ? { sessionId } : {}), ...(options.runId !== undefined ? { runId: options.runId } : {}) };
+    return { ...(sessionId !== undefined ? { sessionId } : {}), ...(runId !== undefined ? { runId } : {}) };
   };
 
   // one run is one RunContext: a call id the run delivers again gets the first delivery's envelope
@@ -133,15 +152,19 @@ export function toOpenAiAgents(source: RuntimeSource, options: OpenAiAgentsOptio
       parameters: spec.inputSchema as FunctionTool['parameters'],
       invoke: async (runContext, input, details) => {
         const callId = details?.toolCall?.callId || undefined;
-        const result = await repeated.run({ callId, scope: runContext }, () =>
-          runtime.run({
+        const result = await repeated.run({ callId, scope: runContext }, async () => {
+          const call = {
             name: spec.name,
             args: input,
             ...(callId !== undefined ? { callId } : {}),
             ...(details?.signal ? { signal: details.signal } : {}),
             ...ids(runContext),
-          }),
-        );
+          };
+          if (deadLetter === undefined) return runtime.run(call);
+          const record = await runtime.execute({ ...call, maxAttempts: deadLetter.maxAttemptsFor(spec.name) });
+          await deadLetter.settle({ record, runContext, toolCall: details?.toolCall, args: input });
+          return record.result;
+        });
         if (result.status === 'failed') markSpanFailed(result);
         return serialise(result);
       },
@@ -168,6 +191,7 @@ export function toOpenAiAgents(source: RuntimeSource, options: OpenAiAgentsOptio
 
   const userFilter = options.callModelInputFilter;
   const callModelInputFilter: CallModelInputFilter = async (filterArgs) => {
+    deadLetter?.observeModelInput(filterArgs.modelData.input);
     const input = answerUnparsableArguments(runtime, filterArgs.modelData.input).map((item) => {
       if (!isItemOfType(item, 'function_call')) return item;
       const call = item as { name?: unknown; namespace?: unknown };
@@ -178,7 +202,11 @@ export function toOpenAiAgents(source: RuntimeSource, options: OpenAiAgentsOptio
     return userFilter ? userFilter({ ...filterArgs, modelData }) : modelData;
   };
 
-  return { tools, runConfig: { toolNotFoundBehavior: 'return_error_to_model', toolErrorFormatter, callModelInputFilter } };
+  return {
+    tools,
+    ...(runId !== undefined ? { runId } : {}),
+    runConfig: { toolNotFoundBehavior: 'return_error_to_model', toolErrorFormatter, callModelInputFilter },
+  };
 }
 
 /** The SDK's own answer when it cannot `JSON.parse` a function call's arguments (it then never calls the tool). */
@@ -243,6 +271,7 @@ function checkOptions(options: OpenAiAgentsOptions): void {
   if (options.sessionId !== undefined && typeof options.sessionId !== 'string' && typeof options.sessionId !== 'function')
     problems.push('sessionId must be a string or a function of the run context');
   if (options.runId !== undefined && typeof options.runId !== 'string') problems.push('runId must be a string');
+  if (options.deadLetter !== undefined) checkOpenAiAgentsDeadLetter(options.deadLetter);
   if (options.callModelInputFilter !== undefined && typeof options.callModelInputFilter !== 'function')
     problems.push('callModelInputFilter must be a function');
   if (problems.length > 0) throw new ToolrunError('INVALID_OPTIONS', `toOpenAiAgents: ${problems.join('; ')}`);
