@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark of the project, each reported as ratios against a baseline
  * measured in the same run. Speed is measured here, never asserted in unit tests.
  * `npm run bench -- NAME` runs one (runtime, worker, observability, redaction, distributed, airline, mcp,
- * hosts, langchain, dashboard, ai-sdk, postgres-steps, scale, scale-report, scale-drain); each bench
+ * hosts, openai-agents-dlq, langchain, dashboard, ai-sdk, postgres-steps, scale, scale-report, scale-drain); each bench
  * module is loaded only when it runs, so one that reads the compiled package (`dist/`, built by
  * `npm run bench`) does not stop the others from running from source.
  */
@@ -24,6 +24,11 @@ if (!only || only === 'mcp')
     await (await import('./mcp.bench.ts')).runMcpBench(),
   );
 if (!only || only === 'hosts') printTable('OpenAI Agents, Anthropic: per tool call', await (await import('./hosts-openai-anthropic.bench.ts')).runHostsBench());
+if (!only || only === 'openai-agents-dlq')
+  printTable(
+    'OpenAI Agents: a 2-step run with the tool DLQ configured vs the SDK tool',
+    await (await import('./openai-agents-dead-letter.bench.ts')).runOpenAiAgentsDeadLetterBench(),
+  );
 if (!only || only === 'langchain') printTable('LangChain createAgent', await (await import('./langchain.bench.ts')).runLangChainBench());
 if (!only || only === 'dashboard')
   printTable('Dashboard: first byte and a rendered list on a large tool DLQ', await (await import('./dashboard.bench.ts')).runDashboardBench());
