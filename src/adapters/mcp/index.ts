@@ -21,3 +21,10 @@ export { mcpSessionScope, TOOLRUN_SESSION_META_KEY } from './mcp-session-scope.t
 export { createMcpStatusFetch, McpHttpStatusError, type McpFetch } from './mcp-status-fetch.ts';
 export { mcpTools, type McpToolsOptions } from './mcp-tools.ts';
 export { serveOverMcp, type ServeOverMcpOptions } from './serve-over-mcp.ts';
+export {
+  MCP_PROXY_HOST,
+  mcpProxyContinuation,
+  type McpProxiedCall,
+  type McpProxiedResult,
+  type McpProxyContinuationOptions,
+} from './mcp-proxy-continuation.ts';

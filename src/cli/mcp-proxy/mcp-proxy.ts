@@ -21,7 +21,8 @@ import { attachSession, type Session } from './downstream-session.ts';
 import { createIdempotentCalls } from './idempotent-calls.ts';
 import { createToolGuard, type ToolsCallParams } from './tool-guard.ts';
 import { createUpstream } from './upstream.ts';
-import { defaultBreakerKeyPrefix, type UpstreamSpec } from './upstream-spec.ts';
+import { defaultBreakerKeyPrefix, describeUpstream, type UpstreamSpec } from './upstream-spec.ts';
+import type { ProxyDeadLetterOptions } from './proxy-dead-letter.ts';
 
 export { defaultBreakerKeyPrefix, type UpstreamSpec } from './upstream-spec.ts';
 
@@ -62,6 +63,15 @@ export interface McpProxyOptions {
    * request re-sent) runs once; shared by replicas through the store. @defaultValue in memory
    */
   idempotencyLedger?: IdempotencyLedger;
+  /**
+   * Where a guarded call that exhausts its retries (every attempt of an idempotent or read-only
+   * tool, the one attempt of another), is refused by an open breaker or fails as misconfigured is
+   * dead-lettered: one tool-DLQ entry per call (host `mcp`, its arguments redacted, the call as
+   * sent and its MCP session and request id in the conversation store), replayed by the `mcp`
+   * host's continuation (`mcpProxyContinuation` of `toolrun/mcp`). The client still gets the
+   * failure. @defaultValue nowhere
+   */
+  deadLetter?: ProxyDeadLetterOptions;
   /** Per-attempt timeout of a tool call. @defaultValue 60_000 */
   timeoutMs?: number;
   /** The longest wait for the upstream to start and answer `initialize`. @defaultValue 20_000 */
@@ -160,6 +170,7 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
       keyPrefix: options.breakerKeyPrefix ?? defaultBreakerKeyPrefix(options.upstream),
     }),
     upstream: () => upstream.transport,
+    ...(options.deadLetter ? { deadLetter: { ...options.deadLetter, upstream: describeUpstream(options.upstream) } } : {}),
     log,
   });
 

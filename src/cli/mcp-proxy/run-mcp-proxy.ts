@@ -15,6 +15,7 @@ import { usageError } from '../cli-error.ts';
 import type { LogOptions } from '../parse-options.ts';
 import { resolveStores, writerContext } from '../resolve-stores.ts';
 import { serveMetrics } from '../serve-metrics.ts';
+import { resumableDeadLetterAdded } from '../../worker/worker-events.ts';
 import { createMcpProxy, defaultBreakerKeyPrefix, type McpProxy, type UpstreamSpec } from './mcp-proxy.ts';
 import { createStdioLineTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio-line-transport.ts';
 
@@ -165,6 +166,13 @@ export async function runMcpProxy(options: McpProxyCommandOptions, command: read
     startupTimeoutMs: options.startupTimeoutMs,
     toolFailure: options.toolFailure,
     idempotencyLedger: stores.ledger,
+    deadLetter: {
+      stores,
+      onDeadLettered: (entry) => {
+        log(`dead-lettered ${entry.toolName} (${entry.reason}): tool-DLQ run ${entry.runId}; replay it with toolrun dlq replay (host mcp)`);
+        observability.onEvent(resumableDeadLetterAdded(entry, undefined, Date.now()));
+      },
+    },
     log,
   });
   log(

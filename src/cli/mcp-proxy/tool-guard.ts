@@ -11,6 +11,7 @@ import type { SharedBreaker } from '../../policies/shared-breaker.ts';
 import { mcpSessionScope } from '../../adapters/mcp/mcp-session-scope.ts';
 import type { ToolFailure } from '../../ground/tool-result.ts';
 import { idempotencyKeyOf, type IdempotentCalls } from './idempotent-calls.ts';
+import { deadLetterProxiedCall, type ProxyDeadLetterOptions } from './proxy-dead-letter.ts';
 import type { UpstreamTransport } from './upstream-requests.ts';
 
 /** The params of a `tools/call` request, as received. */
@@ -44,6 +45,8 @@ export interface ToolGuardOptions {
   idempotentCalls: IdempotentCalls;
   /** The transport guarded calls are sent on, read at each call (`undefined`: the upstream is restarting). */
   upstream: () => UpstreamTransport | undefined;
+  /** Where calls that exhaust their retries are dead-lettered, and the upstream's description for their origin. @defaultValue nowhere */
+  deadLetter?: (ProxyDeadLetterOptions & { upstream: string }) | undefined;
   log: (line: string) => void;
 }
 
@@ -206,6 +209,7 @@ export function createToolGuard(options: ToolGuardOptions): ToolGuard {
       const sessionId = mcpSessionScope(params._meta, call.sessionId, call.connection);
       const record = await current.execute({ name: params.name, args: args ?? {}, callId, sessionId, signal: call.signal });
       const result = record.result;
+      if (result.status === 'failed' && options.deadLetter) await deadLetter(current, record, { callId, params, call });
       if (result.status === 'success') {
         const upstreamResult = pending.get(callId)?.result;
         if (upstreamResult) return { result: upstreamResult, ran: true };
@@ -214,6 +218,31 @@ export function createToolGuard(options: ToolGuardOptions): ToolGuard {
       return { result: answerOf(result, record.toolName), ran: result.attempts > 0 };
     } finally {
       pending.delete(callId);
+    }
+  }
+
+  /** Dead-letters a failed call when it is exhausted; a store that cannot take it is logged, and the client still gets its answer. */
+  async function deadLetter(
+    current: ToolRuntime,
+    record: Parameters<typeof deadLetterProxiedCall>[0]['record'],
+    at: { callId: string; params: ToolsCallParams & { name: string }; call: GuardedCall },
+  ): Promise<void> {
+    const place = options.deadLetter!;
+    const tool = upstreamTools.get(at.params.name);
+    try {
+      await deadLetterProxiedCall(
+        {
+          record,
+          runtime: current,
+          callId: at.callId,
+          retryBudget: tool !== undefined && isMcpToolIdempotent(tool) ? options.maxAttempts - 1 : 0,
+          arguments: at.params.arguments ?? {},
+          origin: { sessionId: at.call.sessionId ?? null, connection: at.call.connection, requestId: at.call.requestId, upstream: place.upstream },
+        },
+        place,
+      );
+    } catch (error) {
+      options.log(`could not dead-letter a failed call of ${at.params.name}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 

@@ -1,0 +1,146 @@
+/**
+ * `toolrun mcp-proxy` dead-letters a guarded call that exhausts its retries (in-process proxy, the
+ * booking MCP server as its stdio upstream, SQLite stores): one tool-DLQ entry of host `mcp`, the
+ * arguments redacted, the call and its MCP origin in the conversation store, the message DLQ empty,
+ * the client still answered with the failure. Its replay (the `mcp` host's continuation) re-issues
+ * the call upstream once under the claim and the ledger, two replays at once included.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mcpProxyContinuation } from '../src/adapters/mcp/index.ts';
+import { createMcpProxy, type McpProxy } from '../src/cli/mcp-proxy/mcp-proxy.ts';
+import type { McpProxiedCall } from '../src/adapters/mcp/mcp-proxy-continuation.ts';
+import type { ToolFailureEntry } from '../src/ground/dead-letter-entries.ts';
+import { createSqliteStores, type SqliteStores } from '../src/stores/sqlite/index.ts';
+import { hostOfEntry } from '../src/worker/host-entry.ts';
+import { replayHostRun } from '../src/worker/replay-host-run.ts';
+
+const BOOKING_SERVER = new URL('./fixtures/mcp-booking-server.mjs', import.meta.url).pathname;
+
+let dir: string;
+let calls: string;
+let down: string;
+let stores: SqliteStores;
+let proxy: McpProxy;
+let client: Client;
+const entries: ToolFailureEntry[] = [];
+const env = () => ({ ...process.env, BOOKING_CALLS_FILE: calls, BOOKING_DOWN_FILE: down }) as Record<string, string>;
+const booked = () =>
+  existsSync(calls)
+    ? readFileSync(calls, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+    : [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'toolrun-mcp-dlq-'));
+  calls = join(dir, 'calls.log');
+  down = join(dir, 'down');
+  stores = createSqliteStores({ path: join(dir, 'toolrun.db') });
+  proxy = createMcpProxy({
+    upstream: { kind: 'stdio', command: process.execPath, args: [BOOKING_SERVER], env: env() },
+    runtimeOptions: { redact: { keys: ['card'] } },
+    deadLetter: { stores, onDeadLettered: (entry) => entries.push(entry) },
+    log: () => undefined,
+  });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await proxy.attach(serverSide, { label: 'stdio' });
+  client = new Client({ name: 'dlq-test', version: '1.0.0' });
+  await client.connect(clientSide);
+});
+afterAll(async () => {
+  await client?.close();
+  await proxy?.close();
+  await stores?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('mcp-proxy: the tool DLQ', () => {
+  it('a call that fails past its retries: one entry of host mcp, redacted, with its origin; the client answered', { timeout: 30_000 }, async () => {
+    writeFileSync(down, '');
+    const answer = (await client.callTool({ name: 'book_seat', arguments: { flight: 'AF1', card: '4111111111111111' } })) as CallToolResult;
+    expect(answer.isError).toBe(true);
+    expect(booked()).toEqual([]);
+
+    const records = await stores.toolDlq.list();
+    expect(records).toHaveLength(1);
+    const entry = records[0]!.entry as ToolFailureEntry;
+    expect(hostOfEntry(entry)).toBe('mcp');
+    expect(entry).toMatchObject({
+      kind: 'tool',
+      toolName: 'book_seat',
+      stepIndex: 0,
+      attempts: 1,
+      reason: 'retry-budget-exhausted',
+      originalMessageId: `mcp:${entry.runId}`,
+    });
+    expect(entry.lastError.message).toContain('unavailable');
+    expect(entry.runId).toMatch(/^stdio_req-\d+_[0-9a-f]{12}$/);
+    expect(JSON.stringify(entry)).not.toContain('4111111111111111');
+    expect(entries.map((written) => written.runId)).toEqual([entry.runId]);
+
+    const [stored] = (await stores.conversations.get(entry.conversationRef)) as McpProxiedCall[];
+    expect(stored).toMatchObject({
+      type: 'mcp_tools_call',
+      name: 'book_seat',
+      arguments: { flight: 'AF1', card: '4111111111111111' },
+      origin: { sessionId: null, connection: 'stdio', requestId: expect.any(Number), upstream: expect.stringContaining('mcp-booking-server.mjs') },
+    });
+    expect(await stores.messageDlq.list()).toEqual([]);
+  });
+
+  it('a call that succeeds, and one refused for its arguments, are not dead-lettered', { timeout: 30_000 }, async () => {
+    rmSync(down, { force: true });
+    const ok = (await client.callTool({ name: 'book_seat', arguments: { flight: 'AF2' } })) as CallToolResult;
+    expect(ok.isError).not.toBe(true);
+    const refused = (await client.callTool({ name: 'book_seat', arguments: { flight: 7 } })) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    expect(await stores.toolDlq.list()).toHaveLength(1);
+    expect(booked()).toHaveLength(1);
+  });
+
+  it('replayed twice at once after the fix: the call re-issued upstream once, the entry done, no model', { timeout: 30_000 }, async () => {
+    rmSync(down, { force: true });
+    const before = booked().length;
+    const [record] = await stores.toolDlq.list();
+    const continuation = mcpProxyContinuation({ transport: () => new StdioClientTransport({ command: process.execPath, args: [BOOKING_SERVER], env: env() }) });
+    const options = { stores, runtime: continuation.runtime! };
+    const results = await Promise.all([replayHostRun(record!, continuation, options), replayHostRun(record!, continuation, options)]);
+    expect(results.map((result) => result.status).sort()).toEqual(['completed', 'in_progress']);
+    expect(results.find((result) => result.status === 'completed')).toMatchObject({
+      modelCalls: 0,
+      removed: true,
+      text: expect.stringContaining('booked AF1'),
+    });
+    expect(
+      booked()
+        .slice(before)
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual([{ flight: 'AF1', card: '4111111111111111' }]);
+    expect(await stores.toolDlq.list()).toEqual([]);
+    const conversation = await stores.conversations.get((record!.entry as ToolFailureEntry).conversationRef);
+    expect(conversation?.at(-1)).toMatchObject({
+      type: 'mcp_tools_result',
+      result: { content: [{ type: 'text', text: expect.stringContaining('booked AF1') }] },
+    });
+
+    expect(await replayHostRun(record!, continuation, options)).toMatchObject({ status: 'already_completed' });
+    expect(booked()).toHaveLength(before + 1);
+  });
+
+  it('a replay while the upstream is still down: tool_failed, the entry stays', { timeout: 30_000 }, async () => {
+    writeFileSync(down, '');
+    await client.callTool({ name: 'book_seat', arguments: { flight: 'AF3' } });
+    const [record] = await stores.toolDlq.list();
+    expect((record!.entry as ToolFailureEntry).toolArgs).toEqual({ flight: 'AF3' });
+    const continuation = mcpProxyContinuation({ transport: () => new StdioClientTransport({ command: process.execPath, args: [BOOKING_SERVER], env: env() }) });
+    expect(await replayHostRun(record!, continuation, { stores, runtime: continuation.runtime! })).toMatchObject({ status: 'tool_failed', removed: false });
+    expect(await stores.toolDlq.list()).toHaveLength(1);
+  });
+});
