@@ -118,11 +118,9 @@ export async function replayHostRun(
       result = (await stores.ledger.putIfAbsent(key, ran as unknown as JsonValue)).value as unknown as ToolSuccess;
     }
     const resumed = [...messages, ...continuation.resultMessages(call, result)];
-    const storesConversation = continuation.readConversation === undefined;
-    if (storesConversation) await stores.conversations.put(entry.conversationRef, resumed);
     const continued = await continuation.continueRun({ runId, entry, messages: resumed, runtime, ...(options.signal ? { signal: options.signal } : {}) });
-    if (storesConversation && continued.newMessages !== undefined && continued.newMessages.length > 0)
-      await stores.conversations.put(entry.conversationRef, [...resumed, ...continued.newMessages]);
+    // written only once the run went on: a replay killed before leaves the conversation ending with the failed call, for the next replay
+    if (continuation.readConversation === undefined) await stores.conversations.put(entry.conversationRef, [...resumed, ...(continued.newMessages ?? [])]);
     await stores.ledger.putIfAbsent(hostCompletedLedgerKey(host, runId), { text: continued.text ?? null });
     const removed = await dlq.remove(record.id);
     return { ...base, status: 'completed', runId, modelCalls: continued.modelCalls, text: continued.text ?? null, removed };

@@ -204,6 +204,19 @@ describe('replayOpenAiAgentsDeadLetter', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('a continued run that fails (the model down) leaves the entry; the next replay completes it, the write applied once', async () => {
+    const { stores, runtime, writes, record, fix, continueRun } = await deadLettered();
+    fix();
+    server.script([() => ({ status: 400, body: { error: { message: 'model unavailable', type: 'invalid_request_error' } } })]);
+    await expect(replayOpenAiAgentsDeadLetter(record, { stores, runtime, continueRun })).rejects.toThrow();
+    expect(writes).toEqual(['O-1']);
+    expect(await stores.toolDlq.list()).toEqual([record]);
+    // the stored conversation still ends with the failed call: the next replay reads the write back and goes on
+    server.script([() => responsesText('saved O-1')]);
+    expect(await replayOpenAiAgentsDeadLetter(record, { stores, runtime, continueRun })).toMatchObject({ status: 'completed', modelCalls: 1, removed: true });
+    expect(writes).toEqual(['O-1']);
+  });
+
   it('a tool still failing: tool_failed, the model not called, the entry stays', async () => {
     const { stores, runtime, record, continueRun } = await deadLettered();
     server.script([]);
