@@ -22,6 +22,7 @@ const IDEMPOTENCY_KEY_META_KEY = 'dev.toolrun/idempotencyKey';
  * unredacted: the replay needs them) and where it came from.
  */
 export interface McpProxiedCall {
+  /** Marks the item as a proxied call. */
   type: 'mcp_tools_call';
   /** The proxy's id of the call (the ledger key of its replay includes it). */
   callId: string;
@@ -35,8 +36,11 @@ export interface McpProxiedCall {
 
 /** What the replay stores after the call: the upstream's `CallToolResult`. */
 export interface McpProxiedResult {
+  /** Marks the item as the replay's answer. */
   type: 'mcp_tools_result';
+  /** The call it answers (its {@link McpProxiedCall.callId}). */
   callId: string;
+  /** The upstream's `CallToolResult`, as sent. */
   result: JsonValue;
 }
 
@@ -48,7 +52,7 @@ export interface McpProxyContinuationOptions {
    * `() => new StdioClientTransport({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] })`.
    */
   transport: () => Transport | Promise<Transport>;
-  /** @defaultValue `{ name: 'toolrun-replay', version: '0.1.0' }` */
+  /** The replaying client's name and version in `initialize`. @defaultValue `{ name: 'toolrun-replay', version: '0.1.0' }` */
   clientInfo?: Implementation;
   /** Per-attempt timeout of the replayed call (connection included). @defaultValue 60_000 */
   timeoutMs?: number;
@@ -102,8 +106,8 @@ function replayRuntime(options: McpProxyContinuationOptions): ToolRuntime {
 
 /**
  * How toolrun's replay completes a call `toolrun mcp-proxy` dead-lettered (register it once as the
- * `mcp` host: `hosts: { mcp: mcpProxyContinuation({ transport }) }` in the config `toolrun dlq
- * replay|drain` and the dashboard load). An MCP client has no loop toolrun can resume: the replay
+ * `mcp` host, `hosts: { mcp: mcpProxyContinuation({ transport }) }`, in the config that
+ * `toolrun dlq replay`, `toolrun dlq drain` and the dashboard load). An MCP client has no loop toolrun can resume: the replay
  * re-issues the recorded `tools/call` upstream, under the run's claim and the idempotency ledger
  * (a call a replay already made is read back, not sent again), and the replay is complete when the
  * upstream answers it (no model is called: `modelCalls` 0). The client that made the call is not
