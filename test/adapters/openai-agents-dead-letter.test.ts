@@ -6,7 +6,7 @@
  */
 import { Agent, OpenAIProvider, Runner, setTracingDisabled } from '@openai/agents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayOpenAiAgentsDeadLetter, toOpenAiAgents } from '../../src/adapters/openai-agents/index.ts';
+import { openAiAgentsContinuation, replayOpenAiAgentsDeadLetter, toOpenAiAgents } from '../../src/adapters/openai-agents/index.ts';
 import { createToolRuntime } from '../../src/core/create-tool-runtime.ts';
 import { defineTool } from '../../src/core/define-tool.ts';
 import { ToolError } from '../../src/core/tool-error.ts';
@@ -202,6 +202,29 @@ describe('replayOpenAiAgentsDeadLetter', () => {
     expect(again).toMatchObject({ status: 'already_completed', modelCalls: 0 });
     expect(writes).toEqual(['O-1']);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('drainToolDlq with the openai-agents host registered: completed, the model called for the remaining step, toolrun’s own model never', async () => {
+    const { stores, runtime, writes, fix } = await deadLettered();
+    fix();
+    server.script([() => responsesText('saved O-1')]);
+    let ownModelCalls = 0;
+    const model = async () => {
+      ownModelCalls += 1;
+      return { text: 'not reached', usage: { input: 0, output: 0 } };
+    };
+    const hosts = {
+      'openai-agents': openAiAgentsContinuation((items, context) => {
+        const { tools, runConfig } = toOpenAiAgents(context.runtime);
+        return new Runner({ ...runConfig, modelProvider: modelProvider() }).run(agentWith(tools), items as never);
+      }),
+    };
+    const report = await drainToolDlq({ stores, runtime, model, hosts });
+    expect(report).toMatchObject({ total: 1, removed: 1, outcomes: { completed: 1 } });
+    expect(report.entries[0]).toMatchObject({ host: 'openai-agents', status: 'completed' });
+    expect(server.requests).toHaveLength(1);
+    expect(ownModelCalls).toBe(0);
+    expect(writes).toEqual(['O-1']);
   });
 
   it('a continued run that fails (the model down) leaves the entry; the next replay completes it, the write applied once', async () => {
