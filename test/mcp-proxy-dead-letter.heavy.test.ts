@@ -8,6 +8,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -20,6 +21,8 @@ import type { ToolFailureEntry } from '../src/ground/dead-letter-entries.ts';
 import { createSqliteStores, type SqliteStores } from '../src/stores/sqlite/index.ts';
 import { hostOfEntry } from '../src/worker/host-entry.ts';
 import { replayHostRun } from '../src/worker/replay-host-run.ts';
+import { bundledCli } from './fixtures/mcp-cli.ts';
+import { toolrunInProcess } from './fixtures/toolrun-in-process.ts';
 
 const BOOKING_SERVER = new URL('./fixtures/mcp-booking-server.mjs', import.meta.url).pathname;
 
@@ -142,5 +145,48 @@ describe('mcp-proxy: the tool DLQ', () => {
     const continuation = mcpProxyContinuation({ transport: () => new StdioClientTransport({ command: process.execPath, args: [BOOKING_SERVER], env: env() }) });
     expect(await replayHostRun(record!, continuation, { stores, runtime: continuation.runtime! })).toMatchObject({ status: 'tool_failed', removed: false });
     expect(await stores.toolDlq.list()).toHaveLength(1);
+  });
+});
+
+describe('toolrun mcp-proxy → toolrun dlq list → toolrun dlq replay (the CLI, the mcp host from the config)', () => {
+  it('the proxy process dead-letters; dlq list shows the entry; dlq replay books it once', { timeout: 60_000 }, async () => {
+    const db = join(dir, 'cli.db');
+    const cliCalls = join(dir, 'cli-calls.log');
+    const cliDown = join(dir, 'cli-down');
+    writeFileSync(cliDown, '');
+    const bookingEnv = { ...process.env, BOOKING_CALLS_FILE: cliCalls, BOOKING_DOWN_FILE: cliDown } as Record<string, string>;
+    const cli = await bundledCli();
+    const proxied = new Client({ name: 'cli-dlq-test', version: '1.0.0' });
+    await proxied.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [cli, 'mcp-proxy', '--db', db, '--init', '--', process.execPath, BOOKING_SERVER],
+        env: bookingEnv,
+        stderr: 'pipe',
+      }),
+    );
+    const answer = (await proxied.callTool({ name: 'book_seat', arguments: { flight: 'LH9' } })) as CallToolResult;
+    expect(answer.isError).toBe(true);
+    await proxied.close();
+
+    const listed = await toolrunInProcess(['dlq', 'list', '--dlq', 'tool', '--db', db, '--json']);
+    expect(listed.code).toBe(0);
+    const records = JSON.parse(listed.stdout) as Array<{ id: string; entry: ToolFailureEntry }>;
+    expect(records).toHaveLength(1);
+    expect(records[0]!.entry).toMatchObject({
+      toolName: 'book_seat',
+      reason: 'retry-budget-exhausted',
+      originalMessageId: expect.stringMatching(/^mcp:stdio_req-/),
+    });
+
+    rmSync(cliDown, { force: true });
+    const config = fileURLToPath(new URL('./fixtures/mcp-proxy-replay.config.ts', import.meta.url));
+    const replayEnv = { BOOKING_CALLS_FILE: cliCalls, BOOKING_DOWN_FILE: cliDown };
+    const replayed = await toolrunInProcess(['dlq', 'replay', records[0]!.id, '--db', db, '--config', config, '--json'], replayEnv);
+    expect(replayed.stderr).toBe('');
+    expect(JSON.parse(replayed.stdout)).toMatchObject({ status: 'completed', host: 'mcp', modelCalls: 0, removed: true });
+    expect(readFileSync(cliCalls, 'utf8').trim().split('\n')).toEqual(['{"flight":"LH9"}']);
+    const after = await toolrunInProcess(['dlq', 'list', '--dlq', 'tool', '--db', db, '--json']);
+    expect(JSON.parse(after.stdout)).toEqual([]);
   });
 });
