@@ -91,9 +91,7 @@ export async function replayHostRun(
   try {
     const completed = (await stores.ledger.get(hostCompletedLedgerKey(host, runId))) as { text?: string | null } | undefined;
     if (completed !== undefined) return { ...base, status: 'already_completed', runId, text: completed.text ?? null, removed: await dlq.remove(record.id) };
-    const stored = continuation.readConversation
-      ? await continuation.readConversation(entry)
-      : await stores.conversations.get(entry.conversationRef);
+    const stored = continuation.readConversation ? await continuation.readConversation(entry) : await stores.conversations.get(entry.conversationRef);
     if (stored === undefined) {
       const removed = options.removeExpired === true ? await dlq.remove(record.id) : false;
       return { ...base, status: 'expired', runId, removed, message: `the conversation ${entry.conversationRef} is gone (its time to live passed)` };
