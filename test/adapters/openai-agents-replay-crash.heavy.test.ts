@@ -55,7 +55,8 @@ describe('a replay of an OpenAI Agents entry killed mid-way', () => {
           return responsesText('never read');
         },
       ]);
-      spawned.child = spawnCrashChild(CHILD, [dbPath, server.origin, writesPath, String(LEASE_MS)], 45_000);
+      const logPath = join(dir, 'child.log');
+      spawned.child = spawnCrashChild(CHILD, [dbPath, server.origin, writesPath, String(LEASE_MS), logPath], logPath);
       expect(await spawned.child.ended).toBe('killed');
       expect(server.requests).toHaveLength(1);
       expect(writesIn(writesPath)).toEqual(['O-1']);
