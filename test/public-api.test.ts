@@ -58,6 +58,8 @@ describe('public API', () => {
       './mcp',
       './dbos',
       './restate',
+      './temporal',
+      './temporal/workflow',
     ]);
     const withStar = Object.entries(sources).filter(([, file]) => /^\s*export\s+\*/m.test(readFileSync(join(PROJECT, file), 'utf8')));
     expect(withStar).toEqual([]);
