@@ -166,13 +166,18 @@ export async function runMcpProxy(options: McpProxyCommandOptions, command: read
     startupTimeoutMs: options.startupTimeoutMs,
     toolFailure: options.toolFailure,
     idempotencyLedger: stores.ledger,
-    deadLetter: {
-      stores,
-      onDeadLettered: (entry) => {
-        log(`dead-lettered ${entry.toolName} (${entry.reason}): tool-DLQ run ${entry.runId}; replay it with toolrun dlq replay (host mcp)`);
-        observability.onEvent(resumableDeadLetterAdded(entry, undefined, Date.now()));
-      },
-    },
+    // in memory no other process could list or replay an entry, and a long-lived proxy would only accumulate them
+    ...(useMemory
+      ? {}
+      : {
+          deadLetter: {
+            stores,
+            onDeadLettered: (entry) => {
+              log(`dead-lettered ${entry.toolName} (${entry.reason}): tool-DLQ run ${entry.runId}; replay it with toolrun dlq replay (host mcp)`);
+              observability.onEvent(resumableDeadLetterAdded(entry, undefined, Date.now()));
+            },
+          },
+        }),
     log,
   });
   log(
