@@ -17,7 +17,16 @@ import { createSharedBreaker, type SharedBreakerEvent } from '../../src/policies
 import { createMemoryStores } from '../../src/stores/memory/index.ts';
 import { createAutoAdvancingClock } from '../../src/testing/auto-advancing-clock.ts';
 import { drainToolDlq } from '../../src/worker/drain-tool-dlq.ts';
-import { responsesText, responsesToolCall, startScriptedServer, type RecordedRequest, type ScriptedServer } from './fixtures/openai-scripted-server.ts';
+import {
+  chatText,
+  chatToolCalls,
+  responsesText,
+  responsesToolCall,
+  startScriptedServer,
+  streamedResponse,
+  type RecordedRequest,
+  type ScriptedServer,
+} from './fixtures/openai-scripted-server.ts';
 
 const FAST_RETRY = { backoff: { baseDelayMs: 1, jitterMs: 0 }, minDelayMs: 1 };
 
@@ -161,6 +170,53 @@ describe('toOpenAiAgents with a dead-letter place', () => {
     expect(await stores.messageDlq.list()).toEqual([]);
   });
 
+  it('the model makes the failed call again and it succeeds: the entry leaves the DLQ (the run recovered)', async () => {
+    const stores = createMemoryStores();
+    let down = true;
+    const { runtime, writes } = writeRuntime(() => (down ? unavailable() : undefined));
+    server.script([
+      saveCall('c1'),
+      (request) => {
+        down = false; // the upstream is back before the model tries again
+        return saveCall('c2')(request);
+      },
+      () => responsesText('saved at last'),
+    ]);
+    const { result } = await liveRun(runtime, stores);
+    expect(result.finalOutput).toBe('saved at last');
+    expect(writes).toEqual(['O-1']);
+    expect(await stores.toolDlq.list()).toEqual([]);
+  });
+
+  it('one call id delivered twice in one turn runs the write once, with deadLetter', async () => {
+    const stores = createMemoryStores();
+    const { runtime, writes } = writeRuntime(() => undefined);
+    const call = responsesToolCall({ id: 'c1', name: 'save_order', arguments: '{"order":"O-1"}' });
+    const twice = {
+      ...call,
+      body: { ...(call.body as object), output: [...(call.body as { output: unknown[] }).output, ...(call.body as { output: unknown[] }).output] },
+    };
+    server.script([() => twice, () => responsesText('saved')]);
+    await liveRun(runtime, stores);
+    expect(writes).toEqual(['O-1']);
+    expect(await stores.toolDlq.list()).toEqual([]);
+  });
+
+  it('a streamed run (Runner.run with stream: true) dead-letters the same way', async () => {
+    const stores = createMemoryStores();
+    const { runtime } = writeRuntime(unavailable);
+    server.script([(request) => streamedResponse(saveCall('c1')(request)), () => streamedResponse(responsesText('could not save'))]);
+    const { tools, runConfig, runId } = toOpenAiAgents(runtime, { deadLetter: { stores } });
+    const streamed = await new Runner({ ...runConfig, modelProvider: modelProvider() }).run(agentWith(tools), 'save O-1', { stream: true });
+    await streamed.completed;
+    expect(streamed.finalOutput).toBe('could not save');
+    const [record] = await stores.toolDlq.list();
+    expect(server.requests.map((request) => request.body.stream)).toEqual([true, true]);
+    expect(record?.entry).toMatchObject({ runId, stepIndex: 0, reason: 'retry-budget-exhausted', tokensSpent: { input: 20, output: 5 } });
+    const conversation = await stores.conversations.get((record!.entry as ToolFailureEntry).conversationRef);
+    expect(conversation?.at(-1)).toMatchObject({ type: 'function_call', callId: 'c1' });
+  });
+
   it('refuses stores that are not toolrun stores', () => {
     const { runtime } = writeRuntime(unavailable);
     expect(() => toOpenAiAgents(runtime, { deadLetter: { stores: {} as never } })).toThrow(ToolrunError);
@@ -224,6 +280,35 @@ describe('replayOpenAiAgentsDeadLetter', () => {
     expect(report.entries[0]).toMatchObject({ host: 'openai-agents', status: 'completed' });
     expect(server.requests).toHaveLength(1);
     expect(ownModelCalls).toBe(0);
+    expect(writes).toEqual(['O-1']);
+  });
+
+  it('over Chat Completions too: dead-lettered live, replayed with the model called once, the tool message carrying the write', async () => {
+    const stores = createMemoryStores();
+    let fixed = false;
+    const { runtime, writes } = writeRuntime(() => (fixed ? undefined : unavailable()));
+    const chatProvider = () => new OpenAIProvider({ apiKey: 'sk-test', baseURL: `${server.origin}/v1`, useResponses: false });
+    server.script([() => chatToolCalls([{ id: 'c1', name: 'save_order', arguments: '{"order":"O-1"}' }]), () => chatText('could not save')]);
+    const live = toOpenAiAgents(runtime, { deadLetter: { stores } });
+    await new Runner({ ...live.runConfig, modelProvider: chatProvider() }).run(agentWith(live.tools), 'save O-1');
+    const [record] = await stores.toolDlq.list();
+    expect(record?.entry).toMatchObject({ reason: 'retry-budget-exhausted', tokensSpent: { input: 20, output: 5 } });
+    fixed = true;
+    server.script([() => chatText('saved O-1')]);
+    const continueRun = (items: unknown[]) => {
+      const app = toOpenAiAgents(runtime);
+      return new Runner({ ...app.runConfig, modelProvider: chatProvider() }).run(agentWith(app.tools), items as never);
+    };
+    expect(await replayOpenAiAgentsDeadLetter(record!, { stores, runtime, continueRun })).toMatchObject({
+      status: 'completed',
+      modelCalls: 1,
+      text: 'saved O-1',
+    });
+    const messages = server.requests[0]!.body.messages as Array<{ role: string; tool_call_id?: string; content?: unknown }>;
+    expect(JSON.parse(String(messages.find((message) => message.role === 'tool' && message.tool_call_id === 'c1')?.content))).toMatchObject({
+      status: 'success',
+      data: { saved: 'O-1' },
+    });
     expect(writes).toEqual(['O-1']);
   });
 
