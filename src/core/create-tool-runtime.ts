@@ -23,7 +23,7 @@ import { MAX_TIMER_MS } from './define-tool.ts';
 import { describeThrown, messageOf, safeString } from './describe-thrown.ts';
 import type { FailurePatternLibrary } from './failure-patterns.ts';
 import { acquireStep } from './pipeline/acquire-step.ts';
-import type { CallState, PipelineParts, StepFailure, StepOutcome } from './pipeline/call-state.ts';
+import { stepFailed, type CallState, type PipelineParts, type StepFailure, type StepOutcome } from './pipeline/call-state.ts';
 import { executeStep, startExecution, type ExecutionSink } from './pipeline/execute-step.ts';
 import { resolveStep } from './pipeline/resolve-step.ts';
 import { sessionBreakerStep } from './pipeline/session-breaker-step.ts';
@@ -242,14 +242,12 @@ function scanPrefix(text: string, maxBytes: number): string {
 }
 
 /**
- * Creates a tool runtime.
+ * The runtime's parts from its options, each checked (defaults applied); `isLimitEnvelope` tells the
+ * runtime's own `CALL_LIMIT_EXCEEDED` envelopes.
  *
- * @throws ToolrunError `INVALID_DEFINITION`, `INVALID_SCHEMA` or `INVALID_OPTIONS` for programmer errors, at creation
- *   (among them a timeout, budget or retry wait above 2_147_483_647 ms, which timers cannot hold).
+ * @throws ToolrunError as {@link createToolRuntime} does.
  */
-export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
-  if (typeof options !== 'object' || options === null)
-    throw new ToolrunError('INVALID_OPTIONS', `createToolRuntime needs an options object { tools, … }, received ${options === null ? 'null' : typeof options}`);
+function pipelinePartsOf(options: ToolRuntimeOptions, isLimitEnvelope: (value: unknown) => boolean): PipelineParts {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
   const defaultTimeoutMs = duration('defaultTimeoutMs', options.defaultTimeoutMs, 30_000);
@@ -274,16 +272,8 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   const sessionBreakers = options.sessionBreaker === false ? undefined : createSessionBreakers(options.sessionBreaker ?? {});
   const sharedBreaker = options.sharedBreaker;
 
-  /** Calls started and not finished. */
-  let inFlight = 0;
-  /** `CALL_LIMIT_EXCEEDED` envelopes this runtime returned: a tool returning one fails with it too. */
-  const limitEnvelopes = new WeakSet<object>();
-  /** How many there were (the success path checks the set only when there were some). */
-  let limitTrips = 0;
-
   const envelopeRedactor = rememberingRedactor(redactor);
-  const onCallEnd = options.onCallEnd;
-  const parts: PipelineParts = {
+  return {
     clock,
     random,
     registry,
@@ -303,30 +293,28 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     // Excerpts of malformed argument text are cut from redacted text (a cut must not split a secret).
     parseOptions: { redactText: (text: string) => redactor.text(text) },
     modelText: (text: string) => redactBounded(redactor, sanitiseErrorText(scanPrefix(text, maxErrorTextBytes)), maxErrorTextBytes),
-    isLimitEnvelope: (value) => limitTrips > 0 && typeof value === 'object' && value !== null && limitEnvelopes.has(value),
+    isLimitEnvelope,
   };
+}
 
-  /** The developer record of a call that ended with `result`. */
-  function recordOf(call: CallState, result: ToolResult): ToolCallRecord {
-    const record: ToolCallRecord = {
-      result,
-      traceId: call.traceId,
-      callId: call.callId,
-      sessionId: call.sessionId,
-      runId: call.input.runId,
-      requestedName: call.requestedName,
-      toolName: call.toolName,
-      arguments: call.args,
-      sensitiveKeys: call.tool?.definition.sensitive ?? NO_KEYS,
-      normalisations: call.normalisations,
-      attempts: call.attempts,
-      misconfiguration: call.misconfiguration,
-      startedAt: call.startedAt,
-      durationMs: result.duration_ms,
-    };
-    if (call.errorRecord) record.error = call.errorRecord;
-    return record;
-  }
+/**
+ * Creates a tool runtime.
+ *
+ * @throws ToolrunError `INVALID_DEFINITION`, `INVALID_SCHEMA` or `INVALID_OPTIONS` for programmer errors, at creation
+ *   (among them a timeout, budget or retry wait above 2_147_483_647 ms, which timers cannot hold).
+ */
+export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
+  if (typeof options !== 'object' || options === null)
+    throw new ToolrunError('INVALID_OPTIONS', `createToolRuntime needs an options object { tools, … }, received ${options === null ? 'null' : typeof options}`);
+  /** `CALL_LIMIT_EXCEEDED` envelopes this runtime returned: a tool returning one fails with it too. */
+  const limitEnvelopes = new WeakSet<object>();
+  /** How many there were (the success path checks the set only when there were some). */
+  let limitTrips = 0;
+  const parts = pipelinePartsOf(options, (value) => limitTrips > 0 && typeof value === 'object' && value !== null && limitEnvelopes.has(value));
+  const { clock, redactor, envelopeRedactor, bounds, registry, sessionBreakers, sharedBreaker, maxInFlightCalls } = parts;
+  const onCallEnd = options.onCallEnd;
+  /** Calls started and not finished. */
+  let inFlight = 0;
 
   /** Ends the call with `result`: `onCallEnd` sees its developer record (built only when someone reads it). */
   function finish(call: CallState, result: ToolResult): ToolResult {
@@ -350,21 +338,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
   function fail(call: CallState, failure: StepFailure): ToolResult {
     const definition = call.tool?.definition;
     const error: ToolFailureError = buildFailure(definition?.fallbacks ? { ...failure.parts, fallbacks: definition.fallbacks } : failure.parts);
-    if (options.failurePatterns && !failure.toolSuggested) {
-      try {
-        const phrased = options.failurePatterns.suggest({
-          toolName: call.toolName,
-          code: error.code,
-          message: error.message,
-          detail: error.detail,
-          suggestion: error.suggestion,
-          ...(error.fields ? { fields: error.fields } : {}),
-        });
-        if (phrased !== undefined) error.suggestion = truncateUtf8(phrased, 600);
-      } catch {
-        // a pattern library that throws keeps the built-in suggestion
-      }
-    }
+    if (options.failurePatterns && !failure.toolSuggested) phraseSuggestion(options.failurePatterns, call.toolName, error);
     const envelope: ToolFailure = {
       status: 'failed',
       tool_name: call.toolName,
@@ -375,33 +349,6 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       error,
     };
     return finish(call, boundFailureEnvelope(envelope, envelopeRedactor, bounds, definition?.sensitive));
-  }
-
-  /** The steps in order; the first failed outcome ends the call. */
-  /** The call's state before its first step. */
-  function newCall(input: ToolRunInput): CallState {
-    const startedAt = clock.now();
-    const source: Partial<ToolRunInput> = typeof input === 'object' && input !== null ? input : {};
-    // One random draw serves both ids: a call id `call_<32 hex>`, and its 32 hex digits as a W3C-style trace id.
-    const randomId = source.traceId === undefined || source.callId === undefined ? randomCallId() : '';
-    const requestedName = typeof source.name === 'string' ? source.name : safeString(source.name);
-    return {
-      input: source,
-      startedAt,
-      traceId: source.traceId === undefined ? randomId.slice(5) : boundIdentifier(source.traceId),
-      callId: source.callId === undefined ? randomId : boundIdentifier(source.callId),
-      sessionId: sessionOf(source),
-      requestedName,
-      toolName: requestedName,
-      tool: undefined,
-      args: source.args,
-      normalisations: [],
-      attempts: [],
-      errorRecord: undefined,
-      misconfiguration: false,
-      heldProbe: undefined,
-      record: undefined,
-    };
   }
 
   /** The envelope of an internal error (a bug inside the pipeline or a port): still an envelope, never a rejection. */
@@ -486,24 +433,7 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
 
   /** The call limit, the tool's lookup and the session breaker: the tool, or the failure that ends the call. */
   function stepsBeforeValidation(call: CallState): StepOutcome<RegisteredTool> {
-    if (inFlight > maxInFlightCalls) {
-      call.errorRecord = {
-        kind: 'call_limit',
-        status: null,
-        message: `${inFlight - 1} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`,
-        causes: [],
-      };
-      return {
-        ok: false,
-        failure: {
-          parts: {
-            code: 'CALL_LIMIT_EXCEEDED',
-            message: `${boundToolName(redactor, call.requestedName)} was not run: ${maxInFlightCalls} tool call${maxInFlightCalls === 1 ? ' is' : 's are'} already running`,
-            detail: `The runtime runs at most ${maxInFlightCalls} call${maxInFlightCalls === 1 ? '' : 's'} at once; a tool that calls tools recursively reaches this limit.`,
-          },
-        },
-      };
-    }
+    if (inFlight > maxInFlightCalls) return refusedOverLimit(call, inFlight - 1, parts);
     // An exact name (most calls) is looked up here; resolveStep handles the rest.
     let tool = typeof call.input.name === 'string' ? registry.get(call.requestedName) : undefined;
     if (tool !== undefined) call.tool = tool;
@@ -548,14 +478,14 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     run: (input) => {
       let call: CallState;
       try {
-        call = newCall(input);
+        call = newCall(input, clock);
       } catch (error) {
         return Promise.reject(error as Error);
       }
       return runSteps(call);
     },
     execute: async (input) => {
-      const call = newCall(input);
+      const call = newCall(input, clock);
       const result = await runSteps(call);
       return call.record ?? recordOf(call, result);
     },
@@ -566,6 +496,87 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     sessionBreakers,
     clock,
   };
+}
+
+/** The developer record of a call that ended with `result`. */
+function recordOf(call: CallState, result: ToolResult): ToolCallRecord {
+  const record: ToolCallRecord = {
+    result,
+    traceId: call.traceId,
+    callId: call.callId,
+    sessionId: call.sessionId,
+    runId: call.input.runId,
+    requestedName: call.requestedName,
+    toolName: call.toolName,
+    arguments: call.args,
+    sensitiveKeys: call.tool?.definition.sensitive ?? NO_KEYS,
+    normalisations: call.normalisations,
+    attempts: call.attempts,
+    misconfiguration: call.misconfiguration,
+    startedAt: call.startedAt,
+    durationMs: result.duration_ms,
+  };
+  if (call.errorRecord) record.error = call.errorRecord;
+  return record;
+}
+
+/** The call's state before its first step, started at `clock`'s now. */
+function newCall(input: ToolRunInput, clock: Clock): CallState {
+  const startedAt = clock.now();
+  const source: Partial<ToolRunInput> = typeof input === 'object' && input !== null ? input : {};
+  // One random draw serves both ids: a call id `call_<32 hex>`, and its 32 hex digits as a W3C-style trace id.
+  const randomId = source.traceId === undefined || source.callId === undefined ? randomCallId() : '';
+  const requestedName = typeof source.name === 'string' ? source.name : safeString(source.name);
+  return {
+    input: source,
+    startedAt,
+    traceId: source.traceId === undefined ? randomId.slice(5) : boundIdentifier(source.traceId),
+    callId: source.callId === undefined ? randomId : boundIdentifier(source.callId),
+    sessionId: sessionOf(source),
+    requestedName,
+    toolName: requestedName,
+    tool: undefined,
+    args: source.args,
+    normalisations: [],
+    attempts: [],
+    errorRecord: undefined,
+    misconfiguration: false,
+    heldProbe: undefined,
+    record: undefined,
+  };
+}
+
+/** Phrases `error.suggestion` from the failure patterns, when one matches (bounded to 600 characters). */
+function phraseSuggestion(patterns: FailurePatternLibrary, toolName: string, error: ToolFailureError): void {
+  try {
+    const phrased = patterns.suggest({
+      toolName,
+      code: error.code,
+      message: error.message,
+      detail: error.detail,
+      suggestion: error.suggestion,
+      ...(error.fields ? { fields: error.fields } : {}),
+    });
+    if (phrased !== undefined) error.suggestion = truncateUtf8(phrased, 600);
+  } catch {
+    // a pattern library that throws keeps the built-in suggestion
+  }
+}
+
+/** The refusal of a call that found `running` calls of the runtime in flight, its `maxInFlightCalls`. */
+function refusedOverLimit(call: CallState, running: number, parts: PipelineParts): StepOutcome<never> {
+  const { maxInFlightCalls } = parts;
+  call.errorRecord = {
+    kind: 'call_limit',
+    status: null,
+    message: `${running} calls of this runtime were already in flight (maxInFlightCalls ${maxInFlightCalls})`,
+    causes: [],
+  };
+  return stepFailed({
+    code: 'CALL_LIMIT_EXCEEDED',
+    message: `${boundToolName(parts.redactor, call.requestedName)} was not run: ${maxInFlightCalls} tool call${maxInFlightCalls === 1 ? ' is' : 's are'} already running`,
+    detail: `The runtime runs at most ${maxInFlightCalls} call${maxInFlightCalls === 1 ? '' : 's'} at once; a tool that calls tools recursively reaches this limit.`,
+  });
 }
 
 /** What a {@link CallEnd} needs of its runtime. */

@@ -223,12 +223,17 @@ export function createToolNameResolver(available: ReadonlyArray<string | ToolNam
     const request = variants[variants.length - 1] ?? requested;
     const requestCompact = compactOf(request);
     const requestLast = lastSegmentOf(request);
-    const requestNamespaced = hasNamespace(request);
-    const requestBags = { compact: bagOf(requestCompact), last: bagOf(requestLast) };
+    const asked: RequestedName = {
+      compact: requestCompact,
+      last: requestLast,
+      namespaced: hasNamespace(request),
+      compactBag: bagOf(requestCompact),
+      lastBag: bagOf(requestLast),
+    };
     const requestWords = wordsOf(request);
     const scored: Array<{ entry: PreparedName; cost: number; nameCost: number; distance: number; reordered: boolean }> = [];
     for (const entry of prepared) {
-      const cost = suggestionCost(requestCompact, requestLast, requestNamespaced, requestBags, entry, workspace);
+      const cost = suggestionCost(asked, entry, workspace);
       let nameCost = cost?.cost;
       let distance = cost?.distance ?? Number.MAX_SAFE_INTEGER;
       // `evolution.prediction` for `prediction.evolution`: the same words in another order
@@ -642,18 +647,21 @@ function rankByRawDistance(entries: readonly PreparedName[], request: string): s
     .map((item) => item.entry.name);
 }
 
+/** The requested name as the typo search reads it: compacted, its last segment, whether it has a namespace, their letter bags. */
+interface RequestedName {
+  compact: string;
+  last: string;
+  namespaced: boolean;
+  compactBag: Int16Array;
+  lastBag: Int16Array;
+}
+
 /**
  * The normalised cost of suggesting `entry` for the request (edits divided by the longer length,
  * plus a penalty for a wrong namespace), or `undefined` when it is too far to suggest.
  */
-function suggestionCost(
-  requestCompact: string,
-  requestLast: string,
-  requestNamespaced: boolean,
-  requestBags: { compact: Int16Array; last: Int16Array },
-  entry: PreparedName,
-  workspace: DistanceWorkspace,
-): { cost: number; distance: number } | undefined {
+function suggestionCost(asked: RequestedName, entry: PreparedName, workspace: DistanceWorkspace): { cost: number; distance: number } | undefined {
+  const { compact: requestCompact, last: requestLast, namespaced: requestNamespaced } = asked;
   let best: { cost: number; distance: number } | undefined;
   const consider = (cost: number, distance: number) => {
     if (cost <= MAX_SUGGESTION_COST && (best === undefined || cost < best.cost || (cost === best.cost && distance < best.distance))) {
@@ -663,7 +671,7 @@ function suggestionCost(
   // a typo anywhere
   const longest = Math.max(requestCompact.length, entry.compact.length);
   const budget = Math.floor(longest * MAX_SUGGESTION_COST);
-  if (Math.abs(requestCompact.length - entry.compact.length) <= budget && bagDistance(requestBags.compact, entry.compactBag) <= budget) {
+  if (Math.abs(requestCompact.length - entry.compact.length) <= budget && bagDistance(asked.compactBag, entry.compactBag) <= budget) {
     const distance = boundedDistance(requestCompact, entry.compact, budget, workspace);
     if (distance <= budget) consider(distance / longest, distance);
   }
@@ -671,7 +679,7 @@ function suggestionCost(
   if (entry.namespaced || requestNamespaced) {
     const lastLongest = Math.max(requestLast.length, entry.last.length);
     const lastBudget = Math.floor(lastLongest * (MAX_SUGGESTION_COST - NAMESPACE_PENALTY));
-    if (Math.abs(requestLast.length - entry.last.length) <= lastBudget && bagDistance(requestBags.last, entry.lastBag) <= lastBudget) {
+    if (Math.abs(requestLast.length - entry.last.length) <= lastBudget && bagDistance(asked.lastBag, entry.lastBag) <= lastBudget) {
       const distance = boundedDistance(requestLast, entry.last, lastBudget, workspace);
       if (distance <= lastBudget) consider(NAMESPACE_PENALTY + distance / lastLongest, distance);
     }
