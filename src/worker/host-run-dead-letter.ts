@@ -45,8 +45,8 @@ export interface HostSettledCall {
   toolCallId: string | undefined;
   /** The arguments as the model sent them (the entry keeps them redacted and bounded). */
   args: unknown;
-  /** The host's step of the call: assistant turns before the failed one (0-based). */
-  stepIndex: number;
+  /** The host's step of the call: assistant turns before the failed one (0-based); a function is called only when the call is dead-lettered. */
+  stepIndex: number | (() => number);
   /** The conversation up to the failed call; called only when the call is dead-lettered. */
   conversation: () => HostConversation;
 }
@@ -118,7 +118,7 @@ export function createHostRunDeadLetter(options: HostRunDeadLetterOptions): Host
       usage.input = Math.max(usage.input, tokens(seen?.input));
       usage.output = Math.max(usage.output, tokens(seen?.output));
     },
-    async settle({ record, toolCallId, args, stepIndex, conversation }) {
+    async settle({ record, toolCallId, args, stepIndex: stepOf, conversation }) {
       const result = record.result;
       const budget = budgets.get(record.toolName) ?? { attempts: 0, retries: 0 };
       budgets.set(record.toolName, budget);
@@ -137,6 +137,7 @@ export function createHostRunDeadLetter(options: HostRunDeadLetterOptions): Host
       if (!record.misconfiguration && !circuitOpen && !exhausted) return;
       // one entry per run: its replay resumes from the first step it could not recover
       deadLettered = true;
+      const stepIndex = typeof stepOf === 'function' ? stepOf() : stepOf;
       const held = conversation();
       let conversationRef: string;
       if ('ref' in held) conversationRef = held.ref;

@@ -64,8 +64,9 @@ export function hostCompletedLedgerKey(host: string, runId: string): string {
  *    again. Still failing → `tool_failed`, the model not called, the entry stays;
  * 5. appends `continuation.resultMessages` and calls `continuation.continueRun`: the host's loop
  *    runs the remaining steps;
- * 6. stores the whole conversation (for a stored one), records the run completed in the ledger and
- *    removes the entry (`completed`).
+ * 6. records the run completed in the ledger, then stores the whole conversation (for a stored
+ *    one; until then it ends with the failed call, so a replayer killed in between leaves it
+ *    replayable) and removes the entry (`completed`).
  *
  * @throws whatever the stores or the continuation throw (the claim is released first; the entry stays).
  */
@@ -116,10 +117,12 @@ export async function replayHostRun(
       result = (await stores.ledger.putIfAbsent(key, ran as unknown as JsonValue)).value as unknown as ToolSuccess;
     }
     const resumed = [...messages, ...continuation.resultMessages(call, result)];
+    // the stored conversation keeps ending with the failed call until the run is recorded completed:
+    // a replayer killed in between leaves it as the next replay needs it
     const continued = await continuation.continueRun({ runId, entry, messages: resumed, runtime, ...(options.signal ? { signal: options.signal } : {}) });
-    // written only once the run went on: a replay killed before leaves the conversation ending with the failed call, for the next replay
-    if (continuation.readConversation === undefined) await stores.conversations.put(entry.conversationRef, [...resumed, ...(continued.newMessages ?? [])]);
     await stores.ledger.putIfAbsent(hostCompletedLedgerKey(host, runId), { text: continued.text ?? null });
+    if (continuation.readConversation === undefined)
+      await stores.conversations.put(entry.conversationRef, [...resumed, ...(continued.newMessages ?? [])]);
     const removed = await dlq.remove(record.id);
     return { ...base, status: 'completed', runId, modelCalls: continued.modelCalls, text: continued.text ?? null, removed };
   } finally {
