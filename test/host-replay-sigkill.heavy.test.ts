@@ -76,7 +76,7 @@ async function killDuringReplayThenComplete(options: {
   modelCalls: () => number;
 }) {
   const markerPath = join(directory, `${options.host}.marker`);
-  const child = spawnCrashChild(CHILD, [options.host, options.dbPath, options.writesPath, markerPath, options.recordId, ...(options.origin ? [options.origin] : [])], 60_000);
+  const child = spawnCrashChild(CHILD, [options.host, options.dbPath, options.writesPath, markerPath, options.recordId, ...(options.origin ? [options.origin] : [])], markerPath);
   await until(() => lines(markerPath).length > 0, 50_000);
   await new Promise((resolve) => setTimeout(resolve, 200)); // the host's model call is in flight
   child.kill();
