@@ -52,7 +52,13 @@ async function deadLettered() {
   ];
   const runtime = createToolRuntime({ clock: createAutoAdvancingClock(), random: () => 0, retry: FAST_RETRY, tools });
   const live = toAiSdk(runtime, { deadLetter: { stores } });
-  await generateText({ model: scripted([saveCall('c1'), { text: 'could not save' }]).model, tools: live.tools, prepareStep: live.prepareStep, stopWhen: stepCountIs(5), prompt: 'save O-1' });
+  await generateText({
+    model: scripted([saveCall('c1'), { text: 'could not save' }]).model,
+    tools: live.tools,
+    prepareStep: live.prepareStep,
+    stopWhen: stepCountIs(5),
+    prompt: 'save O-1',
+  });
   const [record] = await stores.toolDlq.list();
   return { stores, runtime, tools, writes, record: record!, fix: () => (fixed = true) };
 }
@@ -107,7 +113,13 @@ describe('routing a host entry', () => {
     const { stores, runtime, writes, record, fix } = await deadLettered();
     fix();
     const own = ownModel();
-    const report = await drainToolDlq({ stores, runtime, model: own.model, removeExpired: true, hosts: { anthropic: { replay: async () => ({ status: 'completed' }) } } });
+    const report = await drainToolDlq({
+      stores,
+      runtime,
+      model: own.model,
+      removeExpired: true,
+      hosts: { anthropic: { replay: async () => ({ status: 'completed' }) } },
+    });
     expect(report).toMatchObject({ total: 1, removed: 0, outcomes: { invalid_entry: 1 } });
     expect(report.entries[0]).toMatchObject({ host: 'ai-sdk', status: 'invalid_entry' });
     expect(report.entries[0]?.message).toMatch(/no continuation is registered for host "ai-sdk"/);
@@ -156,8 +168,12 @@ describe('routing a host entry', () => {
 
   it('a config’s `hosts` is checked: each a continuation or a replayer', () => {
     const model = async () => ({ text: '', usage: { input: 0, output: 0 } });
-    expect(() => assertToolrunConfig({ model, tools: [], hosts: { 'ai-sdk': aiSdkContinuation(async () => ({ text: '', steps: [], response: { messages: [] } })) } })).not.toThrow();
-    expect(() => assertToolrunConfig({ model, tools: [], hosts: { anthropic: { continueRun: async () => ({}) } } })).toThrow(/hosts\.anthropic` needs `failedCall`, `resultMessages`/);
+    expect(() =>
+      assertToolrunConfig({ model, tools: [], hosts: { 'ai-sdk': aiSdkContinuation(async () => ({ text: '', steps: [], response: { messages: [] } })) } }),
+    ).not.toThrow();
+    expect(() => assertToolrunConfig({ model, tools: [], hosts: { anthropic: { continueRun: async () => ({}) } } })).toThrow(
+      /hosts\.anthropic` needs `failedCall`, `resultMessages`/,
+    );
     expect(() => assertToolrunConfig({ model, tools: [], hosts: { 'Bad Name': { replay: async () => ({}) } } })).toThrow(/not a host name/);
     expect(() => createToolrun({ model, tools: [], hosts: [] as never })).toThrow(/`hosts` must be an object/);
   });

@@ -76,7 +76,11 @@ async function killDuringReplayThenComplete(options: {
   modelCalls: () => number;
 }) {
   const markerPath = join(directory, `${options.host}.marker`);
-  const child = spawnCrashChild(CHILD, [options.host, options.dbPath, options.writesPath, markerPath, options.recordId, ...(options.origin ? [options.origin] : [])], markerPath);
+  const child = spawnCrashChild(
+    CHILD,
+    [options.host, options.dbPath, options.writesPath, markerPath, options.recordId, ...(options.origin ? [options.origin] : [])],
+    markerPath,
+  );
   await until(() => lines(markerPath).length > 0, 50_000);
   await new Promise((resolve) => setTimeout(resolve, 200)); // the host's model call is in flight
   child.kill();
@@ -122,9 +126,14 @@ describe('SIGKILL during a host replay', () => {
       let up = false;
       const runtime = createToolRuntime({ retry: FAST_RETRY, tools: hostReplayTools(writesPath, () => up) });
       let turn = 0;
-      endpoint.state.answer = () => (++turn === 1 ? messageToolUse([{ id: 'toolu_1', name: 'save_order', input: { order: 'O-1' } }]) : messageText('could not save'));
+      endpoint.state.answer = () =>
+        ++turn === 1 ? messageToolUse([{ id: 'toolu_1', name: 'save_order', input: { order: 'O-1' } }]) : messageText('could not save');
       const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: endpoint.origin, maxRetries: 0 });
-      await runAnthropicToolRunner(client, { model: 'claude-sonnet-4-5', max_tokens: 1024, messages: [{ role: 'user', content: 'Save O-1' }] }, { tools: runtime, deadLetter: { stores } });
+      await runAnthropicToolRunner(
+        client,
+        { model: 'claude-sonnet-4-5', max_tokens: 1024, messages: [{ role: 'user', content: 'Save O-1' }] },
+        { tools: runtime, deadLetter: { stores } },
+      );
       const [record] = await stores.toolDlq.list();
       expect(record).toBeDefined();
       up = true;

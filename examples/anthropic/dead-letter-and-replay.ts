@@ -25,7 +25,8 @@ const endpoint = createServer((request, response) => {
     modelRequests += 1;
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messages: Array<{ content: unknown }> };
     const last = body.messages.at(-1)?.content;
-    const answered = Array.isArray(last) && last.some((block: { type?: string; is_error?: boolean }) => block.type === 'tool_result' && block.is_error !== true);
+    const answered =
+      Array.isArray(last) && last.some((block: { type?: string; is_error?: boolean }) => block.type === 'tool_result' && block.is_error !== true);
     const failed = Array.isArray(last) && last.some((block: { type?: string; is_error?: boolean }) => block.type === 'tool_result' && block.is_error === true);
     counter += 1;
     const content = answered
@@ -71,7 +72,11 @@ const toolrun = createToolrun({
 });
 
 // the live run, in the SDK's tool runner
-await runAnthropicToolRunner(client, { ...params, messages: [{ role: 'user', content: 'Save order O-1.' }] }, { tools: toolrun, deadLetter: { stores: toolrun.stores } });
+await runAnthropicToolRunner(
+  client,
+  { ...params, messages: [{ role: 'user', content: 'Save order O-1.' }] },
+  { tools: toolrun, deadLetter: { stores: toolrun.stores } },
+);
 const modelCallsLive = modelRequests;
 const records = await toolrun.stores.toolDlq.list();
 

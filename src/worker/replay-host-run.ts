@@ -121,8 +121,7 @@ export async function replayHostRun(
     // a replayer killed in between leaves it as the next replay needs it
     const continued = await continuation.continueRun({ runId, entry, messages: resumed, runtime, ...(options.signal ? { signal: options.signal } : {}) });
     await stores.ledger.putIfAbsent(hostCompletedLedgerKey(host, runId), { text: continued.text ?? null });
-    if (continuation.readConversation === undefined)
-      await stores.conversations.put(entry.conversationRef, [...resumed, ...(continued.newMessages ?? [])]);
+    if (continuation.readConversation === undefined) await stores.conversations.put(entry.conversationRef, [...resumed, ...(continued.newMessages ?? [])]);
     const removed = await dlq.remove(record.id);
     return { ...base, status: 'completed', runId, modelCalls: continued.modelCalls, text: continued.text ?? null, removed };
   } finally {

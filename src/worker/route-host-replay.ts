@@ -38,7 +38,11 @@ export async function routeHostReplay(
       message: `an entry of a ${host} run: no continuation is registered for host "${host}" (\`hosts["${host}"]\` of the config or of createToolrun); left in the tool DLQ`,
     };
   if (options.stores === undefined)
-    return { ...base, status: 'invalid_entry', message: `an entry of a ${host} run: its replay needs the stores it was dead-lettered into; left in the tool DLQ` };
+    return {
+      ...base,
+      status: 'invalid_entry',
+      message: `an entry of a ${host} run: its replay needs the stores it was dead-lettered into; left in the tool DLQ`,
+    };
   const { stores } = options;
   const runtime: ToolRuntime = ('runtime' in registration && registration.runtime) || resolveRuntime(options, stores).runtime;
   const claimLeaseMs = options.claimLeaseMs ?? 300_000;

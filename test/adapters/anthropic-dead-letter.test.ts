@@ -50,7 +50,13 @@ function writeRuntime(failWith: () => ToolError | undefined, sharedBreaker?: Ret
       },
     }),
   ];
-  const runtime = createToolRuntime({ clock: createAutoAdvancingClock(), random: () => 0, retry: FAST_RETRY, ...(sharedBreaker ? { sharedBreaker } : {}), tools });
+  const runtime = createToolRuntime({
+    clock: createAutoAdvancingClock(),
+    random: () => 0,
+    retry: FAST_RETRY,
+    ...(sharedBreaker ? { sharedBreaker } : {}),
+    tools,
+  });
   return { runtime, tools, writes };
 }
 
@@ -129,7 +135,10 @@ describe('the Anthropic tool runner with a dead-letter place', () => {
     const stores = createMemoryStores();
     const { runtime } = writeRuntime(unavailable);
     const bound: { runner?: { params: { messages: readonly unknown[] } } } = {};
-    const tools = toAnthropicTools(runtime, { runId: 'run_own', deadLetter: { stores, toolRetryBudget: 0, messages: () => bound.runner?.params.messages ?? [] } });
+    const tools = toAnthropicTools(runtime, {
+      runId: 'run_own',
+      deadLetter: { stores, toolRetryBudget: 0, messages: () => bound.runner?.params.messages ?? [] },
+    });
     server.script([saveUse('toolu_9'), () => messageText('no')]);
     const runner = client.beta.messages.toolRunner({ ...PARAMS, messages: ask, tools });
     bound.runner = runner;

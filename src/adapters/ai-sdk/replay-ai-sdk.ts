@@ -52,7 +52,9 @@ function failedCallOf(messages: readonly unknown[]): HostToolCall | undefined {
 function toolMessage(call: HostToolCall, result: ToolSuccess): unknown {
   return {
     role: 'tool',
-    content: [{ type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, output: { type: 'json', value: (result.data ?? null) as JsonValue } }],
+    content: [
+      { type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, output: { type: 'json', value: (result.data ?? null) as JsonValue } },
+    ],
   };
 }
 
@@ -99,7 +101,16 @@ export async function replayAiSdkDeadLetter(record: DeadLetterRecord<ResumableEn
   if (stores === undefined || runtime === undefined || typeof continueRun !== 'function')
     throw new ToolrunError('INVALID_OPTIONS', 'replayAiSdkDeadLetter needs stores, runtime and continueRun');
   if (hostOfEntry(record.entry) !== AI_SDK_HOST)
-    return { status: 'invalid_entry', runId: null, host: null, modelCalls: 0, text: null, id: record.id, removed: false, message: 'not an entry of an AI SDK run' };
+    return {
+      status: 'invalid_entry',
+      runId: null,
+      host: null,
+      modelCalls: 0,
+      text: null,
+      id: record.id,
+      removed: false,
+      message: 'not an entry of an AI SDK run',
+    };
   return replayHostRun(record, aiSdkContinuation(continueRun), {
     stores,
     runtime,

@@ -48,12 +48,16 @@ export function anthropicContinuation(options: AnthropicContinuationOptions): Ho
     failedCall: (messages) => failedToolUse(messages),
     resultMessages: (call, result) => [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: call.toolCallId, content: JSON.stringify(result) }] }],
     continueRun: async ({ messages, runtime, runId, signal }) => {
-      const run = await runAnthropicToolRunner(client, { ...params, messages }, {
-        tools: runtime,
-        runId,
-        ...(sessionId !== undefined ? { sessionId } : {}),
-        ...(signal !== undefined ? { signal } : {}),
-      });
+      const run = await runAnthropicToolRunner(
+        client,
+        { ...params, messages },
+        {
+          tools: runtime,
+          runId,
+          ...(sessionId !== undefined ? { sessionId } : {}),
+          ...(signal !== undefined ? { signal } : {}),
+        },
+      );
       return { text: run.text, modelCalls: run.modelCalls, newMessages: run.messages.slice(messages.length) };
     },
   };
@@ -83,6 +87,15 @@ export async function replayAnthropicDeadLetter(record: DeadLetterRecord<Resumab
   if (stores === undefined || runtime === undefined) throw new ToolrunError('INVALID_OPTIONS', 'replayAnthropicDeadLetter needs stores and runtime');
   const continuation = anthropicContinuation(options);
   if (hostOfEntry(record.entry) !== ANTHROPIC_HOST)
-    return { status: 'invalid_entry', runId: null, host: null, modelCalls: 0, text: null, id: record.id, removed: false, message: 'not an entry of an Anthropic run' };
+    return {
+      status: 'invalid_entry',
+      runId: null,
+      host: null,
+      modelCalls: 0,
+      text: null,
+      id: record.id,
+      removed: false,
+      message: 'not an entry of an Anthropic run',
+    };
   return replayHostRun(record, continuation, { stores, runtime, ...(options.claimLeaseMs !== undefined ? { claimLeaseMs: options.claimLeaseMs } : {}) });
 }

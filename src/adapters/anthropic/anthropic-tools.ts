@@ -83,7 +83,10 @@ export function toAnthropicTools(source: AnthropicRuntimeSource, options: Anthro
     ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
     ...(runId !== undefined ? { runId } : {}),
   };
-  const deadLetter = options.deadLetter !== undefined && runId !== undefined ? createHostRunDeadLetter({ ...options.deadLetter, host: ANTHROPIC_HOST, runId, runtime }) : undefined;
+  const deadLetter =
+    options.deadLetter !== undefined && runId !== undefined
+      ? createHostRunDeadLetter({ ...options.deadLetter, host: ANTHROPIC_HOST, runId, runtime })
+      : undefined;
   const readMessages = options.deadLetter?.messages;
   const readUsage = options.deadLetter?.usage;
   // the runner hands a tool no handle on its conversation: these tools are one runner's run
@@ -147,10 +150,12 @@ function deadLetterProblems(value: unknown): string[] {
   const problems: string[] = [];
   if (typeof stores?.toolDlq?.pushOnce !== 'function' || typeof stores.conversations?.put !== 'function')
     problems.push('deadLetter.stores must be toolrun stores (with toolDlq and conversations), e.g. createToolrun(...).stores');
-  if (typeof options.messages !== 'function') problems.push('deadLetter.messages must be a function returning the runner’s messages (() => runner.params.messages)');
+  if (typeof options.messages !== 'function')
+    problems.push('deadLetter.messages must be a function returning the runner’s messages (() => runner.params.messages)');
   if (options.usage !== undefined && typeof options.usage !== 'function') problems.push('deadLetter.usage must be a function');
   const budget = options.toolRetryBudget;
-  if (budget !== undefined && !(Number.isInteger(budget) && budget >= 0 && budget <= 100)) problems.push('deadLetter.toolRetryBudget must be an integer from 0 to 100');
+  if (budget !== undefined && !(Number.isInteger(budget) && budget >= 0 && budget <= 100))
+    problems.push('deadLetter.toolRetryBudget must be an integer from 0 to 100');
   return problems;
 }
 

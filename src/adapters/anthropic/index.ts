@@ -17,9 +17,4 @@ export {
   type AnthropicToolRunnerClient,
   type RunAnthropicToolRunnerOptions,
 } from './run-anthropic-tool-runner.ts';
-export {
-  anthropicContinuation,
-  replayAnthropicDeadLetter,
-  type AnthropicContinuationOptions,
-  type AnthropicReplayOptions,
-} from './anthropic-continuation.ts';
+export { anthropicContinuation, replayAnthropicDeadLetter, type AnthropicContinuationOptions, type AnthropicReplayOptions } from './anthropic-continuation.ts';
