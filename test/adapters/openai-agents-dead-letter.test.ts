@@ -176,9 +176,9 @@ describe('toOpenAiAgents with a dead-letter place', () => {
     const { runtime, writes } = writeRuntime(() => (down ? unavailable() : undefined));
     server.script([
       saveCall('c1'),
-      (request) => {
+      () => {
         down = false; // the upstream is back before the model tries again
-        return saveCall('c2')(request);
+        return saveCall('c2')();
       },
       () => responsesText('saved at last'),
     ]);
@@ -205,7 +205,7 @@ describe('toOpenAiAgents with a dead-letter place', () => {
   it('a streamed run (Runner.run with stream: true) dead-letters the same way', async () => {
     const stores = createMemoryStores();
     const { runtime } = writeRuntime(unavailable);
-    server.script([(request) => streamedResponse(saveCall('c1')(request)), () => streamedResponse(responsesText('could not save'))]);
+    server.script([() => streamedResponse(saveCall('c1')()), () => streamedResponse(responsesText('could not save'))]);
     const { tools, runConfig, runId } = toOpenAiAgents(runtime, { deadLetter: { stores } });
     const streamed = await new Runner({ ...runConfig, modelProvider: modelProvider() }).run(agentWith(tools), 'save O-1', { stream: true });
     await streamed.completed;
