@@ -113,6 +113,28 @@ describe('toolrun in Restate: routing on a real restate-server', () => {
     expect(await entriesOf(harness, runId)).toEqual({ tool: [], message: 0 });
   }, 60_000);
 
+  it('a Retry-After longer than the call budget is a durable Restate timer: killed during the wait, the run resumes and waits once', async () => {
+    const runId = 'ratelimited-1';
+    const done = harness.run(runId, JSON.stringify({ input: 'ratelimited' }));
+    const deadline = Date.now() + 20_000;
+    while ((await harness.count(`SELECT count(*) FROM $schema.tool_invocations WHERE run_id = $1`, [runId])) < 1) {
+      if (Date.now() > deadline) throw new Error('the tool was not called');
+      await sleep(20);
+    }
+    await sleep(300);
+    await harness.kill();
+    await harness.restart();
+    const { status, json } = await done;
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ status: 'completed', text: 'waited' });
+    const calls = await harness.pool.query<{ at: Date }>(`SELECT at FROM "${harness.schema}".tool_invocations WHERE run_id = $1 ORDER BY at`, [runId]);
+    expect(calls.rows).toHaveLength(2);
+    const waitedMs = calls.rows[1]!.at.getTime() - calls.rows[0]!.at.getTime();
+    expect(waitedMs).toBeGreaterThanOrEqual(2_900);
+    expect(waitedMs).toBeLessThan(10_000);
+    expect(await entriesOf(harness, runId)).toEqual({ tool: [], message: 0 });
+  }, 60_000);
+
   it('a step Restate gives up on lands in the right DLQ: tool DLQ once the run started, message DLQ before', async () => {
     const started = await harness.run('poison-1', JSON.stringify({ input: 'poison:3' }));
     expect(started.status).toBe(500);

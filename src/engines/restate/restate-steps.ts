@@ -14,9 +14,11 @@ export interface StepRetryOptions {
   retryIntervalFactor?: number;
 }
 
-/** What toolrun needs of a Restate handler's context: `ctx.run`. */
+/** What toolrun needs of a Restate handler's context: `ctx.run`, `ctx.sleep` (a durable timer) and `ctx.rand` (deterministic in a replay). */
 export interface RestateStepContext {
   run<T>(name: string, action: () => Promise<T>, options?: StepRetryOptions): PromiseLike<T>;
+  sleep(durationMs: number, name?: string): PromiseLike<void>;
+  rand: { random(): number };
 }
 
 /** Runs `action` as a journaled step: once its result is journaled, a retried invocation reads it instead of running it again. */
