@@ -36,14 +36,18 @@ export interface DbosSweepResult {
 
 const MODEL_STEP = /^toolrun\.model:(\d+)$/;
 
-/** The step the run was at: the last model turn recorded (the run starts over from its last checkpoint on resume). */
+/**
+ * The step the run was at when DBOS gave up: the last model turn recorded, or the one after it
+ * when that turn's tool calls had run; `undefined` when no model call was recorded.
+ */
 function lastStepIndex(steps: readonly DbosStepInfo[]): number | undefined {
   let last: number | undefined;
   for (const step of steps) {
     const match = MODEL_STEP.exec(step.name);
     if (match) last = Math.max(last ?? 0, Number(match[1]));
   }
-  return last;
+  if (last === undefined) return undefined;
+  return steps.some((step) => step.name.startsWith(`toolrun.tool:${last}:`)) ? last + 1 : last;
 }
 
 /**
