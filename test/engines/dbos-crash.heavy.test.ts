@@ -124,7 +124,12 @@ describe('toolrun inside DBOS, the worker killed', () => {
       [1, 1],
       [1, 2],
     ]);
-    expect(await effectsOf(setup)).toEqual(new Map([['run_k1:0:0', 1], ['run_k1:1:0', 1]]));
+    expect(await effectsOf(setup)).toEqual(
+      new Map([
+        ['run_k1:0:0', 1],
+        ['run_k1:1:0', 1],
+      ]),
+    );
     expect(await setup.stores.toolDlq.list()).toHaveLength(0);
     expect(await setup.stores.messageDlq.list()).toHaveLength(0);
   }, 180_000);
@@ -145,14 +150,21 @@ describe('toolrun inside DBOS, the worker killed', () => {
     const messageEntries = await setup.stores.messageDlq.list();
     expect(messageEntries.map((record) => record.entry)).toMatchObject([{ messageId: 'p0', reason: { code: 'DELIVERY_LIMIT_EXCEEDED' } }]);
     const toolEntries = await setup.stores.toolDlq.list();
-    expect(toolEntries.map((record) => record.entry)).toMatchObject([{ kind: 'run', runId: 'run_p1', stepIndex: 1, originalMessageId: 'dbos:run_p1', reason: 'delivery-limit-exceeded' }]);
+    expect(toolEntries.map((record) => record.entry)).toMatchObject([
+      { kind: 'run', runId: 'run_p1', stepIndex: 1, originalMessageId: 'dbos:run_p1', reason: 'delivery-limit-exceeded' },
+    ]);
     // fixed; a worker serves; the replay (from this process, through the client) resumes the workflow
     writeFileSync(cured, 'cured');
     const worker = startChild(setup, { messages: [], serve: true, poisonCuredBy: cured });
     try {
       const replayed = await replayDbosRun(toolEntries[0]!.entry, { control: setup.client, stores: setup.stores });
       expect(replayed).toMatchObject({ status: 'completed', text: 'done' });
-      expect(await effectsOf(setup)).toEqual(new Map([['run_p1:0:0', 1], ['run_p1:1:0', 1]]));
+      expect(await effectsOf(setup)).toEqual(
+        new Map([
+          ['run_p1:0:0', 1],
+          ['run_p1:1:0', 1],
+        ]),
+      );
     } finally {
       worker.kill('SIGTERM');
       await worker.exited;
@@ -205,10 +217,19 @@ describe('toolrun inside DBOS, the worker killed', () => {
     const effects = await effectsOf(setup);
     const expected = completed.flatMap((workflow) => [`${workflow.workflowID}:0:0`, `${workflow.workflowID}:1:0`]).sort();
     expect([...effects.keys()].sort()).toEqual(expected);
-    for (const workflow of completed.slice(0, 20)) expect((await setup.client.listWorkflowSteps(workflow.workflowID))!.map((step) => step.name)).toEqual(RUN_STEPS);
+    for (const workflow of completed.slice(0, 20))
+      expect((await setup.client.listWorkflowSteps(workflow.workflowID))!.map((step) => step.name)).toEqual(RUN_STEPS);
     const executedAgain = [...effects.values()].filter((executions) => executions > 1).length;
     console.log(
-      JSON.stringify({ runs: 200, kills, elapsedMs, completed: completed.length, toolDlq: toolEntries.length, messageDlq: messageEntries.length, callsExecutedAgain: executedAgain }),
+      JSON.stringify({
+        runs: 200,
+        kills,
+        elapsedMs,
+        completed: completed.length,
+        toolDlq: toolEntries.length,
+        messageDlq: messageEntries.length,
+        callsExecutedAgain: executedAgain,
+      }),
     );
   }, 300_000);
 });

@@ -52,7 +52,8 @@ export function createTestAgent(options: { fixed?: () => boolean } = {}) {
     const lastOk = last?.role === 'tool' && typeof last.content === 'string' && last.content.includes('"status":"success"');
     const bookedOk = request.messages.some((message) => message.role === 'tool' && message.name === 'book' && message.content?.includes('"status":"success"'));
     if (!bookedOk) return { toolCalls: [{ id: `c${request.stepIndex}`, name: 'book', args: JSON.stringify({ flight: 'HAT001' }) }], usage };
-    if (last?.name === 'book' && lastOk) return { toolCalls: [{ id: `c${request.stepIndex}`, name: 'charge', args: JSON.stringify({ cents: 12_900 }) }], usage };
+    if (last?.name === 'book' && lastOk)
+      return { toolCalls: [{ id: `c${request.stepIndex}`, name: 'charge', args: JSON.stringify({ cents: 12_900 }) }], usage };
     return { text: 'Booked HAT001 and charged 129.00', usage };
   };
   const effect = (key: string) => {

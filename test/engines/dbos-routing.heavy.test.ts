@@ -3,11 +3,14 @@
  * toolrun's PostgreSQL stores: the routing cases of the seed, and replay as DBOS's fork of the
  * workflow from the failed step. (A worker killed mid-run: dbos-crash.heavy.test.ts.)
  */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../src/core/define-tool.ts';
 import { ToolError } from '../../src/core/tool-error.ts';
-import { createDbosAgent, replayDbosRun, type DbosAgent } from '../../src/engines/dbos/index.ts';
+import { createDbosAgent, createDbosReplayer, replayDbosRun, type DbosAgent } from '../../src/engines/dbos/index.ts';
+import { drainToolDlq } from '../../src/worker/drain-tool-dlq.ts';
 import { createPostgresStores, type PostgresStores } from '../../src/stores/postgres/index.ts';
 import type { WorkerEvent } from '../../src/worker/worker-events.ts';
 import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from '../fixtures/distributed-services.ts';
@@ -93,7 +96,14 @@ describe('toolrun inside DBOS: the routing cases', () => {
     const records = await stores.toolDlq.list();
     expect(records).toHaveLength(1);
     const entry = records[0]!.entry;
-    expect(entry).toMatchObject({ kind: 'tool', runId: 'run_m-3', toolName: 'book', attempts: 3, originalMessageId: 'dbos:run_m-3', reason: 'retry-budget-exhausted' });
+    expect(entry).toMatchObject({
+      kind: 'tool',
+      runId: 'run_m-3',
+      toolName: 'book',
+      attempts: 3,
+      originalMessageId: 'dbos:run_m-3',
+      reason: 'retry-budget-exhausted',
+    });
     expect(entry.stepIndex).toBeGreaterThan(0);
     expect(entry.conversationRef).toMatch(/^conv_/);
     expect(entry.tokensSpent.input).toBeGreaterThan(0);
@@ -146,4 +156,47 @@ describe('toolrun inside DBOS: the routing cases', () => {
     const opened = await stores.journal.open('run_m-5');
     expect(opened.claimed && opened.checkpoint?.status).toBe('completed');
   });
+
+  it('`toolrun dlq replay` and the drain route a DBOS entry to the fork, unchanged', async () => {
+    fixed = false;
+    for (const id of ['m-6', 'm-7']) expect((await agent.run({ id, body: body('book HAT001 broken-until-fixed') }))?.status).toBe('tool_failed');
+    fixed = true;
+    const recordOf = async (runId: string) => (await stores.toolDlq.list({ limit: 1000 })).find((record) => record.entry.runId === runId);
+    const cliRecord = (await recordOf('run_m-6'))!;
+    // the CLI process has no DBOS of its own: its config's DBOSClient forks, this process's DBOS runs the fork
+    const repo = fileURLToPath(new URL('../..', import.meta.url));
+    const store = Object.assign(new URL(POSTGRES_URL), { search: `?schema=${schema}` }).toString();
+    const cli = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli/index.ts', 'dlq', 'replay', cliRecord.id, '--store', store, '--config', 'examples/dbos/toolrun.config.ts', '--json'],
+        { cwd: repo, env: { ...process.env, DBOS_SYSTEM_DATABASE_URL: database.url, TOOLRUN_DB: '', TOOLRUN_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const bound = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      child.on('close', (code) => {
+        clearTimeout(bound);
+        resolve({ code, stdout, stderr });
+      });
+    });
+    expect(cli.stderr).toBe('');
+    expect(cli.code).toBe(0);
+    expect(JSON.parse(cli.stdout)).toMatchObject({ status: 'completed', runId: 'run_m-6' });
+    expect(await recordOf('run_m-6')).toBeUndefined();
+    expect((await DBOS.retrieveWorkflow('run_m-6:replay:1').getStatus())?.status).toBe('SUCCESS');
+
+    const report = await drainToolDlq({ stores, hosts: { dbos: createDbosReplayer({ control: DBOS }) }, model: test.model, tools: test.tools });
+    expect(report.entries.find((result) => result.runId === 'run_m-7')).toMatchObject({ status: 'completed', host: 'dbos' });
+    expect(await recordOf('run_m-7')).toBeUndefined();
+    // the runs whose tools are still broken were forked again, failed again, and stay
+    expect(await recordOf('run_m-3')).toBeDefined();
+    for (const runId of ['run_m-6', 'run_m-7']) {
+      const calls = [...test.executions].filter(([key]) => key.startsWith(`${runId}:`));
+      expect(calls.length).toBe(2);
+      expect(calls.every(([, count]) => count === 1)).toBe(true);
+    }
+  }, 120_000);
 });

@@ -54,7 +54,8 @@ const model: Model = async (request) => {
   const tools = request.messages.filter((message) => message.role === 'tool');
   const booked = tools.some((message) => message.name === 'book' && message.content?.includes('"status":"success"'));
   if (!booked) return { toolCalls: [{ id: `c${request.stepIndex}`, name: 'book', args: JSON.stringify({ flight: 'HAT001', mode }) }], usage };
-  if (!tools.some((message) => message.name === 'charge')) return { toolCalls: [{ id: `c${request.stepIndex}`, name: 'charge', args: '{"cents":12900}' }], usage };
+  if (!tools.some((message) => message.name === 'charge'))
+    return { toolCalls: [{ id: `c${request.stepIndex}`, name: 'charge', args: '{"cents":12900}' }], usage };
   return { text: 'done', usage };
 };
 

@@ -90,6 +90,7 @@ export async function deadLetterRun(run: AgentRunResult, messageId: string, cont
     return undefined;
   }
   await commitRunEnd(run, messageId, context);
-  if (await pushResumable(entry, context.stores, { queues: context.queues })) context.onEvent?.(resumableDeadLetterAdded(entry, messageId || undefined, clock.now()));
+  if (await pushResumable(entry, context.stores, { queues: context.queues }))
+    context.onEvent?.(resumableDeadLetterAdded(entry, messageId || undefined, clock.now()));
   return entry;
 }

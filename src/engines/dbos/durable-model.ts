@@ -21,8 +21,8 @@ function headersOf(value: unknown): Record<string, string> | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const headers: Record<string, string> = {};
   const entries: Iterable<[string, unknown]> =
-    typeof (value as { entries?: unknown }).entries === 'function' && !(Array.isArray(value))
-      ? ((value as { entries(): Iterable<[string, unknown]> }).entries())
+    typeof (value as { entries?: unknown }).entries === 'function' && !Array.isArray(value)
+      ? (value as { entries(): Iterable<[string, unknown]> }).entries()
       : Object.entries(value);
   let count = 0;
   for (const [key, item] of entries) {

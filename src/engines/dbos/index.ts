@@ -8,6 +8,7 @@ export type { DbosControl, DbosEngine, DbosStepInfo, DbosWorkflowHandle, DbosWor
 export type { DbosAgent, DbosRunFailure, DbosRunInput, DbosRunResult, DbosStartResult } from './dbos-run-types.ts';
 export { createDbosAgent, type DbosAgentOptions } from './create-dbos-agent.ts';
 export { replayDbosRun, forkStepOf, type DbosReplayOptions, type DbosReplayOutcome } from './replay-dbos-run.ts';
+export { createDbosReplayer, type DbosReplayerOptions } from './dbos-replayer.ts';
 export { sweepDbosGaveUp, type DbosSweepOptions, type DbosSweepResult } from './sweep-dbos-gave-up.ts';
 export { durableModel } from './durable-model.ts';
 export { durableRuntime, type DurableRuntimeOptions } from './durable-runtime.ts';

@@ -89,13 +89,21 @@ export async function replayDbosRun(entry: ResumableEntry, options: DbosReplayOp
     if (latest.status === 'MAX_RECOVERY_ATTEMPTS_EXCEEDED') {
       await control.resumeWorkflow(latest.workflowID);
       const result = await control.retrieveWorkflow<DbosRunResult>(latest.workflowID).getResult();
-      return { status: result.status, modelCalls: result.modelCalls, text: result.text, workflowId: latest.workflowID, message: `resumed ${latest.workflowID}` };
+      return {
+        status: result.status,
+        modelCalls: result.modelCalls,
+        text: result.text,
+        workflowId: latest.workflowID,
+        message: `resumed ${latest.workflowID}`,
+      };
     }
     if (latest.status !== 'SUCCESS')
       return { status: 'in_progress', ...none, workflowId: latest.workflowID, message: `workflow ${latest.workflowID} is ${latest.status}` };
     const output = latest.output as DbosRunResult | undefined;
-    if (output?.status === 'completed') return { status: 'already_completed', ...none, text: output.text, message: `run ${runId} completed in ${latest.workflowID}` };
-    if (!output?.failure) return { status: 'invalid_entry', ...none, message: `workflow ${latest.workflowID} ended ${output?.status ?? 'without a result'}, not at a failed step` };
+    if (output?.status === 'completed')
+      return { status: 'already_completed', ...none, text: output.text, message: `run ${runId} completed in ${latest.workflowID}` };
+    if (!output?.failure)
+      return { status: 'invalid_entry', ...none, message: `workflow ${latest.workflowID} ended ${output?.status ?? 'without a result'}, not at a failed step` };
     return await forkFromFailure(control, runId, latest, output.failure);
   } finally {
     await claimed.claim.release();
@@ -106,12 +114,14 @@ export async function replayDbosRun(entry: ResumableEntry, options: DbosReplayOp
 async function forkFromFailure(control: DbosControl, runId: string, latest: DbosWorkflowStatus, failure: DbosRunFailure): Promise<DbosReplayOutcome> {
   const steps = (await control.listWorkflowSteps(latest.workflowID)) ?? [];
   const startStep = forkStepOf(steps, failure);
-  if (startStep === undefined) return { status: 'invalid_entry', modelCalls: 0, text: null, message: `workflow ${latest.workflowID} has no step of its failure` };
+  if (startStep === undefined)
+    return { status: 'invalid_entry', modelCalls: 0, text: null, message: `workflow ${latest.workflowID} has no step of its failure` };
   const forkId = replayWorkflowId(runId, (replayNumberOf(runId, latest.workflowID) ?? 0) + 1);
   try {
     await control.forkWorkflow(latest.workflowID, startStep, { newWorkflowID: forkId });
   } catch (error) {
-    if (isDuplicateKey(error)) return { status: 'in_progress', modelCalls: 0, text: null, workflowId: forkId, message: `${forkId} was started by another replay` };
+    if (isDuplicateKey(error))
+      return { status: 'in_progress', modelCalls: 0, text: null, workflowId: forkId, message: `${forkId} was started by another replay` };
     throw error;
   }
   const result = await control.retrieveWorkflow<DbosRunResult>(forkId).getResult();
