@@ -4,12 +4,14 @@
  * against the local airline HTTP service with the eval's faults sent as `x-inject-fault`.
  *
  * A task's turns are the conversation's runs (see `trajectories.ts`): the customer's message, the
- * tool calls gpt-4o made for it (arguments parsed), and its reply. Reads the data folder the way
- * `npm start` does (`TOOLRUN_DATA_DIR`, else `../shared/data/`).
+ * tool calls gpt-4o made for it (arguments parsed), and its reply. Finds the data the way
+ * `npm start` does (`locateTauBenchData`: `TOOLRUN_DATA_DIR`, `../shared/data/`, the download cache,
+ * else a checked download).
  */
 import { createHash } from 'node:crypto';
 import type { EvalService, EvalTask, EvalWorkload, TaskTurn } from '../../src/eval/eval-task.ts';
 import { canonicalJson } from '../../src/eval/eval-task.ts';
+import { locateTauBenchData } from './fetch-tau-bench.ts';
 import { startAirlineService } from './http-service.ts';
 import { toolErrorFromResponse } from './http-tools.ts';
 import { AIRLINE_WRITE_TOOLS } from './operations.ts';
@@ -84,11 +86,16 @@ async function startEvalService(retryAfterSeconds: number): Promise<EvalService>
 }
 
 /**
- * The workload (the `createEvalWorkload` export `toolrun eval --workload` looks for).
+ * The workload (the `createEvalWorkload` export `toolrun eval --workload` looks for). Points
+ * `TOOLRUN_DATA_DIR` at the data folder found, as `npm start` does.
  *
- * @throws Error naming the missing file when the τ-bench data is absent.
+ * @throws Error with `locateTauBenchData`'s message (which files are missing, how to provide them)
+ *   when the τ-bench data is absent and cannot be downloaded.
  */
-export function createEvalWorkload(): EvalWorkload {
+export async function createEvalWorkload(options: { log?: (line: string) => void } = {}): Promise<EvalWorkload> {
+  const location = await locateTauBenchData(options.log === undefined ? {} : { log: options.log });
+  if (!location.ok) throw new Error(location.message);
+  process.env.TOOLRUN_DATA_DIR = location.dataDir;
   const tools = [...loadAirlineToolSchemas().values()].map((schema) => ({ name: schema.name, description: schema.description, parameters: schema.parameters }));
   return {
     description: 'τ-bench airline: the first solved gpt-4o conversation of each task, against the local airline HTTP service',

@@ -30,7 +30,7 @@ export interface RunEvalOptions {
   toolTimeoutMs?: number;
   /** `Retry-After` of an injected 429, in seconds. @defaultValue 1 */
   retryAfterSeconds?: number;
-  /** Model calls allowed per customer turn. @defaultValue 12 */
+  /** Model calls allowed per customer turn (the longest recorded turn makes 11 calls). @defaultValue 20 */
   maxModelCallsPerTurn?: number;
   /** Arms run. @defaultValue all three */
   arms?: readonly EvalArm[];
@@ -99,7 +99,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalResults> {
   const faultsPerTask = options.faultsPerTask ?? 2;
   const toolTimeoutMs = options.toolTimeoutMs ?? 1_000;
   const retryAfterSeconds = options.retryAfterSeconds ?? 1;
-  const maxModelCallsPerTurn = options.maxModelCallsPerTurn ?? 12;
+  const maxModelCallsPerTurn = options.maxModelCallsPerTurn ?? 20;
   const arms = options.arms ?? EVAL_ARMS;
   const log = options.log ?? (() => {});
   const signal = options.signal ?? new AbortController().signal;

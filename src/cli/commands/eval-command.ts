@@ -43,9 +43,17 @@ async function loadWorkload(path: string | undefined): Promise<EvalWorkload> {
       'NOT_FOUND',
     );
   }
-  const module = (await import(pathToFileURL(file).href)) as { createEvalWorkload?: () => EvalWorkload };
+  const module = (await import(pathToFileURL(file).href)) as {
+    createEvalWorkload?: (options: { log: (line: string) => void }) => EvalWorkload | Promise<EvalWorkload>;
+  };
   if (typeof module.createEvalWorkload !== 'function') throw usageError(`${file} does not export createEvalWorkload()`, 'INVALID_INPUT');
-  return module.createEvalWorkload();
+  try {
+    return await module.createEvalWorkload({ log: (line) => process.stderr.write(`${line}\n`) });
+  } catch (error) {
+    // the workload's own failure (data missing, not downloadable): the user's to fix, said once
+    const message = error instanceof Error ? error.message : String(error);
+    throw usageError(`cannot load the workload: ${message.replace(/^toolrun: (?:error: )?/, '')}`, 'NOT_FOUND');
+  }
 }
 
 /** A real endpoint's model, with up to 3 attempts 2 s apart for a call that throws (a rate limit, a dropped connection). */
@@ -100,8 +108,8 @@ export function addEvalCommand(program: Command): void {
     .option('--faults-per-task <n>', 'planned faults per task', integerOption(0), 2)
     .option('--tool-timeout-ms <ms>', 'per-attempt timeout of a tool call (a timeout fault waits this long)', integerOption(1), 1_000)
     .option('--retry-after-s <s>', 'Retry-After of an injected 429, in seconds', integerOption(0), 1)
-    .option('--max-model-calls-per-turn <n>', 'model calls allowed per customer turn', integerOption(1), 12)
-    .option('--workload <module>', 'a module exporting createEvalWorkload() (default: the τ-bench airline workload of the checkout)')
+    .option('--max-model-calls-per-turn <n>', 'model calls allowed per customer turn (the longest recorded turn makes 11 calls)', integerOption(1), 20)
+    .option('--workload <module>', 'a module exporting createEvalWorkload({ log }), sync or async (default: the τ-bench airline workload of the checkout)')
     .action(async (options: EvalOptions) => {
       const workload = await loadWorkload(options.workload);
       const scripted = options.model === 'scripted';
