@@ -18,6 +18,8 @@ import { mcpProxyContinuation } from '../src/adapters/mcp/index.ts';
 import { createMcpProxy, type McpProxy } from '../src/cli/mcp-proxy/mcp-proxy.ts';
 import type { McpProxiedCall } from '../src/adapters/mcp/mcp-proxy-continuation.ts';
 import type { ToolFailureEntry } from '../src/ground/dead-letter-entries.ts';
+import { createRedactor } from '../src/core/redact.ts';
+import { createDashboardApp } from '../src/dashboard/index.ts';
 import { createSqliteStores, type SqliteStores } from '../src/stores/sqlite/index.ts';
 import { hostOfEntry } from '../src/worker/host-entry.ts';
 import { replayHostRun } from '../src/worker/replay-host-run.ts';
@@ -96,6 +98,31 @@ describe('mcp-proxy: the tool DLQ', () => {
       origin: { sessionId: null, connection: 'stdio', requestId: expect.any(Number), upstream: expect.stringContaining('mcp-booking-server.mjs') },
     });
     expect(await stores.messageDlq.list()).toEqual([]);
+  });
+
+  it('the dashboard lists the entry and shows it, the arguments redacted', async () => {
+    const [record] = await stores.toolDlq.list();
+    const token = 'dashboard-test-token-0123456789';
+    const dashboard = createDashboardApp({ source: { stores, label: 'sqlite', redactor: createRedactor() }, token, sampleIntervalMs: 60_000 });
+    const get = async (path: string) => {
+      const response = await dashboard.app.fetch(
+        new Request(`http://127.0.0.1:4319${path}`, { headers: { host: '127.0.0.1:4319', authorization: `Bearer ${token}` } }),
+      );
+      expect(response.status).toBe(200);
+      return response.text();
+    };
+    try {
+      const list = await get('/api/tool/entries');
+      expect(list).toContain(record!.id);
+      expect(list).toContain('book_seat');
+      const detail = await get(`/api/tool/entries/${record!.id}`);
+      const shown = JSON.parse(detail) as { entry: ToolFailureEntry; conversation: { available: boolean; messages: Array<{ name?: string }> } };
+      expect(shown.entry).toMatchObject({ originalMessageId: `mcp:${(record!.entry as ToolFailureEntry).runId}`, toolArgs: { flight: 'AF1', card: '***' } });
+      expect(shown.conversation).toMatchObject({ available: true, messages: [{ name: 'book_seat' }] });
+      expect(detail).not.toContain('4111111111111111');
+    } finally {
+      await dashboard.close();
+    }
   });
 
   it('a call that succeeds, and one refused for its arguments, are not dead-lettered', { timeout: 30_000 }, async () => {
@@ -178,6 +205,12 @@ describe('toolrun mcp-proxy → toolrun dlq list → toolrun dlq replay (the CLI
       reason: 'retry-budget-exhausted',
       originalMessageId: expect.stringMatching(/^mcp:stdio_req-/),
     });
+
+    // the failed call is in the report the proxy's failure records make
+    const report = await toolrunInProcess(['report', '--db', db, '--json']);
+    expect(report.code).toBe(0);
+    expect(JSON.parse(report.stdout)).toMatchObject({ totals: { failures: 1, tools: 1 } });
+    expect(report.stdout).toContain('book_seat');
 
     rmSync(cliDown, { force: true });
     const config = fileURLToPath(new URL('./fixtures/mcp-proxy-replay.config.ts', import.meta.url));
