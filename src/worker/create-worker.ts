@@ -1,5 +1,5 @@
-import { systemClock, type Clock } from '../ground/ports/clock.ts';
-import type { DeadLetterQueue, QueueDelivery, Stores } from '../ground/ports/stores.ts';
+import type { Clock } from '../ground/ports/clock.ts';
+import type { QueueDelivery, Stores } from '../ground/ports/stores.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import { handleMessage, type HandleMessageOptions, type HandleMessageResult } from './handle-message.ts';
@@ -8,17 +8,25 @@ import { recordDeliveryError } from './delivery-errors.ts';
 import { keepLease, type LeaseKeeper } from './keep-lease.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { isTransientStoreError } from '../core/store-errors.ts';
-import { checkpointRetryOf } from '../agent/run-agent.ts';
+import { workerSettings } from './worker-settings.ts';
+import { releaseDelivery } from './release-delivery.ts';
+import { createDeadLetterBound } from './dead-letter-bound.ts';
 import type { WorkerEvent } from './worker-events.ts';
 import { storesProblem } from './check-stores.ts';
+
+/** `Name: message` of a thrown value, never throwing itself. */
+function errorTextOf(error: unknown): string {
+  try {
+    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  } catch {
+    return 'an unreadable error';
+  }
+}
 
 /** Failed reads of the queue in a row after which `runUntilEmpty` rejects (about half a minute of backoff at the default poll interval). */
 const STORE_FAILURES_UNTIL_EMPTY = 10;
 /** The longest wait between two tries of a queue that failed, in ms. */
 const STORE_RETRY_MAX_MS = 5_000;
-
-/** The longest a worker goes without reading the DLQ totals while it takes messages, in ms. */
-const DEAD_LETTER_RECHECK_MS = 1_000;
 
 /** Options of {@link createWorker}. Durations in milliseconds. */
 export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'stores' | 'signal'> {
@@ -114,44 +122,8 @@ export function createWorker(options: WorkerOptions): Worker {
   const { stores } = options;
   const storesIssue = storesProblem(stores);
   if (storesIssue !== undefined) throw new ToolrunError('INVALID_OPTIONS', `createWorker: ${storesIssue}`);
-  const clock = options.clock ?? systemClock;
-  const concurrency = options.concurrency ?? 1;
-  const leaseMs = options.leaseMs ?? 300_000;
-  const pollIntervalMs = options.pollIntervalMs ?? 100;
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000)
-    throw new ToolrunError(
-      'INVALID_OPTIONS',
-      `concurrency must be an integer from 1 to 10000, received ${typeof concurrency === 'string' ? `the string ${JSON.stringify(concurrency)}` : String(concurrency)}`,
-    );
-  // both are timer delays (a lease is renewed every third of it): Node fires longer ones at once
-  for (const [name, value] of [
-    ['leaseMs', leaseMs],
-    ['pollIntervalMs', pollIntervalMs],
-  ] as const) {
-    if (!(typeof value === 'number' && Number.isFinite(value) && value > 0 && value * 10 <= 2_147_483_647)) {
-      throw new ToolrunError('INVALID_OPTIONS', `${name} must be a positive number of ms up to 214748364, received ${String(value)}`);
-    }
-  }
-  const maxEntries = options.maxDeadLetterEntries ?? 10_000;
-  const maxBytes = options.maxDeadLetterBytes ?? 268_435_456;
-  const maxDeliveries = options.maxDeliveries ?? 5;
-  // checked here, once: a bad value would otherwise fail every delivery
-  checkpointRetryOf(options.checkpointRetry);
-  const backoff = options.redeliveryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
-  for (const [name, value] of [
-    ['maxDeadLetterEntries', maxEntries],
-    ['maxDeadLetterBytes', maxBytes],
-    ['redeliveryBackoff.maxMs', backoff.maxMs],
-  ] as const) {
-    if (!(typeof value === 'number' && value > 0 && value <= Number.MAX_SAFE_INTEGER))
-      throw new ToolrunError('INVALID_OPTIONS', `${name} must be a positive number, received ${String(value)}`);
-  }
-  if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1)
-    throw new ToolrunError('INVALID_OPTIONS', `maxDeliveries must be an integer ≥ 1, received ${String(maxDeliveries)}`);
-  if (!(backoff.baseMs >= 0 && backoff.baseMs <= backoff.maxMs && backoff.maxMs <= 2_147_483_647)) {
-    throw new ToolrunError('INVALID_OPTIONS', `redeliveryBackoff must have 0 ≤ baseMs ≤ maxMs ≤ 2147483647, received ${JSON.stringify(backoff)}`);
-  }
-  const redeliveryDelayMs = (deliveries: number) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(30, Math.max(0, deliveries - 1)));
+  const settings = workerSettings(options);
+  const { clock, concurrency, leaseMs, pollIntervalMs, maxDeliveries, redeliveryDelayMs } = settings;
   // the runtime (schemas compiled once) and the shared breaker, built once for every message of this worker
   const resolved = resolveRuntime({ ...options, clock }, stores);
   const messageOptions = { ...options, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
@@ -164,47 +136,7 @@ export function createWorker(options: WorkerOptions): Worker {
   let stopping = false;
 
   const emit = (event: WorkerEvent) => options.onEvent?.(event);
-
-  const bytesOf = async (queue: Pick<DeadLetterQueue<unknown>, 'bytes'>) => (typeof queue.bytes === 'function' ? await queue.bytes() : 0);
-  // The DLQ totals are read again only when they may have moved towards the bound: after this
-  // worker handled a message that did not complete (it may have dead-lettered), while paused, and
-  // at least every DEAD_LETTER_RECHECK_MS for what other processes add. A run that completes adds
-  // nothing, so a busy worker does not read four totals before every message.
-  let deadLettersReadAt = Number.NEGATIVE_INFINITY;
-  let deadLettersMoved = true;
-  async function deadLettersFull(): Promise<boolean> {
-    if (!deadLettersMoved && !stats.paused && clock.now() - deadLettersReadAt < DEAD_LETTER_RECHECK_MS) return false;
-    deadLettersMoved = false;
-    deadLettersReadAt = clock.now();
-    const [messageSize, toolSize, messageBytes, toolBytes] = await Promise.all([
-      stores.messageDlq.size(),
-      stores.toolDlq.size(),
-      bytesOf(stores.messageDlq),
-      bytesOf(stores.toolDlq),
-    ]);
-    const full =
-      messageSize >= maxEntries || messageBytes >= maxBytes
-        ? ('message' as const)
-        : toolSize >= maxEntries || toolBytes >= maxBytes
-          ? ('tool' as const)
-          : undefined;
-    if (full && !stats.paused) {
-      stats.paused = true;
-      emit({
-        type: 'dead-letter-full',
-        queue: full,
-        size: full === 'message' ? messageSize : toolSize,
-        maxEntries,
-        bytes: full === 'message' ? messageBytes : toolBytes,
-        maxBytes,
-        at: clock.now(),
-      });
-    } else if (!full && stats.paused) {
-      stats.paused = false;
-      emit({ type: 'dead-letter-below-bound', queue: messageSize >= toolSize ? 'message' : 'tool', size: Math.max(messageSize, toolSize), at: clock.now() });
-    }
-    return full !== undefined;
-  }
+  const bound = createDeadLetterBound({ stores, clock, maxEntries: settings.maxEntries, maxBytes: settings.maxBytes, stats, emit });
 
   /** Renews the lease of `delivery` while it is handled. */
   function renewLease(delivery: QueueDelivery): LeaseKeeper {
@@ -221,51 +153,27 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   function finished(result: HandleMessageResult): void {
-    if (result.status !== 'completed') deadLettersMoved = true;
+    if (result.status !== 'completed') bound.moved();
     stats.handled += 1;
     stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;
     options.onResult?.(result);
   }
 
-  /**
-   * Gives `delivery` back. A release that fails (the store is out) is reported and tried again with
-   * backoff (from `pollIntervalMs`, doubling, at most 5 s) until it goes through or the lease it
-   * gives back would have ended anyway: a release given up on leaves the message to wait out its
-   * lease, and the reservation after that counts a delivery that `countDelivery: false` meant to
-   * give back. Stopping the worker does not cut it short.
-   */
+  /** Gives `delivery` back (see {@link releaseDelivery}); a delayed one is waited for by `runUntilEmpty`. */
   async function release(delivery: QueueDelivery, delayMs: number, countDelivery: boolean): Promise<void> {
-    const leaseEndsAt = clock.now() + leaseMs;
-    for (let failures = 0; ; failures++) {
-      try {
-        // keyed by the delivery: a consumer whose lease ended cannot release another consumer's delivery
-        await stores.queue.release(delivery.id, { delayMs: Math.ceil(delayMs), countDelivery, deliveries: delivery.deliveries });
-        break;
-      } catch (error) {
-        options.onError?.(error);
-        const waitMs = Math.min(pollIntervalMs * 2 ** Math.min(failures, 20), STORE_RETRY_MAX_MS);
-        if (clock.now() + waitMs >= leaseEndsAt) return;
-        await clock.sleep(waitMs);
-      }
-    }
-    if (delayMs > 0) delayed.set(delivery.id, clock.now() + delayMs);
+    const released = await releaseDelivery(stores.queue, delivery, { delayMs, countDelivery }, { clock, leaseMs, pollIntervalMs, onError: options.onError });
+    if (released && delayMs > 0) delayed.set(delivery.id, clock.now() + delayMs);
   }
 
   /** A delivery threw: count it (unless the store was out), dead-letter it at the bound, else release it with a backoff. */
   async function failedDelivery(delivery: QueueDelivery, error: unknown): Promise<void> {
-    deadLettersMoved = true;
+    bound.moved();
     options.onError?.(error);
     stats.failedDeliveries += 1;
     const transient = isTransientStoreError(error);
     const delayMs = redeliveryDelayMs(delivery.deliveries);
-    let errorText: string;
-    try {
-      errorText = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    } catch {
-      errorText = 'an unreadable error';
-    }
     const redactor = resolved.runtime.redactor;
-    const shown = redactBounded(redactor, errorText, 1024);
+    const shown = redactBounded(redactor, errorTextOf(error), 1024);
     if (!transient && delivery.deliveries >= maxDeliveries) {
       try {
         const result = await deadLetterPoisonMessage(
@@ -311,7 +219,7 @@ export function createWorker(options: WorkerOptions): Worker {
     while (!stopping) {
       let delivery: QueueDelivery | undefined;
       try {
-        if (await deadLettersFull()) {
+        if (await bound.full()) {
           if (untilEmpty) return;
           await clock.sleep(pollIntervalMs * 10, controller.signal).catch(() => undefined);
           continue;
@@ -321,7 +229,7 @@ export function createWorker(options: WorkerOptions): Worker {
       } catch (error) {
         // nothing was taken (a reservation that did go through is delivered again when its lease
         // ends): report it and try again after a backoff; runUntilEmpty gives up after a while
-        deadLettersMoved = true;
+        bound.moved();
         storeFailures += 1;
         options.onError?.(error);
         if (untilEmpty && storeFailures >= STORE_FAILURES_UNTIL_EMPTY) throw error;
