@@ -2,8 +2,10 @@
  * A replay of an OpenAI Agents entry killed with SIGKILL (a child process, on a SQLite database
  * shared with this one) while the SDK's continued run waits for the model: the entry stays, the
  * run's claim lapses with its lease, and the next replay completes it without applying the write
- * the killed replay had applied (the idempotency ledger), the model called once more.
+ * the killed replay had applied (the idempotency ledger), the model called once more. And the
+ * example, run as a process: its last line is its measured counts.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,5 +79,21 @@ describe('a replay of an OpenAI Agents entry killed mid-way', () => {
     } finally {
       await stores.close();
     }
+  });
+});
+
+describe('examples/openai-agents/dead-letter-and-replay.ts', () => {
+  it('prints its measured counts as its last line: one entry, replayed twice at once, one write', { timeout: 120_000 }, () => {
+    const example = fileURLToPath(new URL('../../examples/openai-agents/dead-letter-and-replay.ts', import.meta.url));
+    const output = execFileSync(process.execPath, ['--import', 'tsx', example], { encoding: 'utf8', timeout: 90_000 });
+    expect(JSON.parse(output.trim().split('\n').at(-1)!)).toEqual({
+      host: 'openai-agents',
+      dlqEntries: 1,
+      messageDlqEntries: 0,
+      replayStatus: 'completed',
+      modelCallsLive: 2,
+      modelCallsOnReplay: 1,
+      sideEffects: 1,
+    });
   });
 });
