@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark of the project, each reported as ratios against a baseline
  * measured in the same run. Speed is measured here, never asserted in unit tests.
  * `npm run bench -- NAME` runs one (runtime, worker, observability, redaction, distributed, airline, mcp,
- * hosts, openai-agents-dlq, langchain, dashboard, ai-sdk, postgres-steps, scale, scale-report, scale-drain); each bench
+ * hosts, openai-agents-dlq, langchain, langchain-dlq, dashboard, ai-sdk, postgres-steps, scale, scale-report, scale-drain); each bench
  * module is loaded only when it runs, so one that reads the compiled package (`dist/`, built by
  * `npm run bench`) does not stop the others from running from source.
  */
@@ -30,6 +30,8 @@ if (!only || only === 'openai-agents-dlq')
     await (await import('./openai-agents-dead-letter.bench.ts')).runOpenAiAgentsDeadLetterBench(),
   );
 if (!only || only === 'langchain') printTable('LangChain createAgent', await (await import('./langchain.bench.ts')).runLangChainBench());
+if (!only || only === 'langchain' || only === 'langchain-dlq')
+  printTable('LangChain createAgent: a dead-letter place vs bare tools, per 2-step run', await (await import('./langchain.bench.ts')).runLangChainDeadLetterBench());
 if (!only || only === 'dashboard')
   printTable('Dashboard: first byte and a rendered list on a large tool DLQ', await (await import('./dashboard.bench.ts')).runDashboardBench());
 if (!only || only === 'ai-sdk') printTable('AI SDK generateText per tool call; runAgent step', await (await import('./ai-sdk.bench.ts')).runAiSdkBench());

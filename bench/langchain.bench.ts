@@ -115,3 +115,67 @@ export async function runLangChainBench(options: { distDir?: URL } = {}): Promis
     },
   ];
 }
+
+/** The trivial tool of the dead-letter rows: echoes its input. */
+const ECHO_SCHEMA = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false } as const;
+
+/** One 2-step run (a tool call, then an answer) of `agent` on the trivial tool, a new input message each time. */
+function echoRun(agent: Agent, model: ReturnType<typeof fakeModel>): () => Promise<unknown> {
+  let index = 0;
+  return () => {
+    index += 1;
+    model.respondWithTools([{ name: 'echo', args: { text: 'hi' }, id: `call_${index}` }]).respond(new AIMessage('done'));
+    return agent.invoke({ messages: [new HumanMessage('Echo hi.')] });
+  };
+}
+
+/**
+ * What a dead-letter place costs a LangChain agent run that does not fail: a 2-step `createAgent`
+ * run on `fakeModel()` with a trivial tool, (e) as a bare LangChain tool against (f) the same tool
+ * through `toolrunMiddleware(runtime, { deadLetter: { stores } })` on memory stores (per-run retry
+ * budgets, a run id from the invocation's input message); then (h), the same (f) measured against
+ * (g), the middleware without a dead-letter place, which isolates the dead-letter place's own cost.
+ * CPU time per run, as above.
+ */
+export async function runLangChainDeadLetterBench(options: { distDir?: URL } = {}): Promise<BenchRow[]> {
+  const dist = options.distDir ?? new URL('../dist/', import.meta.url);
+  const { createToolRuntime, defineTool, createMemoryStores } = (await import(new URL('index.js', dist).href)) as typeof Toolrun;
+  const { toolrunMiddleware } = (await import(new URL('adapters/langchain/index.js', dist).href)) as typeof ToolrunLangChain;
+  const echo = async (input: Record<string, unknown>) => ({ text: input.text });
+  const bareTool = tool(async (input: Record<string, unknown>) => JSON.stringify(await echo(input)), {
+    name: 'echo',
+    description: 'Echoes its input',
+    schema: ECHO_SCHEMA as JSONSchema,
+  });
+  const runtime = createToolRuntime({ tools: [defineTool({ name: 'echo', description: 'Echoes its input', inputSchema: ECHO_SCHEMA, execute: echo })] });
+  const stores = createMemoryStores();
+  const bareModel = fakeModel();
+  const bareAgent = createAgent({ model: bareModel, tools: [bareTool] });
+  const dlqModel = fakeModel();
+  const dlqAgent = createAgent({ model: dlqModel, middleware: [toolrunMiddleware(runtime, { deadLetter: { stores } })] });
+  const plainModel = fakeModel();
+  const plainAgent = createAgent({ model: plainModel, middleware: [toolrunMiddleware(runtime)] });
+  const sizes = { batches: 21, batchSize: 20, warmup: 100 };
+  const [bareNs, dlqNs] = await measurePair(echoRun(bareAgent, bareModel), echoRun(dlqAgent, dlqModel), sizes);
+  const [plainNs, dlqAgainNs] = await measurePair(echoRun(plainAgent, plainModel), echoRun(dlqAgent, dlqModel), sizes);
+  if ((await stores.toolDlq.list()).length !== 0) throw new Error('the LangChain dead-letter bench dead-lettered a run that succeeded');
+  return [
+    { name: '(e) 2-step createAgent run, bare LangChain tool', medianNs: bareNs, note: '2 fakeModel calls + 1 trivial tool call' },
+    {
+      name: '(f) same run, toolrunMiddleware with deadLetter',
+      medianNs: dlqNs,
+      baseline: '(e)',
+      ratio: dlqNs / bareNs,
+      note: `${((dlqNs - bareNs) / 1000).toFixed(0)} µs more per run; goal ≤ 1.1×`,
+    },
+    { name: '(g) same run, toolrunMiddleware without deadLetter', medianNs: plainNs, note: 'what the dead-letter place is added to' },
+    {
+      name: '(h) same run, toolrunMiddleware with deadLetter, measured against (g)',
+      medianNs: dlqAgainNs,
+      baseline: '(g)',
+      ratio: dlqAgainNs / plainNs,
+      note: "the dead-letter place's own cost",
+    },
+  ];
+}
+
