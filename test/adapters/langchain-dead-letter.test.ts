@@ -8,7 +8,7 @@
 import { AIMessage, createAgent, fakeModel, HumanMessage, ToolMessage, type BaseMessage } from 'langchain';
 import { MemorySaver } from '@langchain/langgraph';
 import { describe, expect, it } from 'vitest';
-import { replayLangChainDeadLetter, toolrunMiddleware } from '../../src/adapters/langchain/index.ts';
+import { langchainContinuation, replayLangChainDeadLetter, toolrunMiddleware } from '../../src/adapters/langchain/index.ts';
 import { createToolRuntime } from '../../src/core/create-tool-runtime.ts';
 import { defineTool } from '../../src/core/define-tool.ts';
 import { ToolError } from '../../src/core/tool-error.ts';
@@ -125,11 +125,11 @@ describe('toolrunMiddleware with a dead-letter place', () => {
     await agent.invoke(ask(), { configurable: { thread_id: 'chat-7' } });
     const [record] = await stores.toolDlq.list();
     const entry = record!.entry as ToolFailureEntry;
-    const stored = await stores.conversations.get(entry.conversationRef);
-    expect(stored).toEqual([{ type: 'langgraph_checkpoint', data: { thread_id: 'chat-7', checkpoint_ns: '', checkpoint_id: expect.any(String), tool_call_id: 'c1' } }]);
+    const match = /^langgraph:chat-7:([^:]+):c1$/.exec(entry.conversationRef);
+    expect(match).not.toBeNull();
+    expect(await stores.conversations.get(entry.conversationRef)).toBeUndefined();
     // the referenced checkpoint is the state before the tools step: the model's call, no answer yet
-    const checkpointId = (stored![0] as { data: { checkpoint_id: string } }).data.checkpoint_id;
-    const snapshot = await agent.graph.getState({ configurable: { thread_id: 'chat-7', checkpoint_id: checkpointId } });
+    const snapshot = await agent.graph.getState({ configurable: { thread_id: 'chat-7', checkpoint_id: decodeURIComponent(match![1]!) } });
     expect(snapshot.next).toEqual(['tools']);
     expect((snapshot.values as { messages: BaseMessage[] }).messages.map((message) => message.getType())).toEqual(['human', 'ai']);
     expect(entry).toMatchObject({ attempts: 2, tokensSpent: { input: 10, output: 5 } });
@@ -260,18 +260,27 @@ describe('replayLangChainDeadLetter', () => {
     expect(checkpointed.writes).toEqual([]);
   });
 
-  it('a drain of toolrun’s own loop (removeExpired) leaves the entry for LangChain’s replay, untouched', async () => {
-    const { stores, runtime, record, writes, fix } = await deadLettered();
+  it('a drain without a LangChain registration (removeExpired) leaves the entry untouched; with one, it replays it in the agent’s loop', async () => {
+    const checkpointer = new MemorySaver();
+    const { stores, runtime, record, writes, middleware, fix } = await deadLettered({ checkpointer });
     fix();
-    let modelCalls = 0;
+    let toolrunModelCalls = 0;
     const model = async () => {
-      modelCalls += 1;
+      toolrunModelCalls += 1;
       return { text: 'not reached', usage: { input: 0, output: 0 } };
     };
-    const report = await drainToolDlq({ stores, runtime, model, removeExpired: true });
-    expect(report).toMatchObject({ total: 1, removed: 0 });
+    const left = await drainToolDlq({ stores, runtime, model, removeExpired: true });
+    expect(left).toMatchObject({ total: 1, removed: 0 });
     expect(await stores.toolDlq.list()).toEqual([record]);
-    expect(modelCalls).toBe(0);
     expect(writes).toEqual([]);
+
+    const replay = scripted([{ text: 'saved O-1' }]);
+    const agent = createAgent({ model: replay.model, middleware: [middleware], checkpointer });
+    const drained = await drainToolDlq({ stores, runtime, model, hosts: { langchain: langchainContinuation({ agent, stores }) } });
+    expect(drained).toMatchObject({ total: 1, removed: 1 });
+    expect(await stores.toolDlq.list()).toEqual([]);
+    expect(writes).toEqual(['O-1']);
+    expect(replay.calls()).toBe(1);
+    expect(toolrunModelCalls).toBe(0);
   });
 });

@@ -8,13 +8,15 @@
  */
 export { toolrunMiddleware, type ToolrunMiddlewareOptions } from './toolrun-middleware.ts';
 export { toLangChainTools, ToolCallFailedError, type LangChainCallScope } from './langchain-tools.ts';
-export { LANGCHAIN_ENTRY_PREFIX, DEFAULT_LANGCHAIN_RETRY_BUDGET, type LangChainDeadLetterOptions } from './langchain-dead-letter.ts';
+export { DEFAULT_LANGCHAIN_RETRY_BUDGET, LANGCHAIN_ENTRY_PREFIX, LANGCHAIN_HOST, type LangChainDeadLetterOptions } from './langchain-dead-letter.ts';
 export {
+  langchainContinuation,
   replayLangChainDeadLetter,
+  type LangChainContinuationOptions,
   type LangChainReplayAgent,
   type LangChainReplayOptions,
   type LangChainReplayResult,
   type LangChainRunConfig,
   type LangGraphStateSnapshot,
 } from './replay-langchain.ts';
-export type { LangGraphCheckpointRef } from './langchain-conversation.ts';
+export { LANGGRAPH_REF_PREFIX, type LangGraphCheckpointRef } from './langchain-conversation.ts';

@@ -1,16 +1,40 @@
 import { createHash } from 'node:crypto';
+import type { HostConversation } from '../../worker/host-run-dead-letter.ts';
 import { AIMessage, mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage, type StoredMessage } from '@langchain/core/messages';
 
+/** The `conversationRef` prefix of an entry whose conversation is a LangGraph checkpoint. */
+export const LANGGRAPH_REF_PREFIX = 'langgraph:';
+
 /**
- * The stored form of a conversation LangGraph keeps itself: one item, which points at the
- * checkpoint the failed tools step ran from (the state with the model's failed call, before any
- * tool answered it). The messages stay in the checkpointer; only this reference is stored.
+ * A conversation LangGraph keeps itself, as an entry's `conversationRef` references it: the thread,
+ * the checkpoint the failed tools step ran from (the state with the model's failed call, before
+ * any tool answered it) and the failed call's id. The messages stay in the checkpointer.
  */
 export interface LangGraphCheckpointRef {
-  /** Marks the item as a reference (LangChain's stored messages have a message type here). */
-  type: 'langgraph_checkpoint';
-  /** The thread, the agent graph's namespace (`''`: the root graph), the checkpoint, and the id of the failed call. */
-  data: { thread_id: string; checkpoint_ns: string; checkpoint_id: string; tool_call_id: string };
+  /** The LangGraph `thread_id`. */
+  threadId: string;
+  /** The id of the checkpoint the failed tools step ran from (in the root graph's namespace). */
+  checkpointId: string;
+  /** The id of the model's failed tool call in that checkpoint's last AI message. */
+  toolCallId: string;
+}
+
+/** The reference as a `conversationRef`: `langgraph:<thread_id>:<checkpoint_id>:<tool call id>`, each part URI-encoded. */
+export function formatCheckpointRef(ref: LangGraphCheckpointRef): string {
+  return `${LANGGRAPH_REF_PREFIX}${[ref.threadId, ref.checkpointId, ref.toolCallId].map(encodeURIComponent).join(':')}`;
+}
+
+/** The reference a `conversationRef` holds, or `undefined` when it is not a LangGraph checkpoint's. */
+export function parseCheckpointRef(conversationRef: string): LangGraphCheckpointRef | undefined {
+  if (!conversationRef.startsWith(LANGGRAPH_REF_PREFIX)) return undefined;
+  const parts = conversationRef.slice(LANGGRAPH_REF_PREFIX.length).split(':');
+  if (parts.length !== 3 || parts.some((part) => part.length === 0)) return undefined;
+  try {
+    const [threadId, checkpointId, toolCallId] = parts.map(decodeURIComponent) as [string, string, string];
+    return { threadId, checkpointId, toolCallId };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The parts of LangChain's tool config the dead-letter reads (structural: they differ across versions). */
@@ -99,17 +123,17 @@ function checkpointOf(config: LangChainToolConfig, toolCallId: string): LangGrap
   const checkpointId = text(config.executionInfo?.checkpointId);
   const namespace = typeof config.executionInfo?.checkpointNs === 'string' ? config.executionInfo.checkpointNs : undefined;
   if (threadId === undefined || checkpointId === undefined || namespace === undefined || namespace.includes('|')) return undefined;
-  return { type: 'langgraph_checkpoint', data: { thread_id: threadId, checkpoint_ns: '', checkpoint_id: checkpointId, tool_call_id: toolCallId } };
+  return { threadId, checkpointId, toolCallId };
 }
 
 /**
- * What the tool DLQ stores for the conversation of a failed call: a reference to LangGraph's
- * checkpoint where the agent has a checkpointer, else the state's messages (LangChain's stored
- * message form) with the last AI message holding only the failed call.
+ * The conversation of a failed call for the tool DLQ: a reference to LangGraph's checkpoint where
+ * the agent has a checkpointer (the entry's `conversationRef`), else the state's messages to store
+ * (LangChain's stored message form) with the last AI message holding only the failed call.
  */
-export function conversationToStore(config: LangChainToolConfig, call: { id: string; name: string; args: unknown }): unknown[] {
-  const reference = checkpointOf(config, call.id);
-  if (reference !== undefined) return [reference];
+export function conversationOf(config: LangChainToolConfig, call: { id: string; name: string; args: unknown }): HostConversation {
+  const reference = call.id === '' ? undefined : checkpointOf(config, call.id);
+  if (reference !== undefined) return { ref: formatCheckpointRef(reference) };
   const messages = stateMessages(config);
   let last = messages.length - 1;
   while (last >= 0 && typeOf(messages[last]) !== 'ai') last--;
@@ -121,16 +145,12 @@ export function conversationToStore(config: LangChainToolConfig, call: { id: str
     ...(turn?.usage_metadata !== undefined ? { usage_metadata: turn.usage_metadata } : {}),
     tool_calls: [{ type: 'tool_call', id: call.id, name: call.name, args: (call.args ?? {}) as Record<string, unknown> }],
   });
-  return JSON.parse(JSON.stringify(mapChatMessagesToStoredMessages([...prior, failedTurn]))) as unknown[];
+  return { messages: toStoredMessages([...prior, failedTurn]) };
 }
 
-/** Whether a stored conversation is a checkpoint reference. */
-export function asCheckpointRef(stored: readonly unknown[]): LangGraphCheckpointRef | undefined {
-  const [first] = stored;
-  const candidate = first as Partial<LangGraphCheckpointRef> | undefined;
-  if (stored.length !== 1 || candidate?.type !== 'langgraph_checkpoint' || typeof candidate.data !== 'object' || candidate.data === null) return undefined;
-  const { thread_id: threadId, checkpoint_id: checkpointId, tool_call_id: toolCallId } = candidate.data;
-  return typeof threadId === 'string' && typeof checkpointId === 'string' && typeof toolCallId === 'string' ? (candidate as LangGraphCheckpointRef) : undefined;
+/** Messages in LangChain's stored form (`{ type, data }`), as plain JSON. */
+export function toStoredMessages(messages: readonly BaseMessage[]): unknown[] {
+  return JSON.parse(JSON.stringify(mapChatMessagesToStoredMessages([...messages]))) as unknown[];
 }
 
 /** The stored messages as LangChain messages (throws on a shape that is not LangChain's stored form). */

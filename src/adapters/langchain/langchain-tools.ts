@@ -144,9 +144,9 @@ export function createToolrunTool(
       const result = await repeated.run(delivery, async () => {
         if (deadLetter === undefined || runId === undefined) return runtime.run(input);
         // a replay's continuation is a run of its own for the budgets (its entry is the one being replayed)
-        const runKey = `${runId}\n${stringOrUndefined(toolConfig.configurable?.toolrun_replay_of) ?? ''}`;
-        const record = await runtime.execute({ ...input, maxAttempts: deadLetter.maxAttemptsFor(runKey, runtime.getTool(fields.name)?.spec.name ?? fields.name) });
-        await deadLetter.settle(runKey, runId, { record, config: toolConfig, toolCallId: callId, args });
+        const run = { key: `${runId}\n${stringOrUndefined(toolConfig.configurable?.toolrun_replay_of) ?? ''}`, runId };
+        const record = await runtime.execute({ ...input, maxAttempts: deadLetter.maxAttemptsFor(run, runtime.getTool(fields.name)?.spec.name ?? fields.name) });
+        await deadLetter.settle(run, { record, config: toolConfig, toolCallId: callId, args });
         return record.result;
       });
       if (result.status !== 'success') throw new ToolCallFailedError(result);

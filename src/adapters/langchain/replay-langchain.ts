@@ -1,14 +1,14 @@
-import { AIMessage, mapChatMessagesToStoredMessages, type BaseMessage, type ToolCall } from '@langchain/core/messages';
+import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import type { ResumableEntry, ToolFailureEntry } from '../../ground/dead-letter-entries.ts';
-import type { DeadLetterRecord, JsonValue, Stores } from '../../ground/ports/stores.ts';
-import type { ToolResult } from '../../ground/tool-result.ts';
+import type { DeadLetterRecord, Stores } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
-import type { ReplayStatus } from '../../worker/replay-tool-failure.ts';
-import { claimRun, newClaimHolder } from '../../worker/run-claim.ts';
-import { asCheckpointRef, restoreMessages, type LangGraphCheckpointRef } from './langchain-conversation.ts';
-import { LANGCHAIN_ENTRY_PREFIX } from './langchain-dead-letter.ts';
+import type { HostContinuation, HostToolCall } from '../../worker/host-continuation.ts';
+import { hostOfEntry } from '../../worker/host-entry.ts';
+import { replayHostRun, type HostRunReplayResult } from '../../worker/replay-host-run.ts';
+import { parseCheckpointRef, restoreMessages, toStoredMessages, type LangGraphCheckpointRef } from './langchain-conversation.ts';
+import { LANGCHAIN_HOST } from './langchain-dead-letter.ts';
 import { envelopeToolMessage } from './langchain-tools.ts';
 
 /** A LangGraph run config (LangChain's `RunnableConfig`: `configurable` with `thread_id`, `recursionLimit`, `callbacks`, …). */
@@ -35,87 +35,48 @@ export interface LangChainReplayAgent {
   };
 }
 
-/** Options of {@link replayLangChainDeadLetter}: registered once per app, used for every entry. */
-export interface LangChainReplayOptions {
+/** Options of {@link langchainContinuation}: how to continue a run of this app, registered once. */
+export interface LangChainContinuationOptions {
+  /**
+   * The agent whose loop runs the remaining steps (`createAgent({ model, middleware: [toolrunMiddleware(runtime, …)], checkpointer })`).
+   * For a checkpointed run it must use the checkpointer the run used.
+   */
+  agent: LangChainReplayAgent;
+  /** toolrun's stores, to read and rewrite the conversation of a run without a checkpointer. @defaultValue none: such a run cannot be replayed (`INVALID_OPTIONS`) */
+  stores?: Pick<Stores, 'conversations'>;
+  /** Config for the continuation's `invoke` (recursion limit, context, callbacks; for a run without a checkpointer on an agent with one, its `thread_id`). @defaultValue none */
+  config?: LangChainRunConfig;
+  /** The runtime whose tool failed. @defaultValue the replay's */
+  runtime?: ToolRuntime;
+}
+
+/** Options of {@link replayLangChainDeadLetter}. */
+export interface LangChainReplayOptions extends Omit<LangChainContinuationOptions, 'stores' | 'runtime'> {
   /** The stores the run dead-lettered into (the claim, the ledger, the conversation, the DLQ). */
   stores: Pick<Stores, 'toolDlq' | 'conversations' | 'ledger' | 'claims' | 'journal'>;
   /** The runtime whose tool failed (its fixed configuration). */
   runtime: ToolRuntime;
-  /**
-   * How to continue a run of this app: the agent (`createAgent({ model, middleware: [toolrunMiddleware(runtime, …)], checkpointer })`)
-   * whose loop runs the remaining steps. For a checkpointed run it must use the checkpointer the run used.
-   */
-  agent: LangChainReplayAgent;
-  /** Config for the continuation's `invoke` (recursion limit, context, callbacks; for a run without a checkpointer on an agent with one, its `thread_id`). @defaultValue none */
-  config?: LangChainRunConfig;
   /** How long the replay's claim on the run (`run:<runId>`) lasts without renewal. @defaultValue 300_000 */
   claimLeaseMs?: number;
 }
 
 /** How one replay ended, in toolrun's replay vocabulary (`completed`, `tool_failed`, `already_completed`, `in_progress`, `expired`, `invalid_entry`). */
-export interface LangChainReplayResult {
-  /** How it ended (see the interface's summary). */
-  status: ReplayStatus;
-  /** The entry's run, or `null` for an entry that is not a LangChain run's. */
-  runId: string | null;
-  /** Model calls the continuation made (the AI messages it added: the remaining steps only). */
-  modelCalls: number;
-  /** The last AI message's text, once completed. */
-  text: string | null;
-  /** The record's id. */
-  id: string;
-  /** The entry left the DLQ (the run completed, or had completed). */
-  removed: boolean;
-}
-
-/** The conversation a replay resumes: the messages up to the failed call, the call, and how to continue. */
-interface Resumable {
-  messages: BaseMessage[];
-  call: ToolCall & { id: string };
-  checkpoint?: { ref: LangGraphCheckpointRef; siblings: BaseMessage[] };
-}
+export type LangChainReplayResult = HostRunReplayResult;
 
 function isAi(message: unknown): message is AIMessage {
   return AIMessage.isInstance(message);
 }
 
-function messagesOf(snapshot: LangGraphStateSnapshot | undefined): BaseMessage[] {
-  const messages = (snapshot?.values as { messages?: unknown } | undefined)?.messages;
+function messagesOf(state: unknown): BaseMessage[] {
+  const messages = (state as { messages?: unknown } | undefined)?.messages;
   return Array.isArray(messages) ? (messages as BaseMessage[]) : [];
 }
 
-/** The last AI message's call `toolCallId` (any call when `undefined`). */
-function failedCallIn(messages: readonly BaseMessage[], toolCallId?: string): (ToolCall & { id: string }) | undefined {
+/** The last AI message's call `toolCallId` (its first call when `undefined`). */
+function failedCallIn(messages: readonly unknown[], toolCallId?: string): HostToolCall | undefined {
   const turn = messages.findLast(isAi);
   const call = turn?.tool_calls?.find((candidate) => toolCallId === undefined || candidate.id === toolCallId);
-  return typeof call?.id === 'string' ? (call as ToolCall & { id: string }) : undefined;
-}
-
-/** Reads what the entry's conversation holds: `undefined` when it is gone (expired), `null` when it is not a conversation of this host. */
-async function resumableOf(stored: unknown[], agent: LangChainReplayAgent): Promise<Resumable | null | undefined> {
-  const ref = asCheckpointRef(stored);
-  if (ref === undefined) {
-    let messages: BaseMessage[];
-    try {
-      messages = restoreMessages(stored);
-    } catch {
-      return null;
-    }
-    const call = failedCallIn(messages);
-    return call === undefined ? null : { messages, call };
-  }
-  if (agent.graph === undefined) return null;
-  const { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpointId, tool_call_id: toolCallId } = ref.data;
-  const snapshot = await agent.graph.getState({ configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpointId } });
-  const messages = messagesOf(snapshot);
-  if (messages.length === 0) return undefined; // the checkpoint (or its thread) is gone
-  const call = failedCallIn(messages, toolCallId);
-  if (call === undefined) return null;
-  // the other calls of the failed turn were answered in the live run: their answers go back in with this one
-  const others = new Set((messages.findLast(isAi)?.tool_calls ?? []).map((candidate) => candidate.id).filter((id) => id !== toolCallId));
-  const latest = others.size === 0 ? [] : messagesOf(await agent.graph.getState({ configurable: { thread_id: threadId } }));
-  const siblings = latest.filter((message) => others.has((message as { tool_call_id?: string }).tool_call_id));
-  return { messages, call, checkpoint: { ref, siblings } };
+  return typeof call?.id === 'string' ? { toolCallId: call.id, toolName: call.name, args: call.args } : undefined;
 }
 
 function textOf(message: BaseMessage | undefined): string | null {
@@ -123,35 +84,107 @@ function textOf(message: BaseMessage | undefined): string | null {
   return typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
 }
 
-/** Runs the remaining steps in the agent's loop; returns the messages it added. */
-async function continueRun(resumable: Resumable, answer: BaseMessage, options: LangChainReplayOptions, replayOf: string): Promise<BaseMessage[]> {
-  const base = options.config ?? {};
-  const configurable = { ...base.configurable, toolrun_replay_of: replayOf };
-  if (resumable.checkpoint === undefined) {
-    const input = [...resumable.messages, answer];
-    const state = (await options.agent.invoke({ messages: input }, { ...base, configurable })) as { messages?: BaseMessage[] };
-    return (state?.messages ?? []).slice(input.length);
-  }
-  const { ref, siblings } = resumable.checkpoint;
-  const graph = options.agent.graph!;
-  const at = { configurable: { thread_id: ref.data.thread_id, checkpoint_ns: ref.data.checkpoint_ns, checkpoint_id: ref.data.checkpoint_id } };
-  // a fork of the thread at the failed step, as if the tools node had answered: LangGraph's loop goes on from there
-  const forked = await graph.updateState(at, { messages: [...siblings, answer] }, 'tools');
-  const state = (await options.agent.invoke(null, { ...base, configurable: { ...configurable, ...forked.configurable } })) as { messages?: BaseMessage[] };
-  return (state?.messages ?? []).slice(resumable.messages.length + siblings.length + 1);
+function graphOf(agent: LangChainReplayAgent): NonNullable<LangChainReplayAgent['graph']> {
+  if (agent.graph === undefined) throw new ToolrunError('INVALID_OPTIONS', 'langchainContinuation: a checkpointed run needs the agent\'s graph (createAgent(...) has one)');
+  return agent.graph;
+}
+
+/** The checkpoint's state, as `getState` addresses it. */
+function checkpointConfig(ref: LangGraphCheckpointRef): LangChainRunConfig {
+  return { configurable: { thread_id: ref.threadId, checkpoint_ns: '', checkpoint_id: ref.checkpointId } };
+}
+
+/** The answers the other calls of the failed turn got in the live run (the thread's latest state), to go back in with the replayed one. */
+async function siblingAnswers(graph: NonNullable<LangChainReplayAgent['graph']>, ref: LangGraphCheckpointRef, prior: readonly BaseMessage[]): Promise<BaseMessage[]> {
+  const others = new Set((prior.findLast(isAi)?.tool_calls ?? []).map((call) => call.id).filter((id) => id !== ref.toolCallId));
+  if (others.size === 0) return [];
+  const latest = messagesOf((await graph.getState({ configurable: { thread_id: ref.threadId } })).values);
+  return latest.filter((message) => others.has((message as { tool_call_id?: string }).tool_call_id));
+}
+
+/** The continuation's messages added after `before` messages; its model calls are the AI messages among them. */
+function continued(state: unknown, before: number): { text: string | null; modelCalls: number; added: BaseMessage[] } {
+  const added = messagesOf(state).slice(before);
+  return { text: textOf(added.findLast(isAi)), modelCalls: added.filter(isAi).length, added };
+}
+
+/**
+ * LangChain's continuation for toolrun's host replay: register it once as `hosts.langchain` (in the
+ * config `toolrun dlq replay|drain` and the dashboard load, or in `createToolrun({ hosts })`), and
+ * every replay of a LangChain entry continues the agent's own loop from the failed step, with the
+ * replayed call's `ToolMessage` (toolrun's envelope, as the middleware answers):
+ * - a run with a checkpointer (its `conversationRef` is `langgraph:…`): the conversation is read from
+ *   the referenced checkpoint (`agent.graph.getState`; gone → `expired`), and the loop goes on from a
+ *   fork of the thread at the failed step (`graph.updateState(…, 'tools')` with the answer and the
+ *   answers the turn's other calls got in the live run, then `agent.invoke(null, <fork>)`);
+ * - a run without one: the stored messages (`stores.conversations`) plus the answer go to
+ *   `agent.invoke({ messages })`, and the whole conversation is stored back.
+ *
+ * The continuation's invocation carries `configurable.toolrun_replay_of`, so a middleware with
+ * `deadLetter` counts its budgets apart from the live run's.
+ *
+ * @example
+ * ```ts
+ * hosts: { langchain: langchainContinuation({ agent, stores }) }
+ * ```
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` when `agent` has no `invoke`; at replay, for a run without a
+ *   checkpointer when `stores` was not given, or a checkpointed one when the agent has no `graph`.
+ */
+export function langchainContinuation(options: LangChainContinuationOptions): HostContinuation {
+  const { agent, stores, config: base = {} } = options ?? ({} as LangChainContinuationOptions);
+  if (typeof agent?.invoke !== 'function') throw new ToolrunError('INVALID_OPTIONS', 'langchainContinuation needs { agent } (createAgent(...))');
+  return {
+    ...(options.runtime !== undefined ? { runtime: options.runtime } : {}),
+    async readConversation(entry: ToolFailureEntry) {
+      const ref = parseCheckpointRef(entry.conversationRef);
+      if (ref !== undefined) {
+        const messages = messagesOf((await graphOf(agent).getState(checkpointConfig(ref))).values);
+        return messages.length === 0 ? undefined : messages; // the checkpoint, or its thread, is gone
+      }
+      if (stores === undefined) throw new ToolrunError('INVALID_OPTIONS', 'langchainContinuation needs { stores } to replay a run without a checkpointer');
+      const stored = await stores.conversations.get(entry.conversationRef);
+      if (stored === undefined) return undefined;
+      try {
+        return restoreMessages(stored);
+      } catch {
+        return []; // not LangChain's stored form: no failed call in it (invalid_entry)
+      }
+    },
+    failedCall: (messages, entry) => failedCallIn(messages, parseCheckpointRef(entry.conversationRef)?.toolCallId),
+    resultMessages: (call, result) => [envelopeToolMessage(result, call.toolCallId, call.toolName)],
+    async continueRun({ entry, messages }) {
+      const configurable = { ...base.configurable, toolrun_replay_of: `${entry.runId}:${entry.stepIndex}` };
+      const ref = parseCheckpointRef(entry.conversationRef);
+      if (ref === undefined) {
+        const state = await agent.invoke({ messages }, { ...base, configurable });
+        const run = continued(state, messages.length);
+        await stores?.conversations.put(entry.conversationRef, toStoredMessages([...(messages as BaseMessage[]), ...run.added]));
+        return { text: run.text, modelCalls: run.modelCalls };
+      }
+      const graph = graphOf(agent);
+      const prior = messages.slice(0, -1) as BaseMessage[];
+      const answers = [...(await siblingAnswers(graph, ref, prior)), ...(messages.slice(-1) as BaseMessage[])];
+      // a fork of the thread at the failed step, as if the tools node had answered: LangGraph's loop goes on from there
+      const forked = await graph.updateState(checkpointConfig(ref), { messages: answers }, 'tools');
+      const state = await agent.invoke(null, { ...base, configurable: { ...configurable, ...forked.configurable } });
+      const run = continued(state, prior.length + answers.length);
+      return { text: run.text, modelCalls: run.modelCalls };
+    },
+  };
 }
 
 /**
  * Replays a tool-DLQ entry that `toolrunMiddleware(runtime, { deadLetter })` wrote, in LangChain's
- * own agent loop: claims the run (`run:<runId>`, through `stores.journal`; a second replay at once
- * gets `in_progress`), reads the conversation (LangGraph's checkpoint it references, or the messages
- * stored; `expired` when it is gone), calls the failed tool again with its recorded arguments under
- * the idempotency ledger (a write an earlier replay applied is not applied again), and hands the
- * agent the conversation plus the tool's `ToolMessage`: from a checkpoint, a fork of the thread at
- * the failed step (`graph.updateState(…, 'tools')`, then `invoke(null)`); from stored messages, an
- * `invoke` with them. The model is called for the remaining steps only. A run that completes leaves
+ * own agent loop (toolrun's host replay, `replayHostRun`, with {@link langchainContinuation}):
+ * claims the run (`run:<runId>`, through `stores.journal`; a second replay at once gets
+ * `in_progress`), reads the conversation (the referenced checkpoint, or the stored messages;
+ * `expired` when it is gone), calls the failed tool again with its recorded arguments under the
+ * idempotency ledger (a write an earlier replay applied is not applied again), and lets the agent's
+ * loop run the remaining steps, so the model is called for them only. A run that completes leaves
  * the DLQ (`completed`; a later replay of the same record: `already_completed`). A tool that fails
- * again leaves the entry where it is (`tool_failed`), the model not called.
+ * again leaves the entry where it is (`tool_failed`), the model not called. `replayDeadLetter`, the
+ * drain, `toolrun dlq` and the dashboard do the same with `hosts: { langchain: langchainContinuation({ agent, stores }) }`.
  *
  * @throws ToolrunError `INVALID_OPTIONS` without `stores`, `runtime` or `agent`; whatever the stores or the agent throw (the claim is released first).
  */
@@ -159,47 +192,8 @@ export async function replayLangChainDeadLetter(record: DeadLetterRecord<Resumab
   const { stores, runtime, agent } = options ?? ({} as LangChainReplayOptions);
   if (stores === undefined || runtime === undefined || typeof agent?.invoke !== 'function')
     throw new ToolrunError('INVALID_OPTIONS', 'replayLangChainDeadLetter needs stores, runtime and agent');
-  const entry = record.entry as ToolFailureEntry;
-  const base = { id: record.id, modelCalls: 0, text: null, removed: false };
-  if (entry?.kind !== 'tool' || typeof entry.runId !== 'string' || !entry.originalMessageId?.startsWith(LANGCHAIN_ENTRY_PREFIX))
-    return { ...base, status: 'invalid_entry', runId: null };
-  const { runId } = entry;
-  const claimed = await claimRun(stores.journal, runId, {
-    holder: newClaimHolder('langchain-replay'),
-    leaseMs: options.claimLeaseMs ?? 300_000,
-    clock: runtime.clock,
-  });
-  if (!claimed.ok) return { ...base, status: 'in_progress', runId };
-  try {
-    const completedKey = `${LANGCHAIN_ENTRY_PREFIX}${runId}:completed`;
-    const completed = (await stores.ledger.get(completedKey)) as { text?: string | null } | undefined;
-    if (completed !== undefined)
-      return { ...base, status: 'already_completed', runId, text: completed.text ?? null, removed: await stores.toolDlq.remove(record.id) };
-    const stored = await stores.conversations.get(entry.conversationRef);
-    if (stored === undefined) return { ...base, status: 'expired', runId };
-    const resumable = await resumableOf(stored, agent);
-    if (resumable === undefined) return { ...base, status: 'expired', runId };
-    if (resumable === null) return { ...base, status: 'invalid_entry', runId };
-
-    const { call } = resumable;
-    const key = `${LANGCHAIN_ENTRY_PREFIX}${runId}:${entry.stepIndex}:${call.id}`;
-    let result = (await stores.ledger.get(key)) as ToolResult | undefined;
-    if (result === undefined) {
-      result = await runtime.run({ name: call.name, args: call.args, callId: call.id, runId, idempotencyKey: key });
-      if (result.status !== 'success') return { ...base, status: 'tool_failed', runId };
-      await stores.ledger.putIfAbsent(key, result as unknown as JsonValue);
-    }
-    const answer = envelopeToolMessage(result, call.id, call.name);
-    const added = await continueRun(resumable, answer, options, record.id);
-    if (resumable.checkpoint === undefined) {
-      const whole = [...resumable.messages, answer, ...added];
-      await stores.conversations.put(entry.conversationRef, JSON.parse(JSON.stringify(mapChatMessagesToStoredMessages(whole))) as unknown[]);
-    }
-    const text = textOf(added.findLast(isAi));
-    await stores.ledger.putIfAbsent(completedKey, { text });
-    const removed = await stores.toolDlq.remove(record.id);
-    return { ...base, status: 'completed', runId, modelCalls: added.filter(isAi).length, text, removed };
-  } finally {
-    await claimed.claim.release();
-  }
+  if (hostOfEntry(record.entry) !== LANGCHAIN_HOST)
+    return { status: 'invalid_entry', runId: null, host: null, modelCalls: 0, text: null, id: record.id, removed: false, message: 'not an entry of a LangChain run' };
+  const continuation = langchainContinuation({ agent, stores, ...(options.config !== undefined ? { config: options.config } : {}) });
+  return replayHostRun(record, continuation, { stores, runtime, ...(options.claimLeaseMs !== undefined ? { claimLeaseMs: options.claimLeaseMs } : {}) });
 }
