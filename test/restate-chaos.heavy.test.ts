@@ -43,7 +43,7 @@ async function placesOf(harness: RestateHarness, runIds: readonly string[]): Pro
   const places = new Map<string, Place[]>(runIds.map((runId) => [runId, []]));
   for (const record of await harness.stores.toolDlq.list({ limit: 10_000 })) places.get(record.entry.runId)?.push('tool');
   for (const record of await harness.stores.messageDlq.list({ limit: 10_000 })) {
-    const runId = record.entry.messageId?.replace(/^restate:toolrun\//, '');
+    const runId = record.entry.messageId?.replace(/^restate:/, '');
     if (runId !== undefined) places.get(runId)?.push('message');
   }
   for (const runId of runIds) {

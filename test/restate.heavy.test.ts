@@ -6,11 +6,17 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayRestateEntry } from '../src/engines/restate/index.ts';
-import type { ResumableEntry, ToolFailureEntry } from '../src/index.ts';
+import { replayRestateEntry, restateReplayer } from '../src/engines/restate/index.ts';
+import { replayDeadLetter, type Model, type ResumableEntry, type ToolFailureEntry } from '../src/index.ts';
+import { POSTGRES_URL } from './fixtures/distributed-services.ts';
+import { toolrunInProcess } from './fixtures/toolrun-in-process.ts';
 import { startRestateHarness, type RestateHarness } from './fixtures/restate-harness.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The replays' own model: a Restate run is replayed by its service process, which calls its model. */
+const unusedModel: Model = async () => {
+  throw new Error('a Restate run is replayed by its service, not here');
+};
 
 async function entriesOf(harness: RestateHarness, runId: string): Promise<{ tool: ResumableEntry[]; message: number }> {
   const tool = (await harness.stores.toolDlq.list()).map((record) => record.entry).filter((entry) => entry.runId === runId);
@@ -63,7 +69,7 @@ describe('toolrun in Restate: routing on a real restate-server', () => {
     expect(message).toBe(0);
     expect(tool).toHaveLength(1);
     const entry = tool[0] as ToolFailureEntry;
-    expect(entry).toMatchObject({ kind: 'tool', toolName: 'always_down', attempts: 3, originalMessageId: 'restate:toolrun/down-1' });
+    expect(entry).toMatchObject({ kind: 'tool', toolName: 'always_down', attempts: 3, originalMessageId: 'restate:down-1' });
     expect(entry.stepIndex).toBeGreaterThan(0);
     expect(entry.conversationRef).toMatch(/^conv_/);
     expect(entry.tokensSpent.input).toBeGreaterThan(0);
@@ -142,7 +148,7 @@ describe('toolrun in Restate: routing on a real restate-server', () => {
     const afterStart = await entriesOf(harness, 'poison-1');
     expect(afterStart.message).toBe(0);
     expect(afterStart.tool).toHaveLength(1);
-    expect(afterStart.tool[0]).toMatchObject({ kind: 'run', runId: 'poison-1', originalMessageId: 'restate:toolrun/poison-1' });
+    expect(afterStart.tool[0]).toMatchObject({ kind: 'run', runId: 'poison-1', originalMessageId: 'restate:poison-1' });
 
     const never = await harness.run('poison-open-1', JSON.stringify({ input: 'effects:1' }));
     expect(never.status).toBe(500);
@@ -158,23 +164,46 @@ describe('toolrun in Restate: routing on a real restate-server', () => {
     const entry = record!.entry;
     const modelCallsBefore = await harness.count(`SELECT count(*) FROM $schema.model_calls WHERE run_id = $1`, [runId]);
     await harness.pool.query(`INSERT INTO "${harness.schema}".world (fixed) VALUES (true)`);
-    // two replays at once: Restate runs them one after the other on the run's key
-    const [first, second] = await Promise.all([
-      replayRestateEntry(entry, { ingressUrl: harness.server.ingressUrl }),
-      replayRestateEntry(entry, { ingressUrl: harness.server.ingressUrl }),
-    ]);
+    // two operators at once, through toolrun's replay routing: Restate runs the two invocations one after the other
+    const options = { model: unusedModel, tools: [], stores: harness.stores, hosts: { restate: restateReplayer({ ingressUrl: harness.server.ingressUrl }) } };
+    const [first, second] = await Promise.all([replayDeadLetter(record!, options), replayDeadLetter(record!, options)]);
     expect([first.status, second.status].sort()).toEqual(['already_completed', 'completed']);
+    expect(first.removed || second.removed).toBe(true);
+    expect((await harness.stores.toolDlq.list()).filter((candidate) => candidate.entry.runId === runId)).toEqual([]);
     const replayed = first.status === 'completed' ? first : second;
-    // the failed step's call ran again; the model was called for the remaining steps only
+    // the failed step's call ran again; the model was called for the remaining steps only, each step once
     const repeatedSteps = `SELECT count(*) FROM (SELECT step_index FROM $schema.model_calls WHERE run_id = $1 GROUP BY step_index HAVING count(*) > 1) AS repeated`;
     expect(await harness.count(repeatedSteps, [runId])).toBe(0);
-    expect(await harness.count(`SELECT count(*) FROM $schema.model_calls WHERE run_id = $1`, [runId])).toBe(modelCallsBefore + replayed.modelCalls);
     expect(replayed.modelCalls).toBe(4 - entry.stepIndex);
+    expect(await harness.count(`SELECT count(*) FROM $schema.model_calls WHERE run_id = $1`, [runId])).toBe(modelCallsBefore + replayed.modelCalls);
     expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id = $1`, [runId])).toBe(4 - entry.stepIndex);
     const again = await replayRestateEntry(entry, { ingressUrl: harness.server.ingressUrl });
     expect(again.status).toBe('already_completed');
     expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id = $1`, [runId])).toBe(4 - entry.stepIndex);
   }, 60_000);
+
+  it('`toolrun dlq replay` and `toolrun dlq drain` route Restate entries to the Restate replayer', async () => {
+    await harness.pool.query(`UPDATE "${harness.schema}".world SET fixed = false`);
+    for (const runId of ['down-2', 'down-3']) expect((await harness.run(runId, JSON.stringify({ input: 'down' }))).status).toBe(409);
+    await harness.pool.query(`UPDATE "${harness.schema}".world SET fixed = true`);
+    const store = `${POSTGRES_URL}?schema=${harness.schema}`;
+    const config = fileURLToPath(new URL('./fixtures/restate-replay.config.ts', import.meta.url));
+    const env = { RESTATE_INGRESS_URL: harness.server.ingressUrl };
+    const [record] = (await harness.stores.toolDlq.list()).filter((candidate) => candidate.entry.runId === 'down-2');
+    const replayed = await toolrunInProcess(['dlq', 'replay', record!.id, '--store', store, '--config', config, '--json'], env);
+    expect(replayed.stderr).toBe('');
+    expect(JSON.parse(replayed.stdout)).toMatchObject({ status: 'completed', host: 'restate', removed: true });
+
+    const before = (await harness.stores.toolDlq.list()).map((candidate) => candidate.entry.runId).sort();
+    const drained = await toolrunInProcess(['dlq', 'drain', '--store', store, '--config', config, '--json'], env);
+    const report = JSON.parse(drained.stdout) as { entries: Array<{ runId: string; status: string }> };
+    const statusOf = (runId: string) => report.entries.find((entry) => entry.runId === runId)?.status;
+    expect(statusOf('down-3')).toBe('completed');
+    // the others are still broken (the credential, the store): they stay, nothing is lost
+    const after = (await harness.stores.toolDlq.list()).map((candidate) => candidate.entry.runId).sort();
+    expect(after).toEqual(before.filter((runId) => runId !== 'down-3'));
+    expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id IN ('down-2', 'down-3')`)).toBe(6);
+  }, 120_000);
 });
 
 describe('examples/restate/dead-letter-and-replay.ts', () => {

@@ -9,8 +9,8 @@
  *   npx tsx examples/restate/dead-letter-and-replay.ts
  */
 import * as restate from '@restatedev/restate-sdk';
-import { defineTool, ToolError, type Model } from '../../src/index.ts';
-import { createRestateAgent, freePort, replayRestateEntry, startRestateServer } from '../../src/engines/restate/index.ts';
+import { createToolrun, defineTool, ToolError, type Model } from '../../src/index.ts';
+import { createRestateAgent, freePort, restateReplayer, startRestateServer } from '../../src/engines/restate/index.ts';
 import { createMemoryStores } from '../../src/stores/memory/index.ts';
 
 const server = await startRestateServer();
@@ -62,16 +62,16 @@ try {
   const record = records[0]!;
   console.log(`tool DLQ: ${dlqEntries} entry, ${record.entry.kind} at step ${record.entry.stepIndex}, pointer ${record.entry.originalMessageId}`);
 
-  // the world is fixed; two operators replay the entry at once
+  // the world is fixed; two operators replay the entry at once, as `toolrun dlq replay` does: the
+  // `restate` host (registered once, in the config or here) sends it to the run's virtual object
   upstreamUp = true;
+  const toolrun = createToolrun({ model, tools: [saveOrder], stores, hosts: { restate: restateReplayer({ ingressUrl: server.ingressUrl }) } });
   const modelCallsBefore = modelCalls;
-  const results = await Promise.all([
-    replayRestateEntry(record.entry, { ingressUrl: server.ingressUrl }),
-    replayRestateEntry(record.entry, { ingressUrl: server.ingressUrl }),
-  ]);
+  const results = await Promise.all([toolrun.replay(record), toolrun.replay(record)]);
   console.log(`replays: ${results.map((result) => result.status).join(', ')}; model calls for the remaining steps: ${modelCalls - modelCallsBefore}`);
   const replayed = results.find((result) => result.status === 'completed') ?? results[0]!;
-  if (replayed.status === 'completed') await stores.toolDlq.remove(record.id);
+  const left = (await stores.toolDlq.list()).length;
+  console.log(`tool DLQ after the replays: ${left} entries`);
 
   console.log(
     JSON.stringify({

@@ -2,8 +2,9 @@
  * `toolrun/restate`: toolrun inside Restate (`@restatedev/restate-sdk`, an optional peer
  * dependency). `createRestateAgent` is an agent as a Restate virtual object keyed by run id, its
  * model calls, tool calls and store writes journaled `ctx.run` steps, its failures routed to
- * toolrun's two DLQs; `replayRestateEntry` resumes a dead-lettered run as a new Restate invocation;
- * `startRestateServer` starts a local restate-server for tests and examples.
+ * toolrun's two DLQs; `restateReplayer`, registered as `hosts.restate`, makes `toolrun dlq replay`,
+ * the drain and the dashboard resume such a run with `replayRestateEntry`, a new Restate invocation
+ * on the run's key; `startRestateServer` starts a local restate-server for tests and examples.
  *
  * @packageDocumentation
  */
@@ -15,8 +16,8 @@ export {
   type RestateReplayInput,
   type RestateRunInput,
 } from './restate-agent.ts';
-export { replayRestateEntry, type ReplayRestateEntryOptions } from './replay-restate-entry.ts';
-export { parseRestatePointer, RESTATE_ENTRY_PREFIX, restateMessageId } from './restate-pointer.ts';
+export { replayRestateEntry, restateReplayer, type ReplayRestateEntryOptions } from './replay-restate-entry.ts';
+export { RESTATE_HOST, restateMessageId } from './restate-pointer.ts';
 export { restateDirectiveOf, type RestateEnding } from './restate-directive.ts';
 export { freePort, startRestateServer, type RestateServer, type StartRestateServerOptions } from './restate-server.ts';
 export type { StepRetryOptions } from './restate-steps.ts';

@@ -18,7 +18,7 @@ import { journalInRestate } from './journaled-run-journal.ts';
 import { runtimeInRestate } from './journaled-runtime.ts';
 import { ensurePromiseWithResolvers } from './promise-with-resolvers.ts';
 import { restateDirectiveOf } from './restate-directive.ts';
-import { RESTATE_ENTRY_PREFIX, restateMessageId } from './restate-pointer.ts';
+import { restateMessageId } from './restate-pointer.ts';
 import type { RestateStepContext, StepRetryOptions } from './restate-steps.ts';
 
 ensurePromiseWithResolvers();
@@ -38,7 +38,7 @@ export interface RestateReplayInput {
 /** Options of {@link createRestateAgent}. Durations in milliseconds. */
 export interface RestateAgentOptions
   extends Pick<RunLimits, 'maxSteps' | 'toolRetryBudget' | 'maxBodyBytes'>, Pick<RunHooks, 'onEvent' | 'onToolCall'>, RunModelOptions, RunRuntimeOptions {
-  /** The virtual object's name (the ingress path's first segment, the pointer's service). @defaultValue `'toolrun'` */
+  /** The virtual object's name (the ingress path's first segment; give the same to `restateReplayer`). @defaultValue `'toolrun'` */
   name?: string;
   /** The model, called through toolrun's model policy; each call a journaled step. */
   model: Model;
@@ -150,7 +150,7 @@ function runHandler(parts: AgentParts) {
     const { options } = parts;
     const runId = context.key;
     const given = withRunId(typeof input?.body === 'string' ? input.body : JSON.stringify(input ?? null), runId);
-    const message = { body: given.body, id: restateMessageId(parts.name, runId) };
+    const message = { body: given.body, id: restateMessageId(runId) };
     if (given.conflict !== undefined) {
       const conflict = given.conflict;
       return settle(
@@ -161,7 +161,7 @@ function runHandler(parts: AgentParts) {
         }),
       );
     }
-    const journaled = journaledParts(context, parts, `${RESTATE_ENTRY_PREFIX}${context.request().id}`, 'retry');
+    const journaled = journaledParts(context, parts, `restate:${context.request().id}`, 'retry');
     let result: HandleMessageResult;
     try {
       result = await handleMessage(message, { ...runOptions(options), ...journaled, checkpointRetry: { ...DEFAULT_CHECKPOINT_RETRY, maxAttempts: 1 } });
@@ -191,7 +191,7 @@ function replayHandler(parts: AgentParts) {
   return async (context: restate.ObjectContext, input: RestateReplayInput): Promise<ReplayResult> => {
     const entry = input?.entry;
     if (entry === undefined || entry.runId !== context.key) return { status: 'invalid_entry', runId: entry?.runId ?? null, modelCalls: 0, text: null };
-    const journaled = journaledParts(context, parts, `${RESTATE_ENTRY_PREFIX}${context.request().id}`, 'answer');
+    const journaled = journaledParts(context, parts, `restate:${context.request().id}`, 'answer');
     // a fresh session: the breakers of the failed run's session do not cut the replay off
     parts.runtime.sessionBreakers?.reset(entry.runId);
     return replayToolFailure(entry, { ...runOptions(parts.options), ...journaled });
@@ -208,7 +208,7 @@ function replayHandler(parts: AgentParts) {
  * - completed (or `max_steps`, `cancelled`): the handler's result;
  * - a malformed request: one message-DLQ entry, a `TerminalError` (400) — the model is never called;
  * - in-band recovery exhausted, a tool broken for everyone, the model failing past its policy: one
- *   resumable tool-DLQ entry (`originalMessageId` = `restate:<name>/<runId>`), a `TerminalError` (409);
+ *   resumable tool-DLQ entry (`originalMessageId` = `restate:<runId>`), a `TerminalError` (409);
  * - a step Restate gave up on (a store unreachable past `storeStepRetry`, a conversation the store
  *   rejects): a poison run, in the tool DLQ when it had started, else in the message DLQ, a `TerminalError` (500);
  * - the service process killed: Restate retries the invocation; the journal answers every step

@@ -1,16 +1,13 @@
-/** The prefix of `originalMessageId` of a run that ran in Restate: `restate:<service>/<runId>`. */
-export const RESTATE_ENTRY_PREFIX = 'restate:';
+import { hostEntryMessageId } from '../../worker/host-entry.ts';
 
-/** The message id (and dead-letter pointer) of a run of the Restate virtual object `service`: `restate:<service>/<runId>`. */
-export function restateMessageId(service: string, runId: string): string {
-  return `${RESTATE_ENTRY_PREFIX}${service}/${runId}`;
-}
+/**
+ * The host name of runs that ran in Restate: the prefix of their dead-letter entries'
+ * `originalMessageId` (`restate:<runId>`, the run id being the virtual object's key), and the key
+ * to register {@link restateReplayer} under in `hosts`.
+ */
+export const RESTATE_HOST = 'restate';
 
-/** The virtual object and key a `restate:<service>/<runId>` pointer names, or `undefined` for another pointer. */
-export function parseRestatePointer(messageId: unknown): { service: string; runId: string } | undefined {
-  if (typeof messageId !== 'string' || !messageId.startsWith(RESTATE_ENTRY_PREFIX)) return undefined;
-  const rest = messageId.slice(RESTATE_ENTRY_PREFIX.length);
-  const slash = rest.indexOf('/');
-  if (slash <= 0 || slash === rest.length - 1) return undefined;
-  return { service: rest.slice(0, slash), runId: rest.slice(slash + 1) };
+/** The message id (and dead-letter pointer) of a run of a Restate agent: `restate:<runId>`. */
+export function restateMessageId(runId: string): string {
+  return hostEntryMessageId(RESTATE_HOST, runId);
 }
