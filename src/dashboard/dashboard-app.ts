@@ -219,8 +219,8 @@ function addReadRoutes(
 
   app.get('/api/tool/entries', async (c) => {
     const query = c.req.query();
-    const limit = intParam(query.limit, 50, 1, 200, 'limit');
-    const offset = intParam(query.offset, 0, 0, Number.MAX_SAFE_INTEGER, 'offset');
+    const limit = intParam(query, 'limit', { fallback: 50, minimum: 1, maximum: 200 });
+    const offset = intParam(query, 'offset', { fallback: 0, minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
     const filter = toolFilterOf(query);
     // with the store's group counts: the most selective store filter, and the filter's exact total (no entry read)
     const plan = isFiltering(filter) ? await planToolList(stores.toolDlq, filter) : { storeFilter: {} };
@@ -247,8 +247,8 @@ function addReadRoutes(
 
   app.get('/api/message/entries', async (c) => {
     const query = c.req.query();
-    const limit = intParam(query.limit, 50, 1, 200, 'limit');
-    const offset = intParam(query.offset, 0, 0, Number.MAX_SAFE_INTEGER, 'offset');
+    const limit = intParam(query, 'limit', { fallback: 50, minimum: 1, maximum: 200 });
+    const offset = intParam(query, 'offset', { fallback: 0, minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
     const filter: MessageEntryFilter = { group: query.group || undefined, text: query.text || undefined };
     const plan = isFiltering(filter) ? await planMessageList(stores.messageDlq, filter) : { storeFilter: {} };
     const page = await readEntryPage(stores.messageDlq, {

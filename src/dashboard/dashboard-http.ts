@@ -141,8 +141,13 @@ export function installGuards(app: Hono, options: GuardOptions): void {
   );
 }
 
-/** An integer query parameter within `[minimum, maximum]`, else `fallback` when absent. @throws ApiError 400 otherwise. */
-export function intParam(value: string | undefined, fallback: number, minimum: number, maximum: number, name: string): number {
+/** The integer query parameter `name` within `[minimum, maximum]`, else `fallback` when absent. @throws ApiError 400 otherwise. */
+export function intParam(
+  query: Record<string, string | undefined>,
+  name: string,
+  { fallback, minimum, maximum }: { fallback: number; minimum: number; maximum: number },
+): number {
+  const value = query[name];
   if (value === undefined || value === '') return fallback;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < minimum || parsed > maximum)

@@ -195,18 +195,19 @@ const FALSE_SCHEMA = (): Schema => Object.defineProperty({ not: {} }, STANDS_FOR
 
 /** The prepared copy of a schema; `originals` maps each prepared subschema back to the one it was made from. */
 function prepareSchema(schema: JsonSchema, originals: WeakMap<object, Record<string, unknown>>): Schema | boolean {
-  const memo = new Map<object, unknown>();
-  const prepare = (node: unknown, at: string): unknown => prepareNode(node, at, memo, prepare, originals);
-  return prepare(schema, '') as Schema | boolean;
+  const preparation: Preparation = { memo: new Map<object, unknown>(), originals, prepare: (node, at) => prepareNode(node, at, preparation) };
+  return preparation.prepare(schema, '') as Schema | boolean;
 }
 
-function prepareNode(
-  node: unknown,
-  at: string,
-  memo: Map<object, unknown>,
-  prepare: (node: unknown, at: string) => unknown,
-  originals: WeakMap<object, Record<string, unknown>>,
-): unknown {
+/** One schema's preparation: the copies made so far (a cycle is copied once), the map back to the originals, and the recursion. */
+interface Preparation {
+  readonly memo: Map<object, unknown>;
+  readonly originals: WeakMap<object, Record<string, unknown>>;
+  readonly prepare: (node: unknown, at: string) => unknown;
+}
+
+/** The prepared copy of the subschema `node` at JSON Pointer `at`. */
+function prepareNode(node: unknown, at: string, { memo, originals, prepare }: Preparation): unknown {
   if (node === false) return FALSE_SCHEMA();
   if (!isPlainObject(node)) return copyData(node, memo);
   const seen = memo.get(node);

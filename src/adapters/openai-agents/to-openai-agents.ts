@@ -183,7 +183,7 @@ export function toOpenAiAgents(source: RuntimeSource, options: OpenAiAgentsOptio
       // not handed over by the SDK here, and none are needed for a name that resolves to nothing
       result = await runtime.run({ name: requested, args: {}, callId, ...ids(args.runContext) });
     } else {
-      result = equivalentSpelling(runtime, requested, resolution.match, callId, sessionOf(args.runContext));
+      result = equivalentSpelling(runtime, { requested, match: resolution.match }, { callId, sessionId: sessionOf(args.runContext) });
     }
     if (result.status === 'failed') markSpanFailed(result);
     return serialise(result);
@@ -288,7 +288,11 @@ function replayableName(name: string): string {
  * tool: `TOOL_NOT_FOUND` naming that tool (the SDK passed no arguments, so it cannot be run for the
  * model). Counted by the session breaker under the requested name, like any unknown name.
  */
-function equivalentSpelling(runtime: ToolRuntime, requested: string, match: string, callId: string, sessionId: string | undefined): ToolFailure {
+function equivalentSpelling(
+  runtime: ToolRuntime,
+  { requested, match }: { requested: string; match: string },
+  { callId, sessionId }: { callId: string; sessionId: string | undefined },
+): ToolFailure {
   runtime.sessionBreakers?.recordFailure(sessionId ?? 'default', requested, { kind: 'counted' });
   const shown = redactBounded(runtime.redactor, requested, 128);
   const listed = runtime.names.slice(0, 50);

@@ -101,17 +101,17 @@ async function findEntry(stores: Stores, id: string, dlq: QueueName | undefined)
 }
 
 /**
- * Runs `work` with the replay options of `config`, observed like the worker's runs: failures into
+ * Runs `work` with the replay options of `config` on `resolved.stores`, observed like the worker's runs: failures into
  * the stores' failure log, run hooks, logs with `--log-level`/`--log-file`. Flushes the failure log
  * before the stores close.
  */
 async function withObservedReplays<T>(
   config: ToolrunConfig,
   options: DlqOptions,
-  stores: Stores,
   resolved: ResolvedStores,
   work: (replay: ReplayOptions) => Promise<T>,
 ): Promise<T> {
+  const { stores } = resolved;
   const observed = await createCliObservability({ config, openFailureLog: resolved.openFailureLog, logLevel: options.logLevel, logFile: options.logFile });
   const { observability } = observed;
   const configOnEvent = guardConfigOnEvent(config.onEvent, observed.redactor);
@@ -463,10 +463,7 @@ async function redrive(stores: Stores, resolved: ResolvedStores, id: string, opt
  */
 /** The command-line options every `dlq` subcommand but redrive takes: the store, and `--queue` (dead-letter queues in Redis). */
 function addDlqStoreOptions(command: Command): Command {
-  command.option(
-    '--queue <url>',
-    'run-queue URL (dlq redrive), or redis://host:6379[?prefix=toolrun:] for dead-letter queues kept in Redis (toolrun/redis)',
-  );
+  command.option('--queue <url>', 'run-queue URL (dlq redrive), or redis://host:6379[?prefix=toolrun:] for dead-letter queues kept in Redis (toolrun/redis)');
   addStoreOptions(command, { queueUrl: false });
   return command;
 }
@@ -591,7 +588,7 @@ async function replayEntry(id: string, options: DlqOptions): Promise<void> {
         'NOT_FOUND',
       );
     }
-    const result = await withObservedReplays(config, options, stores, resolved, (replay) =>
+    const result = await withObservedReplays(config, options, resolved, (replay) =>
       replayDeadLetter(record, { ...replay, dlq: stores.toolDlq, removeExpired: options.removeExpired === true }),
     );
     const done = result.status === 'completed' || result.status === 'already_completed';
@@ -645,7 +642,7 @@ async function drainEntries(options: DlqOptions): Promise<void> {
           )
         : undefined;
     let started = false;
-    const report = await withObservedReplays(config, options, stores, resolved, (replay) =>
+    const report = await withObservedReplays(config, options, resolved, (replay) =>
       drainToolDlq({
         ...replay,
         concurrency: options.concurrency,

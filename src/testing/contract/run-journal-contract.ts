@@ -19,8 +19,9 @@ function stepCheckpoint(stepIndex: number, conversationRef = 'conv_a', runId = '
   };
 }
 
-const step = (conversationRef: string, messages: unknown[], storedCount: number, checkpoint: RunCheckpoint, calls: RunStep['calls'] = []): RunStep => ({
-  conversationRef,
+/** A step of the checkpoint's conversation. */
+const step = (messages: unknown[], storedCount: number, checkpoint: RunCheckpoint, calls: RunStep['calls'] = []): RunStep => ({
+  conversationRef: checkpoint.conversationRef,
   messages,
   storedCount,
   checkpoint,
@@ -47,12 +48,12 @@ export function describeRunJournalContract(makeStores: MakeStores): void {
     it('commit: writes the messages, the checkpoint and the call outcomes of a step, appending after storedCount', async () => {
       const { stores } = harness();
       const messages: unknown[] = sample().slice(0, 2);
-      await stores.journal.commit(step('conv_a', messages, 0, stepCheckpoint(0)));
+      await stores.journal.commit(step(messages, 0, stepCheckpoint(0)));
       expect(await stores.conversations.get('conv_a')).toEqual(sample().slice(0, 2));
       expect(await stores.runs.get('run_a')).toEqual(stepCheckpoint(0));
       messages.push(...sample().slice(2));
       const outcome = { status: 'ok', data: { n: [1, 2.5, null, '東京'] } };
-      await stores.journal.commit(step('conv_a', messages, 2, stepCheckpoint(1), [{ stepIndex: 1, callIndex: 0, outcome }]));
+      await stores.journal.commit(step(messages, 2, stepCheckpoint(1), [{ stepIndex: 1, callIndex: 0, outcome }]));
       messages.push({ role: 'user', content: 'changed after the commit' });
       outcome.status = 'changed after the commit';
       expect(await stores.conversations.get('conv_a')).toEqual(sample());
@@ -67,23 +68,23 @@ export function describeRunJournalContract(makeStores: MakeStores): void {
       await journal.record('run_a', { stepIndex: 0, callIndex: 0, outcome: 'first' });
       await stores.conversations.put('conv_a', [{ n: 1 }, { n: 2 }, { n: 3 }]);
       // storedCount 2 while 3 are stored: the whole array replaces it (nothing is appended to the wrong place)
-      await journal.commit(step('conv_a', [{ n: 1 }, { n: 9 }], 2, stepCheckpoint(0), [{ stepIndex: 0, callIndex: 0, outcome: 'second' }]));
+      await journal.commit(step([{ n: 1 }, { n: 9 }], 2, stepCheckpoint(0), [{ stepIndex: 0, callIndex: 0, outcome: 'second' }]));
       expect(await stores.conversations.get('conv_a')).toEqual([{ n: 1 }, { n: 9 }]);
       expect(await journal.recorded('run_a', 0, 0)).toBe('first');
       // storedCount beyond the messages, or a conversation never stored: the whole array
-      await journal.commit(step('conv_a', [{ n: 0 }], 5, stepCheckpoint(1)));
+      await journal.commit(step([{ n: 0 }], 5, stepCheckpoint(1)));
       expect(await stores.conversations.get('conv_a')).toEqual([{ n: 0 }]);
-      await journal.commit(step('conv_new', [{ n: 7 }], 1, stepCheckpoint(2, 'conv_new')));
+      await journal.commit(step([{ n: 7 }], 1, stepCheckpoint(2, 'conv_new')));
       expect(await stores.conversations.get('conv_new')).toEqual([{ n: 7 }]);
       // every commit restarts the TTL; an expired conversation is not appended to
       await clock.advance(conversationTtlMs - 1);
-      await journal.commit(step('conv_a', [{ n: 0 }, { n: 1 }], 1, stepCheckpoint(3)));
+      await journal.commit(step([{ n: 0 }, { n: 1 }], 1, stepCheckpoint(3)));
       await clock.advance(conversationTtlMs - 1);
       expect(await stores.conversations.get('conv_a')).toEqual([{ n: 0 }, { n: 1 }]);
       expect(await stores.conversations.get('conv_new')).toBeUndefined();
       await clock.advance(1);
       expect(await stores.conversations.get('conv_a')).toBeUndefined();
-      await journal.commit(step('conv_a', [{ n: 0 }, { n: 1 }, { n: 2 }], 2, stepCheckpoint(4)));
+      await journal.commit(step([{ n: 0 }, { n: 1 }, { n: 2 }], 2, stepCheckpoint(4)));
       expect(await stores.conversations.get('conv_a')).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
     });
 
@@ -105,14 +106,14 @@ export function describeRunJournalContract(makeStores: MakeStores): void {
       const { journal } = stores;
       const last = { ...stepCheckpoint(0), status: 'completed' as const };
       expect((await journal.open('run_a', { holder: 'worker-1', leaseMs: LEASE_MS })).claimed).toBe(true);
-      await journal.finish(step('conv_a', [{ n: 1 }], 0, last, [{ stepIndex: 0, callIndex: 0, outcome: 1 }]), 'worker-1');
+      await journal.finish(step([{ n: 1 }], 0, last, [{ stepIndex: 0, callIndex: 0, outcome: 1 }]), 'worker-1');
       expect(await stores.conversations.get('conv_a')).toEqual([{ n: 1 }]);
       expect((await stores.runs.get('run_a'))?.status).toBe('completed');
       expect(await journal.recorded('run_a', 0, 0)).toBe(1);
       expect(await stores.claims.get('run:run_a')).toBeUndefined();
       // another holder's claim is left as it is
       expect(await stores.claims.acquire('run:run_b', 'drain-a', 60_000)).toBe(true);
-      await journal.finish(step('conv_b', [{ n: 1 }], 0, { ...last, runId: 'run_b', conversationRef: 'conv_b' }), 'worker-1');
+      await journal.finish(step([{ n: 1 }], 0, { ...last, runId: 'run_b', conversationRef: 'conv_b' }), 'worker-1');
       expect((await stores.claims.get('run:run_b'))?.holder).toBe('drain-a');
       expect((await stores.runs.get('run_b'))?.status).toBe('completed');
     });
@@ -120,8 +121,8 @@ export function describeRunJournalContract(makeStores: MakeStores): void {
     it('open: takes a free claim with the checkpoint and conversation as committed, nothing for a run never committed', async () => {
       const { stores } = harness();
       const { journal } = stores;
-      await journal.commit(step('conv_a', [{ n: 1 }], 0, stepCheckpoint(2)));
-      await journal.commit(step('conv_a', [{ n: 1 }, { n: 2 }], 1, stepCheckpoint(3)));
+      await journal.commit(step([{ n: 1 }], 0, stepCheckpoint(2)));
+      await journal.commit(step([{ n: 1 }, { n: 2 }], 1, stepCheckpoint(3)));
       expect(await journal.open('run_a', { holder: 'worker-1', leaseMs: LEASE_MS })).toEqual({
         claimed: true,
         checkpoint: stepCheckpoint(3),
@@ -137,7 +138,7 @@ export function describeRunJournalContract(makeStores: MakeStores): void {
     it('open: refused while another holder has the claim (who holds it is said); its own holder takes it again; an ended one is free', async () => {
       const { stores, clock } = harness();
       const { journal } = stores;
-      await journal.commit(step('conv_a', [{ n: 1 }], 0, stepCheckpoint(1)));
+      await journal.commit(step([{ n: 1 }], 0, stepCheckpoint(1)));
       expect(await stores.claims.acquire('run:run_a', 'drain-a', LEASE_MS)).toBe(true);
       expect(await journal.open('run_a', { holder: 'worker-1', leaseMs: LEASE_MS })).toEqual({ claimed: false, holder: 'drain-a' });
       expect(await journal.open('run_a', { holder: 'drain-a', leaseMs: LEASE_MS })).toMatchObject({ claimed: true, checkpoint: stepCheckpoint(1) });
