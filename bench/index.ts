@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark of the project, each reported as ratios against a baseline
  * measured in the same run. Speed is measured here, never asserted in unit tests.
  * `npm run bench -- NAME` runs one (runtime, worker, observability, redaction, distributed, airline, mcp,
- * hosts, openai-agents-dlq, langchain, langchain-dlq, dashboard, ai-sdk, postgres-steps, scale, scale-report, scale-drain); each bench
+ * hosts, openai-agents-dlq, anthropic-dlq, langchain, langchain-dlq, dashboard, ai-sdk, postgres-steps, scale, scale-report, scale-drain); each bench
  * module is loaded only when it runs, so one that reads the compiled package (`dist/`, built by
  * `npm run bench`) does not stop the others from running from source.
  */
@@ -28,6 +28,11 @@ if (!only || only === 'openai-agents-dlq')
   printTable(
     'OpenAI Agents: a 2-step run with the tool DLQ configured vs the SDK tool',
     await (await import('./openai-agents-dead-letter.bench.ts')).runOpenAiAgentsDeadLetterBench(),
+  );
+if (!only || only === 'anthropic-dlq')
+  printTable(
+    'Anthropic: a 2-step tool-runner run with the tool DLQ configured vs the SDK tool',
+    await (await import('./anthropic-dead-letter.bench.ts')).runAnthropicDeadLetterBench(),
   );
 if (!only || only === 'langchain') printTable('LangChain createAgent', await (await import('./langchain.bench.ts')).runLangChainBench());
 if (!only || only === 'langchain' || only === 'langchain-dlq')
