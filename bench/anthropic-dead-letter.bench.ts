@@ -112,7 +112,7 @@ export async function runAnthropicDeadLetterBench(options: { distDir?: URL; modu
     const plainTool = betaTool({
       name: 'search_direct_flight',
       description: 'Search direct flights',
-      inputSchema: SEARCH_FLIGHT_SCHEMA as typeof SEARCH_FLIGHT_SCHEMA & { type: 'object' },
+      inputSchema: SEARCH_FLIGHT_SCHEMA as unknown as { type: 'object' },
       run: async (input) => JSON.stringify(await searchFlight(input as Record<string, unknown>)),
     });
     const messages = [{ role: 'user' as const, content: 'Flights from JFK to SEA on 2024-05-20?' }];
