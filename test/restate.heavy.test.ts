@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayRestateEntry, restateReplayer } from '../src/engines/restate/index.ts';
-import { replayDeadLetter, type Model, type ResumableEntry, type ToolFailureEntry } from '../src/index.ts';
+import { createRedactor, replayDeadLetter, type Model, type ResumableEntry, type ToolFailureEntry } from '../src/index.ts';
+import { createDashboardApp } from '../src/dashboard/index.ts';
 import { POSTGRES_URL } from './fixtures/distributed-services.ts';
 import { toolrunInProcess } from './fixtures/toolrun-in-process.ts';
 import { startRestateHarness, type RestateHarness } from './fixtures/restate-harness.ts';
@@ -204,6 +205,39 @@ describe('toolrun in Restate: routing on a real restate-server', () => {
     expect(after).toEqual(before.filter((runId) => runId !== 'down-3'));
     expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id IN ('down-2', 'down-3')`)).toBe(6);
   }, 120_000);
+
+  it('the dashboard replays a Restate entry through the same routing', async () => {
+    await harness.pool.query(`UPDATE "${harness.schema}".world SET fixed = false`);
+    expect((await harness.run('down-4', JSON.stringify({ input: 'down' }))).status).toBe(409);
+    await harness.pool.query(`UPDATE "${harness.schema}".world SET fixed = true`);
+    const [record] = (await harness.stores.toolDlq.list()).filter((candidate) => candidate.entry.runId === 'down-4');
+    const token = 'restate-test-token-0123456789';
+    const dashboard = createDashboardApp({
+      source: {
+        stores: harness.stores,
+        label: 'postgres:restate',
+        redactor: createRedactor(),
+        replay: { model: unusedModel, tools: [], stores: harness.stores, hosts: { restate: restateReplayer({ ingressUrl: harness.server.ingressUrl }) } },
+      },
+      token,
+      sampleIntervalMs: 60_000,
+    });
+    try {
+      const headers = { host: '127.0.0.1:4319', authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      const response = await dashboard.app.fetch(
+        new Request(`http://127.0.0.1:4319/api/tool/entries/${record!.id}/replay`, { method: 'POST', headers, body: '{}' }),
+      );
+      expect(await response.json()).toMatchObject({
+        state: 'done',
+        total: 1,
+        removed: 1,
+        entries: [{ id: record!.id, status: 'completed', stillQueued: false }],
+      });
+    } finally {
+      await dashboard.close();
+    }
+    expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id = 'down-4'`)).toBe(3);
+  }, 60_000);
 });
 
 describe('examples/restate/dead-letter-and-replay.ts', () => {
