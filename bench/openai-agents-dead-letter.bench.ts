@@ -63,22 +63,24 @@ function cpuNs(): number {
   return (usage.user + usage.system) * 1000;
 }
 
-/** Median CPU ns per operation of each of two operations, in alternating batches. */
-async function measurePair(first: () => Promise<unknown>, second: () => Promise<unknown>, sizes: { batches: number; batchSize: number; warmup: number }) {
-  for (let index = 0; index < sizes.warmup; index++) {
-    await first();
-    await second();
-  }
-  const samples: [number[], number[]] = [[], []];
+/** Median CPU ns per operation of each operation, in interleaved batches (the order rotated per batch). */
+async function measureEach(
+  operations: ReadonlyArray<() => Promise<unknown>>,
+  sizes: { batches: number; batchSize: number; warmup: number },
+): Promise<number[]> {
+  for (let index = 0; index < sizes.warmup; index++) for (const operation of operations) await operation();
+  const samples: number[][] = operations.map(() => []);
   for (let batch = 0; batch < sizes.batches; batch++) {
-    for (const [slot, operation] of [first, second].entries()) {
+    // each batch starts with another operation, so none always runs right after the same one
+    for (let turn = 0; turn < operations.length; turn++) {
+      const slot = (batch + turn) % operations.length;
+      const operation = operations[slot]!;
       const start = cpuNs();
       for (let index = 0; index < sizes.batchSize; index++) await operation();
       samples[slot]!.push((cpuNs() - start) / sizes.batchSize);
     }
   }
-  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-  return [median(samples[0]), median(samples[1])] as const;
+  return samples.map((values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!);
 }
 
 /**
@@ -115,17 +117,18 @@ export async function runOpenAiAgentsDeadLetterBench(options: { distDir?: URL; m
     const plainRunner = new Runner({ modelProvider, tracingDisabled: true });
     const plainAgent = new Agent({ name: 'plain', model: 'gpt-4o', tools: [plainTool] });
     const prompt = 'Flights from JFK to SEA on 2024-05-20?';
-    const [plainNs, deadLetterNs] = await measurePair(
-      () => plainRunner.run(plainAgent, prompt),
-      () => {
-        const { tools, runConfig } = modules.openAiAgents.toOpenAiAgents(runtime, { deadLetter: { stores } });
-        return new Runner({ ...runConfig, modelProvider, tracingDisabled: true }).run(new Agent({ name: 'toolrun', model: 'gpt-4o', tools }), prompt);
-      },
+    const adapterRun = (options: Parameters<typeof modules.openAiAgents.toOpenAiAgents>[1]) => () => {
+      const { tools, runConfig } = modules.openAiAgents.toOpenAiAgents(runtime, options);
+      return new Runner({ ...runConfig, modelProvider, tracingDisabled: true }).run(new Agent({ name: 'toolrun', model: 'gpt-4o', tools }), prompt);
+    };
+    const [plainNs, adapterNs, deadLetterNs] = (await measureEach(
+      [() => plainRunner.run(plainAgent, prompt), adapterRun({}), adapterRun({ deadLetter: { stores } })],
       sizes,
-    );
+    )) as [number, number, number];
     if ((await stores.toolDlq.list()).length !== 0) throw new Error('a healthy run was dead-lettered');
     return [
       { name: 'OpenAI Agents Runner: SDK tool() (2-step run, Responses API)', medianNs: plainNs },
+      { name: 'OpenAI Agents Runner: toOpenAiAgents, no DLQ', medianNs: adapterNs, baseline: 'SDK tool()', ratio: adapterNs / plainNs },
       { name: 'OpenAI Agents Runner: toOpenAiAgents + deadLetter', medianNs: deadLetterNs, baseline: 'SDK tool()', ratio: deadLetterNs / plainNs },
     ];
   } finally {
