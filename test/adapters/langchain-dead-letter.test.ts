@@ -178,6 +178,19 @@ describe('toolrunMiddleware with a dead-letter place', () => {
     expect(await stores.toolDlq.list()).toEqual([]);
   });
 
+  it('a call id delivered twice in one turn runs the write once, with a dead-letter place', async () => {
+    const stores = createMemoryStores();
+    const { runtime, writes } = writeRuntime(() => undefined);
+    const model = fakeModel();
+    const call = { type: 'tool_call' as const, id: 'dup', name: 'save_order', args: { order: 'O-1' } };
+    model.respond(new AIMessage({ content: '', tool_calls: [call, call] })).respond(new AIMessage('saved'));
+    const agent = createAgent({ model, middleware: [toolrunMiddleware(runtime, { deadLetter: { stores } })] });
+    const state = await agent.invoke(ask());
+    expect(lastText(state)).toBe('saved');
+    expect(writes).toEqual(['O-1']);
+    expect(await stores.toolDlq.list()).toEqual([]);
+  });
+
   it('refuses stores that are not toolrun stores', () => {
     const { runtime } = writeRuntime(unavailable);
     expect(() => toolrunMiddleware(runtime, { deadLetter: { stores: {} as never } })).toThrow(ToolrunError);
@@ -229,6 +242,43 @@ describe('replayLangChainDeadLetter', () => {
       expect(writes).toEqual(['O-1']);
     });
   }
+
+  it('a remaining step that fails past its budget during the replay is dead-lettered as a new entry; the replayed one leaves', async () => {
+    const stores = createMemoryStores();
+    let fixed = false;
+    const writes: string[] = [];
+    const runtime = createToolRuntime({
+      clock: createAutoAdvancingClock(),
+      random: () => 0,
+      retry: FAST_RETRY,
+      tools: [
+        defineTool({
+          name: 'save_order',
+          description: 'Saves an order',
+          inputSchema: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] },
+          execute: async ({ order }) => {
+            // O-1's upstream gets fixed; O-2's stays down
+            if (order === 'O-2' || !fixed) throw unavailable();
+            writes.push(order);
+            return { saved: order };
+          },
+        }),
+      ],
+    });
+    const middleware = toolrunMiddleware(runtime, { deadLetter: { stores, toolRetryBudget: 1 } });
+    const live = scripted([{ call: 'c1', args: { order: 'O-1' } }, { text: 'could not save' }]);
+    await createAgent({ model: live.model, middleware: [middleware] }).invoke(ask());
+    const [first] = await stores.toolDlq.list();
+    fixed = true;
+    const replay = scripted([{ call: 'c2', args: { order: 'O-2' } }, { text: 'O-1 saved, O-2 not' }]);
+    const agent = createAgent({ model: replay.model, middleware: [middleware] });
+    const result = await replayLangChainDeadLetter(first!, { stores, runtime, agent });
+    expect(result).toMatchObject({ status: 'completed', modelCalls: 2, removed: true });
+    expect(writes).toEqual(['O-1']);
+    const left = (await stores.toolDlq.list()).map((record) => record.entry as ToolFailureEntry);
+    expect(left).toHaveLength(1);
+    expect(left[0]).toMatchObject({ runId: (first!.entry as ToolFailureEntry).runId, stepIndex: 1, toolArgs: { order: 'O-2' } });
+  });
 
   it('a tool still failing: tool_failed, the model not called, the entry stays', async () => {
     const { stores, runtime, middleware, record } = await deadLettered();
