@@ -5,12 +5,15 @@
  * be in the DLQ; a replay at once finds the run `in_progress` (the dead replayer's claim); once the
  * claim's lease (3 s) expires, a replay here completes the run — calling the model for the
  * remaining step only — without applying the write a second time (the ledger holds its outcome).
+ * And the Anthropic example, run as a process: its last line is its measured counts.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
@@ -190,5 +193,21 @@ describe('SIGKILL during a host replay', () => {
     } finally {
       await stores.close();
     }
+  });
+});
+
+describe('examples/anthropic/dead-letter-and-replay.ts', () => {
+  it('prints its measured counts as its last line: one entry, replayed twice at once, one write', { timeout: 120_000 }, () => {
+    const example = fileURLToPath(new URL('../examples/anthropic/dead-letter-and-replay.ts', import.meta.url));
+    const output = execFileSync(process.execPath, ['--import', 'tsx', example], { encoding: 'utf8', timeout: 90_000 });
+    expect(JSON.parse(output.trim().split('\n').at(-1)!)).toEqual({
+      host: 'anthropic',
+      dlqEntries: 1,
+      messageDlqEntries: 0,
+      replayStatus: 'completed',
+      modelCallsLive: 2,
+      modelCallsOnReplay: 1,
+      sideEffects: 1,
+    });
   });
 });

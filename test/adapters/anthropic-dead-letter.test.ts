@@ -131,6 +131,18 @@ describe('the Anthropic tool runner with a dead-letter place', () => {
     expect(await stores.messageDlq.list()).toEqual([]);
   });
 
+  it('one tool_use id delivered twice in one turn runs the write once, with deadLetter', async () => {
+    const stores = createMemoryStores();
+    const { runtime, writes } = writeRuntime(() => undefined);
+    const once = saveUse('toolu_1')();
+    const body = once.body as { content: unknown[] };
+    server.script([() => ({ body: { ...body, content: [...body.content, ...body.content] } }), () => messageText('saved')]);
+    const run = await runAnthropicToolRunner(client, { ...PARAMS, messages: ask }, { tools: runtime, deadLetter: { stores } });
+    expect(run.text).toBe('saved');
+    expect(writes).toEqual(['O-1']);
+    expect(await stores.toolDlq.list()).toEqual([]);
+  });
+
   it('toAnthropicTools with deadLetter reads the runner’s conversation through `messages`, and refuses bad options', async () => {
     const stores = createMemoryStores();
     const { runtime } = writeRuntime(unavailable);
