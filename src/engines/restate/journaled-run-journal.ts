@@ -12,6 +12,8 @@ export interface JournalInRestateOptions {
   holder: string;
   /** Retries of each journal step (a store outage is ridden out by Restate, then the step fails terminally). */
   retry: StepRetryOptions;
+  /** Retries of the `open` step, which also waits out another holder's claim (`busy`). @defaultValue `retry` */
+  openRetry?: StepRetryOptions | undefined;
   /**
    * Makes the step that found the run claimed by another holder throw this (a retryable error), so
    * Restate tries again later instead of journaling "busy". @defaultValue none: "busy" is the answer
@@ -39,7 +41,7 @@ export function journalInRestate(context: RestateStepContext, options: JournalIn
           if (!opened.claimed && options.busy) throw options.busy(opened.holder);
           return opened;
         },
-        retry,
+        options.openRetry ?? retry,
       ),
     recorded: (runId, stepIndex, callIndex) => step(context, 'toolrun.journal.recorded', () => journal.recorded(runId, stepIndex, callIndex), retry),
     record: (runId, call) => step(context, 'toolrun.journal.record', () => journal.record(runId, call), retry),

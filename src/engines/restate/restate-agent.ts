@@ -92,6 +92,8 @@ function journaledParts(context: restate.ObjectContext, parts: AgentParts, holde
     journal: options.stores.journal,
     holder,
     retry: storeRetry,
+    // a claim left by an invocation that ended outside toolrun (killed by an operator) lapses with its lease: wait for it
+    openRetry: { ...storeRetry, maxRetryDuration: Math.max(storeRetry.maxRetryDuration ?? 0, (options.claimLeaseMs ?? 300_000) + 60_000) },
     busy: onBusy === 'retry' ? (by) => new restate.RetryableError(`the run is claimed by ${by ?? 'another holder'}`, { retryAfter: 1_000 }) : undefined,
   });
   return {
