@@ -20,6 +20,10 @@ import type { McpProxiedCall } from '../src/adapters/mcp/mcp-proxy-continuation.
 import type { ToolFailureEntry } from '../src/ground/dead-letter-entries.ts';
 import { createRedactor } from '../src/core/redact.ts';
 import { createDashboardApp } from '../src/dashboard/index.ts';
+import { systemClock } from '../src/ground/ports/clock.ts';
+import { createMemoryBreakerStateStore } from '../src/policies/memory-breaker-state-store.ts';
+import { createSharedBreaker, type SharedBreakerEvent } from '../src/policies/shared-breaker.ts';
+import { createMemoryStores } from '../src/stores/memory/index.ts';
 import { createSqliteStores, type SqliteStores } from '../src/stores/sqlite/index.ts';
 import { hostOfEntry } from '../src/worker/host-entry.ts';
 import { replayHostRun } from '../src/worker/replay-host-run.ts';
@@ -172,6 +176,51 @@ describe('mcp-proxy: the tool DLQ', () => {
     const continuation = mcpProxyContinuation({ transport: () => new StdioClientTransport({ command: process.execPath, args: [BOOKING_SERVER], env: env() }) });
     expect(await replayHostRun(record!, continuation, { stores, runtime: continuation.runtime! })).toMatchObject({ status: 'tool_failed', removed: false });
     expect(await stores.toolDlq.list()).toHaveLength(1);
+  });
+});
+
+describe('mcp-proxy: a revoked key, for every client', () => {
+  it('each call is an entry (misconfiguration, then circuit-open); the shared breaker opens once: one alert', { timeout: 30_000 }, async () => {
+    const revoked = join(dir, 'revoked');
+    writeFileSync(revoked, '');
+    const memory = createMemoryStores();
+    const events: SharedBreakerEvent[] = [];
+    const sharedBreaker = createSharedBreaker({
+      store: createMemoryBreakerStateStore(),
+      clock: systemClock,
+      options: { failureThreshold: 2, halfOpenAfterMs: 60_000 },
+      onEvent: (event) => events.push(event),
+    });
+    const guarded = createMcpProxy({
+      upstream: {
+        kind: 'stdio',
+        command: process.execPath,
+        args: [BOOKING_SERVER],
+        env: { ...env(), BOOKING_DOWN_FILE: join(dir, 'never-down'), BOOKING_REVOKED_FILE: revoked },
+      },
+      sharedBreaker,
+      deadLetter: { stores: memory },
+      log: () => undefined,
+    });
+    const clients: Client[] = [];
+    try {
+      for (let index = 0; index < 4; index++) {
+        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+        await guarded.attach(serverSide, { label: `client-${index}` });
+        const each = new Client({ name: `client-${index}`, version: '1.0.0' });
+        await each.connect(clientSide);
+        clients.push(each);
+        const answer = (await each.callTool({ name: 'book_seat', arguments: { flight: `BA${index}` } })) as CallToolResult;
+        expect(answer.isError).toBe(true);
+      }
+      const reasons = (await memory.toolDlq.list()).map((record) => (record.entry as ToolFailureEntry).reason);
+      expect(reasons).toEqual(['misconfiguration', 'misconfiguration', 'circuit-open', 'circuit-open']);
+      expect(events.filter((event) => event.type === 'breaker-open')).toHaveLength(1);
+      expect(await memory.messageDlq.list()).toEqual([]);
+    } finally {
+      for (const each of clients) await each.close();
+      await guarded.close();
+    }
   });
 });
 
