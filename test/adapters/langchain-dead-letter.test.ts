@@ -255,7 +255,7 @@ describe('replayLangChainDeadLetter', () => {
         defineTool({
           name: 'save_order',
           description: 'Saves an order',
-          inputSchema: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] },
+          inputSchema: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] } as const,
           execute: async ({ order }) => {
             // O-1's upstream gets fixed; O-2's stays down
             if (order === 'O-2' || !fixed) throw unavailable();
