@@ -40,7 +40,10 @@ export function addMcpProxyCommand(program: Command): void {
     .passThroughOptions()
     .option('--url <url>', 'guard a Streamable HTTP MCP server at this URL instead of spawning one')
     .option('--listen <host:port>', 'serve over Streamable HTTP at http://host:port/mcp instead of stdio (host default 127.0.0.1)')
-    .option('--db <file>', 'SQLite database for the shared breaker state and the failure log (default: $TOOLRUN_DB, else memory)')
+    .option(
+      '--db <file>',
+      'SQLite database for the shared breaker state, the failure log and the tool DLQ of exhausted calls (default: $TOOLRUN_DB, else memory: no DLQ)',
+    )
     .option('--store <url>', 'stores URL: sqlite:PATH, postgres://… or memory: (instead of --db)')
     .option('--queue <url>', 'redis://… : keep the shared breaker state in Redis')
     .option('--max-attempts <n>', 'attempts of an idempotent or read-only tool on an environment failure (others: 1)', integerOption(1), 3)
