@@ -13,6 +13,8 @@
  * of its own, seeded with one `INSERT … SELECT FROM generate_series` per size that writes the cause
  * columns as the store does; dropped afterwards.
  *
+ * `TOOLRUN_SCALE_SQLITE=0` or `TOOLRUN_SCALE_POSTGRES=0` leaves that backend out.
+ *
  * `stats` may scan the queue (when it does not read `countByCause`): it runs once per size, and is
  * stopped (reported as over the bound) when it has not finished within
  * `TOOLRUN_SCALE_STATS_BOUND_MS` (default 60 s).
@@ -261,16 +263,18 @@ async function runBackend(backend: Backend): Promise<BenchRow[]> {
 /** Runs the scale benchmark; see the module comment. */
 export async function runScaleBench(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  const directory = mkdtempSync(join(tmpdir(), 'toolrun-scale-bench-'));
-  try {
-    const sqlite = await sqliteBackend(directory);
+  if (process.env.TOOLRUN_SCALE_SQLITE !== '0') {
+    const directory = mkdtempSync(join(tmpdir(), 'toolrun-scale-bench-'));
     try {
-      rows.push(...(await runBackend(sqlite)));
+      const sqlite = await sqliteBackend(directory);
+      try {
+        rows.push(...(await runBackend(sqlite)));
+      } finally {
+        await sqlite.close();
+      }
     } finally {
-      await sqlite.close();
+      rmSync(directory, { recursive: true, force: true });
     }
-  } finally {
-    rmSync(directory, { recursive: true, force: true });
   }
   if (process.env.TOOLRUN_SCALE_POSTGRES !== '0') {
     const postgres = await postgresBackend();

@@ -102,8 +102,3 @@ export function decodeRunState(data: { [key: string]: JsonValue } | undefined): 
     ...(typeof raw.modelError === 'string' ? { modelError: raw.modelError } : {}),
   };
 }
-
-/** Reads the per-tool budget state out of a checkpoint's JSON. */
-export function readBudgets(data: { [key: string]: JsonValue } | undefined): Record<string, ToolBudgetState> {
-  return decodeRunState(data).budgets;
-}

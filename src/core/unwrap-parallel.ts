@@ -5,9 +5,6 @@
  * This module recognises the wrapper and takes the real calls out of it.
  */
 
-/** The wrapper's name as OpenAI models send it. */
-export const PARALLEL_WRAPPER_NAME = 'multi_tool_use.parallel';
-
 /** The most inner calls taken out of one wrapper; past it the rest are dropped. */
 export const MAX_UNWRAPPED_CALLS = 64;
 

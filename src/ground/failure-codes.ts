@@ -40,11 +40,6 @@ export const FAILURE_CODES = {
 /** A stable failure code (the envelope's `error.code`). */
 export type FailureCode = keyof typeof FAILURE_CODES;
 
-/** The failure type a code belongs to. */
-export function failureTypeOf(code: FailureCode): FailureType {
-  return FAILURE_CODES[code].type;
-}
-
 /** Log level per failure type (SPEC.md §1.2): parameters and environment warn, permission and logic error. */
 export function logLevelOf(type: FailureType): 'warn' | 'error' {
   switch (type) {

@@ -64,10 +64,10 @@ export interface ExecutionSink {
 }
 
 /**
- * The execution of one call: the scope every attempt shares, its deadline and retry policy, the
- * listener of its first attempt, and the {@link RetryLoop} of the others (one object per call).
+ * The execution of one call: the scope every attempt shares, its deadline, and the listener of its
+ * first attempt (one object per call); the attempts after the first are a {@link RetryAttempts} loop.
  */
-class CallExecution implements AttemptScope, AttemptListener, RetryLoop<unknown, AttemptFailed> {
+class CallExecution implements AttemptScope, AttemptListener {
   readonly execute: (args: unknown, context: unknown) => unknown;
   readonly args: unknown;
   readonly callId: string;
@@ -77,19 +77,8 @@ class CallExecution implements AttemptScope, AttemptListener, RetryLoop<unknown,
   readonly clock: Clock;
   readonly callerSignal: AbortSignal | undefined;
   readonly deadlineAt: number;
-  readonly maxAttempts: number;
-  readonly policy: RegisteredTool['retry'];
   /** When the attempt running now started (clock ms). */
   attemptStartedAt = 0;
-  /** Attempts allowed: `maxAttempts`, plus one after a credential refresh. */
-  attemptsAllowed: number;
-  authRefreshed = false;
-  /** The retry decision after the last failed attempt, for the envelope. */
-  decision: RetryDecision | undefined = undefined;
-  /** The turn guard's wait the first attempt must take first, when it asked for one. */
-  heldTurn: Promise<void> | undefined = undefined;
-  /** When the successful attempt ended (read by {@link retry} for its envelope). */
-  succeededAt = 0;
 
   constructor(
     readonly parts: PipelineParts,
@@ -107,13 +96,7 @@ class CallExecution implements AttemptScope, AttemptListener, RetryLoop<unknown,
     this.clock = parts.clock;
     this.callerSignal = input.signal;
     const callerDeadline = typeof input.deadlineAt === 'number' && !Number.isNaN(input.deadlineAt) ? input.deadlineAt : Number.POSITIVE_INFINITY;
-    const callerMaxAttempts =
-      typeof input.maxAttempts === 'number' && !Number.isNaN(input.maxAttempts) ? Math.floor(input.maxAttempts) : Number.POSITIVE_INFINITY;
-    const maxAttempts = Math.max(1, Math.min(tool.retry.maxAttempts, callerMaxAttempts));
     this.deadlineAt = Math.min(call.startedAt + parts.callBudgetMs, callerDeadline);
-    this.maxAttempts = maxAttempts;
-    this.attemptsAllowed = maxAttempts;
-    this.policy = maxAttempts === tool.retry.maxAttempts ? tool.retry : { ...tool.retry, maxAttempts };
   }
 
   /** The attempt's timeout: the tool's (or the default), cut to the time left; `undefined` when none is left. */
@@ -152,65 +135,14 @@ class CallExecution implements AttemptScope, AttemptListener, RetryLoop<unknown,
     return { classified, thrown: outcome.thrown };
   }
 
-  async attempt(attempt: number): Promise<{ ok: true; value: unknown } | { ok: false; failure: AttemptFailed } | undefined> {
-    // Yield to the event loop when tools have run back to back without it turning.
-    const turn = this.heldTurn ?? this.parts.turnGuard.beforeExecution();
-    this.heldTurn = undefined;
-    if (turn !== undefined) await turn;
-    const timeoutMs = this.timeoutNow();
-    if (timeoutMs === undefined) return undefined;
-    const outcome = await new Promise<AttemptOutcome>((resolve) => startAttempt(this, attempt, timeoutMs, { settled: resolve }));
-    const nowMs = this.recordAttempt(attempt);
-    if (!outcome.ok) return { ok: false, failure: this.failed(outcome) };
-    this.succeededAt = nowMs;
-    return outcome;
-  }
-
-  async retryAfter({ classified }: AttemptFailed, attempt: number): Promise<RetryWait> {
-    const { parts, call } = this;
-    const record = call.attempts[call.attempts.length - 1]!;
-    if (classified.code === 'AUTH_EXPIRED' && parts.onAuthError && !this.authRefreshed) {
-      this.authRefreshed = true;
-      let refreshed = false;
-      try {
-        refreshed = await parts.onAuthError({ toolName: call.toolName, sessionId: call.sessionId, runId: this.runId, message: classified.message });
-      } catch {
-        refreshed = false;
-      }
-      if (refreshed) {
-        record.retryReason = 'auth-refreshed';
-        this.attemptsAllowed += 1;
-        return 'at-once';
-      }
-    }
-    if (classified.kind === 'cancelled') return undefined;
-    const decision = decideRetry({
-      attempt: attempt - (this.attemptsAllowed - this.maxAttempts),
-      failure: {
-        transient: classified.transient,
-        ambiguous: classified.ambiguous,
-        ...(classified.retryAfterMs !== undefined ? { retryAfterMs: classified.retryAfterMs } : {}),
-      },
-      policy: this.policy,
-      idempotent: this.tool.idempotent,
-      remainingBudgetMs: this.deadlineAt - this.clock.now(),
-      random: parts.random,
-    });
-    this.decision = decision;
-    record.retryReason = decision.reason;
-    if (!decision.retry) return undefined;
-    record.delayAfterMs = decision.delayMs;
-    return decision.delayMs;
-  }
-
   /**
    * The attempts after the first (from its failure, or from the start when the turn guard held the
    * first back): the retry loop, then the call's success or its last failure, classified.
    */
   async retry(firstFailure: AttemptFailed | undefined, firstTurn: Promise<void> | undefined): Promise<StepOutcome<ToolResult>> {
-    this.heldTurn = firstTurn;
-    const end = await executeWithRetry(this, { clock: this.clock, signal: this.callerSignal, firstFailure });
-    if (end.ok) return this.succeeded(end.value, this.succeededAt);
+    const loop = new RetryAttempts(this, firstTurn);
+    const end = await executeWithRetry(loop, { clock: this.clock, signal: this.callerSignal, firstFailure });
+    if (end.ok) return this.succeeded(end.value, loop.succeededAt);
     const { parts, call } = this;
     if (end.failure === undefined && !end.cancelled) return noBudget(call.toolName);
     const failure = end.cancelled ? classify(parts, undefined, 'cancelled') : end.failure!.classified;
@@ -223,7 +155,7 @@ class CallExecution implements AttemptScope, AttemptListener, RetryLoop<unknown,
       call.heldProbe = undefined;
       await parts.sharedBreaker.recordFailure(call.toolName, { message: parts.modelText(failure.message) }, probe?.id).catch(() => undefined);
     }
-    return stepFailed(describeFailure(failure, this.decision, call, parts.modelText), failure.suggestion !== undefined);
+    return stepFailed(describeFailure(failure, loop.decision, call, parts.modelText), failure.suggestion !== undefined);
   }
 
   /** The tool returned `value` (at `nowMs`): its envelope, or the failure when the value cannot be one. */
@@ -269,6 +201,91 @@ class CallExecution implements AttemptScope, AttemptListener, RetryLoop<unknown,
       () => outcome,
       () => outcome,
     );
+  }
+}
+
+/**
+ * The attempts of a call after its first (or from the first, when the turn guard held it back): the
+ * {@link RetryLoop} {@link executeWithRetry} runs, with the credential refresh and the retry
+ * decisions. Created only when a call does not succeed at once.
+ */
+class RetryAttempts implements RetryLoop<unknown, AttemptFailed> {
+  readonly maxAttempts: number;
+  readonly policy: RegisteredTool['retry'];
+  /** Attempts allowed: `maxAttempts`, plus one after a credential refresh. */
+  attemptsAllowed: number;
+  authRefreshed = false;
+  /** The retry decision after the last failed attempt, for the envelope. */
+  decision: RetryDecision | undefined = undefined;
+  /** When the successful attempt ended. */
+  succeededAt = 0;
+
+  constructor(
+    readonly execution: CallExecution,
+    /** The turn guard's wait the first attempt must take first, when it asked for one. */
+    private heldTurn: Promise<void> | undefined,
+  ) {
+    const { input } = execution.call;
+    const { retry } = execution.tool;
+    const callerMaxAttempts =
+      typeof input.maxAttempts === 'number' && !Number.isNaN(input.maxAttempts) ? Math.floor(input.maxAttempts) : Number.POSITIVE_INFINITY;
+    const maxAttempts = Math.max(1, Math.min(retry.maxAttempts, callerMaxAttempts));
+    this.maxAttempts = maxAttempts;
+    this.attemptsAllowed = maxAttempts;
+    this.policy = maxAttempts === retry.maxAttempts ? retry : { ...retry, maxAttempts };
+  }
+
+  async attempt(attempt: number): Promise<{ ok: true; value: unknown } | { ok: false; failure: AttemptFailed } | undefined> {
+    // Yield to the event loop when tools have run back to back without it turning.
+    const { execution } = this;
+    const turn = this.heldTurn ?? execution.parts.turnGuard.beforeExecution();
+    this.heldTurn = undefined;
+    if (turn !== undefined) await turn;
+    const timeoutMs = execution.timeoutNow();
+    if (timeoutMs === undefined) return undefined;
+    const outcome = await new Promise<AttemptOutcome>((resolve) => startAttempt(execution, attempt, timeoutMs, { settled: resolve }));
+    const nowMs = execution.recordAttempt(attempt);
+    if (!outcome.ok) return { ok: false, failure: execution.failed(outcome) };
+    this.succeededAt = nowMs;
+    return outcome;
+  }
+
+  async retryAfter({ classified }: AttemptFailed, attempt: number): Promise<RetryWait> {
+    const { execution } = this;
+    const { parts, call } = execution;
+    const record = call.attempts[call.attempts.length - 1]!;
+    if (classified.code === 'AUTH_EXPIRED' && parts.onAuthError && !this.authRefreshed) {
+      this.authRefreshed = true;
+      let refreshed = false;
+      try {
+        refreshed = await parts.onAuthError({ toolName: call.toolName, sessionId: call.sessionId, runId: execution.runId, message: classified.message });
+      } catch {
+        refreshed = false;
+      }
+      if (refreshed) {
+        record.retryReason = 'auth-refreshed';
+        this.attemptsAllowed += 1;
+        return 'at-once';
+      }
+    }
+    if (classified.kind === 'cancelled') return undefined;
+    const decision = decideRetry({
+      attempt: attempt - (this.attemptsAllowed - this.maxAttempts),
+      failure: {
+        transient: classified.transient,
+        ambiguous: classified.ambiguous,
+        ...(classified.retryAfterMs !== undefined ? { retryAfterMs: classified.retryAfterMs } : {}),
+      },
+      policy: this.policy,
+      idempotent: execution.tool.idempotent,
+      remainingBudgetMs: execution.deadlineAt - execution.clock.now(),
+      random: parts.random,
+    });
+    this.decision = decision;
+    record.retryReason = decision.reason;
+    if (!decision.retry) return undefined;
+    record.delayAfterMs = decision.delayMs;
+    return decision.delayMs;
   }
 }
 
