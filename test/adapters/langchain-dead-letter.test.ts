@@ -280,6 +280,50 @@ describe('replayLangChainDeadLetter', () => {
     expect(left[0]).toMatchObject({ runId: (first!.entry as ToolFailureEntry).runId, stepIndex: 1, toolArgs: { order: 'O-2' } });
   });
 
+  it('from a checkpoint, the other calls of the failed turn keep the answers they got live (their writes are not run again)', async () => {
+    const stores = createMemoryStores();
+    let fixed = false;
+    const writes: string[] = [];
+    const runtime = createToolRuntime({
+      clock: createAutoAdvancingClock(),
+      random: () => 0,
+      retry: FAST_RETRY,
+      tools: [
+        defineTool({
+          name: 'save_order',
+          description: 'Saves an order',
+          inputSchema: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] } as const,
+          execute: async ({ order }) => {
+            if (order === 'O-1' && !fixed) throw unavailable();
+            writes.push(order);
+            return { saved: order };
+          },
+        }),
+      ],
+    });
+    const checkpointer = new MemorySaver();
+    const middleware = toolrunMiddleware(runtime, { deadLetter: { stores, toolRetryBudget: 1 } });
+    const live = fakeModel()
+      .respondWithTools([
+        { name: 'save_order', args: { order: 'O-1' }, id: 'c1' },
+        { name: 'save_order', args: { order: 'O-2' }, id: 'c2' },
+      ])
+      .respond(new AIMessage('O-2 saved, O-1 not'));
+    await createAgent({ model: live, middleware: [middleware], checkpointer }).invoke(ask(), { configurable: { thread_id: 'chat-2' } });
+    expect(writes).toEqual(['O-2']);
+    const [record] = await stores.toolDlq.list();
+    fixed = true;
+    const replay = scripted([{ text: 'both saved' }]);
+    const agent = createAgent({ model: replay.model, middleware: [middleware], checkpointer });
+    expect(await replayLangChainDeadLetter(record!, { stores, runtime, agent })).toMatchObject({ status: 'completed', modelCalls: 1 });
+    expect(writes).toEqual(['O-2', 'O-1']);
+    const answers = replay.model.calls[0]!.messages.filter((message) => ToolMessage.isInstance(message));
+    expect(answers.map((message) => [(message as ToolMessage).tool_call_id, (message as ToolMessage).status])).toEqual([
+      ['c2', 'success'],
+      ['c1', 'success'],
+    ]);
+  });
+
   it('a tool still failing: tool_failed, the model not called, the entry stays', async () => {
     const { stores, runtime, middleware, record } = await deadLettered();
     const replay = scripted([{ text: 'not reached' }]);
