@@ -9,7 +9,8 @@ import { DBOS } from '@dbos-inc/dbos-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../src/core/define-tool.ts';
 import { ToolError } from '../../src/core/tool-error.ts';
-import { createDbosAgent, createDbosReplayer, replayDbosRun, type DbosAgent } from '../../src/engines/dbos/index.ts';
+import { createDbosAgent, createDbosReplayer, replayDbosRun, sweepDbosGaveUp, type DbosAgent } from '../../src/engines/dbos/index.ts';
+import type { RunJournal } from '../../src/ground/ports/run-journal.ts';
 import { drainToolDlq } from '../../src/worker/drain-tool-dlq.ts';
 import { createPostgresStores, type PostgresStores } from '../../src/stores/postgres/index.ts';
 import type { WorkerEvent } from '../../src/worker/worker-events.ts';
@@ -21,6 +22,10 @@ const schema = uniqueName('dbos_routing_');
 let stores: PostgresStores;
 let agent: DbosAgent;
 let crmAgent: DbosAgent;
+let waitAgent: DbosAgent;
+let flakyAgent: DbosAgent;
+let storesDown = false;
+const quoteCalls: number[] = [];
 let fixed = false;
 const events: WorkerEvent[] = [];
 const test = createTestAgent({ fixed: () => fixed });
@@ -46,6 +51,51 @@ beforeAll(async () => {
     tools: [crm],
     stores,
     onEvent: (event) => events.push(event),
+  });
+  // a rate limit whose Retry-After does not fit the runtime's call budget: the workflow waits, durably
+  const quote = defineTool({
+    name: 'quote',
+    description: 'Quotes a fare',
+    inputSchema: { type: 'object', properties: {} },
+    execute: async () => {
+      quoteCalls.push(Date.now());
+      if (quoteCalls.length === 1) throw new ToolError({ kind: 'rate_limit', status: 429, message: 'slow down', retryAfterMs: 1500 });
+      return { fare: 129 };
+    },
+  });
+  waitAgent = createDbosAgent({
+    dbos: DBOS,
+    name: 'toolrun.wait-agent',
+    model: async (request) =>
+      request.stepIndex === 0
+        ? { toolCalls: [{ id: 'q0', name: 'quote', args: '{}' }], usage: { input: 40, output: 4 } }
+        : { text: 'fare 129', usage: { input: 60, output: 4 } },
+    tools: [quote],
+    runtimeOptions: { callBudgetMs: 500 },
+    stores,
+  });
+  // toolrun's stores out while a run is dead-lettered, past the dead-letter step's retries
+  const journal = stores.journal;
+  const flakyJournal: RunJournal = {
+    open: (...args) => journal.open(...args),
+    recorded: (...args) => journal.recorded(...args),
+    record: (...args) => journal.record(...args),
+    forget: (...args) => journal.forget(...args),
+    commit: (...args) => journal.commit(...args),
+    finish: async (...args) => {
+      if (storesDown) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+      return journal.finish(...args);
+    },
+    renew: (...args) => journal.renew(...args),
+    release: (...args) => journal.release(...args),
+  };
+  flakyAgent = createDbosAgent({
+    dbos: DBOS,
+    name: 'toolrun.flaky-agent',
+    model: test.model,
+    tools: test.tools,
+    stores: { ...stores, journal: flakyJournal },
+    storeStepRetry: { maxAttempts: 2, intervalSeconds: 0.1 },
   });
   DBOS.setConfig({ name: 'toolrun-dbos-routing', systemDatabaseUrl: database.url, logLevel: 'error' });
   await DBOS.launch();
@@ -199,4 +249,30 @@ describe('toolrun inside DBOS: the routing cases', () => {
       expect(calls.every(([, count]) => count === 1)).toBe(true);
     }
   }, 120_000);
+
+  it('a Retry-After longer than the call budget is waited for by DBOS (a durable sleep), then the step again', async () => {
+    const result = await waitAgent.run({ id: 'w-1', body: body('quote a fare') });
+    expect(result).toMatchObject({ status: 'completed', text: 'fare 129' });
+    expect(quoteCalls).toHaveLength(2);
+    expect(quoteCalls[1]! - quoteCalls[0]!).toBeGreaterThanOrEqual(1400);
+    const steps = (await DBOS.listWorkflowSteps('run_w-1'))!.map((step) => step.name);
+    expect(steps).toEqual(['toolrun.model:0', 'toolrun.tool:0:0', 'DBOS.sleep', 'toolrun.tool:0:0', 'toolrun.model:1']);
+  });
+
+  it('a workflow that threw (the stores out past its retries) is swept into the tool DLQ; its replay forks from the step that threw', async () => {
+    storesDown = true;
+    await expect(flakyAgent.run({ id: 'e-1', body: body('book HAT001 always-503') })).rejects.toThrow(/ECONNREFUSED/);
+    expect((await DBOS.retrieveWorkflow('run_e-1').getStatus())?.status).toBe('ERROR');
+    const entriesOf = async () => (await stores.toolDlq.list({ limit: 1000 })).filter((record) => record.entry.runId === 'run_e-1');
+    expect(await entriesOf()).toHaveLength(0);
+    expect(await sweepDbosGaveUp({ control: DBOS, stores, name: 'toolrun.flaky-agent' })).toEqual({ messageDlq: 0, toolDlq: 1 });
+    const [swept] = await entriesOf();
+    expect(swept!.entry).toMatchObject({ kind: 'run', runId: 'run_e-1', originalMessageId: 'dbos:run_e-1', lastError: { kind: 'exception' } });
+    expect(swept!.entry.lastError.message).toContain('ECONNREFUSED');
+    storesDown = false;
+    const replayed = await replayDbosRun(swept!.entry, { control: DBOS, stores });
+    // the fork went on from the step that threw, with a replay's fresh budget; the tool still fails: the run's own entry now
+    expect(replayed).toMatchObject({ status: 'tool_failed', workflowId: 'run_e-1:replay:1' });
+    expect((await entriesOf()).map((record) => record.entry.kind).sort()).toEqual(['run', 'tool']);
+  });
 });

@@ -24,11 +24,13 @@ export interface DbosAgentOptions {
   dbos: DbosEngine;
   /** The workflow's registered name (one per agent of the app). @defaultValue `'toolrun.agent'` */
   name?: string;
+  /** The model; each call of it (each attempt) is a DBOS step. */
   model: Model;
   /** Tools to build the runtime from, with a shared breaker on `stores.breakers`. */
   tools?: ToolsInput;
   /** A ready runtime instead of `tools` (its shared breaker is whatever it was built with). */
   runtime?: ToolRuntime;
+  /** Options of the runtime built from `tools` (`callBudgetMs`: waits longer than it become durable DBOS sleeps). */
   runtimeOptions?: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'>;
   /** Options of the shared breaker on `stores.breakers` (every executor reads and writes it), or `false`. @defaultValue toolrun's */
   sharedBreaker?: Partial<SharedBreakerOptions> | false;
@@ -40,11 +42,13 @@ export interface DbosAgentOptions {
   stores: Stores;
   /** The DLQs. @defaultValue `stores.messageDlq` and `stores.toolDlq` */
   queues?: { messageDlq: DeadLetterSink<MessageFailureEntry>; toolDlq: DeadLetterSink<ToolFailureEntry> };
-  /** @defaultValue 20 */
+  /** Steps (model turns) a run may take. @defaultValue 20 */
   maxSteps?: number;
   /** Retries per tool per run. @defaultValue 2 */
   toolRetryBudget?: number;
+  /** Retries, backoff and timeout of model calls (each attempt a step). @defaultValue toolrun's */
   modelPolicy?: ModelPolicyOptions;
+  /** The model's name in dead-letter entries. @defaultValue `model.modelName`, the function's name, or `'model'` */
   modelName?: string;
   /**
    * How often DBOS recovers a workflow whose executor died before it gives up on it (status
@@ -53,9 +57,22 @@ export interface DbosAgentOptions {
   maxRecoveryAttempts?: number;
   /** A body over this many UTF-8 bytes is rejected. @defaultValue 1_048_576 */
   maxBodyBytes?: number;
+  /**
+   * DBOS's retries of the steps that write toolrun's stores (the dead-letter step, a replay's last
+   * commit) while the stores are out. @defaultValue 12 attempts, waits from 1 s growing ×1.5 (about 3 minutes)
+   */
+  storeStepRetry?: { maxAttempts?: number; intervalSeconds?: number; backoffRate?: number };
   /** Dead-letter and breaker events (`dead-letter-add`, `breaker-open`, …). */
   onEvent?: (event: WorkerEvent) => void;
 }
+
+/**
+ * The steps that write toolrun's stores are retried by DBOS while the stores are out (12 attempts,
+ * waits from 1 s growing ×1.5: about 3 minutes), so a short outage does not leave a run without its
+ * entry. Every write in them is keyed or idempotent. A workflow that still fails ends `ERROR`:
+ * `sweepDbosGaveUp` dead-letters it.
+ */
+const STORE_STEP = { retriesAllowed: true, intervalSeconds: 1, backoffRate: 1.5, maxAttempts: 12 } as const;
 
 /** A replay's retry budget: every tool can spend its whole budget again at the failed step (the spent retries are at most `budget`). */
 const replayBudget = (budget: number) => 2 * budget + 1;
@@ -94,6 +111,7 @@ export function createDbosAgent(options: DbosAgentOptions): DbosAgent {
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const budget = options.toolRetryBudget ?? 2;
   const model = durableModel(dbos, options.model);
+  const storeStep = { ...STORE_STEP, ...options.storeStepRetry, retriesAllowed: true };
 
   async function agentWorkflow(input: DbosRunInput): Promise<DbosRunResult> {
     const workflowId = dbos.workflowID ?? input.runId;
@@ -113,9 +131,9 @@ export function createDbosAgent(options: DbosAgentOptions): DbosAgent {
       ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
     });
     const failed = run.status === 'tool_failed' || run.status === 'model_failed';
-    const entry = failed ? await dbos.runStep(() => deadLetterRun(run, input.messageId, endContext), { name: DEAD_LETTER_STEP_NAME }) : undefined;
+    const entry = failed ? await dbos.runStep(() => deadLetterRun(run, input.messageId, endContext), { name: DEAD_LETTER_STEP_NAME, ...storeStep }) : undefined;
     // a replay that got through: the journal says so (the dashboard, `toolrun dlq show`)
-    if (!failed && forked) await dbos.runStep(() => commitRunEnd(run, input.messageId, endContext), { name: FINISH_STEP_NAME });
+    if (!failed && forked) await dbos.runStep(() => commitRunEnd(run, input.messageId, endContext), { name: FINISH_STEP_NAME, ...storeStep });
     return summarise(run, workflowId, entry);
   }
 

@@ -5,6 +5,9 @@
  * another engine never installs it.
  */
 
+/** The workflow statuses toolrun asks DBOS for. */
+export type DbosStatusName = 'MAX_RECOVERY_ATTEMPTS_EXCEEDED' | 'SUCCESS' | 'ERROR' | 'PENDING';
+
 /** A workflow handle: its status and its result. */
 export interface DbosWorkflowHandle<Return> {
   /** The workflow's status row, or `null` when there is no such workflow. */
@@ -15,23 +18,32 @@ export interface DbosWorkflowHandle<Return> {
 
 /** A workflow's status as DBOS reports it (the fields toolrun reads). */
 export interface DbosWorkflowStatus {
+  /** The workflow's id (the run id, or `<runId>:replay:<n>`). */
   readonly workflowID: string;
   /** `PENDING`, `SUCCESS`, `ERROR`, `MAX_RECOVERY_ATTEMPTS_EXCEEDED`, `CANCELLED`, `ENQUEUED`, `DELAYED`. */
   readonly status: string;
+  /** The registered name (`toolrun.agent` by default). */
   readonly workflowName: string;
   /** The workflow's arguments (when listed with `loadInput`). */
   readonly input?: unknown[];
   /** The workflow's return value (when listed with `loadOutput`). */
   readonly output?: unknown;
+  /** What the workflow threw (status `ERROR`). */
   readonly error?: unknown;
+  /** How many times the workflow was started or recovered. */
   readonly recoveryAttempts?: number;
 }
 
 /** One recorded step of a workflow: its function id (DBOS's step number) and name. */
 export interface DbosStepInfo {
+  /** DBOS's step number in the workflow (what `forkWorkflow` takes). */
   readonly functionID: number;
+  /** The step's name (`toolrun.model:<step>`, `toolrun.tool:<step>:<call>`, `DBOS.sleep`, …). */
   readonly name: string;
+  /** What the step returned. */
   readonly output: unknown;
+  /** What the step threw, once DBOS stopped retrying it (`null` when it returned). */
+  readonly error?: unknown;
 }
 
 /** What the agent workflow uses of the `DBOS` class (inside a launched DBOS process). */
@@ -41,8 +53,11 @@ export interface DbosEngine {
     func: (...args: Args) => Promise<Return>,
     config?: { name?: string; maxRecoveryAttempts?: number },
   ): (...args: Args) => Promise<Return>;
-  /** `DBOS.runStep`: runs `func` as a checkpointed step of the current workflow. */
-  runStep<Return>(func: () => Promise<Return>, config?: { name?: string }): Promise<Return>;
+  /** `DBOS.runStep`: runs `func` as a checkpointed step of the current workflow (retried by DBOS when `retriesAllowed`). */
+  runStep<Return>(
+    func: () => Promise<Return>,
+    config?: { name?: string; retriesAllowed?: boolean; intervalSeconds?: number; maxAttempts?: number; backoffRate?: number },
+  ): Promise<Return>;
   /** `DBOS.startWorkflow`: starts `target` under `params.workflowID` (a second start with the same id returns the first's handle). */
   startWorkflow<Args extends unknown[], Return>(
     target: (...args: Args) => Promise<Return>,
@@ -67,7 +82,7 @@ export interface DbosControl {
   /** Lists workflows by name, status or id prefix. */
   listWorkflows(input: {
     workflowName?: string;
-    status?: 'MAX_RECOVERY_ATTEMPTS_EXCEEDED' | 'SUCCESS' | 'ERROR' | 'PENDING';
+    status?: DbosStatusName | DbosStatusName[];
     workflow_id_prefix?: string;
     workflowIDs?: string[];
     loadInput?: boolean;

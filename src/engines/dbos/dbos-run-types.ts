@@ -15,27 +15,35 @@ export interface DbosRunInput {
 
 /** Where a failed run failed, kept in the workflow's result so a replay knows where to fork. */
 export interface DbosRunFailure {
+  /** A tool call's failure, or the model's. */
   kind: 'tool' | 'model';
+  /** The loop's step (0-based) that failed. */
   stepIndex: number;
   /** The failed call's index in the step's tool calls (a tool failure). */
   callIndex?: number;
   /** The tool's, or the model's, name. */
   name: string;
+  /** The entry's `reason` (`retry-budget-exhausted`, `misconfiguration`, `model-unavailable`, …). */
   reason: string;
 }
 
 /** The agent workflow's result (JSON, as DBOS records it). */
 export interface DbosRunResult {
+  /** How the run ended (`tool_failed` and `model_failed` runs have an entry in the tool DLQ). */
   status: AgentRunStatus;
+  /** toolrun's run id (the workflow id of the run's own workflow). */
   runId: string;
   /** The workflow that ran it: the run id, or `<runId>:replay:<n>` for a replay. */
   workflowId: string;
+  /** The final answer, when the model gave one. */
   text: string | null;
   /** Steps completed in the run, from its start. */
   steps: number;
   /** Model calls the loop made in this workflow (the recorded ones a recovery or a fork read back included). */
   modelCalls: number;
+  /** Tokens the run's model calls spent, from its start. */
   tokensSpent: TokenUsage;
+  /** The run's conversation in toolrun's journal (written when the run failed or was replayed). */
   conversationRef: string;
   /** Set for `tool_failed` and `model_failed`. */
   failure?: DbosRunFailure;

@@ -9,6 +9,7 @@ import { callPlaceOf, toolStepName } from './step-names.ts';
 
 /** Options of {@link durableRuntime}. */
 export interface DurableRuntimeOptions {
+  /** The `DBOS` class. */
   engine: DbosEngine;
   /** The runtime that runs the tools (its shared breaker on toolrun's PostgreSQL stores is shared by every executor). */
   runtime: ToolRuntime;

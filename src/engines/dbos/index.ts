@@ -4,7 +4,7 @@
  * executors and dead-letters into its own DLQs; a replay is DBOS's fork of the workflow from the
  * failed step. `@dbos-inc/dbos-sdk` is an optional peer: pass your `DBOS` class (or a `DBOSClient`).
  */
-export type { DbosControl, DbosEngine, DbosStepInfo, DbosWorkflowHandle, DbosWorkflowStatus } from './dbos-api.ts';
+export type { DbosControl, DbosEngine, DbosStatusName, DbosStepInfo, DbosWorkflowHandle, DbosWorkflowStatus } from './dbos-api.ts';
 export type { DbosAgent, DbosRunFailure, DbosRunInput, DbosRunResult, DbosStartResult } from './dbos-run-types.ts';
 export { createDbosAgent, type DbosAgentOptions } from './create-dbos-agent.ts';
 export { replayDbosRun, forkStepOf, type DbosReplayOptions, type DbosReplayOutcome } from './replay-dbos-run.ts';

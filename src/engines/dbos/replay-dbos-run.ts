@@ -14,7 +14,7 @@ export interface DbosReplayOptions {
   stores: Stores;
   /** The replay's claim on the run (`run:<runId>`), renewed while it waits for the fork. @defaultValue 300_000 */
   claimLeaseMs?: number;
-  /** @defaultValue the system clock */
+  /** The clock of the claim's renewals. @defaultValue the system clock */
   clock?: Clock;
 }
 
@@ -24,8 +24,11 @@ export interface DbosReplayOptions {
  * made (the remaining steps only) and the workflow it ran.
  */
 export interface DbosReplayOutcome {
+  /** The replayed run's status, or why nothing ran. */
   status: DbosRunResult['status'] | 'already_completed' | 'in_progress' | 'expired' | 'invalid_entry';
+  /** Model calls the replay made itself (the steps at or after the fork point). */
   modelCalls: number;
+  /** The run's final answer, when it has one. */
   text: string | null;
   /** The replay's workflow (`<runId>:replay:<n>`), when one ran. */
   workflowId?: string;
@@ -63,7 +66,8 @@ const isDuplicateKey = (error: unknown) => typeof error === 'object' && error !=
  * it are copied — the model is not called for them and their tools do not run again — and the
  * failed call runs again, with a fresh retry budget and session, then the model for the remaining
  * steps. Calls of the failed step that had succeeded are read from toolrun's journal, not run.
- * A run DBOS gave up on (`MAX_RECOVERY_ATTEMPTS_EXCEEDED`) is resumed instead (`resumeWorkflow`).
+ * A run DBOS gave up on (`MAX_RECOVERY_ATTEMPTS_EXCEEDED`) is resumed instead (`resumeWorkflow`); one
+ * whose workflow threw (`ERROR`) is forked from the step that threw.
  *
  * Under the run's claim (`run:<runId>`): a second replay at once gets `in_progress`; a replay of a
  * run a replay completed gets `already_completed`; the fork's id is fixed by the workflows before
@@ -97,6 +101,7 @@ export async function replayDbosRun(entry: ResumableEntry, options: DbosReplayOp
         message: `resumed ${latest.workflowID}`,
       };
     }
+    if (latest.status === 'ERROR') return await forkFromError(control, runId, latest);
     if (latest.status !== 'SUCCESS')
       return { status: 'in_progress', ...none, workflowId: latest.workflowID, message: `workflow ${latest.workflowID} is ${latest.status}` };
     const output = latest.output as DbosRunResult | undefined;
@@ -110,12 +115,24 @@ export async function replayDbosRun(entry: ResumableEntry, options: DbosReplayOp
   }
 }
 
+/** Forks a workflow that threw from the step that threw (its last step when none did: the loop threw between steps). */
+async function forkFromError(control: DbosControl, runId: string, latest: DbosWorkflowStatus): Promise<DbosReplayOutcome> {
+  const steps = (await control.listWorkflowSteps(latest.workflowID)) ?? [];
+  const failed = steps.find((step) => step.error !== null && step.error !== undefined) ?? steps[steps.length - 1];
+  return forkAt(control, runId, latest, failed?.functionID ?? 0);
+}
+
 /** Forks `latest` from its failed step and waits for the fork's result. */
 async function forkFromFailure(control: DbosControl, runId: string, latest: DbosWorkflowStatus, failure: DbosRunFailure): Promise<DbosReplayOutcome> {
   const steps = (await control.listWorkflowSteps(latest.workflowID)) ?? [];
   const startStep = forkStepOf(steps, failure);
   if (startStep === undefined)
     return { status: 'invalid_entry', modelCalls: 0, text: null, message: `workflow ${latest.workflowID} has no step of its failure` };
+  return forkAt(control, runId, latest, startStep);
+}
+
+/** Forks `latest` as the run's next replay from `startStep` and waits for the fork's result. */
+async function forkAt(control: DbosControl, runId: string, latest: DbosWorkflowStatus, startStep: number): Promise<DbosReplayOutcome> {
   const forkId = replayWorkflowId(runId, (replayNumberOf(runId, latest.workflowID) ?? 0) + 1);
   try {
     await control.forkWorkflow(latest.workflowID, startStep, { newWorkflowID: forkId });

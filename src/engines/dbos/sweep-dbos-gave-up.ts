@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../../agent/messages.ts';
+import { redactBounded } from '../../core/build-failure.ts';
 import { createRedactor, type Redactor } from '../../core/redact.ts';
 import type { DeadLetterSink, MessageFailureEntry, RunFailureEntry, ToolFailureEntry } from '../../ground/dead-letter-entries.ts';
 import { systemClock, type Clock } from '../../ground/ports/clock.ts';
@@ -14,15 +15,17 @@ import type { DbosRunInput } from './dbos-run-types.ts';
 export interface DbosSweepOptions {
   /** The `DBOS` class in a launched process, or a `DBOSClient`. */
   control: DbosControl;
+  /** toolrun's stores: the DLQs and the conversations of swept runs. */
   stores: Stores;
   /** The agent workflow's registered name. @defaultValue `'toolrun.agent'` */
   name?: string;
-  /** @defaultValue `stores.messageDlq` and `stores.toolDlq` */
+  /** The DLQs the entries go to. @defaultValue `stores.messageDlq` and `stores.toolDlq` */
   queues?: { messageDlq: DeadLetterSink<MessageFailureEntry>; toolDlq: DeadLetterSink<ToolFailureEntry> };
   /** Redacts the raw body kept in a message-DLQ entry's `fields` and error texts. @defaultValue toolrun's default redactor */
   redactor?: Redactor;
-  /** @defaultValue the system clock */
+  /** The clock of the entries' timestamps. @defaultValue the system clock */
   clock?: Clock;
+  /** `dead-letter-add` events for the entries added. */
   onEvent?: (event: WorkerEvent) => void;
   /** Workflows looked at per call. @defaultValue 1000 */
   limit?: number;
@@ -30,7 +33,9 @@ export interface DbosSweepOptions {
 
 /** What one sweep dead-lettered (entries added now; a repeat of a sweep adds none). */
 export interface DbosSweepResult {
+  /** Entries added to the message DLQ. */
   messageDlq: number;
+  /** Entries added to the tool DLQ. */
   toolDlq: number;
 }
 
@@ -52,12 +57,13 @@ function lastStepIndex(steps: readonly DbosStepInfo[]): number | undefined {
 
 /**
  * Dead-letters the agent workflows DBOS gave up on (status `MAX_RECOVERY_ATTEMPTS_EXCEEDED`: their
- * executor died on them more than `maxRecoveryAttempts` times — a poison message), each in the
- * right DLQ, as toolrun's worker does past `maxDeliveries`:
+ * executor died on them more than `maxRecoveryAttempts` times — a poison message) and those that
+ * threw (`ERROR`: a bug, or toolrun's stores out past the retries of the step writing them), each in
+ * the right DLQ, as toolrun's worker does past `maxDeliveries`:
  * - no model call recorded (the run never got through its first step) → the message DLQ, with the raw body
  *   (`DELIVERY_LIMIT_EXCEEDED`);
  * - otherwise → one resumable tool-DLQ entry of kind `run` (`delivery-limit-exceeded`, pointer
- *   `dbos:<runId>`), whose replay resumes the workflow (`DBOS.resumeWorkflow`).
+ *   `dbos:<runId>`), whose replay resumes the workflow (`DBOS.resumeWorkflow`; for one that threw, a fork from the step that threw).
  * Keyed pushes: sweeping again adds nothing. Run it on a timer in one process, or from the CLI's host.
  */
 export async function sweepDbosGaveUp(options: DbosSweepOptions): Promise<DbosSweepResult> {
@@ -68,7 +74,7 @@ export async function sweepDbosGaveUp(options: DbosSweepOptions): Promise<DbosSw
   const result: DbosSweepResult = { messageDlq: 0, toolDlq: 0 };
   const gaveUp = await control.listWorkflows({
     workflowName: options.name ?? 'toolrun.agent',
-    status: 'MAX_RECOVERY_ATTEMPTS_EXCEEDED',
+    status: ['MAX_RECOVERY_ATTEMPTS_EXCEEDED', 'ERROR'],
     loadInput: true,
     limit: options.limit ?? 1000,
   });
@@ -79,8 +85,9 @@ export async function sweepDbosGaveUp(options: DbosSweepOptions): Promise<DbosSw
     const stepIndex = lastStepIndex(steps);
     const attempts = workflow.recoveryAttempts ?? 0;
     const now = new Date(clock.now()).toISOString();
+    const why = whyEnded(workflow, redactor);
     if (stepIndex === undefined) {
-      const added = await deadLetterMessage(workflow, input, { queues, redactor, now });
+      const added = await deadLetterMessage(workflow, input, { queues, redactor, now, why });
       if (added) {
         result.messageDlq += 1;
         options.onEvent?.(messageDeadLetterAdded(added, input.messageId || undefined, clock.now()));
@@ -96,7 +103,7 @@ export async function sweepDbosGaveUp(options: DbosSweepOptions): Promise<DbosSw
       runId: input.runId,
       stepIndex,
       deliveries: attempts,
-      lastError: { kind: 'crash', status: null, message: `DBOS gave up on workflow ${workflow.workflowID} after ${attempts} recovery attempts` },
+      lastError: { kind: workflow.status === 'ERROR' ? 'exception' : 'crash', status: null, message: why },
       conversationRef,
       tokensSpent: { input: 0, output: 0 },
       firstSeenAt: now,
@@ -111,20 +118,24 @@ export async function sweepDbosGaveUp(options: DbosSweepOptions): Promise<DbosSw
   return result;
 }
 
+/** Why DBOS ended the workflow, in a sentence (the error a workflow threw redacted and bounded). */
+function whyEnded(workflow: DbosWorkflowStatus, redactor: Redactor): string {
+  if (workflow.status !== 'ERROR') return `DBOS gave up on workflow ${workflow.workflowID} after ${workflow.recoveryAttempts ?? 0} recovery attempts`;
+  const error = workflow.error as { message?: unknown } | string | undefined;
+  const text = typeof error === 'string' ? error : typeof error?.message === 'string' ? error.message : 'no message';
+  return `workflow ${workflow.workflowID} failed: ${redactBounded(redactor, text, 512)}`;
+}
+
 /** The message-DLQ entry of a workflow that never got through its first step; `undefined` when it was there already. */
 async function deadLetterMessage(
   workflow: DbosWorkflowStatus,
   input: DbosRunInput,
-  context: { queues: NonNullable<DbosSweepOptions['queues']>; redactor: Redactor; now: string },
+  context: { queues: NonNullable<DbosSweepOptions['queues']>; redactor: Redactor; now: string; why: string },
 ): Promise<MessageFailureEntry | undefined> {
   const attempts = workflow.recoveryAttempts ?? 0;
   const entry = rejectedMessageEntry(
     { id: input.messageId, body: input.body },
-    {
-      code: 'DELIVERY_LIMIT_EXCEEDED',
-      detail: `DBOS gave up on workflow ${workflow.workflowID} after ${attempts} recovery attempts, before its first model call was recorded`,
-      deliveries: attempts,
-    },
+    { code: 'DELIVERY_LIMIT_EXCEEDED', detail: `${context.why}, before its first model call was recorded`, deliveries: attempts },
     { receivedAt: context.now, redactor: context.redactor },
   );
   const key = messageDeadLetterKey(input.messageId !== '' ? input.messageId : workflow.workflowID);
