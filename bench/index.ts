@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark of the project, each reported as ratios against a baseline
  * measured in the same run. Speed is measured here, never asserted in unit tests.
  * `npm run bench -- NAME` runs one (runtime, worker, observability, redaction, distributed, airline, mcp,
- * hosts, openai-agents-dlq, anthropic-dlq, langchain, langchain-dlq, dashboard, ai-sdk, postgres-steps, scale, scale-report, scale-drain); each bench
+ * hosts, openai-agents-dlq, anthropic-dlq, langchain, langchain-dlq, dashboard, ai-sdk, postgres-steps, dbos, scale, scale-report, scale-drain); each bench
  * module is loaded only when it runs, so one that reads the compiled package (`dist/`, built by
  * `npm run bench`) does not stop the others from running from source.
  */
@@ -45,6 +45,8 @@ if (!only || only === 'postgres-steps')
     'PostgreSQL: step cost against conversation length, one commit vs port by port',
     await (await import('./postgres-steps.bench.ts')).runPostgresStepsBench(),
   );
+if (!only || only === 'dbos')
+  printTable('DBOS: a 3-step agent run with toolrun vs bare DBOS steps vs the PostgreSQL worker', await (await import('./dbos.bench.ts')).runDbosBench());
 if (!only || only === 'scale') printTable('Scale: DLQ reads at 10^3, 10^5, 10^6 tool-DLQ entries', await (await import('./scale.bench.ts')).runScaleBench());
 if (!only || only === 'scale' || only === 'scale-report')
   printTable(
