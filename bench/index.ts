@@ -36,7 +36,10 @@ if (!only || only === 'anthropic-dlq')
   );
 if (!only || only === 'langchain') printTable('LangChain createAgent', await (await import('./langchain.bench.ts')).runLangChainBench());
 if (!only || only === 'langchain' || only === 'langchain-dlq')
-  printTable('LangChain createAgent: a dead-letter place vs bare tools, per 2-step run', await (await import('./langchain.bench.ts')).runLangChainDeadLetterBench());
+  printTable(
+    'LangChain createAgent: a dead-letter place vs bare tools, per 2-step run',
+    await (await import('./langchain.bench.ts')).runLangChainDeadLetterBench(),
+  );
 if (!only || only === 'dashboard')
   printTable('Dashboard: first byte and a rendered list on a large tool DLQ', await (await import('./dashboard.bench.ts')).runDashboardBench());
 if (!only || only === 'ai-sdk') printTable('AI SDK generateText per tool call; runAgent step', await (await import('./ai-sdk.bench.ts')).runAiSdkBench());
