@@ -10,6 +10,7 @@ import type { ToolFailureLogRecord } from '../ground/ports/failure-log.ts';
 import { FAILURE_CODES, type FailureType } from '../ground/failure-codes.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../stores/default-conversation-ttl.ts';
 import { toolDeadLetterKind } from '../worker/dead-letter-metrics.ts';
+import { hostOfEntry, hostReplayPlanText } from '../worker/host-entry.ts';
 import { asMessageEntry, asToolEntry, messageGroupOf, subjectOf, toolCauseOf, toolGroupOf } from './dashboard-entries.ts';
 import type { ConversationExpiryLookup, LedgerLookup } from './dashboard-source.ts';
 import { readBreakers, type BreakerView } from './dashboard-overview.ts';
@@ -293,7 +294,34 @@ function parseEnvelope(text: string | null): EnvelopeLike | undefined {
   }
 }
 
+/**
+ * A stored message's role: toolrun's and most SDKs' `role`; an OpenAI Agents item's `type`
+ * (`function_call`, `function_call_result`) when it has no role.
+ */
+function roleOf(message: unknown): string {
+  const { role, type } = (typeof message === 'object' && message !== null ? message : {}) as { role?: unknown; type?: unknown };
+  if (typeof role === 'string') return role;
+  return typeof type === 'string' ? type : '?';
+}
+
+/**
+ * A stored message's text: its `content` when it is a string; otherwise (an SDK's content parts, an
+ * OpenAI Agents item, an MCP proxy's call) the message as JSON without its role, so a host's
+ * conversation reads as what it holds.
+ */
+function contentOf(message: unknown): string | null {
+  if (typeof message !== 'object' || message === null) return message === undefined ? null : JSON.stringify(message);
+  const { role, content, ...rest } = message as { role?: unknown; content?: unknown };
+  if (typeof content === 'string') return content;
+  if (typeof content === 'object' && content !== null) return JSON.stringify(content) ?? null;
+  // toolrun's own assistant turn with tool calls only: the calls are shown apart
+  if (typeof role === 'string' || 'toolCalls' in rest) return null;
+  return JSON.stringify(rest) ?? null;
+}
+
 function replayPlanOf(kind: string, entry: ReturnType<typeof asToolEntry>, ledger: readonly LedgerCallView[]): string {
+  const host = hostOfEntry(entry);
+  if (host !== undefined) return hostReplayPlanText(host, entry.toolName);
   const applied = ledger.filter((call) => call.outcome === 'applied').length;
   const keep = `${applied} call${applied === 1 ? '' : 's'} recorded as applied ${applied === 1 ? 'is' : 'are'} not run again.`;
   const claim = 'The run is claimed first: while a worker, a drain or the CLI holds it, the replay does nothing (in_progress).';
@@ -366,8 +394,8 @@ export async function toolEntryDetail(record: DeadLetterRecord<unknown>, context
     if (highlighted && failedMessageIndex === null) failedMessageIndex = index;
     return {
       index,
-      role: String(message?.role ?? '?'),
-      content: typeof message?.content === 'string' ? message.content : null,
+      role: roleOf(message),
+      content: contentOf(message),
       ...(calls ? { toolCalls: calls } : {}),
       ...(message?.toolCallId !== undefined ? { toolCallId: message.toolCallId } : {}),
       ...(message?.name !== undefined ? { name: message.name } : {}),

@@ -35,3 +35,27 @@ export function hostOfEntry(entry: unknown): string | undefined {
   const host = originalMessageId.slice(0, originalMessageId.length - runId.length - 1);
   return isHostName(host) ? host : undefined;
 }
+
+/** The durable engines among the hosts: their replay hands the run back to the engine. */
+const ENGINE_HOSTS = new Set(['dbos', 'restate', 'temporal']);
+
+/** Whether `host` is a durable engine (`dbos`, `restate`, `temporal`) rather than an SDK's loop or the MCP proxy. */
+export function isEngineHost(host: string): boolean {
+  return ENGINE_HOSTS.has(host);
+}
+
+/**
+ * What a replay of an entry `host` dead-lettered will do, in one sentence for `toolrun dlq show`
+ * and the dashboard: an MCP proxy's call is re-issued upstream (no model, no loop); a durable
+ * engine's run is handed back to the engine; an SDK host's failed call runs again and the host's own
+ * loop runs the remaining steps. Each needs `hosts.<host>` registered where the replay runs.
+ */
+export function hostReplayPlanText(host: string, toolName: string | undefined): string {
+  const registered = `It needs \`hosts.${host}\` in the config (or createToolrun's hosts): without it the entry is left as it is (invalid_entry).`;
+  const claim = 'The run is claimed first (a second replay at once does nothing: in_progress); the idempotency ledger keeps a write from being applied twice.';
+  if (host === 'mcp')
+    return `A replay re-issues the proxied call to ${toolName ?? '?'} upstream with the arguments as the client sent them; no model is called (an MCP client has no loop to resume). ${claim} ${registered}`;
+  if (isEngineHost(host))
+    return `A replay hands the run back to ${host}, which resumes it from the failed step (its earlier steps are not run again). ${claim} ${registered}`;
+  return `A replay re-executes the failed call to ${toolName ?? '?'} with its real arguments from the stored conversation, then hands the conversation to ${host}'s own loop, which calls the model only for the remaining steps. ${claim} ${registered}`;
+}

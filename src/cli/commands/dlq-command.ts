@@ -15,6 +15,7 @@ import {
   type ChatMessage,
 } from '../../index.ts';
 import { toolDeadLetterKind } from '../../worker/dead-letter-metrics.ts';
+import { hostOfEntry, hostReplayPlanText, isEngineHost } from '../../worker/host-entry.ts';
 
 import { assertConfigToolsBuild } from '../check-config-tools.ts';
 import { EXIT_CODES, usageError } from '../cli-error.ts';
@@ -202,6 +203,9 @@ export function replayPlanOf(entry: unknown): ReplayPlan {
   }
   const after =
     'The run is claimed first: while another drain, replay or worker holds it, a replay does nothing (in_progress). The entry is removed once the run completes.';
+  const host = hostOfEntry(entry);
+  if (host !== undefined)
+    return { action: isEngineHost(host) ? 'resume-from-checkpoint' : 're-execute-tool-call', stepIndex: step, text: hostReplayPlanText(host, tool.toolName) };
   switch (kind) {
     case 'model':
       return {
