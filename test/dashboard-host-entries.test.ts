@@ -20,7 +20,7 @@ function hostEntry(host: string, runId: string, toolName: string, conversationRe
     attempts: 3,
     lastError: { kind: 'server', status: 503, message: 'down' },
     conversationRef,
-    tokensSpent: 42,
+    tokensSpent: { input: 40, output: 2 },
     firstSeenAt: '2026-12-05T00:00:00.000Z',
     originalMessageId: `${host}:${runId}`,
     reason: 'retry-budget-exhausted',
