@@ -6,8 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayRestateEntry, restateReplayer } from '../src/engines/restate/index.ts';
-import { createRedactor, replayDeadLetter, type Model, type ResumableEntry, type ToolFailureEntry } from '../src/index.ts';
+import { replayRestateEntry, restateReplayer, sweepRestatePaused } from '../src/engines/restate/index.ts';
+import { createRedactor, createToolRuntime, replayDeadLetter, type Model, type ResumableEntry, type ToolFailureEntry } from '../src/index.ts';
 import { createDashboardApp } from '../src/dashboard/index.ts';
 import { POSTGRES_URL } from './fixtures/distributed-services.ts';
 import { toolrunInProcess } from './fixtures/toolrun-in-process.ts';
@@ -19,6 +19,17 @@ const unusedModel: Model = async () => {
   throw new Error('a Restate run is replayed by its service, not here');
 };
 
+/** A count from Restate's admin SQL. */
+async function restateCount(harness: RestateHarness, sql: string): Promise<number> {
+  const response = await fetch(`${harness.server.adminUrl}/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ query: sql }),
+  });
+  const rows = ((await response.json()) as { rows: Array<Record<string, unknown>> }).rows;
+  return Number(Object.values(rows[0] ?? {})[0] ?? 0);
+}
+
 async function entriesOf(harness: RestateHarness, runId: string): Promise<{ tool: ResumableEntry[]; message: number }> {
   const tool = (await harness.stores.toolDlq.list()).map((record) => record.entry).filter((entry) => entry.runId === runId);
   const message = (await harness.stores.messageDlq.list()).filter((record) => record.entry.rawBody.includes(runId)).length;
@@ -28,7 +39,7 @@ async function entriesOf(harness: RestateHarness, runId: string): Promise<{ tool
 describe('toolrun in Restate: routing on a real restate-server', () => {
   let harness: RestateHarness;
   beforeAll(async () => {
-    harness = await startRestateHarness({ workMs: 400, breakerThreshold: 2 });
+    harness = await startRestateHarness({ workMs: 400, breakerThreshold: 2, invocationAttempts: 20 });
   }, 60_000);
   afterAll(async () => {
     await harness?.close();
@@ -237,6 +248,30 @@ describe('toolrun in Restate: routing on a real restate-server', () => {
       await dashboard.close();
     }
     expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id = 'down-4'`)).toBe(3);
+  }, 60_000);
+
+  it('an invocation Restate pauses (a bug outside any step) is swept into the tool DLQ and killed', async () => {
+    const runId = 'bug-1';
+    await harness.send(runId, JSON.stringify({ input: 'effects:2' }));
+    const paused = `SELECT count(*) FROM sys_invocation WHERE target_service_key = 'bug-1' AND status = 'paused'`;
+    const deadline = Date.now() + 40_000;
+    while ((await restateCount(harness, paused)) < 1) {
+      if (Date.now() > deadline) throw new Error('Restate did not pause the invocation');
+      await sleep(250);
+    }
+    const runtime = createToolRuntime({ tools: [] });
+    const report = await sweepRestatePaused({ adminUrl: harness.server.adminUrl, stores: harness.stores, runtime });
+    expect(report.deadLettered).toEqual([{ invocationId: expect.stringMatching(/^inv_/), runId, queue: 'tool' }]);
+    const { tool, message } = await entriesOf(harness, runId);
+    expect(message).toBe(0);
+    expect(tool).toHaveLength(1);
+    expect(tool[0]).toMatchObject({ kind: 'run', runId, originalMessageId: 'restate:bug-1' });
+    expect(await restateCount(harness, paused)).toBe(0);
+    // a second sweep finds nothing and adds nothing
+    expect(await sweepRestatePaused({ adminUrl: harness.server.adminUrl, stores: harness.stores, runtime })).toEqual({ deadLettered: [], replaysKilled: [] });
+    expect((await entriesOf(harness, runId)).tool).toHaveLength(1);
+    // the tool ran once, not once per attempt: its outcome was journaled before the hook threw
+    expect(await harness.count(`SELECT count(*) FROM $schema.side_effects WHERE run_id = $1`, [runId])).toBe(1);
   }, 60_000);
 });
 

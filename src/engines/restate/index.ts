@@ -18,6 +18,7 @@ export {
 } from './restate-agent.ts';
 export { replayRestateEntry, restateReplayer, type ReplayRestateEntryOptions } from './replay-restate-entry.ts';
 export { RESTATE_HOST, restateMessageId } from './restate-pointer.ts';
+export { sweepRestatePaused, type SweepRestatePausedOptions, type SweepRestatePausedReport } from './sweep-restate-paused.ts';
 export { restateDirectiveOf, type RestateEnding } from './restate-directive.ts';
 export { freePort, startRestateServer, type RestateServer, type StartRestateServerOptions } from './restate-server.ts';
 export type { StepRetryOptions } from './restate-steps.ts';

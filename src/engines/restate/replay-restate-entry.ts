@@ -13,7 +13,11 @@ export interface ReplayRestateEntryOptions {
   service?: string;
   /** Headers of the ingress request (an `Authorization` for Restate Cloud…). @defaultValue none */
   headers?: Record<string, string>;
-  /** How long to wait for the replay's invocation to end, in ms. @defaultValue 600_000 */
+  /**
+   * How long to wait for the replay's invocation to end, in ms: a replay Restate pauses (a bug that
+   * fails it outside any step) never ends by itself; `sweepRestatePaused` kills it, which ends the wait.
+   * @defaultValue 300_000
+   */
   timeoutMs?: number;
   /** Stops waiting (the replay's invocation goes on in Restate). */
   signal?: AbortSignal;
@@ -40,7 +44,7 @@ export async function replayRestateEntry(entry: ResumableEntry, options: ReplayR
     return { status: 'invalid_entry', runId: typeof entry?.runId === 'string' ? entry.runId : null, modelCalls: 0, text: null };
   const service = encodeURIComponent(options.service ?? 'toolrun');
   const url = `${options.ingressUrl.replace(/\/+$/, '')}/${service}/${encodeURIComponent(entry.runId)}/replay`;
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? 600_000);
+  const timeout = AbortSignal.timeout(options.timeoutMs ?? 300_000);
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...options.headers },
