@@ -12,25 +12,23 @@
  * file, and its fsyncs) run on a worker thread with a connection of its own once the bundle has
  * written 64 steps (`backgroundCheckpoint`), so a commit does not wait for one.
  *
- * Schema (version 9, see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records
- * applied migrations, which run in one IMMEDIATE transaction on open):
+ * Schema (see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records the applied
+ * versions, applied in one IMMEDIATE transaction on open):
  * - `conversations (ref PK, expires_at_ms, message_count)` and `conversation_messages (ref, start,
- *   messages JSON)`: append-only chunks of each conversation (version 4; a whole-conversation row
- *   of an older file becomes its chunk at 0; a rowid table with a `(ref, start)` index since
- *   version 8, so a seek never reads a large chunk), TTL by the injected clock, expired
- *   conversations deleted in bounded batches every `conversationSweep.everyWrites` writes.
+ *   messages JSON)`: append-only chunks of each conversation (a rowid table with a `(ref, start)`
+ *   index, so a seek never reads a large chunk), TTL by the injected clock, expired conversations
+ *   deleted in bounded batches every `conversationSweep.everyWrites` writes.
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint JSON)`.
  * - `ledger (key PK, value JSON, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
  * - `breakers (key PK, state JSON, updated_at_ms)`: read-modify-write in IMMEDIATE transactions.
- * - `dead_letters (id AUTOINCREMENT, queue 'message'|'tool', entry JSON, added_at_ms)` and
- *   `dead_letter_keys (queue, key, entry_id)` for `pushOnce` (version 2; kept when entries go);
- *   `dead_letter_totals (queue PK, bytes)`, kept by triggers, for `bytes()` (version 3).
+ * - `dead_letters (id AUTOINCREMENT, queue 'message'|'tool', entry JSON, added_at_ms)`,
+ *   `dead_letter_keys (queue, key, entry_id)` for `pushOnce` (kept when entries go), and
+ *   `dead_letter_totals (queue PK, bytes)`, kept by triggers, for `bytes()`.
  * - `queue_messages (seq AUTOINCREMENT, id UNIQUE, body, enqueued_at_ms, deliveries,
- *   lease_until_ms, acked_at_ms, delayed)`: FIFO by `seq`, leases and release delays by the
- *   injected clock (`delayed`: version 3).
- * - `claims (key PK, holder, lease_until_ms)`: the `ClaimStore` (version 3).
+ *   lease_until_ms, acked_at_ms, delayed)`: FIFO by `seq`, leases and release delays by the clock.
+ * - `claims (key PK, holder, lease_until_ms)`: the `ClaimStore`.
  * - partial indexes of completed runs and of acknowledged messages by time, for the retention
- *   sweep of `retainCompletedRunsMs` (version 9).
+ *   sweep of `retainCompletedRunsMs`.
  *
  * One transaction per step: the bundle's run journal (`journal`) writes a step's new messages,
  * its checkpoint and its call outcomes (and, for a run's last step, ends its claim) in one
