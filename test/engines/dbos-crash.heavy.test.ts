@@ -9,11 +9,11 @@
  * - a poison message DBOS gives up on lands in the right DLQ, and its replay resumes it.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DBOSClient } from '@dbos-inc/dbos-sdk';
+import { DBOS, DBOSClient } from '@dbos-inc/dbos-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DbosRunResult } from '../../src/engines/dbos/index.ts';
 import { replayDbosRun, sweepDbosGaveUp } from '../../src/engines/dbos/index.ts';
@@ -62,9 +62,13 @@ interface Child {
   kill(signal?: NodeJS.Signals): void;
 }
 
-function startChild(setup: Setup, extra: Record<string, unknown>): Child {
+function startChild(setup: Setup, extra: Record<string, unknown>, executorId = 'local'): Child {
   const config = { systemDatabaseUrl: setup.systemDatabaseUrl, postgresUrl: POSTGRES_URL, schema: setup.schema, logPath: setup.logPath, ...extra };
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript, JSON.stringify(config)], { cwd: repo, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', childScript, JSON.stringify(config)], {
+    cwd: repo,
+    env: { ...process.env, DBOS__VMID: executorId },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     if (stderr.length < 20_000) stderr += chunk.toString();
@@ -92,7 +96,7 @@ const readLog = (setup: Setup) =>
   readFileSync(setup.logPath, 'utf8')
     .split('\n')
     .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as { pid: number; model?: string; step?: number; effect?: string });
+    .map((line) => JSON.parse(line) as { pid: number; model?: string; step?: number; effect?: string; crm?: string; breakerOpen?: string; executor?: string });
 
 async function effectsOf(setup: Setup): Promise<Map<string, number>> {
   const { rows } = await admin.query<{ key: string; executions: number }>(`SELECT key, executions FROM "${setup.schema}".effects`);
@@ -184,16 +188,24 @@ describe('toolrun inside DBOS, the worker killed', () => {
     let finished = false;
     for (let round = 0; round < 40 && !finished; round++) {
       const child = startChild(setup, { messages });
-      const killAfterMs = kills < 10 ? 600 + Math.floor(Math.random() * 2500) : undefined;
-      const timer = killAfterMs !== undefined ? setTimeout(() => child.kill(), killAfterMs) : undefined;
+      // killed mid-run: once the child has logged a random 2–60 more lines (model calls, side effects) than before it started
+      const from = statSync(setup.logPath).size;
+      const killAtBytes = kills < 10 ? from + 80 * (2 + Math.floor(Math.random() * 59)) : undefined;
+      const watch =
+        killAtBytes !== undefined
+          ? setInterval(() => {
+              if (statSync(setup.logPath).size >= killAtBytes) child.kill();
+            }, 5)
+          : undefined;
       const bound = setTimeout(() => child.kill(), 120_000);
       const exit = await child.exited;
-      clearTimeout(timer);
+      clearInterval(watch);
       clearTimeout(bound);
       if (exit.code === 0) finished = true;
       else if (exit.signal === 'SIGKILL') kills += 1;
       else throw new Error(`the worker failed (${exit.code}): ${exit.stderr}`);
     }
+    expect(kills).toBe(10);
     expect(finished).toBe(true);
     const elapsedMs = Date.now() - startedAt;
     setup.client = await DBOSClient.create({ systemDatabaseUrl: setup.systemDatabaseUrl });
@@ -232,4 +244,29 @@ describe('toolrun inside DBOS, the worker killed', () => {
       }),
     );
   }, 300_000);
+
+  it('a tool misconfigured for every run, on two DBOS executors: one shared breaker, one alert for N runs', async () => {
+    const setup = await setUp('breaker');
+    // two executors launching at once on a new system database race in DBOS's own migration: migrate first
+    await DBOS.migrate(setup.systemDatabaseUrl);
+    const messagesOf = (prefix: string) =>
+      Array.from({ length: 10 }, (_, index) => ({ id: `${prefix}${index}`, body: JSON.stringify({ input: 'sync the crm' }) }));
+    const executors = [startChild(setup, { messages: messagesOf('a') }, 'executor-a'), startChild(setup, { messages: messagesOf('b') }, 'executor-b')];
+    const exits = await Promise.all(executors.map((child) => child.exited));
+    expect(exits.map((exit) => [exit.code, exit.code === 0 ? '' : exit.stderr])).toEqual([
+      [0, ''],
+      [0, ''],
+    ]);
+    setup.client = await DBOSClient.create({ systemDatabaseUrl: setup.systemDatabaseUrl });
+    const workflows = await setup.client.listWorkflows({ workflowName: 'toolrun.agent' });
+    expect(new Set(workflows.map((workflow) => workflow.executorId))).toEqual(new Set(['executor-a', 'executor-b']));
+    const entries = (await setup.stores.toolDlq.list({ limit: 100 })).map((record) => record.entry);
+    expect(entries).toHaveLength(20);
+    expect(entries.every((entry) => entry.kind === 'tool' && (entry.reason === 'misconfiguration' || entry.reason === 'circuit-open'))).toBe(true);
+    const log = readLog(setup);
+    // one alert for the 20 runs of both executors; the runs after the opening never called the tool
+    expect(log.filter((line) => line.breakerOpen !== undefined)).toHaveLength(1);
+    expect(log.filter((line) => line.crm !== undefined).length).toBeLessThan(20);
+    expect(entries.filter((entry) => entry.kind === 'tool' && entry.reason === 'circuit-open').length).toBeGreaterThan(0);
+  }, 180_000);
 });

@@ -50,6 +50,7 @@ const model: Model = async (request) => {
   if (poison && Number(poison[1]) === request.stepIndex && !(config.poisonCuredBy && existsSync(config.poisonCuredBy))) process.kill(process.pid, 'SIGKILL');
   await jitter();
   const usage = { input: 100, output: 10 };
+  if (input.includes('crm')) return { toolCalls: [{ id: `k${request.stepIndex}`, name: 'crm_sync', args: '{}' }], usage };
   const mode = input.includes('always-503') ? 'always-503' : 'ok';
   const tools = request.messages.filter((message) => message.role === 'tool');
   const booked = tools.some((message) => message.name === 'book' && message.content?.includes('"status":"success"'));
@@ -90,13 +91,28 @@ const charge = defineTool({
   },
 });
 
+// misconfigured for every run: its key is rejected (the shared breaker's business)
+const crmSync = defineTool({
+  name: 'crm_sync',
+  description: 'Syncs the CRM',
+  inputSchema: { type: 'object', properties: {} },
+  execute: async (_args, context) => {
+    log({ crm: context.idempotencyKey });
+    await jitter();
+    throw new ToolError({ kind: 'misconfigured', status: 401, message: 'API key rejected' });
+  },
+});
+
 const stores = await createPostgresStores({ connectionString: config.postgresUrl, schema: config.schema, maxConnections: 4 });
 await pool.query(`CREATE TABLE IF NOT EXISTS "${config.schema}".effects (key text PRIMARY KEY, executions integer NOT NULL)`);
 const agent = createDbosAgent({
   dbos: DBOS,
   model,
-  tools: [book, charge],
+  tools: [book, charge, crmSync],
   stores,
+  onEvent: (event) => {
+    if (event.type === 'breaker-open') log({ breakerOpen: event.toolName, executor: DBOS.executorID });
+  },
   toolRetryBudget: 2,
   ...(config.maxRecoveryAttempts !== undefined ? { maxRecoveryAttempts: config.maxRecoveryAttempts } : {}),
 });
