@@ -12,6 +12,8 @@ import { ToolError } from '../../src/core/tool-error.ts';
 import { createDbosAgent, createDbosReplayer, replayDbosRun, sweepDbosGaveUp, type DbosAgent } from '../../src/engines/dbos/index.ts';
 import type { RunJournal } from '../../src/ground/ports/run-journal.ts';
 import { drainToolDlq } from '../../src/worker/drain-tool-dlq.ts';
+import { createDashboardApp } from '../../src/dashboard/index.ts';
+import { createRedactor } from '../../src/core/redact.ts';
 import { createPostgresStores, type PostgresStores } from '../../src/stores/postgres/index.ts';
 import type { WorkerEvent } from '../../src/worker/worker-events.ts';
 import { createTestPool, dropSchema, POSTGRES_URL, uniqueName } from '../fixtures/distributed-services.ts';
@@ -274,5 +276,39 @@ describe('toolrun inside DBOS: the routing cases', () => {
     // the fork went on from the step that threw, with a replay's fresh budget; the tool still fails: the run's own entry now
     expect(replayed).toMatchObject({ status: 'tool_failed', workflowId: 'run_e-1:replay:1' });
     expect((await entriesOf()).map((record) => record.entry.kind).sort()).toEqual(['run', 'tool']);
+  });
+
+  it("the dashboard's replay of a DBOS entry is the fork too", async () => {
+    fixed = false;
+    expect((await agent.run({ id: 'm-8', body: body('book HAT001 broken-until-fixed') }))?.status).toBe('tool_failed');
+    fixed = true;
+    const record = (await stores.toolDlq.list({ limit: 1000 })).find((candidate) => candidate.entry.runId === 'run_m-8')!;
+    const token = 'dashboard-token-0123456789';
+    const dashboard = createDashboardApp({
+      source: {
+        stores,
+        label: 'postgres',
+        redactor: createRedactor(),
+        replay: { model: test.model, tools: test.tools, stores, hosts: { dbos: createDbosReplayer({ control: DBOS }) } },
+      },
+      token,
+      sampleIntervalMs: 60_000,
+    });
+    try {
+      const response = await dashboard.app.fetch(
+        new Request(`http://127.0.0.1:4319/api/tool/entries/${record.id}/replay`, {
+          method: 'POST',
+          headers: { host: '127.0.0.1:4319', authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: '{}',
+        }),
+      );
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ type: 'replay', state: 'done', removed: 1, outcomes: { completed: 1 } });
+    } finally {
+      await dashboard.close();
+    }
+    expect((await stores.toolDlq.list({ limit: 1000 })).find((candidate) => candidate.entry.runId === 'run_m-8')).toBeUndefined();
+    expect((await DBOS.retrieveWorkflow('run_m-8:replay:1').getStatus())?.status).toBe('SUCCESS');
+    expect([...test.executions].filter(([key]) => key.startsWith('run_m-8:')).every(([, count]) => count === 1)).toBe(true);
   });
 });
