@@ -23,6 +23,9 @@ function errorTextOf(error: unknown): string {
   }
 }
 
+/** The longest a worker goes without reading the DLQ totals while it takes messages, in ms. */
+const DEAD_LETTER_RECHECK_MS = 1_000;
+
 /** Failed reads of the queue in a row after which `runUntilEmpty` rejects (about half a minute of backoff at the default poll interval). */
 const STORE_FAILURES_UNTIL_EMPTY = 10;
 /** The longest wait between two tries of a queue that failed, in ms. */
@@ -127,7 +130,25 @@ export function createWorker(options: WorkerOptions): Worker {
   // the runtime (schemas compiled once) and the shared breaker, built once for every message of this worker
   const resolved = resolveRuntime({ ...options, clock }, stores);
   const messageOptions = { ...options, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
-  const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false, failedDeliveries: 0 };
+  // the DLQ totals are read after a message that did not complete, while paused, and at least once a second
+  const bound = createDeadLetterBound({
+    queues: stores,
+    maxEntries: settings.maxEntries,
+    maxBytes: settings.maxBytes,
+    checkIntervalMs: DEAD_LETTER_RECHECK_MS,
+    clock,
+    onEvent: options.onEvent,
+    readErrors: 'reject',
+    recheckWhilePaused: true,
+  });
+  const stats = {
+    handled: 0,
+    byStatus: {} as Record<string, number>,
+    get paused() {
+      return bound.paused;
+    },
+    failedDeliveries: 0,
+  };
   /** Messages this worker released with a delay, by id → when they are due (epoch ms): `runUntilEmpty` waits for them. */
   const delayed = new Map<string, number>();
   // one controller per consumer, all aborted by stop(): no signal collects more than one sleeper's
@@ -136,7 +157,6 @@ export function createWorker(options: WorkerOptions): Worker {
   let stopping = false;
 
   const emit = (event: WorkerEvent) => options.onEvent?.(event);
-  const bound = createDeadLetterBound({ stores, clock, maxEntries: settings.maxEntries, maxBytes: settings.maxBytes, stats, emit });
 
   /** Renews the lease of `delivery` while it is handled. */
   function renewLease(delivery: QueueDelivery): LeaseKeeper {
@@ -153,7 +173,7 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   function finished(result: HandleMessageResult): void {
-    if (result.status !== 'completed') bound.moved();
+    if (result.status !== 'completed') bound.invalidate();
     stats.handled += 1;
     stats.byStatus[result.status] = (stats.byStatus[result.status] ?? 0) + 1;
     options.onResult?.(result);
@@ -167,7 +187,7 @@ export function createWorker(options: WorkerOptions): Worker {
 
   /** A delivery threw: count it (unless the store was out), dead-letter it at the bound, else release it with a backoff. */
   async function failedDelivery(delivery: QueueDelivery, error: unknown): Promise<void> {
-    bound.moved();
+    bound.invalidate();
     options.onError?.(error);
     stats.failedDeliveries += 1;
     const transient = isTransientStoreError(error);
@@ -219,7 +239,7 @@ export function createWorker(options: WorkerOptions): Worker {
     while (!stopping) {
       let delivery: QueueDelivery | undefined;
       try {
-        if (await bound.full()) {
+        if (await bound.isFull()) {
           if (untilEmpty) return;
           await clock.sleep(pollIntervalMs * 10, controller.signal).catch(() => undefined);
           continue;
@@ -229,7 +249,7 @@ export function createWorker(options: WorkerOptions): Worker {
       } catch (error) {
         // nothing was taken (a reservation that did go through is delivered again when its lease
         // ends): report it and try again after a backoff; runUntilEmpty gives up after a while
-        bound.moved();
+        bound.invalidate();
         storeFailures += 1;
         options.onError?.(error);
         if (untilEmpty && storeFailures >= STORE_FAILURES_UNTIL_EMPTY) throw error;

@@ -19,7 +19,7 @@ import { recordDeliveryError } from '../../worker/delivery-errors.ts';
 import { resolveRuntime } from '../../worker/resolve-runtime.ts';
 import { isTransientStoreError } from '../../core/store-errors.ts';
 import { checkpointRetryOf } from '../../agent/run-agent.ts';
-import { createDeadLetterBound } from './dead-letter-bound.ts';
+import { createDeadLetterBound } from '../../worker/dead-letter-bound.ts';
 import { fromJobId } from './job-id.ts';
 import type { RunJobData } from './run-job.ts';
 
