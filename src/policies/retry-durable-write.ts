@@ -1,6 +1,7 @@
 import type { Clock, RandomSource } from '../ground/ports/clock.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { computeBackoffMs, type BackoffOptions } from './backoff.ts';
+import { executeWithRetry } from './retry-loop.ts';
 
 /** How a durable write (a step commit, a call's recorded outcome) that fails because the store is briefly unavailable is sent again. */
 export interface CheckpointRetryOptions extends BackoffOptions {
@@ -62,8 +63,8 @@ export interface DurableWriteRetryOptions {
 }
 
 /**
- * A retry policy for idempotent writes: `execute(write)` runs `write`, and again after a backoff
- * (`computeBackoffMs` on the clock, not cut short by any signal) while it rejects with an error
+ * A retry policy for idempotent writes: `execute(write)` runs `write` in {@link executeWithRetry},
+ * again after a backoff (`computeBackoffMs` on the clock, not cut short by any signal) while it rejects with an error
  * `retryable` accepts, up to `maxAttempts` in all; then it rejects with the last error.
  *
  * @throws ToolrunError `INVALID_OPTIONS` from {@link checkpointRetryOf} for bad `retry` options.
@@ -72,15 +73,22 @@ export function createDurableWriteRetry(options: DurableWriteRetryOptions): { ex
   const retry = checkpointRetryOf(options.retry);
   const { retryable, clock, random } = options;
   return {
-    async execute(write) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await write();
-        } catch (error) {
-          if (attempt >= retry.maxAttempts || !retryable(error)) throw error;
-          await clock.sleep(computeBackoffMs(attempt - 1, retry, random));
-        }
-      }
+    async execute<T>(write: () => Promise<T>) {
+      const end = await executeWithRetry<T, { error: unknown }>(
+        {
+          attempt: async () => {
+            try {
+              return { ok: true, value: await write() };
+            } catch (error) {
+              return { ok: false, failure: { error } };
+            }
+          },
+          retryAfter: ({ error }, attempt) => (attempt >= retry.maxAttempts || !retryable(error) ? undefined : computeBackoffMs(attempt - 1, retry, random)),
+        },
+        { clock },
+      );
+      if (end.ok) return end.value;
+      throw end.failure!.error;
     },
   };
 }
