@@ -6,7 +6,9 @@
  * `DBOS.runStep` steps, and against toolrun's own PostgreSQL worker (`handleMessage` on
  * `createPostgresStores`, a journal commit per step). One DBOS process on the test PostgreSQL
  * (its system database created for the bench and dropped after); runs one at a time, the three
- * cases alternating per round, the median of the rounds reported. Needs PostgreSQL (see
+ * cases alternating per round, the median of the rounds reported — wall time, and the CPU time of
+ * this process (the DBOS executor: everything but PostgreSQL), which a shared machine disturbs
+ * less. Needs PostgreSQL (see
  * test/fixtures/distributed-services.ts).
  */
 import { randomBytes } from 'node:crypto';
@@ -60,6 +62,7 @@ export async function runDbosBench(options: { rounds?: number; runsPerRound?: nu
   DBOS.setConfig({ name: 'toolrun-dbos-bench', systemDatabaseUrl, logLevel: 'error' });
   await DBOS.launch();
   const samples: Record<'toolrun' | 'bare' | 'worker', number[]> = { toolrun: [], bare: [], worker: [] };
+  const cpu: Record<'toolrun' | 'bare' | 'worker', number[]> = { toolrun: [], bare: [], worker: [] };
   const body = JSON.stringify({ input: 'look a and b up' });
   const cases = {
     toolrun: async (id: string) => {
@@ -82,8 +85,11 @@ export async function runDbosBench(options: { rounds?: number; runsPerRound?: nu
       const order = round % 3 === 0 ? names : round % 3 === 1 ? [...names.slice(1), names[0]!] : [...names.slice(2), ...names.slice(0, 2)];
       for (const name of order) {
         const start = process.hrtime.bigint();
+        const cpuStart = process.cpuUsage();
         for (let index = 0; index < runsPerRound; index++) await cases[name](`r${round}_${name}_${index}`);
         samples[name].push(Number(process.hrtime.bigint() - start) / runsPerRound);
+        const used = process.cpuUsage(cpuStart);
+        cpu[name].push(((used.user + used.system) * 1000) / runsPerRound);
       }
     }
   } finally {
@@ -103,5 +109,13 @@ export async function runDbosBench(options: { rounds?: number; runsPerRound?: nu
     { name: 'DBOS workflow with toolrun (createDbosAgent)', medianNs: toolrun, baseline: 'DBOS bare steps', ratio: toolrun / bareNs, note: 'goal ≤ 1.15' },
     { name: "toolrun's own PostgreSQL worker (handleMessage)", medianNs: worker },
     { name: 'DBOS workflow with toolrun', medianNs: toolrun, baseline: 'PostgreSQL worker', ratio: toolrun / worker },
+    { name: 'CPU of this process per run, DBOS bare steps', medianNs: median(cpu.bare) },
+    {
+      name: 'CPU of this process per run, DBOS with toolrun',
+      medianNs: median(cpu.toolrun),
+      baseline: 'CPU, bare steps',
+      ratio: median(cpu.toolrun) / median(cpu.bare),
+    },
+    { name: 'CPU of this process per run, PostgreSQL worker', medianNs: median(cpu.worker) },
   ];
 }

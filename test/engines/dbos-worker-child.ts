@@ -27,6 +27,8 @@ interface ChildConfig {
   killInModel?: { word: string; stepIndex: number; marker: string };
   /** Kill this process in the model call of step N of runs whose input has `poison-N`, unless this file exists. */
   poisonCuredBy?: string;
+  /** A poisoned model call kills the process only once this side effect (an idempotency key) is recorded. */
+  poisonWaitsFor?: string;
   /** Keep serving (forks, resumes) until SIGTERM instead of exiting when the runs have ended. */
   serve?: boolean;
 }
@@ -47,7 +49,15 @@ const model: Model = async (request) => {
     process.kill(process.pid, 'SIGKILL');
   }
   const poison = /poison-(\d)/.exec(input);
-  if (poison && Number(poison[1]) === request.stepIndex && !(config.poisonCuredBy && existsSync(config.poisonCuredBy))) process.kill(process.pid, 'SIGKILL');
+  if (poison && Number(poison[1]) === request.stepIndex && !(config.poisonCuredBy && existsSync(config.poisonCuredBy))) {
+    // the process dies only once the side effect named by `poisonWaitsFor` is in (another run's progress), or after 10 s
+    for (let waited = 0; config.poisonWaitsFor && waited < 10_000; waited += 20) {
+      const { rowCount } = await pool.query(`SELECT 1 FROM "${config.schema}".effects WHERE key = $1`, [config.poisonWaitsFor]);
+      if (rowCount) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    process.kill(process.pid, 'SIGKILL');
+  }
   await jitter();
   const usage = { input: 100, output: 10 };
   if (input.includes('crm')) return { toolCalls: [{ id: `k${request.stepIndex}`, name: 'crm_sync', args: '{}' }], usage };

@@ -69,8 +69,7 @@ export function durableModel(engine: DbosEngine, model: Model): Model {
     const outcome = await engine.runStep(
       async (): Promise<ModelStepOutcome> => {
         try {
-          const response = await model(request);
-          return { ok: true, response: JSON.parse(JSON.stringify(response)) as ModelResponse };
+          return { ok: true, response: await model(request) };
         } catch (error) {
           return { ok: false, error: recordError(error) };
         }

@@ -26,37 +26,54 @@ export interface DurableRuntimeOptions {
   rebuildSessionBreaker?: boolean;
 }
 
-/** The record a step keeps: the developer record without the stack and cause chain, its error text redacted and bounded. */
-function storable(record: ToolCallRecord, runtime: ToolRuntime): ToolCallRecord {
-  const { error, ...rest } = record;
-  const kept = JSON.parse(JSON.stringify(rest)) as Omit<ToolCallRecord, 'error'>;
-  if (!error) return kept;
-  return { ...kept, error: { kind: error.kind, status: error.status, message: redactBounded(runtime.redactor, error.message, 2048), causes: [] } };
-}
-
-/** What a tool step records: the call's record and the attempts the runtime was given for it. */
+/**
+ * What a tool step records: the envelope, what routing reads of the developer record (the tool's
+ * name, whether it is broken for everyone, the error's kind, status and text — redacted, bounded
+ * to 2 KiB; no stack, no arguments: they are in the model's step), and the attempts the runtime was
+ * given for it.
+ */
 interface ToolStep {
-  record: ToolCallRecord;
+  result: ToolResult;
+  toolName: string;
+  misconfiguration: boolean;
+  error?: { kind: NonNullable<ToolCallRecord['error']>['kind']; status: number | null; message: string };
   maxAttempts: number;
 }
 
-/** A record made from an outcome a replay found in the journal (a call of the failed step that had succeeded). */
-function reusedRecord(result: ToolResult, input: { callId?: string | undefined; sessionId?: string | undefined; runId?: string | undefined }): ToolCallRecord {
+/** The step's record of a call. */
+function toolStepOf(record: ToolCallRecord, runtime: ToolRuntime, maxAttempts: number): ToolStep {
+  const { result, toolName, misconfiguration, error } = record;
+  if (!error) return { result, toolName, misconfiguration, maxAttempts };
   return {
     result,
-    traceId: result.trace_id,
-    callId: input.callId ?? result.call_id,
+    toolName,
+    misconfiguration,
+    maxAttempts,
+    error: { kind: error.kind, status: error.status, message: redactBounded(runtime.redactor, error.message, 2048) },
+  };
+}
+
+/** The developer record of a call as the loop reads it, from its step (recorded now or read back). */
+function recordOf(
+  step: ToolStep,
+  input: { callId?: string | undefined; sessionId?: string | undefined; runId?: string | undefined; args?: unknown },
+): ToolCallRecord {
+  return {
+    result: step.result,
+    traceId: step.result.trace_id,
+    callId: input.callId ?? step.result.call_id,
     sessionId: input.sessionId ?? '',
     runId: input.runId,
-    requestedName: result.tool_name,
-    toolName: result.tool_name,
-    arguments: null,
+    requestedName: step.toolName,
+    toolName: step.toolName,
+    arguments: input.args,
     sensitiveKeys: [],
     normalisations: [],
     attempts: [],
-    misconfiguration: false,
+    misconfiguration: step.misconfiguration,
+    ...(step.error ? { error: { ...step.error, causes: [] } } : {}),
     startedAt: 0,
-    durationMs: 0,
+    durationMs: step.result.duration_ms,
   };
 }
 
@@ -105,13 +122,13 @@ export function durableRuntime(options: DurableRuntimeOptions): ToolRuntime {
           ran = true;
           if (replayJournal) {
             const recorded = (await replayJournal.recorded(runId, place.stepIndex, place.callIndex)) as ToolResult | undefined;
-            if (recorded?.status === 'success') return { record: reusedRecord(recorded, input), maxAttempts: given };
+            if (recorded?.status === 'success') return { result: recorded, toolName: recorded.tool_name, misconfiguration: false, maxAttempts: given };
           }
-          return { record: storable(await runtime.execute({ ...input, maxAttempts: given }), runtime), maxAttempts: given };
+          return toolStepOf(await runtime.execute({ ...input, maxAttempts: given }), runtime, given);
         },
         { name: toolStepName(place.stepIndex, place.callIndex) },
       );
-      const record = step.record;
+      const record = recordOf(step, input);
       if (!ran && rebuild) {
         if (record.result.status === 'success') runtime.sessionBreakers?.recordSuccess(input.sessionId ?? runId, record.toolName);
         else runtime.sessionBreakers?.recordFailure(input.sessionId ?? runId, record.toolName, { kind: 'counted' });
