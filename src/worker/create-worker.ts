@@ -8,9 +8,9 @@ import { recordDeliveryError } from './delivery-errors.ts';
 import { keepLease, type LeaseKeeper } from './keep-lease.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { isTransientStoreError } from '../core/store-errors.ts';
-import { workerSettings } from './worker-settings.ts';
+import { workerSettings, type WorkerSettings } from './worker-settings.ts';
 import { releaseDelivery } from './release-delivery.ts';
-import { createDeadLetterBound } from './dead-letter-bound.ts';
+import { createDeadLetterBound, type DeadLetterBound } from './dead-letter-bound.ts';
 import type { WorkerEvent } from './worker-events.ts';
 import { storesProblem } from './check-stores.ts';
 
@@ -25,6 +25,36 @@ function errorTextOf(error: unknown): string {
 
 /** The longest a worker goes without reading the DLQ totals while it takes messages, in ms. */
 const DEAD_LETTER_RECHECK_MS = 1_000;
+
+/**
+ * The watch on the worker's DLQ bound: the totals are read after a message that did not complete,
+ * while paused, and at least once a second; a failed read is the consumer's to count.
+ */
+function workerDeadLetterBound(stores: Stores, settings: WorkerSettings, onEvent: WorkerOptions['onEvent']): DeadLetterBound {
+  return createDeadLetterBound({
+    queues: stores,
+    maxEntries: settings.maxEntries,
+    maxBytes: settings.maxBytes,
+    checkIntervalMs: DEAD_LETTER_RECHECK_MS,
+    clock: settings.clock,
+    onEvent,
+    readErrors: 'reject',
+    recheckWhilePaused: true,
+  });
+}
+
+/**
+ * How long a consumer waits after finding the queue empty: `pollIntervalMs`, or in `runUntilEmpty`
+ * until the next message this worker released with a backoff is due (`delayed`, by id → due time;
+ * entries a lease past due are forgotten), at most `leaseMs`.
+ */
+function emptyQueueWaitMs(delayed: Map<string, number>, settings: WorkerSettings, untilEmpty: boolean): number {
+  const { clock, leaseMs, pollIntervalMs } = settings;
+  const now = clock.now();
+  for (const [id, dueAt] of delayed) if (dueAt <= now - leaseMs) delayed.delete(id);
+  const nextDue = Math.min(...delayed.values());
+  return untilEmpty && Number.isFinite(nextDue) ? Math.max(pollIntervalMs, Math.min(nextDue - now, leaseMs)) : pollIntervalMs;
+}
 
 /** Failed reads of the queue in a row after which `runUntilEmpty` rejects (about half a minute of backoff at the default poll interval). */
 const STORE_FAILURES_UNTIL_EMPTY = 10;
@@ -130,17 +160,7 @@ export function createWorker(options: WorkerOptions): Worker {
   // the runtime (schemas compiled once) and the shared breaker, built once for every message of this worker
   const resolved = resolveRuntime({ ...options, clock }, stores);
   const messageOptions = { ...options, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
-  // the DLQ totals are read after a message that did not complete, while paused, and at least once a second
-  const bound = createDeadLetterBound({
-    queues: stores,
-    maxEntries: settings.maxEntries,
-    maxBytes: settings.maxBytes,
-    checkIntervalMs: DEAD_LETTER_RECHECK_MS,
-    clock,
-    onEvent: options.onEvent,
-    readErrors: 'reject',
-    recheckWhilePaused: true,
-  });
+  const bound = workerDeadLetterBound(stores, settings, options.onEvent);
   const stats = {
     handled: 0,
     byStatus: {} as Record<string, number>,
@@ -258,12 +278,7 @@ export function createWorker(options: WorkerOptions): Worker {
       }
       if (!delivery) {
         if (untilEmpty && delayed.size === 0) return;
-        // in runUntilEmpty, wait for the messages this worker released with a backoff
-        const now = clock.now();
-        for (const [id, dueAt] of delayed) if (dueAt <= now - leaseMs) delayed.delete(id);
-        const nextDue = Math.min(...delayed.values());
-        const waitMs = untilEmpty && Number.isFinite(nextDue) ? Math.max(pollIntervalMs, Math.min(nextDue - now, leaseMs)) : pollIntervalMs;
-        await clock.sleep(waitMs, controller.signal).catch(() => undefined);
+        await clock.sleep(emptyQueueWaitMs(delayed, settings, untilEmpty), controller.signal).catch(() => undefined);
         continue;
       }
       delayed.delete(delivery.id);
