@@ -34,7 +34,7 @@ export type BookMode = 'ok' | 'fail-once' | 'always-503' | 'broken-until-fixed';
 export const CUSTOMER_EMAIL = 'dana.customer@example.com';
 
 /** A 3-step agent: book (step 0), then charge (step 1), then the answer (step 2). Side effects counted per idempotency key. */
-export function createTestAgent(options: { fixed?: () => boolean } = {}) {
+export function createTestAgent(options: { fixed?: () => boolean; gate?: () => Promise<void> } = {}) {
   const modelCalls = new Map<string, number>();
   const effects = new Map<string, number>();
   const executions = new Map<string, number>();
@@ -75,6 +75,7 @@ export function createTestAgent(options: { fixed?: () => boolean } = {}) {
       }
       if (mode === 'always-503' || (mode === 'broken-until-fixed' && !(options.fixed?.() ?? false)))
         throw new ToolError({ kind: 'server', status: 503, message: `upstream 503 while booking for ${CUSTOMER_EMAIL}` });
+      if (mode === 'broken-until-fixed') await options.gate?.();
       effect(context.idempotencyKey);
       return { flight, confirmation: 'ABC123' };
     },

@@ -30,7 +30,8 @@ let storesDown = false;
 const quoteCalls: number[] = [];
 let fixed = false;
 const events: WorkerEvent[] = [];
-const test = createTestAgent({ fixed: () => fixed });
+let gate: Promise<void> = Promise.resolve();
+const test = createTestAgent({ fixed: () => fixed, gate: () => gate });
 const crmCalls: string[] = [];
 
 beforeAll(async () => {
@@ -310,5 +311,23 @@ describe('toolrun inside DBOS: the routing cases', () => {
     expect((await stores.toolDlq.list({ limit: 1000 })).find((candidate) => candidate.entry.runId === 'run_m-8')).toBeUndefined();
     expect((await DBOS.retrieveWorkflow('run_m-8:replay:1').getStatus())?.status).toBe('SUCCESS');
     expect([...test.executions].filter(([key]) => key.startsWith('run_m-8:')).every(([, count]) => count === 1)).toBe(true);
+  });
+
+  it('a replay waits for the fork a bounded time: past it `in_progress`, and a later replay reports the outcome', async () => {
+    fixed = false;
+    expect((await agent.run({ id: 'm-9', body: body('book HAT001 broken-until-fixed') }))?.status).toBe('tool_failed');
+    fixed = true;
+    let open = () => undefined as void;
+    gate = new Promise<void>((resolve) => (open = resolve));
+    const record = (await stores.toolDlq.list({ limit: 1000 })).find((candidate) => candidate.entry.runId === 'run_m-9')!;
+    expect(await replayDbosRun(record.entry, { control: DBOS, stores, waitMs: 300 })).toMatchObject({ status: 'in_progress', workflowId: 'run_m-9:replay:1' });
+    // the fork is running: another replay forks nothing
+    expect(await replayDbosRun(record.entry, { control: DBOS, stores, waitMs: 300 })).toMatchObject({ status: 'in_progress', workflowId: 'run_m-9:replay:1' });
+    open();
+    gate = Promise.resolve();
+    expect(await DBOS.retrieveWorkflow<{ status: string }>('run_m-9:replay:1').getResult()).toMatchObject({ status: 'completed' });
+    expect(await replayDbosRun(record.entry, { control: DBOS, stores })).toMatchObject({ status: 'already_completed' });
+    expect(await DBOS.retrieveWorkflow('run_m-9:replay:2').getStatus()).toBeNull();
+    expect([...test.executions].filter(([key]) => key.startsWith('run_m-9:')).every(([, count]) => count === 1)).toBe(true);
   });
 });

@@ -10,6 +10,8 @@ export interface DbosReplayerOptions {
    * file of `toolrun dlq` or the dashboard then connects only when it needs to).
    */
   control: DbosControl | (() => DbosControl | Promise<DbosControl>);
+  /** How long a replay waits for the fork's result, in ms (then `in_progress`). @defaultValue 600_000 */
+  waitMs?: number;
 }
 
 /**
@@ -28,7 +30,12 @@ export function createDbosReplayer(options: DbosReplayerOptions): HostReplayer {
   const controlOf = () => (control ??= Promise.resolve(isControl(given) ? given : given()));
   return {
     replay: async (record, context) => {
-      const outcome = await replayDbosRun(record.entry, { control: await controlOf(), stores: context.stores, claimLeaseMs: context.claimLeaseMs });
+      const outcome = await replayDbosRun(record.entry, {
+        control: await controlOf(),
+        stores: context.stores,
+        claimLeaseMs: context.claimLeaseMs,
+        ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}),
+      });
       return {
         status: outcome.status,
         modelCalls: outcome.modelCalls,

@@ -14,6 +14,13 @@ export interface DbosReplayOptions {
   stores: Stores;
   /** The replay's claim on the run (`run:<runId>`), renewed while it waits for the fork. @defaultValue 300_000 */
   claimLeaseMs?: number;
+  /**
+   * How long the replay waits for the fork's result, in ms. Past it the replay reports
+   * `in_progress` (the fork goes on in the app's DBOS executors, and the next replay of the entry
+   * reports its outcome), so `toolrun dlq replay` never hangs when no executor runs.
+   * @defaultValue 600_000
+   */
+  waitMs?: number;
   /** The clock of the claim's renewals. @defaultValue the system clock */
   clock?: Clock;
 }
@@ -90,9 +97,11 @@ export async function replayDbosRun(entry: ResumableEntry, options: DbosReplayOp
     const workflows = await workflowsOf(control, runId);
     const latest = workflows[workflows.length - 1];
     if (!latest) return { status: 'expired', ...none, message: `DBOS holds no workflow of run ${runId} (deleted, or past its retention)` };
+    const context: ForkContext = { control, runId, waitMs: options.waitMs ?? 600_000 };
     if (latest.status === 'MAX_RECOVERY_ATTEMPTS_EXCEEDED') {
       await control.resumeWorkflow(latest.workflowID);
-      const result = await control.retrieveWorkflow<DbosRunResult>(latest.workflowID).getResult();
+      const result = await resultWithin(context, latest.workflowID);
+      if (!result) return stillRunning(latest.workflowID);
       return {
         status: result.status,
         modelCalls: result.modelCalls,
@@ -101,7 +110,7 @@ export async function replayDbosRun(entry: ResumableEntry, options: DbosReplayOp
         message: `resumed ${latest.workflowID}`,
       };
     }
-    if (latest.status === 'ERROR') return await forkFromError(control, runId, latest);
+    if (latest.status === 'ERROR') return await forkFromError(context, latest);
     if (latest.status !== 'SUCCESS')
       return { status: 'in_progress', ...none, workflowId: latest.workflowID, message: `workflow ${latest.workflowID} is ${latest.status}` };
     const output = latest.output as DbosRunResult | undefined;
@@ -109,30 +118,56 @@ export async function replayDbosRun(entry: ResumableEntry, options: DbosReplayOp
       return { status: 'already_completed', ...none, text: output.text, message: `run ${runId} completed in ${latest.workflowID}` };
     if (!output?.failure)
       return { status: 'invalid_entry', ...none, message: `workflow ${latest.workflowID} ended ${output?.status ?? 'without a result'}, not at a failed step` };
-    return await forkFromFailure(control, runId, latest, output.failure);
+    return await forkFromFailure(context, latest, output.failure);
   } finally {
     await claimed.claim.release();
   }
 }
 
+/** What the forks of one replay share. */
+interface ForkContext {
+  control: DbosControl;
+  runId: string;
+  waitMs: number;
+}
+
+/** The workflow's result, or `undefined` when it has none within `waitMs`. */
+async function resultWithin(context: ForkContext, workflowId: string): Promise<DbosRunResult | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), context.waitMs);
+  });
+  try {
+    return await Promise.race([context.control.retrieveWorkflow<DbosRunResult>(workflowId).getResult(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The outcome of a replay whose workflow is still running when the replay stops waiting. */
+function stillRunning(workflowId: string): DbosReplayOutcome {
+  return { status: 'in_progress', modelCalls: 0, text: null, workflowId, message: `${workflowId} is still running; replay the entry again for its outcome` };
+}
+
 /** Forks a workflow that threw from the step that threw (its last step when none did: the loop threw between steps). */
-async function forkFromError(control: DbosControl, runId: string, latest: DbosWorkflowStatus): Promise<DbosReplayOutcome> {
-  const steps = (await control.listWorkflowSteps(latest.workflowID)) ?? [];
+async function forkFromError(context: ForkContext, latest: DbosWorkflowStatus): Promise<DbosReplayOutcome> {
+  const steps = (await context.control.listWorkflowSteps(latest.workflowID)) ?? [];
   const failed = steps.find((step) => step.error !== null && step.error !== undefined) ?? steps[steps.length - 1];
-  return forkAt(control, runId, latest, failed?.functionID ?? 0);
+  return forkAt(context, latest, failed?.functionID ?? 0);
 }
 
 /** Forks `latest` from its failed step and waits for the fork's result. */
-async function forkFromFailure(control: DbosControl, runId: string, latest: DbosWorkflowStatus, failure: DbosRunFailure): Promise<DbosReplayOutcome> {
-  const steps = (await control.listWorkflowSteps(latest.workflowID)) ?? [];
+async function forkFromFailure(context: ForkContext, latest: DbosWorkflowStatus, failure: DbosRunFailure): Promise<DbosReplayOutcome> {
+  const steps = (await context.control.listWorkflowSteps(latest.workflowID)) ?? [];
   const startStep = forkStepOf(steps, failure);
   if (startStep === undefined)
     return { status: 'invalid_entry', modelCalls: 0, text: null, message: `workflow ${latest.workflowID} has no step of its failure` };
-  return forkAt(control, runId, latest, startStep);
+  return forkAt(context, latest, startStep);
 }
 
 /** Forks `latest` as the run's next replay from `startStep` and waits for the fork's result. */
-async function forkAt(control: DbosControl, runId: string, latest: DbosWorkflowStatus, startStep: number): Promise<DbosReplayOutcome> {
+async function forkAt(context: ForkContext, latest: DbosWorkflowStatus, startStep: number): Promise<DbosReplayOutcome> {
+  const { control, runId } = context;
   const forkId = replayWorkflowId(runId, (replayNumberOf(runId, latest.workflowID) ?? 0) + 1);
   try {
     await control.forkWorkflow(latest.workflowID, startStep, { newWorkflowID: forkId });
@@ -141,7 +176,8 @@ async function forkAt(control: DbosControl, runId: string, latest: DbosWorkflowS
       return { status: 'in_progress', modelCalls: 0, text: null, workflowId: forkId, message: `${forkId} was started by another replay` };
     throw error;
   }
-  const result = await control.retrieveWorkflow<DbosRunResult>(forkId).getResult();
+  const result = await resultWithin(context, forkId);
+  if (!result) return stillRunning(forkId);
   const forkSteps = (await control.listWorkflowSteps(forkId)) ?? [];
   // the model calls the fork made itself: those at or after the fork point (the ones before were copied)
   const modelCalls = forkSteps.filter((step) => step.functionID >= startStep && step.name.startsWith('toolrun.model:')).length;
