@@ -146,7 +146,7 @@ describe('toolrun inside DBOS, the worker killed', () => {
       { id: 'p0', body: JSON.stringify({ input: 'book HAT001 poison-0' }) },
       { id: 'p1', body: JSON.stringify({ input: 'book HAT001 poison-1' }) },
     ];
-    await runToEnd(setup, { messages, maxRecoveryAttempts: 1, poisonCuredBy: cured, poisonWaitsFor: 'run_p1:0:0' });
+    await runToEnd(setup, { messages, maxRecoveryAttempts: 1, poisonCuredBy: cured, poisonWaitsFor: { workflowId: 'run_p1', stepName: 'toolrun.tool:0:0' } });
     for (const runId of ['run_p0', 'run_p1']) expect((await setup.client.retrieveWorkflow(runId).getStatus())?.status).toBe('MAX_RECOVERY_ATTEMPTS_EXCEEDED');
     // swept from outside any DBOS process, twice: the second adds nothing
     expect(await sweepDbosGaveUp({ control: setup.client, stores: setup.stores })).toEqual({ messageDlq: 1, toolDlq: 1 });

@@ -27,8 +27,8 @@ interface ChildConfig {
   killInModel?: { word: string; stepIndex: number; marker: string };
   /** Kill this process in the model call of step N of runs whose input has `poison-N`, unless this file exists. */
   poisonCuredBy?: string;
-  /** A poisoned model call kills the process only once this side effect (an idempotency key) is recorded. */
-  poisonWaitsFor?: string;
+  /** A poisoned model call kills the process only once DBOS recorded this step of this workflow. */
+  poisonWaitsFor?: { workflowId: string; stepName: string };
   /** Keep serving (forks, resumes) until SIGTERM instead of exiting when the runs have ended. */
   serve?: boolean;
 }
@@ -38,6 +38,8 @@ const fd = openSync(config.logPath, 'a');
 const log = (entry: Record<string, unknown>) => writeSync(fd, `${JSON.stringify({ pid: process.pid, ...entry })}\n`);
 const pool = new pg.Pool({ connectionString: config.postgresUrl, max: 4 });
 pool.on('error', () => undefined);
+const systemPool = new pg.Pool({ connectionString: config.systemDatabaseUrl, max: 1 });
+systemPool.on('error', () => undefined);
 const jitter = () => new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 4)));
 
 const model: Model = async (request) => {
@@ -50,9 +52,12 @@ const model: Model = async (request) => {
   }
   const poison = /poison-(\d)/.exec(input);
   if (poison && Number(poison[1]) === request.stepIndex && !(config.poisonCuredBy && existsSync(config.poisonCuredBy))) {
-    // the process dies only once the side effect named by `poisonWaitsFor` is in (another run's progress), or after 10 s
+    // the process dies only once DBOS recorded the step named by `poisonWaitsFor` (another run's progress), or after 10 s
     for (let waited = 0; config.poisonWaitsFor && waited < 10_000; waited += 20) {
-      const { rowCount } = await pool.query(`SELECT 1 FROM "${config.schema}".effects WHERE key = $1`, [config.poisonWaitsFor]);
+      const { rowCount } = await systemPool.query('SELECT 1 FROM dbos.operation_outputs WHERE workflow_uuid = $1 AND function_name = $2', [
+        config.poisonWaitsFor.workflowId,
+        config.poisonWaitsFor.stepName,
+      ]);
       if (rowCount) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -156,4 +161,5 @@ log({ done: true });
 await DBOS.shutdown();
 await stores.close();
 await pool.end();
+await systemPool.end();
 process.exit(0);
