@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ErrorCode, McpError, type Result } from '@modelcontextprotocol/sdk/types.js';
 import type { IdempotencyLedger, JsonValue } from '../../ground/ports/stores.ts';
+import type { ToolFailure } from '../../ground/tool-result.ts';
 
 /**
  * The `_meta` key of a `tools/call`'s idempotency key: a client that re-sends a call (the stateless
@@ -20,6 +21,26 @@ export function idempotencyKeyOf(meta: Record<string, unknown> | undefined): str
     throw new McpError(ErrorCode.InvalidParams, `_meta["${IDEMPOTENCY_KEY_META_KEY}"] must be a string of 1 to ${MAX_KEY_LENGTH} characters`);
   }
   return key;
+}
+
+/** The failure of a call whose idempotency key is claimed and not answered: it is not run again. */
+export function inFlightFailure(toolName: string, callId: string): ToolFailure {
+  return {
+    status: 'failed',
+    tool_name: toolName,
+    call_id: callId,
+    duration_ms: 0,
+    attempts: 0,
+    trace_id: randomUUID().replaceAll('-', ''),
+    error: {
+      type: 'logic',
+      code: 'PRECONDITION_FAILED',
+      message: `this call of ${toolName} (the same idempotency key) is still running, or stopped with its outcome unknown: it was not run again`,
+      detail: '',
+      retryable: true,
+      suggestion: `Send it again later with the same idempotency key to get its answer; if none comes, check whether it took effect before calling ${toolName} with a new key.`,
+    },
+  };
 }
 
 /** What the ledger keeps of a call that ran: its arguments' fingerprint and the answer the client got. */

@@ -1,18 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, type CallToolResult, type Progress, type Result, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { errorFromMcpThrown, errorFromToolResult } from '../../adapters/mcp/mcp-failure.ts';
-import { isMcpToolIdempotent, listAllMcpTools, TOOL_NAME_PATTERN } from '../../adapters/mcp/mcp-tools.ts';
+import { ErrorCode, McpError, type Progress, type Result, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { isMcpToolIdempotent, listAllMcpTools } from '../../adapters/mcp/mcp-tools.ts';
 import { failureToCallToolResult } from '../../adapters/mcp/serve-over-mcp.ts';
-import { createToolRuntime, type ToolRuntime, type ToolRuntimeOptions } from '../../core/create-tool-runtime.ts';
-import type { ToolContext, ToolDefinition } from '../../core/define-tool.ts';
-import { ToolError } from '../../core/tool-error.ts';
-import type { SharedBreaker } from '../../policies/shared-breaker.ts';
+import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import { mcpSessionScope } from '../../adapters/mcp/mcp-session-scope.ts';
 import type { ToolFailure } from '../../ground/tool-result.ts';
-import { idempotencyKeyOf, type IdempotentCalls } from './idempotent-calls.ts';
+import { buildGuardedRuntime, type GuardedRuntimeOptions, type PendingCall } from './guarded-runtime.ts';
+import { idempotencyKeyOf, inFlightFailure, type IdempotentCalls } from './idempotent-calls.ts';
 import { deadLetterProxiedCall, type ProxyDeadLetterOptions } from './proxy-dead-letter.ts';
-import type { UpstreamTransport } from './upstream-requests.ts';
 
 /** The params of a `tools/call` request, as received. */
 export interface ToolsCallParams {
@@ -34,17 +29,11 @@ export interface GuardedCall {
 }
 
 /** Options of {@link createToolGuard}. Durations in milliseconds. */
-export interface ToolGuardOptions {
-  runtimeOptions: Omit<ToolRuntimeOptions, 'tools' | 'sharedBreaker'> | undefined;
-  sharedBreaker: SharedBreaker | undefined;
-  maxAttempts: number;
-  timeoutMs: number | undefined;
+export interface ToolGuardOptions extends Omit<GuardedRuntimeOptions, 'pending'> {
   /** Add the draft ToolFailure to failure results. */
   toolFailure: boolean;
   /** Runs the calls of tools that are not idempotent at most once per idempotency key. */
   idempotentCalls: IdempotentCalls;
-  /** The transport guarded calls are sent on, read at each call (`undefined`: the upstream is restarting). */
-  upstream: () => UpstreamTransport | undefined;
   /** Where calls that exhaust their retries are dead-lettered, and the upstream's description for their origin. @defaultValue nowhere */
   deadLetter?: (ProxyDeadLetterOptions & { upstream: string }) | undefined;
   log: (line: string) => void;
@@ -70,14 +59,6 @@ export interface ToolGuard {
   stop(): void;
 }
 
-/** What a guarded `tools/call` keeps while the runtime runs it. */
-interface PendingCall {
-  arguments: Record<string, unknown> | undefined;
-  meta: Record<string, unknown> | undefined;
-  onProgress: ((progress: Progress) => void) | undefined;
-  result: CallToolResult | undefined;
-}
-
 /**
  * The guard of the proxy's `tools/call`: a toolrun runtime built from the upstream's `tools/list`
  * (tools whose name or schema toolrun cannot take are left unguarded), whose tools send the
@@ -94,77 +75,16 @@ export function createToolGuard(options: ToolGuardOptions): ToolGuard {
   let refreshAgain = false;
   let stopped = false;
 
-  function guardedDefinition(tool: Tool): ToolDefinition {
-    const idempotent = isMcpToolIdempotent(tool);
-    return {
-      name: tool.name,
-      description: tool.description ?? '',
-      inputSchema: tool.inputSchema as Record<string, unknown>,
-      idempotent,
-      retry: { maxAttempts: idempotent ? options.maxAttempts : 1 },
-      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      execute: async (args: Record<string, unknown>, context: ToolContext) => {
-        const call = pending.get(context.callId);
-        const upstream = options.upstream();
-        if (!upstream) throw new ToolError({ kind: 'server', message: `the upstream MCP server is not running (restarting after it exited)` });
-        let result: CallToolResult;
-        try {
-          const params = { name: tool.name, arguments: call?.arguments ?? args, ...(call?.meta ? { _meta: call.meta } : {}) };
-          result = (await upstream.request('tools/call', params, context.signal, call?.onProgress)) as CallToolResult;
-        } catch (thrown) {
-          throw errorFromMcpThrown(thrown);
-        }
-        if (result.isError === true) throw errorFromToolResult(result, Date.now());
-        if (call) call.result = result;
-        // The envelope's data is not what the client receives (the upstream's result is): keep it small.
-        return null;
-      },
-    };
-  }
-
-  function buildRuntime(definitions: ToolDefinition[]): ToolRuntime {
-    const timeoutMs = options.timeoutMs ?? 60_000;
-    return createToolRuntime({
-      defaultTimeoutMs: timeoutMs,
-      callBudgetMs: Math.max(120_000, timeoutMs * options.maxAttempts + 10_000),
-      ...options.runtimeOptions,
-      tools: definitions,
-      ...(options.sharedBreaker ? { sharedBreaker: options.sharedBreaker } : {}),
-    });
-  }
-
   /** Reads the upstream's tools and builds the guarding runtime from those toolrun can guard. */
   async function refreshTools(client: Client): Promise<void> {
     const tools = await listAllMcpTools(client);
-    let definitions: ToolDefinition[] = [];
-    const skipped: string[] = [];
-    for (const tool of tools) {
-      if (TOOL_NAME_PATTERN.test(tool.name)) definitions.push(guardedDefinition(tool));
-      else skipped.push(`${tool.name} (name)`);
-    }
-    let built: ToolRuntime;
-    try {
-      // One build compiles every schema once; only when it fails is each tool tried alone to find the ones that cannot be guarded.
-      built = buildRuntime(definitions);
-    } catch {
-      const guardable: ToolDefinition[] = [];
-      for (const definition of definitions) {
-        try {
-          createToolRuntime({ tools: [definition], sessionBreaker: false });
-          guardable.push(definition);
-        } catch (error) {
-          skipped.push(`${definition.name} (${error instanceof Error ? error.message : String(error)})`);
-        }
-      }
-      definitions = guardable;
-      built = buildRuntime(definitions);
-    }
-    runtime = built;
+    const built = buildGuardedRuntime(tools, { ...options, pending });
+    runtime = built.runtime;
     upstreamTools = new Map(tools.map((tool) => [tool.name, tool]));
-    guarded = new Set(definitions.map((definition) => definition.name));
-    options.log(`guarding ${definitions.length} of ${tools.length} tools${skipped.length > 0 ? `; passed through unguarded: ${skipped.join(', ')}` : ''}`);
+    guarded = new Set(built.guarded);
+    const { skipped } = built;
+    options.log(`guarding ${built.guarded.length} of ${tools.length} tools${skipped.length > 0 ? `; passed through unguarded: ${skipped.join(', ')}` : ''}`);
   }
-
   function refreshSoon(client: Client): Promise<void> {
     if (refreshing) {
       refreshAgain = true;
@@ -248,23 +168,7 @@ export function createToolGuard(options: ToolGuardOptions): ToolGuard {
 
   /** The answer to a call whose idempotency key is claimed and not answered: it is not run again. */
   function inFlightAnswer(params: ToolsCallParams & { name: string }): Result {
-    const failure: ToolFailure = {
-      status: 'failed',
-      tool_name: params.name,
-      call_id: `mcp_${callSequence}_in_flight`,
-      duration_ms: 0,
-      attempts: 0,
-      trace_id: randomUUID().replaceAll('-', ''),
-      error: {
-        type: 'logic',
-        code: 'PRECONDITION_FAILED',
-        message: `this call of ${params.name} (the same idempotency key) is still running, or stopped with its outcome unknown: it was not run again`,
-        detail: '',
-        retryable: true,
-        suggestion: `Send it again later with the same idempotency key to get its answer; if none comes, check whether it took effect before calling ${params.name} with a new key.`,
-      },
-    };
-    return answerOf(failure, params.name);
+    return answerOf(inFlightFailure(params.name, `mcp_${callSequence}_in_flight`), params.name);
   }
 
   async function call(params: ToolsCallParams & { name: string }, call: GuardedCall): Promise<Result> {
