@@ -30,9 +30,9 @@ function formatValue(value: number, asPercent: boolean): string {
 /** The shapes of the plot. */
 function layout(results: EvalResults): Shape[] {
   const shapes: Shape[] = [];
-  const text = (x: number, y: number, value: string, scale: number, anchor: 'start' | 'middle' | 'end' = 'start', colour: Rgb = INK) =>
-    shapes.push({ kind: 'text', x, y, text: value, scale, colour, anchor });
-  text(WIDTH / 2, 16, `toolrun eval · model ${results.model} · ${results.tasks.length} tasks · seed ${results.seed}`, 2, 'middle');
+  const text = (x: number, y: number, value: string, style: { scale: number; anchor?: 'start' | 'middle' | 'end' }) =>
+    shapes.push({ kind: 'text', x, y, text: value, scale: style.scale, colour: INK, anchor: style.anchor ?? 'start' });
+  text(WIDTH / 2, 16, `toolrun eval · model ${results.model} · ${results.tasks.length} tasks · seed ${results.seed}`, { scale: 2, anchor: 'middle' });
   const panels: Array<{ title: string; percent: boolean; pick: (arm: EvalResults['arms'][number]) => Interval }> = [
     { title: 'tasks solved', percent: true, pick: (arm) => arm.taskSuccess },
     { title: 'recovery after a failure', percent: true, pick: (arm) => arm.recoveryRate },
@@ -49,10 +49,10 @@ function layout(results: EvalResults): Shape[] {
     const finiteHighs = intervals.map((interval) => interval.high).filter((value) => Number.isFinite(value));
     const max = panel.percent ? 1 : Math.max(1e-9, ...finiteHighs) * 1.15;
     const y = (value: number) => bottom - (value / max) * (bottom - top);
-    text(left + width / 2, 50, panel.title, 2, 'middle');
+    text(left + width / 2, 50, panel.title, { scale: 2, anchor: 'middle' });
     for (const fraction of [0, 0.5, 1]) {
       shapes.push({ kind: 'rect', x: left, y: y(fraction * max), width, height: 1, colour: GRID });
-      text(left - 4, y(fraction * max) - 4, formatValue(fraction * max, panel.percent), 1, 'end');
+      text(left - 4, y(fraction * max) - 4, formatValue(fraction * max, panel.percent), { scale: 1, anchor: 'end' });
     }
     const slot = width / Math.max(1, intervals.length);
     intervals.forEach((interval, armIndex) => {
@@ -66,22 +66,19 @@ function layout(results: EvalResults): Shape[] {
         shapes.push({ kind: 'rect', x: centre - 8, y: y(interval.high) - 1, width: 16, height: 2, colour: INK });
         shapes.push({ kind: 'rect', x: centre - 8, y: y(interval.low) - 1, width: 16, height: 2, colour: INK });
       }
-      text(
-        x + barWidth / 2,
-        Math.min(bottom - 10, y(Number.isFinite(interval.high) ? interval.high : 0)) - 16,
-        formatValue(interval.estimate, panel.percent),
-        1,
-        'middle',
-      );
+      text(x + barWidth / 2, Math.min(bottom - 10, y(Number.isFinite(interval.high) ? interval.high : 0)) - 16, formatValue(interval.estimate, panel.percent), {
+        scale: 1,
+        anchor: 'middle',
+      });
     });
     shapes.push({ kind: 'rect', x: left, y: bottom, width, height: 2, colour: INK });
   });
   results.arms.forEach((arm, armIndex) => {
     const rowY = HEIGHT - 120 + armIndex * 28;
     shapes.push({ kind: 'rect', x: 60, y: rowY, width: 18, height: 14, colour: ARM_COLOURS[armIndex % ARM_COLOURS.length] as Rgb });
-    text(90, rowY, `${arm.label}: ${arm.successes}/${arm.tasks} solved, ${arm.duplicatedWrites} duplicated writes`, 2);
+    text(90, rowY, `${arm.label}: ${arm.successes}/${arm.tasks} solved, ${arm.duplicatedWrites} duplicated writes`, { scale: 2 });
   });
-  text(WIDTH - 20, HEIGHT - 20, 'whiskers: 95% interval (Wilson for rates, bootstrap for means)', 1, 'end');
+  text(WIDTH - 20, HEIGHT - 20, 'whiskers: 95% interval (Wilson for rates, bootstrap for means)', { scale: 1, anchor: 'end' });
   return shapes;
 }
 
@@ -105,7 +102,7 @@ export function renderEvalSvg(results: EvalResults): string {
 export function renderEvalPng(results: EvalResults): Buffer {
   const raster = createRaster(WIDTH, HEIGHT);
   for (const shape of layout(results)) {
-    if (shape.kind === 'rect') raster.fillRect(shape.x, shape.y, shape.width, shape.height, shape.colour);
+    if (shape.kind === 'rect') raster.fillRect(shape, shape.colour);
     else raster.drawText(shape.text, shape.x, shape.y, { scale: shape.scale, colour: shape.colour, anchor: shape.anchor });
   }
   return raster.toPng();

@@ -13,7 +13,7 @@ function pixelOf(raster: Raster, x: number, y: number): number[] {
 describe('createRaster', () => {
   it('encodes a PNG whose chunks check and whose pixels are the ones drawn', () => {
     const raster = createRaster(4, 3);
-    raster.fillRect(1, 1, 2, 1, [10, 20, 30]);
+    raster.fillRect({ x: 1, y: 1, width: 2, height: 1 }, [10, 20, 30]);
     const png = raster.toPng();
     expect(png.subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
     // IHDR: 13 bytes, width 4, height 3, depth 8, truecolour

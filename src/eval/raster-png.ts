@@ -9,12 +9,20 @@ import { GLYPH_ADVANCE, GLYPH_HEIGHT, GLYPH_WIDTH, glyphRows } from './bitmap-fo
 /** An RGB colour, each channel 0–255. */
 export type Rgb = readonly [number, number, number];
 
+/** A rectangle in pixels: `x`, `y` its top-left corner. */
+export interface Rect {
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+}
+
 /** A drawable RGB image of `width` × `height` pixels, white at start. */
 export interface Raster {
   readonly width: number;
   readonly height: number;
   /** Fills the rectangle (clipped to the image); coordinates in pixels, rounded. */
-  fillRect(x: number, y: number, width: number, height: number, colour: Rgb): void;
+  fillRect(rect: Rect, colour: Rgb): void;
   /**
    * Draws `text` with the 5×7 bitmap font, each font pixel `scale` × `scale` pixels, `x` the left
    * edge (or the centre with `anchor: 'middle'`, the right edge with `'end'`) and `y` the top.
@@ -72,11 +80,11 @@ export function createRaster(width: number, height: number): Raster {
       throw new RangeError(`createRaster: ${name} must be an integer from 1 to 10000, received ${value}`);
   }
   const pixels = Buffer.alloc(width * height * 3, 0xff);
-  const fillRect = (x: number, y: number, w: number, h: number, colour: Rgb) => {
-    const left = Math.max(0, Math.round(x));
-    const top = Math.max(0, Math.round(y));
-    const right = Math.min(width, Math.round(x + w));
-    const bottom = Math.min(height, Math.round(y + h));
+  const fillRect = (rect: Rect, colour: Rgb) => {
+    const left = Math.max(0, Math.round(rect.x));
+    const top = Math.max(0, Math.round(rect.y));
+    const right = Math.min(width, Math.round(rect.x + rect.width));
+    const bottom = Math.min(height, Math.round(rect.y + rect.height));
     for (let row = top; row < bottom; row += 1) {
       for (let column = left; column < right; column += 1) {
         const at = (row * width + column) * 3;
@@ -98,7 +106,8 @@ export function createRaster(width: number, height: number): Raster {
         const rows = glyphRows(character);
         for (let row = 0; row < GLYPH_HEIGHT; row += 1) {
           for (let column = 0; column < GLYPH_WIDTH; column += 1) {
-            if (((rows[row] ?? 0) >> (GLYPH_WIDTH - 1 - column)) & 1) fillRect(left + column * scale, y + row * scale, scale, scale, colour);
+            if (((rows[row] ?? 0) >> (GLYPH_WIDTH - 1 - column)) & 1)
+              fillRect({ x: left + column * scale, y: y + row * scale, width: scale, height: scale }, colour);
           }
         }
         left += GLYPH_ADVANCE * scale;

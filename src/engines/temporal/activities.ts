@@ -76,9 +76,9 @@ function failureDetails(
   runtime: ToolRuntime,
   record: ToolCallRecord,
   failure: ToolFailure,
-  reason: ToolDeadLetterReason,
-  attempts: number,
+  outcome: { reason: ToolDeadLetterReason; attempts: number },
 ): TemporalToolFailureDetails {
+  const { reason, attempts } = outcome;
   return {
     reason,
     toolName: redactBounded(runtime.redactor, record.toolName, MAX_ENTRY_TOOL_NAME_BYTES),
@@ -144,14 +144,14 @@ async function callTool(options: ToolrunActivitiesOptions, call: TemporalToolCal
       message: `${failure.error.code}: ${failure.error.message} (toolrun retries after ${directive.afterMs} ms, ${directive.basis})`,
       nonRetryable: false,
       nextRetryDelay: directive.afterMs,
-      details: [failureDetails(runtime, record, failure, 'retry-budget-exhausted', attempts)],
+      details: [failureDetails(runtime, record, failure, { reason: 'retry-budget-exhausted', attempts })],
     });
   }
   throw ApplicationFailure.create({
     type: TOOLRUN_DEAD_LETTER_FAILURE_TYPE,
     message: `${failure.error.code}: ${failure.error.message} (toolrun dead-letters the run: ${directive.reason})`,
     nonRetryable: true,
-    details: [failureDetails(runtime, record, failure, directive.reason, attempts)],
+    details: [failureDetails(runtime, record, failure, { reason: directive.reason, attempts })],
   });
 }
 
