@@ -18,7 +18,7 @@ import type { DeadLetterQueue, RunCheckpoint, Stores } from '../src/ground/ports
 import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { drainToolDlq } from '../src/worker/drain-tool-dlq.ts';
-import type { ResumableEntry } from '../src/worker/dead-letter-entries.ts';
+import type { ResumableEntry } from '../src/ground/dead-letter-entries.ts';
 import type { BenchRow } from './measure.ts';
 
 const ALL_SIZES = [1_000, 100_000, 1_000_000];

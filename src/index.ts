@@ -124,7 +124,7 @@ export type {
   ResumableEntry,
   RunFailureEntry,
   ToolFailureEntry,
-} from './worker/dead-letter-entries.ts';
+} from './ground/dead-letter-entries.ts';
 export type { ToolArgsPreview } from './worker/build-tool-failure-entry.ts';
 export {
   readDeadLetterMetrics,

@@ -3,7 +3,7 @@ import type { ToolFailureInfo } from '../agent/run-state.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import { truncateUtf8, utf8ByteLength } from '../ground/utf8.ts';
 import type { Redactor } from '../core/redact.ts';
-import type { ToolFailureEntry } from './dead-letter-entries.ts';
+import type { ToolFailureEntry } from '../ground/dead-letter-entries.ts';
 
 /** Bound of a tool-DLQ entry's `toolArgs`, in UTF-8 bytes of their JSON. */
 export const MAX_TOOL_ARGS_BYTES = 8192;

@@ -8,7 +8,7 @@ import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { createWorker, type Worker, type WorkerOptions } from './create-worker.ts';
-import type { DeadLetterSink, MessageFailureEntry, ResumableEntry } from './dead-letter-entries.ts';
+import type { DeadLetterSink, MessageFailureEntry, ResumableEntry } from '../ground/dead-letter-entries.ts';
 import { drainToolDlq, type DrainOptions, type DrainReport } from './drain-tool-dlq.ts';
 import { handleMessage, type HandleMessageOptions, type HandleMessageResult, type RunMessage } from './handle-message.ts';
 import { replayDeadLetter, type ReplayDeadLetterResult } from './replay-dead-letter.ts';

@@ -1,5 +1,5 @@
 import type { DeadLetterQueue } from '../ground/ports/stores.ts';
-import type { ResumableEntry } from './dead-letter-entries.ts';
+import type { ResumableEntry } from '../ground/dead-letter-entries.ts';
 
 import { resolveRuntime } from './resolve-runtime.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';

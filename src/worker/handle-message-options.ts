@@ -4,7 +4,7 @@ import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 import type { Clock } from '../ground/ports/clock.ts';
 import type { Stores } from '../ground/ports/stores.ts';
-import type { DeadLetterSink, MessageFailureEntry, ModelFailureEntry, ToolFailureEntry } from './dead-letter-entries.ts';
+import type { DeadLetterSink, MessageFailureEntry, ModelFailureEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
 import type { RunHooks, RunLimits, RunModelOptions, RunRuntimeOptions } from './run-options.ts';
 
 /** A queue message that asks for one agent run. */

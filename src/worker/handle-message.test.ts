@@ -4,7 +4,7 @@ import { ToolError } from '../core/tool-error.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { createAutoAdvancingClock } from '../testing/auto-advancing-clock.ts';
 import { createScriptedModel } from '../testing/scripted-model.ts';
-import type { ToolFailureEntry } from './dead-letter-entries.ts';
+import type { ToolFailureEntry } from '../ground/dead-letter-entries.ts';
 import { handleMessage } from './handle-message.ts';
 import { recordDeliveryError } from './delivery-errors.ts';
 import { createRedactor } from '../core/redact.ts';

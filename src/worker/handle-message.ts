@@ -6,7 +6,7 @@ import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
-import type { MessageFailureEntry, ModelFailureEntry, ToolFailureEntry } from './dead-letter-entries.ts';
+import type { MessageFailureEntry, ModelFailureEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
 import { readDeliveryError } from './delivery-errors.ts';
 import { initialMessages, parseRunRequest, rejectedMessageEntry } from './parse-run-request.ts';
 import { deadLetterPoisonMessage } from './poison-message.ts';

@@ -5,7 +5,7 @@ import { redactFieldErrors } from '../core/redact-fields.ts';
 import type { CompiledToolSchema } from '../ground/ports/schema-validator.ts';
 import { truncateUtf8, utf8ByteLength } from '../ground/utf8.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
-import type { MessageFailureEntry } from './dead-letter-entries.ts';
+import type { MessageFailureEntry } from '../ground/dead-letter-entries.ts';
 import type { RunMessage } from './handle-message-options.ts';
 import { describeRunRequestFailure, RUN_REQUEST_SCHEMA, type RunRequest } from './message-schema.ts';
 

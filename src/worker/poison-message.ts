@@ -1,7 +1,7 @@
 import type { RunJournal } from '../ground/ports/run-journal.ts';
 import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
 import { redactBounded } from '../core/build-failure.ts';
-import type { RunFailureEntry } from './dead-letter-entries.ts';
+import type { RunFailureEntry } from '../ground/dead-letter-entries.ts';
 import { describeThrown } from './delivery-errors.ts';
 import { withQueues, type HandleMessageOptions, type HandleMessageResult, type RunMessage } from './handle-message-options.ts';
 import { rejectedMessageEntry, runIdOf } from './parse-run-request.ts';

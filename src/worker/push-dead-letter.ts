@@ -1,4 +1,4 @@
-import type { DeadLetterSink } from './dead-letter-entries.ts';
+import type { DeadLetterSink } from '../ground/dead-letter-entries.ts';
 
 /** The `pushOnce` key of the message-DLQ entry of a queue message: `message:<messageId>`. */
 export function messageDeadLetterKey(messageId: string): string {

@@ -1,6 +1,6 @@
 import type { DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
-import type { ResumableEntry } from './dead-letter-entries.ts';
+import type { ResumableEntry } from '../ground/dead-letter-entries.ts';
 import { resumableDeadLetterKey } from './resumable-dead-letters.ts';
 import { replayToolFailure, type ReplayOptions, type ReplayResult } from './replay-tool-failure.ts';
 import { hostOfEntry } from './host-entry.ts';

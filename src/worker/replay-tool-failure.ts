@@ -9,7 +9,7 @@ import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 
-import type { ModelFailureEntry, ResumableEntry, ToolFailureEntry } from './dead-letter-entries.ts';
+import type { ModelFailureEntry, ResumableEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { runOptionsOf } from './handle-message.ts';

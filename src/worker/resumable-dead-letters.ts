@@ -5,7 +5,7 @@ import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { Clock } from '../ground/ports/clock.ts';
 import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
-import type { DeadLetterSink, ModelFailureEntry, ResumableEntry, ToolFailureEntry } from './dead-letter-entries.ts';
+import type { DeadLetterSink, ModelFailureEntry, ResumableEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
 import type { HandleMessageOptions, WithQueues } from './handle-message-options.ts';
 import { isKeyedSink, modelDeadLetterKey, pushDeadLetter, runDeadLetterKey, toolDeadLetterKey } from './push-dead-letter.ts';
 import { resumableDeadLetterAdded } from './worker-events.ts';

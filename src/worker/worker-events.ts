@@ -1,4 +1,4 @@
-import type { MessageFailureEntry, ResumableEntry } from './dead-letter-entries.ts';
+import type { MessageFailureEntry, ResumableEntry } from '../ground/dead-letter-entries.ts';
 
 /**
  * Events the worker raises for operators (noun-then-verb names). Alerts are `breaker-open`

@@ -5,7 +5,7 @@
  */
 import type { ChatMessage } from '../../../src/agent/messages.ts';
 import type { DeadLetterRecord, Stores } from '../../../src/ground/ports/stores.ts';
-import type { ToolFailureEntry } from '../../../src/worker/dead-letter-entries.ts';
+import type { ToolFailureEntry } from '../../../src/ground/dead-letter-entries.ts';
 import type { AirlineRun } from '../trajectories.ts';
 
 /** One drained entry: where its run failed, how it ended, and whether its steps match the recording. */

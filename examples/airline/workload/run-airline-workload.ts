@@ -19,7 +19,7 @@ import { createObservability } from '../../../src/observability/index.ts';
 import type { DeadLetterRecord } from '../../../src/ground/ports/stores.ts';
 import type { SharedBreakerRecord } from '../../../src/policies/shared-breaker.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../../../src/stores/sqlite/index.ts';
-import type { MessageFailureEntry, ToolFailureEntry } from '../../../src/worker/dead-letter-entries.ts';
+import type { MessageFailureEntry, ToolFailureEntry } from '../../../src/ground/dead-letter-entries.ts';
 import { loadInitialAirlineTables } from '../database.ts';
 import { startAirlineService } from '../http-service.ts';
 import { AIRLINE_TOOL_NAMES } from '../operations.ts';

@@ -1,4 +1,4 @@
-import type { ResumableEntry } from '../../worker/dead-letter-entries.ts';
+import type { ResumableEntry } from '../../ground/dead-letter-entries.ts';
 import type { HostReplayer } from '../../worker/host-continuation.ts';
 import { hostOfEntry } from '../../worker/host-entry.ts';
 import type { ReplayResult } from '../../worker/replay-tool-failure.ts';

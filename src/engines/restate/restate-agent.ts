@@ -4,7 +4,7 @@ import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../../core/tool-registry.ts';
 import type { RunCheckpoint, Stores } from '../../ground/ports/stores.ts';
 import type { SharedBreaker } from '../../policies/shared-breaker.ts';
-import type { ResumableEntry } from '../../worker/dead-letter-entries.ts';
+import type { ResumableEntry } from '../../ground/dead-letter-entries.ts';
 import { handleMessage, rejectMessage, type HandleMessageOptions, type HandleMessageResult } from '../../worker/handle-message.ts';
 import { withQueues } from '../../worker/handle-message-options.ts';
 import { rejectedMessageEntry } from '../../worker/parse-run-request.ts';

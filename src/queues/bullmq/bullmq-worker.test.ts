@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WorkerEvent } from '../../worker/worker-events.ts';
-import type { ToolFailureEntry } from '../../worker/dead-letter-entries.ts';
+import type { ToolFailureEntry } from '../../ground/dead-letter-entries.ts';
 import { createPostgresStores, type PostgresStores } from '../../stores/postgres/index.ts';
 import { createRedisDeadLetterQueues } from '../../stores/redis/index.ts';
 import { createStoreJournal } from '../../stores/store-journal.ts';
