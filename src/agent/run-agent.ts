@@ -35,6 +35,13 @@ export interface AgentPersistence {
   /** The holder of the caller's claim on the run: the run's last commit ends it (`RunJournal.finish`). @defaultValue none */
   claimHolder?: string;
   /**
+   * The id of the run queue message the run came from, when its caller acknowledges it once the run
+   * ends: a run that ends needing no dead-letter entry (`completed`, `max_steps`,
+   * `deadline_exceeded`, `cancelled`) passes it to its last commit (`RunJournal.finish`), which
+   * acknowledges it there where the journal keeps the queue (SQLite). @defaultValue none
+   */
+  acknowledge?: string;
+  /**
    * How a checkpoint write (a step commit, a tool call's recorded outcome) that fails because the
    * store is out — connection lost, server restarting, database busy or locked, disk full, an I/O
    * error, out of memory — is sent again before the run gives up and throws. Once a tool has run,
@@ -236,6 +243,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
         messageId: start.messageId,
         storedCount: start.storedCount,
         claimHolder: persistence.claimHolder,
+        acknowledge: persistence.acknowledge,
         retry: persistence.checkpointRetry,
         clock,
         random,

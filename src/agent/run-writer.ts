@@ -25,6 +25,8 @@ export interface RunWriterOptions {
   storedCount: number;
   /** The claim the caller holds on the run: the last commit ends it. */
   claimHolder?: string | undefined;
+  /** The queue message the last commit acknowledges when the run ends needing no dead-letter entry. */
+  acknowledge?: string | undefined;
   retry?: CheckpointRetryOptions | undefined;
   clock: Clock;
   random: RandomSource;
@@ -78,7 +80,11 @@ export function createRunWriter(options: RunWriterOptions): RunWriter {
       try {
         // the run's last commit ends its claim
         if (status === 'running') await durably.execute(() => journal.commit(step));
-        else await durably.execute(() => journal.finish(step, options.claimHolder));
+        else {
+          // a failed run's message is acknowledged only after its dead-letter entry was pushed
+          const acknowledge = status === 'tool_failed' || status === 'model_failed' ? undefined : options.acknowledge;
+          await durably.execute(() => journal.finish(step, options.claimHolder, acknowledge));
+        }
       } catch (error) {
         // the step is not written: the outcomes it held are, on their own, so that a redelivery
         // does not run those calls again (best effort: the store may refuse these too)

@@ -296,6 +296,7 @@ export function createWorker(options: WorkerOptions): Worker {
               queues: { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq },
               maxDeliveries,
               claimLeaseMs: options.claimLeaseMs ?? leaseMs,
+              acknowledgeOnFinish: true,
             },
           );
         } finally {

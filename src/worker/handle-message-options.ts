@@ -55,6 +55,14 @@ export interface HandleMessageOptions extends RunLimits, Pick<RunHooks, 'onEvent
    */
   holdClaimWhile?: () => boolean;
   /**
+   * The message came from `stores.queue` and the caller acknowledges it once this call returns: a
+   * run that ends needing nothing more (`completed`, `max_steps`, `deadline_exceeded`, `cancelled`)
+   * then asks the journal to acknowledge it with the run's last commit (`RunJournal.finish`), one
+   * commit less where the journal keeps the queue (SQLite). A run that ends in a dead-letter entry
+   * is acknowledged only by the caller, after the entry was pushed. @defaultValue false
+   */
+  acknowledgeOnFinish?: boolean;
+  /**
    * How a checkpoint write (a step commit, a tool call's ledger row) that fails because the store is
    * out (unreachable, busy, disk full, an I/O error) is sent again before the delivery fails (see `AgentPersistence.checkpointRetry`).
    * @defaultValue `DEFAULT_CHECKPOINT_RETRY`: 30 attempts, 100 ms doubling to 5 s (about 2 minutes)

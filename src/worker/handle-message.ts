@@ -90,6 +90,7 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
         messageId: messageId ?? '',
         opened: { checkpoint: existing, messages: claimed.messages },
         claimHolder: holder,
+        ...(options.acknowledgeOnFinish === true && messageId !== undefined ? { acknowledge: messageId } : {}),
         ...(options.checkpointRetry !== undefined ? { checkpointRetry: options.checkpointRetry } : {}),
       },
     });

@@ -115,8 +115,13 @@ export interface RunJournal {
    * A run's last commit: {@link RunJournal.commit}, and the claim of `holder` on the run ended with
    * it (atomically where the backend can; nothing when `holder` does not hold it). Without `holder`,
    * just the commit.
+   *
+   * `acknowledge` is the id of the run queue message whose handling ends with this commit: a journal
+   * that keeps the run queue in the same store (SQLite) acknowledges it in the same transaction, so
+   * the end of the run and of its message cost one commit; others ignore it. Either way the caller
+   * acknowledges the message afterwards as usual (a message already acknowledged stays so).
    */
-  finish(step: RunStep, holder?: string): Promise<void>;
+  finish(step: RunStep, holder?: string, acknowledge?: string): Promise<void>;
   /**
    * Moves the end of `holder`'s claim to now + `leaseMs`; `false`, changing nothing, when `holder`
    * does not hold it anymore (released, taken over, or ended).

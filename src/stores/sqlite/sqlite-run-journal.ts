@@ -21,6 +21,8 @@ export interface SqliteRunJournalParts {
   takeClaim: SqliteClaimTake;
   /** Group commit of the connection: opens and steps then write in its next group (one transaction for many runs). */
   group?: SqliteGroupCommit | undefined;
+  /** The acknowledgement of a message of the file's run queue, for a transaction of the journal (`finish`). */
+  acknowledge: (storedMessageId: string, nowMs: number) => void;
 }
 
 /** A step serialised before the write lock is taken (a large step does not hold it longer). */
@@ -31,14 +33,20 @@ interface PreparedStep {
   checkpoint: SqliteCheckpointRow;
 }
 
+/** What a step commit ends besides the step: a claim (key, holder) and a queue message (its id), as stored. */
+interface StepEnd {
+  release: [string, string] | undefined;
+  acknowledge: string | undefined;
+}
+
 /**
  * The {@link RunJournal} of a SQLite file: an open (the claim, the checkpoint and the conversation)
  * and a step (its new messages as one appended chunk, its call outcomes, its checkpoint, and for
- * `finish` the end of the claim) are each one IMMEDIATE transaction — with group commit, a share
+ * `finish` the end of the claim and the acknowledgement of the run's queue message) are each one IMMEDIATE transaction — with group commit, a share
  * of the group's transaction. A call's outcome recorded alone is one statement.
  */
 export function createSqliteRunJournal(database: Database, parts: SqliteRunJournalParts): RunJournal {
-  const { clock, conversations, ledger, claims, takeClaim, group } = parts;
+  const { clock, conversations, ledger, claims, takeClaim, group, acknowledge } = parts;
   const insertOutcome = prepareSqliteLedgerInsert(database);
   const writeCheckpoint = prepareSqliteCheckpointWrite(database);
   const selectCheckpoint = database.prepare('SELECT checkpoint FROM runs WHERE run_id = ?').pluck();
@@ -58,12 +66,13 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
   };
   const openInTransaction = database.transaction(openRun);
 
-  /** In a transaction: the step's messages, outcomes and checkpoint, and the end of a claim. */
-  const writeStep = (step: PreparedStep, nowMs: number, release: [string, string] | undefined) => {
+  /** In a transaction: the step's messages, outcomes and checkpoint, the end of a claim and the acknowledgement of a message. */
+  const writeStep = (step: PreparedStep, nowMs: number, end: StepEnd) => {
     conversations.writeStep(step.ref, step.messages, nowMs);
     for (const [key, valueText] of step.outcomes) insertOutcome(key, valueText, nowMs);
     writeCheckpoint(step.checkpoint);
-    if (release !== undefined) deleteClaim.run(release[0], release[1]);
+    if (end.release !== undefined) deleteClaim.run(end.release[0], end.release[1]);
+    if (end.acknowledge !== undefined) acknowledge(end.acknowledge, nowMs);
   };
   const writeInTransaction = database.transaction(writeStep);
 
@@ -79,12 +88,15 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
       checkpoint: toSqliteCheckpointRow(step.checkpoint),
     };
   };
-  const commit = async (step: RunStep, holder: string | undefined) => {
+  const commit = async (step: RunStep, holder: string | undefined, acknowledged: string | undefined) => {
     const prepared = prepare(step);
-    const release: [string, string] | undefined = holder !== undefined ? [toStoredText(runClaimKey(step.checkpoint.runId)), toStoredText(holder)] : undefined;
+    const end: StepEnd = {
+      release: holder !== undefined ? [toStoredText(runClaimKey(step.checkpoint.runId)), toStoredText(holder)] : undefined,
+      acknowledge: acknowledged !== undefined ? toStoredText(acknowledged) : undefined,
+    };
     const nowMs = clock.now();
-    if (group !== undefined) await group.run(() => writeStep(prepared, nowMs, release));
-    else writeInTransaction.immediate(prepared, nowMs, release);
+    if (group !== undefined) await group.run(() => writeStep(prepared, nowMs, end));
+    else writeInTransaction.immediate(prepared, nowMs, end);
     conversations.afterWrite(nowMs);
   };
 
@@ -105,8 +117,8 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
       insertOutcome(toStoredText(ledgerKey(runId, call.stepIndex, call.callIndex)), toJsonText(call.outcome), clock.now());
     },
     forget: (runId, stepIndex, callIndex) => ledger.delete(ledgerKey(runId, stepIndex, callIndex)),
-    commit: (step) => commit(step, undefined),
-    finish: (step, holder) => commit(step, holder),
+    commit: (step) => commit(step, undefined, undefined),
+    finish: (step, holder, acknowledged) => commit(step, holder, acknowledged),
     renew: (runId, holder, leaseMs) => claims.renew(runClaimKey(runId), holder, leaseMs),
     release: (runId, holder) => claims.release(runClaimKey(runId), holder),
   };

@@ -5,6 +5,18 @@ import type { QueueDelivery, RunQueue } from '../../ground/ports/stores.ts';
 import { assertLeaseMs, checkReleaseOptions, enqueuedMessageId } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 
+/**
+ * The acknowledgement of a `queue_messages` row by id (as `toStoredText` writes it) at `nowMs`,
+ * for the caller's transaction: the row's lease ends and its body is emptied; an acknowledged row
+ * is left as it is.
+ */
+export function prepareSqliteAck(database: Database): (storedId: string, nowMs: number) => void {
+  const acknowledge = database.prepare("UPDATE queue_messages SET acked_at_ms = ?, lease_until_ms = NULL, body = '' WHERE id = ? AND acked_at_ms IS NULL");
+  return (storedId, nowMs) => {
+    acknowledge.run(nowMs, storedId);
+  };
+}
+
 interface ReadyRow {
   seq: number;
   id: string;
@@ -23,7 +35,8 @@ interface ReadyRow {
  *   processes never reserve the same message under one lease.
  * - `enqueue` is `INSERT … ON CONFLICT (id) DO NOTHING`; acked rows are kept (body emptied), so an
  *   id that was ever enqueued stays deduplicated.
- * - `ack` and `release` only touch rows that are not acked.
+ * - `ack` and `release` only touch rows that are not acked; `ack` of a row acked already (by the
+ *   run journal's last commit of its run) is a read, no write.
  * - `release(id, { delayMs, countDelivery, deliveries })` is one `UPDATE`: `lease_until_ms` becomes
  *   `now + delayMs` with `delayed = 1` (or NULL without a delay, as before), and `countDelivery:
  *   false` takes one off `deliveries` when the row was leased (not waiting, not delayed).
@@ -44,7 +57,8 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
      ORDER BY seq LIMIT 1`,
   );
   const lease = database.prepare('UPDATE queue_messages SET lease_until_ms = ?, delayed = 0, deliveries = deliveries + 1 WHERE seq = ?');
-  const acknowledge = database.prepare("UPDATE queue_messages SET acked_at_ms = ?, lease_until_ms = NULL, body = '' WHERE id = ? AND acked_at_ms IS NULL");
+  const acknowledge = prepareSqliteAck(database);
+  const pending = database.prepare('SELECT 1 FROM queue_messages WHERE id = ? AND acked_at_ms IS NULL').pluck();
   const giveBack = database.prepare(
     `UPDATE queue_messages SET
        deliveries = CASE WHEN @uncount = 1 AND lease_until_ms IS NOT NULL AND delayed = 0 AND deliveries > 0 THEN deliveries - 1 ELSE deliveries END,
@@ -84,8 +98,11 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
     async ack(id) {
       const nowMs = clock.now();
       const stored = toStoredText(id);
-      if (group !== undefined) await group.run(() => acknowledge.run(nowMs, stored));
-      else acknowledge.run(nowMs, stored);
+      // acknowledged already (by the run's last commit, `RunJournal.finish`): no write transaction
+      // (an acknowledged row is never acknowledged again, so what this read sees stays true)
+      if (pending.get(stored) === undefined) return;
+      if (group !== undefined) await group.run(() => acknowledge(stored, nowMs));
+      else acknowledge(stored, nowMs);
     },
     async release(id, releaseOptions) {
       const { delayMs, countDelivery, deliveries } = checkReleaseOptions(releaseOptions);

@@ -72,7 +72,7 @@ import { createSqliteRetentionSweep } from './sqlite-retention.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createSqliteDeadLetterQueue } from './sqlite-dead-letter-queue.ts';
 import { createSqliteIdempotencyLedger } from './sqlite-idempotency-ledger.ts';
-import { createSqliteRunQueue } from './sqlite-run-queue.ts';
+import { createSqliteRunQueue, prepareSqliteAck } from './sqlite-run-queue.ts';
 import { createSqliteRunStore } from './sqlite-run-store.ts';
 
 /** Conversation writes (steps) of a bundle after which its background checkpoint starts. */
@@ -197,7 +197,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     database,
     path: options.path,
     conversations: conversations.store,
-    journal: createSqliteRunJournal(database, { clock, conversations, ledger, claims, takeClaim, group }),
+    journal: createSqliteRunJournal(database, { clock, conversations, ledger, claims, takeClaim, group, acknowledge: prepareSqliteAck(database) }),
     runs,
     ledger,
     breakers: createSqliteBreakerStateStore(database, { clock }),
