@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../ground/ports/clock.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { checkpointRetryOf } from '../agent/run-agent.ts';
-import type { WorkerOptions } from './create-worker.ts';
+import type { WorkerOptions } from './worker-options.ts';
 
 /** A worker's options checked, with their defaults. */
 export interface WorkerSettings {
