@@ -14,11 +14,12 @@ afterAll(() => rmSync(directory, { recursive: true, force: true }));
 let fileCounter = 0;
 const freshStores = () => createSqliteStores({ path: join(directory, `ack-${++fileCounter}.db`) });
 
+const usage = { input: 10, output: 1 };
 const lookup = defineTool({
   name: 'lookup',
   description: 'Looks an id up',
   inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
-  execute: async ({ id }: { id: string }) => ({ id, status: 'ok' }),
+  execute: async (args) => ({ id: args.id, status: 'ok' }),
 });
 const down = defineTool({
   name: 'book',
@@ -35,7 +36,7 @@ describe('SQLite: a run that ends acknowledges its queue message in its last com
     try {
       await stores.queue.enqueue({ id: 'm1', body: '{"input":"go"}' });
       const delivery = (await stores.queue.reserve(60_000))!;
-      const model = createScriptedModel([{ toolCalls: [{ id: 'c0', name: 'lookup', args: '{"id":"a"}' }] }, { text: 'done' }]);
+      const model = createScriptedModel([{ toolCalls: [{ id: 'c0', name: 'lookup', args: '{"id":"a"}' }], usage }, { text: 'done', usage }]);
       const result = await handleMessage(
         { id: delivery.id, body: delivery.body, deliveries: delivery.deliveries },
         { model, tools: [lookup], stores, acknowledgeOnFinish: true },
@@ -60,7 +61,7 @@ describe('SQLite: a run that ends acknowledges its queue message in its last com
     try {
       await stores.queue.enqueue({ id: 'failing', body: '{"input":"book it"}' });
       await stores.queue.enqueue({ id: 'unasked', body: '{"input":"go"}' });
-      const call = { toolCalls: [{ id: 'c', name: 'book', args: '{}' }] };
+      const call = { toolCalls: [{ id: 'c', name: 'book', args: '{}' }], usage };
       const failing = (await stores.queue.reserve(60_000))!;
       const failed = await handleMessage(
         { id: failing.id, body: failing.body, deliveries: failing.deliveries },
@@ -71,7 +72,7 @@ describe('SQLite: a run that ends acknowledges its queue message in its last com
       const unasked = (await stores.queue.reserve(60_000))!;
       const completed = await handleMessage(
         { id: unasked.id, body: unasked.body, deliveries: unasked.deliveries },
-        { model: createScriptedModel([{ text: 'done' }]), tools: [lookup], stores },
+        { model: createScriptedModel([{ text: 'done', usage }]), tools: [lookup], stores },
       );
       expect(completed.status).toBe('completed');
       const acked = stores.database.prepare('SELECT id FROM queue_messages WHERE acked_at_ms IS NOT NULL').pluck().all();
