@@ -1,17 +1,27 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { DeadLetterFilter, DeadLetterGroupCount, DeadLetterListOptions, DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
+import type {
+  DeadLetterCauseCount,
+  DeadLetterFilter,
+  DeadLetterGroupCount,
+  DeadLetterListOptions,
+  DeadLetterQueue,
+  DeadLetterRecord,
+} from '../../ground/ports/stores.ts';
 import { utf8ByteLength } from '../exact-text.ts';
 import { toJsonText } from '../json-text.ts';
 import { copyStoredValue } from './copy-stored-value.ts';
 
 /** The cause fields of a stored entry that a {@link DeadLetterFilter} compares (`null`: the entry has none). */
-export interface DeadLetterCauseFields {
-  kind: string | null;
-  toolName: string | null;
-  modelName: string | null;
-  reason: string | null;
-  code: string | null;
-}
+export type DeadLetterCauseFields = Omit<DeadLetterCauseCount, 'entries'>;
+
+/** The column of each cause field in the SQL backends (SQLite generated, PostgreSQL written at insert); each is indexed as `(queue, column, id)`. */
+export const CAUSE_FILTER_COLUMNS: Record<keyof DeadLetterCauseFields, string> = {
+  kind: 'cause_kind',
+  toolName: 'cause_tool_name',
+  modelName: 'cause_model_name',
+  reason: 'cause_reason',
+  code: 'cause_code',
+};
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
@@ -33,17 +43,8 @@ export function deadLetterCauseFields(entry: unknown): DeadLetterCauseFields {
   return { kind, toolName, modelName, reason: stringOrNull(entry.reason), code: reasonCode ?? errorCode };
 }
 
-/** The group fields of a stored entry that {@link DeadLetterGroupCount} counts by, besides its cause fields, and the tokens it spent. */
-export interface DeadLetterGroupFields extends DeadLetterCauseFields {
-  errorKind: string | null;
-  errorStatus: number | null;
-  fieldPath: string | null;
-  fieldProblem: string | null;
-  /** `tokensSpent.input` when it is a finite number, else 0. */
-  tokensInput: number;
-  /** `tokensSpent.output` when it is a finite number, else 0. */
-  tokensOutput: number;
-}
+/** The group fields of a stored entry that {@link DeadLetterGroupCount} counts by, besides its cause fields, and the tokens it spent (0 when not a finite number). */
+export type DeadLetterGroupFields = Omit<DeadLetterGroupCount, 'entries'>;
 
 const finiteOrNull = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
-import { activeFilterFields, deadLetterGroupFields, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
+import { activeFilterFields, CAUSE_FILTER_COLUMNS, deadLetterGroupFields, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
@@ -13,15 +13,6 @@ interface DeadLetterRow {
 
 /** Ids are the decimal text of a positive `bigint`; anything else names no entry. */
 const ID_PATTERN = /^[1-9][0-9]{0,17}$/;
-
-/** The column (schema version 3) of each filter field; each is indexed as `(queue, column, id)`. */
-const FILTER_COLUMNS: Record<keyof DeadLetterCauseFields, string> = {
-  kind: 'cause_kind',
-  toolName: 'cause_tool_name',
-  modelName: 'cause_model_name',
-  reason: 'cause_reason',
-  code: 'cause_code',
-};
 
 /** The cause and group columns (schema versions 3 and 5) an insert writes, in the order of {@link causeValues}. */
 const CAUSE_COLUMNS =
@@ -111,7 +102,7 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     const key = fields.join(',');
     let statement = pageStatements.get(key);
     if (statement === undefined) {
-      const where = ['queue = $1', `${table}.id > $2`, ...fields.map((field, index) => `${FILTER_COLUMNS[field]} = $${index + 3}`)].join(' AND ');
+      const where = ['queue = $1', `${table}.id > $2`, ...fields.map((field, index) => `${CAUSE_FILTER_COLUMNS[field]} = $${index + 3}`)].join(' AND ');
       const next = fields.length + 3;
       statement = prepareStatement(`SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY ${table}.id LIMIT $${next} OFFSET $${next + 1}`);
       pageStatements.set(key, statement);

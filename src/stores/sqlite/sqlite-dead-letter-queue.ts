@@ -2,7 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
-import { activeFilterFields, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
+import { activeFilterFields, CAUSE_FILTER_COLUMNS, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 
 interface DeadLetterRow {
@@ -34,15 +34,6 @@ interface GroupCountRow extends CauseCountRow {
 /** Ids are the decimal text of a positive rowid; anything else names no entry. */
 const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 
-/** The generated column (schema version 5) of each filter field; each is indexed as `(queue, column, id)`. */
-const FILTER_COLUMNS: Record<keyof DeadLetterCauseFields, string> = {
-  kind: 'cause_kind',
-  toolName: 'cause_tool_name',
-  modelName: 'cause_model_name',
-  reason: 'cause_reason',
-  code: 'cause_code',
-};
-
 /**
  * A {@link DeadLetterQueue} on the `dead_letters` table, one `queue` name per DLQ (the bundle uses
  * `'message'` and `'tool'`). Ids are the AUTOINCREMENT rowid as a string: increasing, never
@@ -73,7 +64,7 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
     const key = fields.join(',');
     let statement = pageStatements.get(key);
     if (statement === undefined) {
-      const where = ['queue = ?', 'id > ?', ...fields.map((field) => `${FILTER_COLUMNS[field]} = ?`)].join(' AND ');
+      const where = ['queue = ?', 'id > ?', ...fields.map((field) => `${CAUSE_FILTER_COLUMNS[field]} = ?`)].join(' AND ');
       statement = database.prepare(`SELECT id, entry, added_at_ms FROM dead_letters WHERE ${where} ORDER BY id LIMIT ? OFFSET ?`);
       pageStatements.set(key, statement);
     }
