@@ -154,30 +154,10 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
     clock,
     onEvent: options.onEvent,
   });
-  const {
-    connection: _connection,
-    queueName: _queueName,
-    stores: _stores,
-    deadLetterQueues: _deadLetterQueues,
-    outbox,
-    concurrency: _concurrency,
-    lockDurationMs,
-    stalledIntervalMs,
-    maxStalledCount,
-    retryBackoff: _retryBackoff,
-    maxDeadLetterEntries: _maxDeadLetterEntries,
-    deadLetterCheckIntervalMs: _deadLetterCheckIntervalMs,
-    workerOptions,
-    autorun,
-    onResult,
-    onError,
-    maxDeliveries: _maxDeliveries,
-    maxDeadLetterBytes: _maxDeadLetterBytes,
-    ...handleOptions
-  } = options;
+  const { outbox, lockDurationMs, stalledIntervalMs, maxStalledCount, workerOptions, autorun, onResult, onError } = options;
   // the runtime (schemas compiled once) and the shared breaker, built once for every job of this worker
-  const resolved = resolveRuntime({ ...handleOptions, clock }, stores);
-  const messageOptions = { ...handleOptions, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
+  const resolved = resolveRuntime({ ...options, clock }, stores);
+  const messageOptions = { ...options, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
 
   const finish = async (message: { body: string; id: string }, result: HandleMessageResult) => {
     // a dead letter may have reached the bound: the next job reads the sizes instead of the cache
@@ -230,7 +210,7 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
             stores,
             queues,
             maxDeliveries,
-            claimLeaseMs: handleOptions.claimLeaseMs ?? lockDurationMs ?? 30_000,
+            claimLeaseMs: options.claimLeaseMs ?? lockDurationMs ?? 30_000,
             holdClaimWhile: () => !worker.closing,
           },
         );
