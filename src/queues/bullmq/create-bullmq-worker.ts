@@ -2,7 +2,6 @@ import type { MessageFailureEntry, ResumableEntry } from '../../ground/dead-lett
 import { DelayedError, Worker, type ConnectionOptions, type Job, type WorkerOptions } from 'bullmq';
 import { systemClock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, Stores } from '../../ground/ports/stores.ts';
-import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { redactBounded } from '../../core/build-failure.ts';
 
 /** A thrown value's text; never throws. */
@@ -18,8 +17,8 @@ import { deadLetterPoisonMessage } from '../../worker/poison-message.ts';
 import { recordDeliveryError } from '../../worker/delivery-errors.ts';
 import { resolveRuntime } from '../../worker/resolve-runtime.ts';
 import { isTransientStoreError } from '../../core/store-errors.ts';
-import { checkpointRetryOf } from '../../agent/run-agent.ts';
 import { createDeadLetterBound } from '../../worker/dead-letter-bound.ts';
+import { workerSettings } from '../../worker/worker-settings.ts';
 import { fromJobId } from './job-id.ts';
 import type { RunJobData } from './run-job.ts';
 
@@ -126,30 +125,23 @@ function messageOf(job: Job<RunJobData>): { body: string; id: string } {
  * Bound: when a DLQ holds `maxDeadLetterEntries`, the job in hand is put back (delayed) and the
  * worker pauses, raising `dead-letter-full`; it resumes when the DLQ is below the bound again.
  *
- * @throws ToolrunError `INVALID_OPTIONS` for a non-positive concurrency or bound, or a `checkpointRetry` out of range.
+ * @throws ToolrunError `INVALID_OPTIONS` for a `concurrency`, DLQ bound, `maxDeliveries`, `retryBackoff` or
+ * `checkpointRetry` out of range.
  */
 export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorker {
   const { stores, connection, queueName } = options;
-  const clock = options.clock ?? options.runtimeOptions?.clock ?? systemClock;
-  const concurrency = options.concurrency ?? 1;
-  const maxEntries = options.maxDeadLetterEntries ?? 10_000;
-  if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new ToolrunError('INVALID_OPTIONS', `concurrency must be an integer ≥ 1, received ${concurrency}`);
-  if (!(maxEntries > 0)) throw new ToolrunError('INVALID_OPTIONS', `maxDeadLetterEntries must be > 0, received ${maxEntries}`);
+  const { clock, concurrency, maxEntries, maxBytes, maxDeliveries, redeliveryDelayMs } = workerSettings({
+    ...options,
+    clock: options.clock ?? options.runtimeOptions?.clock ?? systemClock,
+    ...(options.retryBackoff ? { redeliveryBackoff: options.retryBackoff } : {}),
+  });
   const queues = options.deadLetterQueues ?? { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq };
-  const backoff = options.retryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
   const checkIntervalMs = options.deadLetterCheckIntervalMs ?? 1_000;
   const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false, failedDeliveries: 0 };
-  const maxDeliveries = options.maxDeliveries ?? 5;
-  if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1)
-    throw new ToolrunError('INVALID_OPTIONS', `maxDeliveries must be an integer ≥ 1, received ${String(maxDeliveries)}`);
-  // checked here, once: a bad value would otherwise fail every delivery
-  checkpointRetryOf(options.checkpointRetry);
-  const delayOf = (attempt: number) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(30, Math.max(0, attempt - 1)));
   const bound = createDeadLetterBound({
     queues,
     maxEntries,
-    maxBytes: options.maxDeadLetterBytes ?? 268_435_456,
+    maxBytes,
     checkIntervalMs,
     clock,
     onEvent: options.onEvent,
@@ -224,7 +216,7 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
           const poisoned = await deadLetterPoisonMessage(message, { ...messageOptions, stores, queues, lastError: error, deliveries });
           return finish(message, poisoned);
         }
-        const retryInMs = delayOf(job.attemptsMade + 1);
+        const retryInMs = redeliveryDelayMs(job.attemptsMade + 1);
         options.onEvent?.({
           type: 'delivery-failed',
           messageId: message.id,
@@ -243,7 +235,7 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
       }
       if (result.status === 'busy') {
         // a replay or drain holds the run: later, not counted
-        await job.moveToDelayed(Date.now() + delayOf(1), token);
+        await job.moveToDelayed(Date.now() + redeliveryDelayMs(1), token);
         throw new DelayedError();
       }
       return finish(message, result);
@@ -258,7 +250,7 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
       // stalls count as deliveries (handleMessage dead-letters past maxDeliveries): BullMQ must not fail the job first
       maxStalledCount: maxStalledCount ?? 1_000_000,
       settings: {
-        backoffStrategy: (attemptsMade: number) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.max(0, attemptsMade - 1)),
+        backoffStrategy: redeliveryDelayMs,
       },
     },
   );
