@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from '../ground/ports/clock.ts';
 import type { DeadLetterCauseCount, DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.ts';
+import { deadLetterCauseFields } from '../stores/memory/memory-dead-letter-queue.ts';
 
 /** Depth, size and age of one dead-letter queue. */
 export interface DeadLetterQueueMetrics {
@@ -66,18 +67,15 @@ export interface ReadDeadLetterMetricsOptions {
  * `modelName`; else `unknown`. Never throws.
  */
 export function toolDeadLetterKind(entry: unknown): ToolDeadLetterKind {
-  if (typeof entry !== 'object' || entry === null) return 'unknown';
-  const { kind, toolName, modelName } = entry as Record<string, unknown>;
-  if (kind === 'tool' || kind === 'model' || kind === 'run') return kind;
-  if (kind !== undefined) return 'unknown';
-  if (typeof toolName === 'string') return 'tool';
-  if (typeof modelName === 'string') return 'model';
-  return 'unknown';
+  const { kind } = deadLetterCauseFields(entry);
+  return kind === 'tool' || kind === 'model' || kind === 'run' ? kind : 'unknown';
 }
 
 type Tally = Record<string, number>;
 
-interface Scan {
+/** A queue's entries counted per cause, and the time of its oldest entry (epoch ms). */
+interface Counted {
+  counts: Iterable<DeadLetterCauseCount>;
   oldestMs: number | undefined;
 }
 
@@ -88,21 +86,28 @@ function entryTimeMs(record: DeadLetterRecord<unknown>, field: 'firstSeenAt' | '
   return Number.isFinite(ownMs) ? ownMs : Date.parse(record.addedAt);
 }
 
-function count(tally: Tally, key: unknown): void {
-  const name = typeof key === 'string' && key.length > 0 ? key : 'unknown';
-  tally[name] = (tally[name] ?? 0) + 1;
+/** The counts the queue keeps (`countByCause`), and its oldest entry by id (`oldest()`, its own time). */
+async function readCounts(queue: DeadLetterQueue<unknown>, field: 'firstSeenAt' | 'receivedAt'): Promise<Counted> {
+  const [counts, oldest] = await Promise.all([queue.countByCause!(), queue.oldest()]);
+  return { counts, oldestMs: oldest === undefined ? undefined : entryTimeMs(oldest, field) };
 }
 
-async function scan(queue: DeadLetterQueue<unknown>, field: 'firstSeenAt' | 'receivedAt', visit: (entry: unknown) => void, pageSize: number): Promise<Scan> {
-  const result: Scan = { oldestMs: undefined };
+/** The counts and the oldest entry's time, from every entry read in pages of `pageSize`. */
+async function scanCounts(queue: DeadLetterQueue<unknown>, field: 'firstSeenAt' | 'receivedAt', pageSize: number): Promise<Counted> {
+  const counts = new Map<string, DeadLetterCauseCount>();
+  let oldestMs: number | undefined;
   for (let offset = 0; ; offset += pageSize) {
     const page = await queue.list({ limit: pageSize, offset });
     for (const record of page) {
       const timeMs = entryTimeMs(record, field);
-      if (Number.isFinite(timeMs) && (result.oldestMs === undefined || timeMs < result.oldestMs)) result.oldestMs = timeMs;
-      visit(record.entry);
+      if (Number.isFinite(timeMs) && (oldestMs === undefined || timeMs < oldestMs)) oldestMs = timeMs;
+      const cause = deadLetterCauseFields(record.entry);
+      const key = JSON.stringify(cause);
+      const counted = counts.get(key);
+      if (counted) counted.entries += 1;
+      else counts.set(key, { ...cause, entries: 1 });
     }
-    if (page.length < pageSize) return result;
+    if (page.length < pageSize) return { counts: counts.values(), oldestMs };
   }
 }
 
@@ -113,21 +118,6 @@ function queueMetrics(depth: number, bytes: number | null, oldestMs: number | un
 
 async function bytesOf(queue: DeadLetterQueue<unknown>): Promise<number | null> {
   return typeof queue.bytes === 'function' ? await queue.bytes() : null;
-}
-
-function field(entry: unknown, key: string): unknown {
-  return typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>)[key] : undefined;
-}
-
-/** The kind of a counted group, as {@link toolDeadLetterKind} reads it from an entry. */
-function countedKind(count: DeadLetterCauseCount): ToolDeadLetterKind {
-  return count.kind === 'tool' || count.kind === 'model' || count.kind === 'run' ? count.kind : 'unknown';
-}
-
-/** The oldest entry's own time (by id: the queue's oldest), for a queue read through its counts. */
-async function oldestOf(queue: DeadLetterQueue<unknown>, field: 'firstSeenAt' | 'receivedAt'): Promise<Scan> {
-  const oldest = await queue.oldest();
-  return { oldestMs: oldest === undefined ? undefined : entryTimeMs(oldest, field) };
 }
 
 /**
@@ -151,58 +141,37 @@ export async function readDeadLetterMetrics(
 ): Promise<DeadLetterMetrics> {
   const clock = options.clock ?? systemClock;
   const pageSize = Math.max(1, Math.floor(options.pageSize ?? 500));
+  const { messageDlq, toolDlq } = stores;
+  const kept = messageDlq.countByCause !== undefined && toolDlq.countByCause !== undefined;
+  const countsOf = (queue: DeadLetterQueue<unknown>, field: 'firstSeenAt' | 'receivedAt') =>
+    kept ? readCounts(queue, field) : scanCounts(queue, field, pageSize);
+  const [messageDepth, toolDepth, messageBytes, toolBytes, message, tool] = await Promise.all([
+    messageDlq.size(),
+    toolDlq.size(),
+    bytesOf(messageDlq),
+    bytesOf(toolDlq),
+    countsOf(messageDlq, 'receivedAt'),
+    countsOf(toolDlq, 'firstSeenAt'),
+  ]);
+  const add = (tally: Tally, key: string | null, entries: number) => {
+    const name = key !== null && key.length > 0 ? key : 'unknown';
+    tally[name] = (tally[name] ?? 0) + entries;
+  };
   const entriesByReason: Tally = {};
   const entriesByKind: ToolDeadLetterMetrics['entriesByKind'] = { tool: 0, model: 0, run: 0 };
   const entriesByTool: Tally = {};
   const entriesByModel: Tally = {};
-  const visitTool = (entry: unknown) => {
-    const kind = toolDeadLetterKind(entry);
-    entriesByKind[kind] = (entriesByKind[kind] ?? 0) + 1;
-    if (kind === 'tool') count(entriesByTool, field(entry, 'toolName'));
-    else if (kind === 'model') count(entriesByModel, field(entry, 'modelName'));
-  };
-  const { messageDlq, toolDlq } = stores;
-  if (messageDlq.countByCause !== undefined && toolDlq.countByCause !== undefined) {
-    const [messageDepth, toolDepth, messageBytes, toolBytes, messageCounts, toolCounts, messageOldest, toolOldest] = await Promise.all([
-      messageDlq.size(),
-      toolDlq.size(),
-      bytesOf(messageDlq),
-      bytesOf(toolDlq),
-      messageDlq.countByCause(),
-      toolDlq.countByCause(),
-      oldestOf(messageDlq, 'receivedAt'),
-      oldestOf(toolDlq, 'firstSeenAt'),
-    ]);
-    const add = (tally: Tally, key: string | null, entries: number) => {
-      const name = key !== null && key.length > 0 ? key : 'unknown';
-      tally[name] = (tally[name] ?? 0) + entries;
-    };
-    for (const count of messageCounts) add(entriesByReason, count.code, count.entries);
-    for (const count of toolCounts) {
-      const kind = countedKind(count);
-      entriesByKind[kind] = (entriesByKind[kind] ?? 0) + count.entries;
-      if (kind === 'tool') add(entriesByTool, count.toolName, count.entries);
-      else if (kind === 'model') add(entriesByModel, count.modelName, count.entries);
-    }
-    const nowMs = clock.now();
-    return {
-      message: { ...queueMetrics(messageDepth, messageBytes, messageOldest.oldestMs, nowMs), entriesByReason },
-      tool: { ...queueMetrics(toolDepth, toolBytes, toolOldest.oldestMs, nowMs), entriesByKind, entriesByTool, entriesByModel },
-      measuredAt: new Date(nowMs).toISOString(),
-    };
+  for (const count of message.counts) add(entriesByReason, count.code, count.entries);
+  for (const count of tool.counts) {
+    const kind = count.kind === 'tool' || count.kind === 'model' || count.kind === 'run' ? count.kind : 'unknown';
+    entriesByKind[kind] = (entriesByKind[kind] ?? 0) + count.entries;
+    if (kind === 'tool') add(entriesByTool, count.toolName, count.entries);
+    else if (kind === 'model') add(entriesByModel, count.modelName, count.entries);
   }
-  const [messageDepth, toolDepth, messageBytes, toolBytes, messageScan, toolScan] = await Promise.all([
-    stores.messageDlq.size(),
-    stores.toolDlq.size(),
-    bytesOf(stores.messageDlq),
-    bytesOf(stores.toolDlq),
-    scan(stores.messageDlq, 'receivedAt', (entry) => count(entriesByReason, (field(entry, 'reason') as { code?: unknown } | undefined)?.code), pageSize),
-    scan(stores.toolDlq, 'firstSeenAt', visitTool, pageSize),
-  ]);
   const nowMs = clock.now();
   return {
-    message: { ...queueMetrics(messageDepth, messageBytes, messageScan.oldestMs, nowMs), entriesByReason },
-    tool: { ...queueMetrics(toolDepth, toolBytes, toolScan.oldestMs, nowMs), entriesByKind, entriesByTool, entriesByModel },
+    message: { ...queueMetrics(messageDepth, messageBytes, message.oldestMs, nowMs), entriesByReason },
+    tool: { ...queueMetrics(toolDepth, toolBytes, tool.oldestMs, nowMs), entriesByKind, entriesByTool, entriesByModel },
     measuredAt: new Date(nowMs).toISOString(),
   };
 }
