@@ -1,5 +1,5 @@
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
-import type { CommittedRun, RunCheckpoint, RunJournal } from '../ground/ports/run-journal.ts';
+import type { CommittedRun, RunCheckpoint, RunJournal, RunStep } from '../ground/ports/run-journal.ts';
 import { createToolRuntime, type ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 import type { ChatMessage, Model, TokenUsage } from './messages.ts';
@@ -32,6 +32,13 @@ export interface AgentPersistence {
    * @defaultValue read with `journal.open(runId)`
    */
   opened?: CommittedRun;
+  /**
+   * The `start` step the caller's `journal.open` of the run committed (it answered `started: true`):
+   * the loop goes on from it (its conversation, under its reference) instead of committing its own
+   * first step. It must be that first step: the conversation given as `messages`, a `running`
+   * checkpoint at step 0 with nothing spent. @defaultValue none
+   */
+  started?: RunStep;
   /** The holder of the caller's claim on the run: the run's last commit ends it (`RunJournal.finish`). @defaultValue none */
   claimHolder?: string;
   /**
@@ -156,6 +163,8 @@ export function modelNameOf(model: Model, explicit?: string): string {
 /** The state of the run at its start: resumed from what was committed, or new. */
 interface StartState {
   resumed: boolean;
+  /** Whether the journal holds the start already (the caller's open committed it): no first commit. */
+  committed: boolean;
   messages: ChatMessage[];
   storedCount: number;
   stepIndex: number;
@@ -169,8 +178,10 @@ interface StartState {
 /** Where the run starts: its committed checkpoint and conversation when both are there, else the options' messages. */
 async function startState(options: RunAgentOptions, runId: string, nowMs: number): Promise<StartState> {
   const persistence = options.persistence;
+  const started = persistence?.started;
   const fresh: StartState = {
     resumed: false,
+    committed: false,
     messages: [...options.messages],
     storedCount: 0,
     stepIndex: 0,
@@ -183,6 +194,10 @@ async function startState(options: RunAgentOptions, runId: string, nowMs: number
   if (!persistence) return fresh;
   const opened = persistence.opened ?? (await persistence.journal.open(runId));
   const existing = 'checkpoint' in opened ? opened.checkpoint : undefined;
+  if (!existing && started !== undefined) {
+    // the caller's open committed the start step: the run goes on from it
+    return { ...fresh, committed: true, messages: [...(started.messages as ChatMessage[])], storedCount: started.messages.length, conversationRef: started.conversationRef };
+  }
   if (!existing) return fresh;
   // a checkpoint whose conversation is gone starts over, keeping the run's message id
   const stored = 'messages' in opened ? opened.messages : undefined;
@@ -266,7 +281,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentRunResult
     return result;
   };
 
-  if (!start.resumed) await save('running');
+  if (!start.resumed && !start.committed) await save('running');
   const started = callHook(hooks?.onRunStart && (() => hooks.onRunStart?.({ runId, sessionId, stepIndex, resumed: start.resumed, at: clock.now() })));
   const traceId = started ? started.traceId : undefined;
 

@@ -1,5 +1,5 @@
 import type { Clock, RandomSource } from '../ground/ports/clock.ts';
-import type { JsonValue, RecordedCall, RunCheckpoint, RunJournal } from '../ground/ports/run-journal.ts';
+import type { JsonValue, RecordedCall, RunCheckpoint, RunJournal, RunStep } from '../ground/ports/run-journal.ts';
 import { isTransientStoreError } from '../core/store-errors.ts';
 import { createDurableWriteRetry, type CheckpointRetryOptions } from '../policies/retry-durable-write.ts';
 import type { ChatMessage, TokenUsage } from './messages.ts';
@@ -47,6 +47,41 @@ export interface RunWriter {
   save(position: RunPosition): Promise<void>;
 }
 
+/** The checkpoint of a run at `position`, as a step commit writes it. */
+function checkpointAt(position: RunPosition, run: { runId: string; messageId: string; clock: Clock }): RunCheckpoint {
+  const { status, stepIndex, conversationRef, tokens, budgets } = position;
+  return {
+    runId: run.runId,
+    messageId: run.messageId,
+    status,
+    stepIndex,
+    conversationRef,
+    tokensSpent: tokens,
+    toolAttempts: Object.fromEntries(Object.entries(budgets).map(([name, state]) => [name, state.attempts])),
+    data: encodeRunState({ budgets, ...position.state }),
+    updatedAt: new Date(run.clock.now()).toISOString(),
+  };
+}
+
+/**
+ * The first step of a new run (`messages` under `conversationRef`, a `running` checkpoint at step 0
+ * with nothing spent), exactly as the loop commits it before its first model call: what a caller
+ * passes to `RunJournal.open` as its `start`, and then to the loop as `AgentPersistence.started`.
+ */
+export function startStep(run: { runId: string; messageId: string; conversationRef: string; messages: readonly ChatMessage[]; clock: Clock }): RunStep {
+  const { conversationRef, messages } = run;
+  const position: RunPosition = {
+    status: 'running',
+    stepIndex: 0,
+    conversationRef,
+    messages: [...messages],
+    tokens: { input: 0, output: 0 },
+    budgets: {},
+    state: { pendingStep: false },
+  };
+  return { conversationRef, messages: position.messages, storedCount: 0, checkpoint: checkpointAt(position, run), calls: [] };
+}
+
 /** The writer of one run's steps and call outcomes to its journal. */
 export function createRunWriter(options: RunWriterOptions): RunWriter {
   const { journal, runId, clock } = options;
@@ -64,18 +99,8 @@ export function createRunWriter(options: RunWriterOptions): RunWriter {
       for (const call of deferred.splice(0)) await recordAlone(call).catch(() => undefined);
     },
     async save(position) {
-      const { status, stepIndex, conversationRef, messages, tokens, budgets } = position;
-      const checkpoint: RunCheckpoint = {
-        runId,
-        messageId: options.messageId,
-        status,
-        stepIndex,
-        conversationRef,
-        tokensSpent: tokens,
-        toolAttempts: Object.fromEntries(Object.entries(budgets).map(([name, state]) => [name, state.attempts])),
-        data: encodeRunState({ budgets, ...position.state }),
-        updatedAt: new Date(clock.now()).toISOString(),
-      };
+      const { status, conversationRef, messages } = position;
+      const checkpoint = checkpointAt(position, { runId, messageId: options.messageId, clock });
       const step = { conversationRef, messages, storedCount, checkpoint, calls: deferred };
       try {
         // the run's last commit ends its claim

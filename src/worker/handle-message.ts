@@ -1,5 +1,7 @@
 import { runAgent, isTerminalRunStatus, type AgentRunResult, type AgentRunStatus, type RunAgentOptions } from '../agent/run-agent.ts';
 import { decodeRunState } from '../agent/run-state.ts';
+import { newConversationRef } from '../agent/conversation-ref.ts';
+import { startStep } from '../agent/run-writer.ts';
 import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { Clock } from '../ground/ports/clock.ts';
 import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
@@ -53,7 +55,13 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
   // The run opened under its claim: what was committed is read once, after the claim was taken,
   // and handed to the loop, so nothing can change the run between the read and the run.
   const holder = newClaimHolder('worker');
-  const claimed = await claimRun(stores.journal, runId, { holder, leaseMs: options.claimLeaseMs ?? 300_000, clock, holdWhile: options.holdClaimWhile });
+  const messages = initialMessages(request);
+  // a new run's first step goes with its claim (one commit), unless the message is past its bound (a poison message: it does not run)
+  const start =
+    deliveries > (options.maxDeliveries ?? 5)
+      ? undefined
+      : startStep({ runId, messageId: messageId ?? '', conversationRef: newConversationRef(runtime.clock.now()), messages, clock: runtime.clock });
+  const claimed = await claimRun(stores.journal, runId, { holder, leaseMs: options.claimLeaseMs ?? 300_000, clock, holdWhile: options.holdClaimWhile, start });
   if (!claimed.ok) {
     options.onEvent?.({ type: 'run-busy', runId, messageId, holder: claimed.holder, at: clock.now() });
     return { status: 'busy', runId, messageId, holder: claimed.holder, alreadyFinished: false };
@@ -80,7 +88,7 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
     run = await runAgent({
       model: options.model,
       runtime,
-      messages: initialMessages(request),
+      messages,
       runId,
       ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),
       ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
@@ -89,6 +97,7 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
         journal: stores.journal,
         messageId: messageId ?? '',
         opened: { checkpoint: existing, messages: claimed.messages },
+        ...(claimed.started && start !== undefined ? { started: start } : {}),
         claimHolder: holder,
         ...(options.acknowledgeOnFinish === true && messageId !== undefined ? { acknowledge: messageId } : {}),
         ...(options.checkpointRetry !== undefined ? { checkpointRetry: options.checkpointRetry } : {}),

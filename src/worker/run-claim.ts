@@ -1,5 +1,5 @@
 import type { Clock } from '../ground/ports/clock.ts';
-import type { CommittedRun, RunJournal } from '../ground/ports/run-journal.ts';
+import type { CommittedRun, RunJournal, RunStep } from '../ground/ports/run-journal.ts';
 import { repeatEvery } from './repeat-every.ts';
 
 export { runClaimKey } from '../ground/ports/run-journal.ts';
@@ -21,19 +21,20 @@ export interface HeldClaim {
 }
 
 /** The outcome of {@link claimRun}: the claim with what was committed of the run, or who holds it. */
-export type ClaimResult = ({ ok: true; claim: HeldClaim } & CommittedRun) | { ok: false; holder: string | undefined };
+export type ClaimResult = ({ ok: true; claim: HeldClaim; started: boolean } & CommittedRun) | { ok: false; holder: string | undefined };
 
 /**
  * Opens `runId` in `journal` under a claim of `holder` for `leaseMs`, renewing it every `leaseMs / 3`
- * on `clock` while the work runs (and while `holdWhile`, when given, returns true).
+ * on `clock` while the work runs (and while `holdWhile`, when given, returns true). `start`: the
+ * run's first step, committed with the claim when the run has none and the journal can (`started`).
  */
 export async function claimRun(
   journal: RunJournal,
   runId: string,
-  options: { holder: string; leaseMs: number; clock: Clock; onLost?: () => void; holdWhile?: (() => boolean) | undefined },
+  options: { holder: string; leaseMs: number; clock: Clock; onLost?: () => void; holdWhile?: (() => boolean) | undefined; start?: RunStep | undefined },
 ): Promise<ClaimResult> {
   const { holder, leaseMs, clock } = options;
-  const opened = await journal.open(runId, { holder, leaseMs });
+  const opened = await journal.open(runId, { holder, leaseMs }, options.start);
   if (!opened.claimed) return { ok: false, holder: opened.holder };
   let lost = false;
   const renewing = repeatEvery(clock, leaseMs / 3, async () => {
@@ -50,6 +51,7 @@ export async function claimRun(
   });
   return {
     ok: true,
+    started: opened.started === true,
     checkpoint: opened.checkpoint,
     messages: opened.messages,
     claim: {

@@ -44,8 +44,12 @@ export interface CommittedRun {
   messages: unknown[] | undefined;
 }
 
-/** What {@link RunJournal.open} found: the claim refused (with who holds it, when known), or taken with what was committed. */
-export type OpenedRun = ({ claimed: true } & CommittedRun) | { claimed: false; holder: string | undefined };
+/**
+ * What {@link RunJournal.open} found: the claim refused (with who holds it, when known), or taken
+ * with what was committed before the open; `started: true` when the open committed the `start` step
+ * it was given (the run had nothing committed).
+ */
+export type OpenedRun = ({ claimed: true; started?: boolean } & CommittedRun) | { claimed: false; holder: string | undefined };
 
 /** One tool call's outcome, by its place in the run. */
 export interface RecordedCall {
@@ -99,10 +103,17 @@ export interface RunJournal {
    * whatever the claim's previous holder committed. Without `claim`, only reads. A read that fails
    * after the claim was taken ends the claim before the call rejects.
    *
+   * `start` is the first step of the run, for when nothing was committed for it (its first
+   * conversation and `running` checkpoint): a journal that can (SQLite) commits it atomically with
+   * the claim in that case and answers `started: true` (`checkpoint` and `messages` still say what
+   * was committed before: nothing), so a new run's claim and first commit cost one transaction.
+   * Otherwise (a refused claim, a run with a checkpoint, no `claim`, or a journal that does not do
+   * it) nothing of it is written, `started` is absent, and the caller commits it as usual.
+   *
    * @throws ToolrunError `INVALID_OPTIONS` for a `leaseMs` that is not a positive, finite number of
    * milliseconds up to 2^31 − 1.
    */
-  open(runId: string, claim?: RunClaim): Promise<OpenedRun>;
+  open(runId: string, claim?: RunClaim, start?: RunStep): Promise<OpenedRun>;
   /** The outcome recorded for a call, or `undefined` when none was. */
   recorded(runId: string, stepIndex: number, callIndex: number): Promise<JsonValue | undefined>;
   /** Records a call's outcome at once (before the step commits) unless it has one already: the first value stays. */

@@ -39,8 +39,12 @@ interface StepEnd {
   acknowledge: string | undefined;
 }
 
+/** A step that ends nothing (a commit, or the start step of an open). */
+const NO_END: StepEnd = { release: undefined, acknowledge: undefined };
+
 /**
- * The {@link RunJournal} of a SQLite file: an open (the claim, the checkpoint and the conversation)
+ * The {@link RunJournal} of a SQLite file: an open (the claim, the checkpoint and the conversation,
+ * or the start step of a run that has none)
  * and a step (its new messages as one appended chunk, its call outcomes, its checkpoint, and for
  * `finish` the end of the claim and the acknowledgement of the run's queue message) are each one IMMEDIATE transaction — with group commit, a share
  * of the group's transaction. A call's outcome recorded alone is one statement.
@@ -53,19 +57,6 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
   const selectHolder = database.prepare('SELECT holder FROM claims WHERE key = ? AND lease_until_ms > ?').pluck();
   const deleteClaim = database.prepare('DELETE FROM claims WHERE key = ? AND holder = ?');
 
-  /** In a transaction: the claim (when asked for), then what was committed. */
-  const openRun = (runId: string, claim: { key: string; holder: string; leaseMs: number } | undefined, nowMs: number): OpenedRun => {
-    if (claim !== undefined && !takeClaim(claim.key, claim.holder, nowMs, claim.leaseMs)) {
-      const holder = selectHolder.get(claim.key, nowMs) as string | undefined;
-      return { claimed: false, holder: holder === undefined ? undefined : fromStoredText(holder) };
-    }
-    const text = selectCheckpoint.get(runId) as string | undefined;
-    const checkpoint = text === undefined ? undefined : fromJsonText<RunCheckpoint>(text);
-    const messages = checkpoint === undefined ? undefined : conversations.read(toStoredText(checkpoint.conversationRef), nowMs);
-    return { claimed: true, checkpoint, messages };
-  };
-  const openInTransaction = database.transaction(openRun);
-
   /** In a transaction: the step's messages, outcomes and checkpoint, the end of a claim and the acknowledgement of a message. */
   const writeStep = (step: PreparedStep, nowMs: number, end: StepEnd) => {
     conversations.writeStep(step.ref, step.messages, nowMs);
@@ -75,6 +66,23 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
     if (end.acknowledge !== undefined) acknowledge(end.acknowledge, nowMs);
   };
   const writeInTransaction = database.transaction(writeStep);
+
+  /** In a transaction: the claim (when asked for), then what was committed, else the start step (when given). */
+  const openRun = (runId: string, claim: { key: string; holder: string; leaseMs: number } | undefined, nowMs: number, start?: PreparedStep): OpenedRun => {
+    if (claim !== undefined && !takeClaim(claim.key, claim.holder, nowMs, claim.leaseMs)) {
+      const holder = selectHolder.get(claim.key, nowMs) as string | undefined;
+      return { claimed: false, holder: holder === undefined ? undefined : fromStoredText(holder) };
+    }
+    const text = selectCheckpoint.get(runId) as string | undefined;
+    const checkpoint = text === undefined ? undefined : fromJsonText<RunCheckpoint>(text);
+    if (checkpoint === undefined && start !== undefined) {
+      writeStep(start, nowMs, NO_END);
+      return { claimed: true, started: true, checkpoint: undefined, messages: undefined };
+    }
+    const messages = checkpoint === undefined ? undefined : conversations.read(toStoredText(checkpoint.conversationRef), nowMs);
+    return { claimed: true, checkpoint, messages };
+  };
+  const openInTransaction = database.transaction(openRun);
 
   const prepare = (step: RunStep): PreparedStep => {
     const { storedCount, messages } = step;
@@ -101,7 +109,7 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
   };
 
   return {
-    async open(runId, claim) {
+    async open(runId, claim, start) {
       const taken =
         claim !== undefined
           ? { key: toStoredText(runClaimKey(runId)), holder: toStoredText(claim.holder), leaseMs: claimLeaseMs(claim.leaseMs, 'acquire') }
@@ -110,7 +118,13 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
       const storedRunId = toStoredText(runId);
       // a read alone, without a claim: nothing to hold still between its two statements
       if (taken === undefined) return openRun(storedRunId, undefined, nowMs);
-      return group !== undefined ? group.run(() => openRun(storedRunId, taken, nowMs)) : openInTransaction.immediate(storedRunId, taken, nowMs);
+      const prepared = start !== undefined ? prepare(start) : undefined;
+      const opened =
+        group !== undefined
+          ? await group.run(() => openRun(storedRunId, taken, nowMs, prepared))
+          : openInTransaction.immediate(storedRunId, taken, nowMs, prepared);
+      if (opened.claimed && opened.started === true) conversations.afterWrite(nowMs);
+      return opened;
     },
     recorded: (runId, stepIndex, callIndex) => ledger.get(ledgerKey(runId, stepIndex, callIndex)),
     async record(runId, call) {

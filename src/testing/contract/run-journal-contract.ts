@@ -33,7 +33,8 @@ const step = (messages: unknown[], storedCount: number, checkpoint: RunCheckpoin
  * under a claim (refused while another holder has it, with the committed checkpoint and
  * conversation once taken), outcomes recorded once (first value wins), a step committed whole
  * (appended after `storedCount`, replaced when the stored length differs, TTL restarted), a last
- * step that ends its holder's claim and only its holder's, and `INVALID_OPTIONS` for a bad lease.
+ * step that ends its holder's claim and only its holder's, a start step committed with the claim
+ * only for a run with nothing committed (where the journal does it), and `INVALID_OPTIONS` for a bad lease.
  */
 export function describeRunJournalContract(makeStores: MakeStores): void {
   describe('RunJournal', () => {
@@ -149,6 +150,36 @@ export function describeRunJournalContract(makeStores: MakeStores): void {
       expect(await journal.open('run_a', { holder: 'worker-1', leaseMs: LEASE_MS })).toMatchObject({ claimed: true, checkpoint: stepCheckpoint(1) });
       expect(await journal.renew('run_a', 'worker-1', LEASE_MS)).toBe(true);
       expect(await journal.renew('run_a', 'drain-b', LEASE_MS)).toBe(false);
+    });
+
+    it('open with a start step: committed with the claim only for a run with nothing committed (started), else not written', async () => {
+      const { stores } = harness();
+      const { journal } = stores;
+      const first = step(sample().slice(0, 2), 0, stepCheckpoint(0));
+      const opened = await journal.open('run_a', { holder: 'worker-1', leaseMs: LEASE_MS }, first);
+      expect(opened).toMatchObject({ claimed: true, checkpoint: undefined, messages: undefined });
+      expect((await stores.claims.get('run:run_a'))?.holder).toBe('worker-1');
+      if (opened.claimed && opened.started === true) {
+        expect(await stores.runs.get('run_a')).toEqual(stepCheckpoint(0));
+        expect(await stores.conversations.get('conv_a')).toEqual(sample().slice(0, 2));
+      } else {
+        // a journal that does not commit it: nothing of it is written, the caller commits it
+        expect(opened).not.toHaveProperty('started', true);
+        expect(await stores.runs.get('run_a')).toBeUndefined();
+        expect(await stores.conversations.get('conv_a')).toBeUndefined();
+        await journal.commit(first);
+      }
+      // a run with a checkpoint: the start step is not written, the committed run is answered
+      const again = await journal.open('run_a', { holder: 'worker-1', leaseMs: LEASE_MS }, step([{ n: 9 }], 0, stepCheckpoint(5, 'conv_other')));
+      expect(again).toEqual({ claimed: true, checkpoint: stepCheckpoint(0), messages: sample().slice(0, 2) });
+      expect(await stores.runs.get('run_a')).toEqual(stepCheckpoint(0));
+      expect(await stores.conversations.get('conv_other')).toBeUndefined();
+      // a refused claim writes nothing
+      const other = step([{ n: 1 }], 0, stepCheckpoint(0, 'conv_b', 'run_b'));
+      expect(await stores.claims.acquire('run:run_b', 'drain-a', LEASE_MS)).toBe(true);
+      expect(await journal.open('run_b', { holder: 'worker-1', leaseMs: LEASE_MS }, other)).toEqual({ claimed: false, holder: 'drain-a' });
+      expect(await stores.runs.get('run_b')).toBeUndefined();
+      expect(await stores.conversations.get('conv_b')).toBeUndefined();
     });
 
     it('open and renew: a lease that is not a positive, finite number of ms up to 2^31 − 1 is INVALID_OPTIONS, and takes nothing', async () => {
