@@ -2,6 +2,7 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 import { activeFilterFields, CAUSE_FILTER_COLUMNS, deadLetterGroupFields, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
+import { causeCountOf, groupCountOf, type CauseCountRow, type GroupCountRow } from '../dead-letter-group-keys.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
 
@@ -28,12 +29,6 @@ function causeValues(entry: unknown): Array<string | number | null> {
   const field = [fields.fieldPath, fields.fieldProblem].map((value) => (value === null ? null : toStoredText(value)));
   return [...texts, status, ...field, fields.tokensInput, fields.tokensOutput];
 }
-
-/** A row of `dead_letter_group_counts` (schema version 5): keys `'+' || value`, or `'-'` when missing. */
-type GroupCountRow = Record<
-  'kind' | 'tool_name' | 'model_name' | 'reason' | 'code' | 'error_kind' | 'error_status' | 'field_path' | 'field_problem' | 'entries',
-  string
-> & { tokens_input: number; tokens_output: number };
 
 /**
  * A {@link DeadLetterQueue} on `<schema>.dead_letters`, one `queue` name per DLQ (the bundle
@@ -167,39 +162,11 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     },
     async countByGroup() {
       const { rows } = await pool.query<GroupCountRow>({ ...statements.groupCounts, values: [queue] });
-      const decode = (value: string): string | null => (value.startsWith('+') ? fromStoredText(value.slice(1)) : null);
-      return rows.map((row) => {
-        const status = decode(row.error_status);
-        return {
-          kind: decode(row.kind),
-          toolName: decode(row.tool_name),
-          modelName: decode(row.model_name),
-          reason: decode(row.reason),
-          code: decode(row.code),
-          errorKind: decode(row.error_kind),
-          errorStatus: status === null ? null : Number(status),
-          fieldPath: decode(row.field_path),
-          fieldProblem: decode(row.field_problem),
-          entries: toNumber(row.entries),
-          tokensInput: Number(row.tokens_input),
-          tokensOutput: Number(row.tokens_output),
-        };
-      });
+      return rows.map((row) => groupCountOf(row, fromStoredText));
     },
     async countByCause() {
-      const { rows } = await pool.query<Record<'kind' | 'tool_name' | 'model_name' | 'reason' | 'code' | 'entries', string>>({
-        ...statements.causeCounts,
-        values: [queue],
-      });
-      const decode = (value: string): string | null => (value.startsWith('+') ? fromStoredText(value.slice(1)) : null);
-      return rows.map((row) => ({
-        kind: decode(row.kind),
-        toolName: decode(row.tool_name),
-        modelName: decode(row.model_name),
-        reason: decode(row.reason),
-        code: decode(row.code),
-        entries: toNumber(row.entries),
-      }));
+      const { rows } = await pool.query<CauseCountRow>({ ...statements.causeCounts, values: [queue] });
+      return rows.map((row) => causeCountOf(row, fromStoredText));
     },
   };
 }

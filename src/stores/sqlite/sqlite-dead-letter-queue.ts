@@ -3,32 +3,13 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { activeFilterFields, CAUSE_FILTER_COLUMNS, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
+import { causeCountOf, groupCountOf, type CauseCountRow, type GroupCountRow } from '../dead-letter-group-keys.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 
 interface DeadLetterRow {
   id: number;
   entry: string;
   added_at_ms: number;
-}
-
-/** A row of `dead_letter_cause_counts` (schema version 6): each cause `'+' || value`, or `'-'` when missing. */
-interface CauseCountRow {
-  kind: string;
-  tool_name: string;
-  model_name: string;
-  reason: string;
-  code: string;
-  entries: number;
-}
-
-/** A row of `dead_letter_group_counts` (schema version 7): keys encoded as in {@link CauseCountRow}. */
-interface GroupCountRow extends CauseCountRow {
-  error_kind: string;
-  error_status: string;
-  field_path: string;
-  field_problem: string;
-  tokens_input: number;
-  tokens_output: number;
 }
 
 /** Ids are the decimal text of a positive rowid; anything else names no entry. */
@@ -139,35 +120,10 @@ export function createSqliteDeadLetterQueue<T>(database: Database, options: { cl
       return deleteAll.run(queue).changes;
     },
     async countByGroup() {
-      const decode = (value: string): string | null => (value.startsWith('+') ? value.slice(1) : null);
-      return (groupCounts.all(queue) as GroupCountRow[]).map((row) => {
-        const status = decode(row.error_status);
-        return {
-          kind: decode(row.kind),
-          toolName: decode(row.tool_name),
-          modelName: decode(row.model_name),
-          reason: decode(row.reason),
-          code: decode(row.code),
-          errorKind: decode(row.error_kind),
-          errorStatus: status === null ? null : Number(status),
-          fieldPath: decode(row.field_path),
-          fieldProblem: decode(row.field_problem),
-          entries: row.entries,
-          tokensInput: Number(row.tokens_input),
-          tokensOutput: Number(row.tokens_output),
-        };
-      });
+      return (groupCounts.all(queue) as GroupCountRow[]).map((row) => groupCountOf(row, (text) => text));
     },
     async countByCause() {
-      const decode = (value: string): string | null => (value.startsWith('+') ? value.slice(1) : null);
-      return (causeCounts.all(queue) as CauseCountRow[]).map((row) => ({
-        kind: decode(row.kind),
-        toolName: decode(row.tool_name),
-        modelName: decode(row.model_name),
-        reason: decode(row.reason),
-        code: decode(row.code),
-        entries: row.entries,
-      }));
+      return (causeCounts.all(queue) as CauseCountRow[]).map((row) => causeCountOf(row, (text) => text));
     },
   };
 }
