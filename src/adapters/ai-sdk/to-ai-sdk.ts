@@ -5,6 +5,7 @@ import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createRepeatedCalls } from '../repeated-calls.ts';
 import { createAiSdkRunDeadLetter, type AiSdkDeadLetterOptions } from './ai-sdk-dead-letter.ts';
 import { aiSdkJsonSchema, repairableErrorName } from './sdk-markers.ts';
+import { createSuccessWarnings } from './success-warnings.ts';
 import { ToolCallFailure } from './tool-call-failure.ts';
 
 /** Options of {@link toAiSdk}. */
@@ -145,7 +146,10 @@ function isToolRuntime(value: unknown): value is ToolRuntime {
  * - Each tool advertises the toolrun tool's JSON Schema without a validator, so the SDK only parses
  *   the model's JSON and toolrun validates it (field-level `INVALID_ARGUMENTS` envelopes, formats,
  *   coercion, retries, breakers). `execute` runs `runtime.run` with the SDK's `toolCallId` as
- *   `callId` and its `abortSignal` as `signal`, and returns the envelope's `data` on success.
+ *   `callId` and its `abortSignal` as `signal`, and returns the envelope's `data` on success. A
+ *   success with `warnings` (an argument an open schema let through undeclared) reaches the model
+ *   as `{ data, warnings }` through the tool's `toModelOutput` (the host still sees `data`); in
+ *   `ai` 5 only when `data` is an object or array (it passes `toModelOutput` the output alone).
  * - A failed call throws a {@link ToolCallFailure}: the SDK records a `tool-error` (the host's UI
  *   and telemetry see a failure) and sends the model its message, the failure envelope's JSON, as
  *   the tool result's `error-text`. The loop goes on.
@@ -188,6 +192,8 @@ export function toAiSdk(runtime: ToolRuntime, options: ToAiSdkOptions = {}): AiS
   };
 
   const repeated = createRepeatedCalls();
+  const successWarnings = createSuccessWarnings();
+  const toModelOutput = (options: unknown) => successWarnings.toModelOutput(options);
   const runCall = async (name: string, args: unknown, callOptions: unknown): Promise<unknown> => {
     const { toolCallId, abortSignal, messages } = (typeof callOptions === 'object' && callOptions !== null ? callOptions : {}) as {
       toolCallId?: unknown;
@@ -211,7 +217,10 @@ export function toAiSdk(runtime: ToolRuntime, options: ToAiSdkOptions = {}): AiS
       await deadLetter.settle({ record, messages, toolCallId: callId, args });
       return record.result;
     });
-    if (result.status === 'success') return result.data;
+    if (result.status === 'success') {
+      successWarnings.remember({ callId, data: result.data, warnings: result.warnings });
+      return result.data;
+    }
     throw new ToolCallFailure(result);
   };
 
@@ -232,6 +241,7 @@ export function toAiSdk(runtime: ToolRuntime, options: ToAiSdkOptions = {}): AiS
         if (runtimeResolves(repaired.tool_name)) return runCall(registered, input, callOptions);
         return runCall(repaired.tool_name, repaired.arguments, callOptions);
       },
+      toModelOutput,
     };
     registeredNames.set(tool, registered);
     Object.defineProperty(tools, registered, { value: tool, enumerable: true, writable: true, configurable: true });
