@@ -8,21 +8,29 @@ import { hostOfEntry } from '../../worker/host-entry.ts';
 import { replayHostRun, type HostRunReplayResult } from '../../worker/replay-host-run.ts';
 import { AI_SDK_HOST } from './ai-sdk-dead-letter.ts';
 
-/** What `continueRun` returns: the parts of `generateText`'s result the replay reads. */
+/**
+ * What `continueRun` returns: the parts of an AI SDK result the replay reads, as `generateText` and
+ * an agent's `generate` give them (values) or as `streamText` and an agent's `stream` do (promises
+ * that settle when the stream ends; the SDK runs the stream to its end without a reader).
+ */
 export interface AiSdkContinuation {
-  text: string;
+  /** The text of the run's last step (the replay result's `text`). */
+  text: string | PromiseLike<string>;
   /** One per model call the continuation made. */
-  steps: readonly unknown[];
-  response: { messages: readonly unknown[] };
+  steps: readonly unknown[] | PromiseLike<readonly unknown[]>;
+  /** The messages the continuation added after the tool result (stored with the conversation). */
+  response: { messages: readonly unknown[] } | PromiseLike<{ messages: readonly unknown[] }>;
 }
 
 /**
- * How to continue a run of this app in the AI SDK's own loop: call `generateText` with your model,
- * tools and options and these `messages`, and return its result, e.g.
- * `(messages, { runtime }) => generateText({ model, tools: toAiSdk(runtime).tools, messages, stopWhen: stepCountIs(5) })`.
+ * How to continue a run of this app in the AI SDK's own loop: call `generateText`, `streamText` or
+ * your agent (`ToolLoopAgent` / `Experimental_Agent`) with your model, tools and options and these
+ * `messages`, and return its result, e.g.
+ * `(messages, { runtime }) => generateText({ model, tools: toAiSdk(runtime).tools, messages, stopWhen: stepCountIs(5) })`,
+ * `(messages, { runtime }) => streamText({ ... })` (its result as it is) or `(messages) => agent.generate({ messages })`.
  * `context.runtime` is the replay's runtime (the one that ran the failed tool again).
  */
-export type AiSdkContinueRun = (messages: unknown[], context: { runtime: ToolRuntime; runId: string }) => Promise<AiSdkContinuation>;
+export type AiSdkContinueRun = (messages: unknown[], context: { runtime: ToolRuntime; runId: string }) => AiSdkContinuation | PromiseLike<AiSdkContinuation>;
 
 /** Options of {@link replayAiSdkDeadLetter}: registered once per app, used for every entry. */
 export interface AiSdkReplayOptions {
@@ -61,7 +69,8 @@ function toolMessage(call: HostToolCall, result: ToolSuccess): unknown {
 /**
  * The AI SDK's continuation for toolrun's host replay: register it once as `hosts['ai-sdk']` (in the
  * config `toolrun dlq replay|drain` and the dashboard load, or in `createToolrun({ hosts })`), and
- * every replay of an AI SDK entry continues `generateText` from the failed step with `continueRun`.
+ * every replay of an AI SDK entry continues the run from the failed step with `continueRun`
+ * (`generateText`, `streamText` or an agent class: see {@link AiSdkContinueRun}).
  *
  * @example
  * ```ts
@@ -77,7 +86,8 @@ export function aiSdkContinuation(continueRun: AiSdkContinueRun): HostContinuati
     resultMessages: (call, result) => [toolMessage(call, result)],
     continueRun: async ({ messages, runtime, runId }) => {
       const continued = await continueRun(messages, { runtime, runId });
-      return { text: continued.text, modelCalls: continued.steps.length, newMessages: continued.response.messages };
+      const [text, steps, response] = await Promise.all([continued.text, continued.steps, continued.response]);
+      return { text, modelCalls: steps.length, newMessages: response.messages };
     },
   };
 }
