@@ -1,7 +1,7 @@
 /**
- * The tool DLQ and replay of `toAiSdk` in every loop of `ai` 6 (`generateText`, `streamText`,
- * `ToolLoopAgent`; `MockLanguageModelV3`) and `ai` 5 (`generateText`, `streamText`,
- * `Experimental_Agent`; `MockLanguageModelV2`, installed as `ai-v5`). `ai` 7 is in
+ * The tool DLQ, replay and success warnings of `toAiSdk` in every loop of `ai` 6 (`generateText`,
+ * `streamText`, `ToolLoopAgent`'s `generate` and `stream`; `MockLanguageModelV3`) and `ai` 5 (the
+ * same with `Experimental_Agent`; `MockLanguageModelV2`, installed as `ai-v5`). `ai` 7 is in
  * ai-sdk-v7-dead-letter.test.ts, on Node 22.
  */
 import * as ai from 'ai';

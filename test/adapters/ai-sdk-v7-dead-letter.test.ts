@@ -1,6 +1,6 @@
 /**
- * The tool DLQ and replay of `toAiSdk` in every loop of `ai` 7 (`generateText`, `streamText`,
- * `ToolLoopAgent`; `MockLanguageModelV4` of `ai-v7/test`). `ai` 7 needs Node 22+: on an older Node
+ * The tool DLQ, replay and success warnings of `toAiSdk` in every loop of `ai` 7 (`generateText`,
+ * `streamText`, `ToolLoopAgent`'s `generate` and `stream`; `MockLanguageModelV4` of `ai-v7/test`). `ai` 7 needs Node 22+: on an older Node
  * the suite is skipped, visibly. Run it with
  * `npx -y -p node@22 node node_modules/vitest/vitest.mjs run test/adapters/ai-sdk-v7-dead-letter.test.ts`.
  */
