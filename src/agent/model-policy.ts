@@ -2,6 +2,7 @@ import { classifyModelError, type ClassifiedError } from '../core/classify-error
 import type { FailureKind } from '../ground/failure-cause.ts';
 import type { Clock, RandomSource } from '../ground/ports/clock.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
+import { executeWithRetry } from '../policies/retry-loop.ts';
 import { decideRetry, resolveRetryPolicy, type RetryPolicy, type RetryPolicyOverride } from '../policies/retry-policy.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import type { Model, ModelRequest, ModelResponse, ModelToolCall } from './messages.ts';
@@ -284,109 +285,87 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
   };
 
   let lastError: ModelFailureInfo['lastError'] | undefined;
-  let reason: ModelFailureReason = 'model-retries-exhausted';
+  // set by the attempts and the retry decisions below (a declared type: TypeScript does not follow writes in callbacks)
+  let reason = 'model-retries-exhausted' as ModelFailureReason;
   let retryAfterMs: number | undefined;
   let attemptsMade = 0;
-  for (let attempt = 1; ; attempt++) {
-    const remainingMs = input.deadlineAt === undefined ? undefined : input.deadlineAt - clock.now();
-    if (remainingMs !== undefined && remainingMs <= 0) {
-      await release();
-      return {
-        ok: false,
-        cancelled: false,
-        attempts: attemptsMade,
-        failure: {
-          stepIndex,
-          modelName,
-          attempts: attemptsMade,
-          reason: 'model-budget-exhausted',
-          lastError: lastError ?? { kind: 'timeout', code: 'BUDGET_EXHAUSTED', status: null, message: 'no time was left in the run to call the model' },
-        },
-      };
-    }
-    const outcome = await attemptOnce(input, Math.min(policy.timeoutMs, remainingMs ?? Number.POSITIVE_INFINITY));
-    attemptsMade = attempt;
-    if (outcome.ok) {
-      const checked = checkModelResponse(outcome.value, stepIndex);
-      if (checked.ok) {
-        if (breaker) await breaker.recordSuccess(breakerKey, probeId).catch(() => undefined);
-        return { ok: true, response: checked.response, attempts: attempt };
-      }
-      lastError = { kind: INVALID_RESPONSE, code: 'INVALID_MODEL_RESPONSE', status: null, message: input.describe(checked.problem) };
-      reason = 'model-invalid-response';
-      // A sampled answer may be well-formed next time: an invalid response is retried like a transient failure.
-      const decision = decideRetry({
-        attempt,
-        failure: { transient: true, ambiguous: false },
-        policy,
-        idempotent: true,
-        remainingBudgetMs: remainingMs,
-        random: input.random,
-      });
-      if (!decision.retry) break;
-      if (!(await sleep(input, decision.delayMs))) {
-        await release();
-        return { ok: false, cancelled: true, attempts: attempt };
-      }
-      continue;
-    }
-    if (outcome.abortReason === 'cancelled') {
-      await release();
-      return { ok: false, cancelled: true, attempts: attempt };
-    }
-    const classified = classify(outcome.thrown, clock.now(), outcome.abortReason);
-    lastError = { kind: classified.kind, code: modelCodeOf(classified), status: classified.status, message: input.describe(classified.message) };
-    retryAfterMs = classified.retryAfterMs;
-    if (classified.kind === 'invalid_response') reason = 'model-invalid-response';
-    if (classified.misconfiguration) {
-      reason = 'model-not-retryable';
-      let opened = false;
-      if (breaker) opened = (await breaker.recordFailure(breakerKey, { message: lastError.message }, probeId).catch(() => ({ opened: false }))).opened;
-      return {
-        ok: false,
-        cancelled: false,
-        attempts: attempt,
-        failure: {
-          stepIndex,
-          modelName,
-          attempts: attempt,
-          reason,
-          lastError,
-          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-          ...(opened ? { breakerOpened: true } : {}),
-        },
-      };
-    }
-    const decision = decideRetry({
-      attempt,
-      failure: {
-        transient: classified.transient,
-        ambiguous: false,
-        ...(classified.retryAfterMs !== undefined ? { retryAfterMs: classified.retryAfterMs } : {}),
+  let remainingMs: number | undefined;
+  const end = await executeWithRetry<ModelResponse, AttemptFailure>(
+    {
+      attempt: async (attempt) => {
+        remainingMs = input.deadlineAt === undefined ? undefined : input.deadlineAt - clock.now();
+        if (remainingMs !== undefined && remainingMs <= 0) {
+          reason = 'model-budget-exhausted';
+          retryAfterMs = undefined;
+          return undefined;
+        }
+        const outcome = await attemptOnce(input, Math.min(policy.timeoutMs, remainingMs ?? Number.POSITIVE_INFINITY));
+        attemptsMade = attempt;
+        if (outcome.ok) {
+          const checked = checkModelResponse(outcome.value, stepIndex);
+          if (checked.ok) return { ok: true, value: checked.response };
+          lastError = { kind: INVALID_RESPONSE, code: 'INVALID_MODEL_RESPONSE', status: null, message: input.describe(checked.problem) };
+          reason = 'model-invalid-response';
+          // A sampled answer may be well-formed next time: an invalid response is retried like a transient failure.
+          return { ok: false, failure: { transient: true, invalidAnswer: true } };
+        }
+        if (outcome.abortReason === 'cancelled') return { ok: false, failure: { transient: false, end: 'cancelled' } };
+        const classified = classify(outcome.thrown, clock.now(), outcome.abortReason);
+        lastError = { kind: classified.kind, code: modelCodeOf(classified), status: classified.status, message: input.describe(classified.message) };
+        retryAfterMs = classified.retryAfterMs;
+        if (classified.kind === 'invalid_response') reason = 'model-invalid-response';
+        if (classified.misconfiguration) return { ok: false, failure: { transient: false, end: 'misconfigured' } };
+        return { ok: false, failure: { transient: classified.transient, retryAfterMs: classified.retryAfterMs, kind: classified.kind } };
       },
-      policy,
-      idempotent: true,
-      remainingBudgetMs: remainingMs,
-      random: input.random,
-    });
-    if (!decision.retry) {
-      reason =
-        classified.kind === 'invalid_response' && decision.reason === 'attempts-exhausted'
-          ? 'model-invalid-response'
-          : decision.reason === 'not-transient'
-            ? 'model-not-retryable'
-            : decision.reason === 'budget-exhausted' || decision.reason === 'retry-after-exceeds-budget'
-              ? 'model-budget-exhausted'
-              : 'model-retries-exhausted';
-      if (decision.reason === 'retry-after-exceeds-budget' && decision.retryAfterMs !== undefined) retryAfterMs = decision.retryAfterMs;
-      break;
-    }
-    if (!(await sleep(input, decision.delayMs))) {
-      await release();
-      return { ok: false, cancelled: true, attempts: attempt };
-    }
+      retryAfter: (failure, attempt) => {
+        if (failure.end !== undefined) return undefined;
+        const decision = decideRetry({
+          attempt,
+          failure: { transient: failure.transient, ambiguous: false, ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}) },
+          policy,
+          idempotent: true,
+          remainingBudgetMs: remainingMs,
+          random: input.random,
+        });
+        if (decision.retry) return decision.delayMs;
+        if (failure.invalidAnswer) return undefined;
+        reason =
+          failure.kind === 'invalid_response' && decision.reason === 'attempts-exhausted'
+            ? 'model-invalid-response'
+            : decision.reason === 'not-transient'
+              ? 'model-not-retryable'
+              : decision.reason === 'budget-exhausted' || decision.reason === 'retry-after-exceeds-budget'
+                ? 'model-budget-exhausted'
+                : 'model-retries-exhausted';
+        if (decision.reason === 'retry-after-exceeds-budget' && decision.retryAfterMs !== undefined) retryAfterMs = decision.retryAfterMs;
+        return undefined;
+      },
+    },
+    { clock, signal: input.signal },
+  );
+  if (end.ok) {
+    if (breaker) await breaker.recordSuccess(breakerKey, probeId).catch(() => undefined);
+    return { ok: true, response: end.value, attempts: attemptsMade };
+  }
+  if (end.failure?.end === 'misconfigured') {
+    let opened = false;
+    if (breaker) opened = (await breaker.recordFailure(breakerKey, { message: lastError!.message }, probeId).catch(() => ({ opened: false }))).opened;
+    const failure: ModelFailureInfo = {
+      stepIndex,
+      modelName,
+      attempts: attemptsMade,
+      reason: 'model-not-retryable',
+      lastError: lastError!,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      ...(opened ? { breakerOpened: true } : {}),
+    };
+    return { ok: false, cancelled: false, attempts: attemptsMade, failure };
   }
   await release();
+  if (end.cancelled || end.failure?.end === 'cancelled') return { ok: false, cancelled: true, attempts: attemptsMade };
+  if (reason === 'model-budget-exhausted' && lastError === undefined) {
+    lastError = { kind: 'timeout', code: 'BUDGET_EXHAUSTED', status: null, message: 'no time was left in the run to call the model' };
+  }
   const failure: ModelFailureInfo = {
     stepIndex,
     modelName,
@@ -398,11 +377,12 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
   return { ok: false, cancelled: false, attempts: failure.attempts, failure };
 }
 
-async function sleep(input: CallModelInput, delayMs: number): Promise<boolean> {
-  try {
-    await input.clock.sleep(delayMs, input.signal);
-    return true;
-  } catch {
-    return false;
-  }
+/** Why an attempt failed, as the retry decision reads it; `end`: no retry whatever the policy says. */
+interface AttemptFailure {
+  transient: boolean;
+  retryAfterMs?: number | undefined;
+  kind?: string;
+  /** The model answered with something that is not a model response. */
+  invalidAnswer?: boolean;
+  end?: 'cancelled' | 'misconfigured';
 }
