@@ -178,4 +178,3 @@ export async function runLangChainDeadLetterBench(options: { distDir?: URL } = {
     },
   ];
 }
-

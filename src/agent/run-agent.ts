@@ -196,7 +196,13 @@ async function startState(options: RunAgentOptions, runId: string, nowMs: number
   const existing = 'checkpoint' in opened ? opened.checkpoint : undefined;
   if (!existing && started !== undefined) {
     // the caller's open committed the start step: the run goes on from it
-    return { ...fresh, committed: true, messages: [...(started.messages as ChatMessage[])], storedCount: started.messages.length, conversationRef: started.conversationRef };
+    return {
+      ...fresh,
+      committed: true,
+      messages: [...(started.messages as ChatMessage[])],
+      storedCount: started.messages.length,
+      conversationRef: started.conversationRef,
+    };
   }
   if (!existing) return fresh;
   // a checkpoint whose conversation is gone starts over, keeping the run's message id

@@ -72,7 +72,12 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
     await claimed.claim.release();
     // Another message's run: running this one would resume, or silently skip, a run it does not own.
     const detail = `runId "${runId}" belongs to the run of message "${existing.messageId}"; give this message its own runId`;
-    return rejectMessage(rejectedMessageEntry(message, { code: 'RUN_ID_CONFLICT', detail }, { receivedAt, redactor: runtime.redactor }), messageId, options, clock);
+    return rejectMessage(
+      rejectedMessageEntry(message, { code: 'RUN_ID_CONFLICT', detail }, { receivedAt, redactor: runtime.redactor }),
+      messageId,
+      options,
+      clock,
+    );
   }
   if ((existing && isTerminalRunStatus(existing.status)) || deliveries > (options.maxDeliveries ?? 5)) {
     try {
@@ -132,7 +137,9 @@ async function finishedRun(finished: RunCheckpoint, context: ClaimedContext): Pr
   const { messageId, runId, options, stores, runtime, clock } = context;
   options.onEvent?.({ type: 'message-duplicate', messageId, runId, runStatus: finished.status, at: clock.now() });
   const pushed =
-    finished.status === 'tool_failed' || finished.status === 'model_failed' ? await ensureDeadLettered(finished, { runtime, stores, clock }, options) : undefined;
+    finished.status === 'tool_failed' || finished.status === 'model_failed'
+      ? await ensureDeadLettered(finished, { runtime, stores, clock }, options)
+      : undefined;
   return {
     status: finished.status as AgentRunStatus,
     runId,

@@ -76,7 +76,10 @@ export function parseRunRequest(
     return { ok: false, entry: rejectedMessageEntry(message, { code: 'INVALID_MESSAGE', detail: 'The message has no string body' }, { receivedAt, redactor }) };
   }
   if (message.body.length > maxBodyBytes / 3 && utf8ByteLength(message.body) > maxBodyBytes) {
-    return { ok: false, entry: rejectedMessageEntry(message, { code: 'BODY_TOO_LARGE', detail: `The body is over ${maxBodyBytes} bytes` }, { receivedAt, redactor }) };
+    return {
+      ok: false,
+      entry: rejectedMessageEntry(message, { code: 'BODY_TOO_LARGE', detail: `The body is over ${maxBodyBytes} bytes` }, { receivedAt, redactor }),
+    };
   }
   let parsed: unknown;
   try {

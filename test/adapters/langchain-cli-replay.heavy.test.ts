@@ -42,7 +42,11 @@ describe('toolrun dlq replay of a LangChain entry (the langchain host from the c
     const model = fakeModel()
       .respondWithTools([{ name: 'save_order', args: { order: 'O-1' }, id: 'call_1' }])
       .respond(new AIMessage('I could not save it.'));
-    const agent = createAgent({ model, middleware: [toolrunMiddleware(runtime, { deadLetter: { stores } })], checkpointer: new FileCheckpointSaver(checkpoints) });
+    const agent = createAgent({
+      model,
+      middleware: [toolrunMiddleware(runtime, { deadLetter: { stores } })],
+      checkpointer: new FileCheckpointSaver(checkpoints),
+    });
     await agent.invoke({ messages: [new HumanMessage('Save order O-1.')] }, { configurable: { thread_id: 'order-1' } });
     await stores.close();
 

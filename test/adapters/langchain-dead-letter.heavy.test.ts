@@ -30,7 +30,11 @@ const readLog = (path: string): LogEntry[] =>
     .map((line) => JSON.parse(line) as LogEntry);
 
 /** Runs the child in `mode` to its end; with `killWhenToolStarts`, kills it once its tool has started. */
-async function runChild(mode: string, paths: { database: string; checkpoints: string; log: string }, killWhenToolStarts = false): Promise<'killed' | 'finished'> {
+async function runChild(
+  mode: string,
+  paths: { database: string; checkpoints: string; log: string },
+  killWhenToolStarts = false,
+): Promise<'killed' | 'finished'> {
   const process = spawnCrashChild(child, [mode, paths.database, paths.checkpoints, paths.log], paths.log);
   if (!killWhenToolStarts) return process.ended;
   const watch = setInterval(() => {

@@ -31,7 +31,12 @@ function scripted(turns: ReadonlyArray<{ call?: string; args?: Record<string, un
   const answer = () => {
     const turn = turns[index++] ?? { text: 'done' };
     return turn.call
-      ? withUsage(new AIMessage({ content: '', tool_calls: [{ type: 'tool_call', id: turn.call, name: 'save_order', args: turn.args ?? { order: 'O-1', card: '4111111111111111' } }] }))
+      ? withUsage(
+          new AIMessage({
+            content: '',
+            tool_calls: [{ type: 'tool_call', id: turn.call, name: 'save_order', args: turn.args ?? { order: 'O-1', card: '4111111111111111' } }],
+          }),
+        )
       : withUsage(new AIMessage(turn.text ?? ''));
   };
   for (let count = 0; count < 12; count++) model.respond(answer);
@@ -348,7 +353,9 @@ describe('replayLangChainDeadLetter', () => {
     checkpointed.fix();
     await checkpointer.deleteThread('chat-1');
     const withSaver = createAgent({ model: scripted([]).model, middleware: [checkpointed.middleware], checkpointer });
-    expect(await replayLangChainDeadLetter(checkpointed.record, { stores: checkpointed.stores, runtime: checkpointed.runtime, agent: withSaver })).toMatchObject({
+    expect(
+      await replayLangChainDeadLetter(checkpointed.record, { stores: checkpointed.stores, runtime: checkpointed.runtime, agent: withSaver }),
+    ).toMatchObject({
       status: 'expired',
     });
     expect(checkpointed.writes).toEqual([]);

@@ -85,7 +85,8 @@ function textOf(message: BaseMessage | undefined): string | null {
 }
 
 function graphOf(agent: LangChainReplayAgent): NonNullable<LangChainReplayAgent['graph']> {
-  if (agent.graph === undefined) throw new ToolrunError('INVALID_OPTIONS', 'langchainContinuation: a checkpointed run needs the agent\'s graph (createAgent(...) has one)');
+  if (agent.graph === undefined)
+    throw new ToolrunError('INVALID_OPTIONS', "langchainContinuation: a checkpointed run needs the agent's graph (createAgent(...) has one)");
   return agent.graph;
 }
 
@@ -95,7 +96,11 @@ function checkpointConfig(ref: LangGraphCheckpointRef): LangChainRunConfig {
 }
 
 /** The answers the other calls of the failed turn got in the live run (the thread's latest state), to go back in with the replayed one. */
-async function siblingAnswers(graph: NonNullable<LangChainReplayAgent['graph']>, ref: LangGraphCheckpointRef, prior: readonly BaseMessage[]): Promise<BaseMessage[]> {
+async function siblingAnswers(
+  graph: NonNullable<LangChainReplayAgent['graph']>,
+  ref: LangGraphCheckpointRef,
+  prior: readonly BaseMessage[],
+): Promise<BaseMessage[]> {
   const others = new Set((prior.findLast(isAi)?.tool_calls ?? []).map((call) => call.id).filter((id) => id !== ref.toolCallId));
   if (others.size === 0) return [];
   const latest = messagesOf((await graph.getState({ configurable: { thread_id: ref.threadId } })).values);
@@ -193,7 +198,16 @@ export async function replayLangChainDeadLetter(record: DeadLetterRecord<Resumab
   if (stores === undefined || runtime === undefined || typeof agent?.invoke !== 'function')
     throw new ToolrunError('INVALID_OPTIONS', 'replayLangChainDeadLetter needs stores, runtime and agent');
   if (hostOfEntry(record.entry) !== LANGCHAIN_HOST)
-    return { status: 'invalid_entry', runId: null, host: null, modelCalls: 0, text: null, id: record.id, removed: false, message: 'not an entry of a LangChain run' };
+    return {
+      status: 'invalid_entry',
+      runId: null,
+      host: null,
+      modelCalls: 0,
+      text: null,
+      id: record.id,
+      removed: false,
+      message: 'not an entry of a LangChain run',
+    };
   const continuation = langchainContinuation({ agent, stores, ...(options.config !== undefined ? { config: options.config } : {}) });
   return replayHostRun(record, continuation, { stores, runtime, ...(options.claimLeaseMs !== undefined ? { claimLeaseMs: options.claimLeaseMs } : {}) });
 }

@@ -32,8 +32,7 @@ export interface ToolrunMiddlewareOptions extends LangChainCallScope {
 
 function checkDeadLetterOptions(value: unknown): LangChainDeadLetterOptions {
   const stores = (typeof value === 'object' && value !== null ? (value as { stores?: unknown }).stores : undefined) as
-    | { toolDlq?: { pushOnce?: unknown; remove?: unknown }; conversations?: { put?: unknown } }
-    | undefined;
+    { toolDlq?: { pushOnce?: unknown; remove?: unknown }; conversations?: { put?: unknown } } | undefined;
   if (typeof stores?.toolDlq?.pushOnce !== 'function' || typeof stores.toolDlq.remove !== 'function' || typeof stores.conversations?.put !== 'function')
     throw new ToolrunError(
       'INVALID_OPTIONS',

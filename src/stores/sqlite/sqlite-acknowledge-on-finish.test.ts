@@ -36,13 +36,19 @@ describe('SQLite: a run that ends acknowledges its queue message in its last com
     try {
       await stores.queue.enqueue({ id: 'm1', body: '{"input":"go"}' });
       const delivery = (await stores.queue.reserve(60_000))!;
-      const model = createScriptedModel([{ toolCalls: [{ id: 'c0', name: 'lookup', args: '{"id":"a"}' }], usage }, { text: 'done', usage }]);
+      const model = createScriptedModel([
+        { toolCalls: [{ id: 'c0', name: 'lookup', args: '{"id":"a"}' }], usage },
+        { text: 'done', usage },
+      ]);
       const result = await handleMessage(
         { id: delivery.id, body: delivery.body, deliveries: delivery.deliveries },
         { model, tools: [lookup], stores, acknowledgeOnFinish: true },
       );
       expect(result.status).toBe('completed');
-      const row = stores.database.prepare('SELECT acked_at_ms, body FROM queue_messages WHERE id = ?').get('m1') as { acked_at_ms: number | null; body: string };
+      const row = stores.database.prepare('SELECT acked_at_ms, body FROM queue_messages WHERE id = ?').get('m1') as {
+        acked_at_ms: number | null;
+        body: string;
+      };
       expect(row.acked_at_ms).not.toBeNull();
       expect(row.body).toBe('');
       expect(await stores.queue.size()).toBe(0);
