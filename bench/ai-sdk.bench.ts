@@ -4,7 +4,9 @@
  * - per tool call through `generateText` (`ai` 6): a step with one tool call plus the final step,
  *   (a) with a plain AI SDK tool whose JSON Schema the SDK validates with a precompiled Ajv, (b)
  *   with `toAiSdk`'s tool (toolrun parses, validates, runs the policies and builds the envelope);
- *   the difference is toolrun's cost per tool call inside the host;
+ *   the difference is toolrun's cost per tool call inside the host; (e) with `toAiSdk` given a
+ *   dead-letter place (`deadLetter: { stores }`, in-memory stores; one `toAiSdk` per run, as the
+ *   docs say), against (a): the cost of the tool DLQ in the SDK's own loop, per 2-step run;
  * - one agent step with a tool call: (c) one step of `generateText` with the plain tool, (d) one
  *   step of `runAgent` over `fromAiSdkModel` of the same mock model with the same tool (in memory,
  *   no persistence).
@@ -121,7 +123,21 @@ export async function runAiSdkBench(): Promise<BenchRow[]> {
   if (check.steps !== 1 || check.modelCalls !== 1)
     throw new Error(`runAgent did not run one step: ${JSON.stringify({ status: check.status, steps: check.steps })}`);
 
+  const stores = toolrun.createMemoryStores();
+  const deadLetterCall = () => {
+    const run = aiSdk.toAiSdk(runtime, { sessionId: 'bench', deadLetter: { stores } });
+    return generateText({
+      model,
+      tools: run.tools,
+      prepareStep: run.prepareStep,
+      experimental_repairToolCall: run.repairToolCall,
+      stopWhen: stepCountIs(2),
+      prompt: 'Flights JFK to SEA on May 20?',
+    });
+  };
+
   const perCall = await paired(plainCall, toolrunCall);
+  const withDeadLetter = await paired(plainCall, deadLetterCall);
   const perStep = await paired(plainStep, agentStep);
   return [
     { name: '(a) generateText, 1 tool call + final step, plain tool (SDK validates, precompiled Ajv)', medianNs: perCall.aNs },
@@ -131,6 +147,13 @@ export async function runAiSdkBench(): Promise<BenchRow[]> {
       baseline: '(a)',
       ratio: perCall.ratio,
       note: `${((perCall.bNs - perCall.aNs) / 1e3).toFixed(0)} µs per tool call; ${source}`,
+    },
+    {
+      name: '(e) generateText, same, toAiSdk with a dead-letter place (one toAiSdk per run)',
+      medianNs: withDeadLetter.bNs,
+      baseline: '(a)',
+      ratio: withDeadLetter.ratio,
+      note: `(a) measured again alongside: ${(withDeadLetter.aNs / 1e3).toFixed(0)} µs; ${source}`,
     },
     { name: '(c) one step of generateText with a tool call (plain tool)', medianNs: perStep.aNs },
     { name: '(d) one step of runAgent on fromAiSdkModel(same mock), same tool', medianNs: perStep.bNs, baseline: '(c)', ratio: perStep.ratio },
