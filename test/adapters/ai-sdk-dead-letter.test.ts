@@ -7,8 +7,6 @@ import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { replayAiSdkDeadLetter, toAiSdk } from '../../src/adapters/ai-sdk/index.ts';
-import { createToolRuntime } from '../../src/core/create-tool-runtime.ts';
-import { defineTool } from '../../src/core/define-tool.ts';
 import { ToolError } from '../../src/core/tool-error.ts';
 import type { ToolFailureEntry } from '../../src/ground/dead-letter-entries.ts';
 import { ToolrunError } from '../../src/ground/toolrun-error.ts';
@@ -18,8 +16,7 @@ import { createMemoryStores } from '../../src/stores/memory/index.ts';
 import { drainToolDlq } from '../../src/worker/drain-tool-dlq.ts';
 import { createAutoAdvancingClock } from '../../src/testing/auto-advancing-clock.ts';
 import { generateResult, type ScriptedTurn } from './fixtures/ai-sdk-scenarios.ts';
-
-const FAST_RETRY = { backoff: { baseDelayMs: 1, jitterMs: 0 }, minDelayMs: 1 };
+import { writeRuntime } from './fixtures/save-order-runtime.ts';
 
 /** The SDK's mock model answering `turns` in order (then "done"), counting its calls. */
 function scripted(turns: readonly ScriptedTurn[]) {
@@ -31,31 +28,6 @@ function scripted(turns: readonly ScriptedTurn[]) {
 }
 
 /** A write tool whose upstream answers `failWith` until `fixed`, counting the writes applied. */
-function writeRuntime(failWith: () => ToolError | undefined, sharedBreaker?: ReturnType<typeof createSharedBreaker>) {
-  const writes: unknown[] = [];
-  const runtime = createToolRuntime({
-    clock: createAutoAdvancingClock(),
-    random: () => 0,
-    retry: FAST_RETRY,
-    ...(sharedBreaker ? { sharedBreaker } : {}),
-    tools: [
-      defineTool({
-        name: 'save_order',
-        description: 'Saves an order',
-        inputSchema: { type: 'object', properties: { order: { type: 'string' }, card: { type: 'string' } }, required: ['order'], additionalProperties: false },
-        sensitive: ['card'],
-        execute: async (args) => {
-          const failure = failWith();
-          if (failure) throw failure;
-          writes.push(args.order);
-          return { saved: args.order };
-        },
-      }),
-    ],
-  });
-  return { runtime, writes };
-}
-
 const unavailable = () => new ToolError({ kind: 'server', status: 503, message: 'Service Unavailable' });
 const saveCall = (id: string): ScriptedTurn => ({ toolCalls: [{ id, name: 'save_order', input: '{"order":"O-1","card":"4111111111111111"}' }] });
 

@@ -19,8 +19,8 @@ import { createSharedBreaker, type SharedBreakerEvent } from '../../src/policies
 import { createMemoryStores } from '../../src/stores/memory/index.ts';
 import { createAutoAdvancingClock } from '../../src/testing/auto-advancing-clock.ts';
 import { drainToolDlq } from '../../src/worker/drain-tool-dlq.ts';
+import { FAST_RETRY, writeRuntime } from './fixtures/save-order-runtime.ts';
 
-const FAST_RETRY = { backoff: { baseDelayMs: 1, jitterMs: 0 }, minDelayMs: 1 };
 /** A model turn with the usage a provider reports (the fake model reports none). */
 const withUsage = (message: AIMessage) => Object.assign(message, { usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } });
 
@@ -44,31 +44,6 @@ function scripted(turns: ReadonlyArray<{ call?: string; args?: Record<string, un
 }
 
 /** A write tool whose upstream answers `failWith` until fixed, counting the writes applied. */
-function writeRuntime(failWith: () => ToolError | undefined, sharedBreaker?: ReturnType<typeof createSharedBreaker>) {
-  const writes: unknown[] = [];
-  const runtime = createToolRuntime({
-    clock: createAutoAdvancingClock(),
-    random: () => 0,
-    retry: FAST_RETRY,
-    ...(sharedBreaker ? { sharedBreaker } : {}),
-    tools: [
-      defineTool({
-        name: 'save_order',
-        description: 'Saves an order',
-        inputSchema: { type: 'object', properties: { order: { type: 'string' }, card: { type: 'string' } }, required: ['order'], additionalProperties: false },
-        sensitive: ['card'],
-        execute: async (args) => {
-          const failure = failWith();
-          if (failure) throw failure;
-          writes.push(args.order);
-          return { saved: args.order };
-        },
-      }),
-    ],
-  });
-  return { runtime, writes };
-}
-
 const unavailable = () => new ToolError({ kind: 'server', status: 503, message: 'Service Unavailable' });
 const ask = (text = 'save O-1') => ({ messages: [new HumanMessage(text)] });
 const lastText = (state: { messages: BaseMessage[] }) => state.messages.at(-1)?.content;

@@ -7,8 +7,6 @@
 import { Agent, OpenAIProvider, Runner, setTracingDisabled } from '@openai/agents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAiAgentsContinuation, replayOpenAiAgentsDeadLetter, toOpenAiAgents } from '../../src/adapters/openai-agents/index.ts';
-import { createToolRuntime } from '../../src/core/create-tool-runtime.ts';
-import { defineTool } from '../../src/core/define-tool.ts';
 import { ToolError } from '../../src/core/tool-error.ts';
 import type { ToolFailureEntry } from '../../src/ground/dead-letter-entries.ts';
 import { ToolrunError } from '../../src/ground/toolrun-error.ts';
@@ -27,8 +25,7 @@ import {
   type RecordedRequest,
   type ScriptedServer,
 } from './fixtures/openai-scripted-server.ts';
-
-const FAST_RETRY = { backoff: { baseDelayMs: 1, jitterMs: 0 }, minDelayMs: 1 };
+import { writeRuntime } from './fixtures/save-order-runtime.ts';
 
 let server: ScriptedServer;
 beforeAll(async () => {
@@ -40,31 +37,6 @@ afterAll(async () => {
 });
 
 /** A write tool whose upstream answers `failWith` until it returns nothing, counting the writes applied. */
-function writeRuntime(failWith: () => ToolError | undefined, sharedBreaker?: ReturnType<typeof createSharedBreaker>) {
-  const writes: unknown[] = [];
-  const runtime = createToolRuntime({
-    clock: createAutoAdvancingClock(),
-    random: () => 0,
-    retry: FAST_RETRY,
-    ...(sharedBreaker ? { sharedBreaker } : {}),
-    tools: [
-      defineTool({
-        name: 'save_order',
-        description: 'Saves an order',
-        inputSchema: { type: 'object', properties: { order: { type: 'string' }, card: { type: 'string' } }, required: ['order'], additionalProperties: false },
-        sensitive: ['card'],
-        execute: async (args) => {
-          const failure = failWith();
-          if (failure) throw failure;
-          writes.push(args.order);
-          return { saved: args.order };
-        },
-      }),
-    ],
-  });
-  return { runtime, writes };
-}
-
 const unavailable = () => new ToolError({ kind: 'server', status: 503, message: 'Service Unavailable' });
 const saveCall = (id: string) => () => responsesToolCall({ id, name: 'save_order', arguments: '{"order":"O-1","card":"4111111111111111"}' });
 const modelProvider = () => new OpenAIProvider({ apiKey: 'sk-test', baseURL: `${server.origin}/v1`, useResponses: true });
