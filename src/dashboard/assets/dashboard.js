@@ -120,6 +120,23 @@
     });
   }
 
+  // ── the view's reads: each route() starts a new view, and an answer to a read asked for an earlier
+  // one is never shown (nor its error): a slow overview must not replace the list the user went to
+  var viewNumber = 0;
+  function viewRead(path) {
+    var askedFor = viewNumber;
+    var never = new Promise(function () {});
+    return api(path).then(
+      function (body) {
+        return askedFor === viewNumber ? body : never;
+      },
+      function (error) {
+        if (askedFor === viewNumber) throw error;
+        return never;
+      },
+    );
+  }
+
   function query(params) {
     var search = new URLSearchParams();
     Object.keys(params).forEach(function (key) {
@@ -469,7 +486,7 @@
     append(view, [heading, form, actions, listHolder]);
     view.focus();
 
-    api('/api/tool/entries' + query(Object.assign({ limit: limit, offset: offset }, filter))).then(function (page) {
+    viewRead('/api/tool/entries' + query(Object.assign({ limit: limit, offset: offset }, filter))).then(function (page) {
       clear(listHolder);
       var rows = page.rows.map(function (row) {
         return [
@@ -514,7 +531,7 @@
         pager('#/tool', params, page),
       ]);
       // the cause groups need a scan of the queue: asked for once the rows are on the page
-      api('/api/tool/groups').then(function (groups) {
+      viewRead('/api/tool/groups').then(function (groups) {
         groups.tool.forEach(function (group) {
           groupSelect.appendChild(el('option', { value: group.group, selected: group.group === filter.group, text: group.group + ' (' + group.count + ')' }));
         });
@@ -840,7 +857,7 @@
   function renderToolEntry(view, id) {
     clear(view);
     append(view, el('p', { text: 'Loading entry ' + id + '…' }));
-    api('/api/tool/entries/' + encodeURIComponent(id)).then(
+    viewRead('/api/tool/entries/' + encodeURIComponent(id)).then(
       function (detail) {
         clear(view);
         var ledger = detail.ledger.length
@@ -938,7 +955,7 @@
     var holder = el('div', { 'data-testid': 'message-list' }, el('p', { text: 'Loading…' }));
     append(view, [el('h2', { text: 'Message DLQ' }), form, canAct() ? purgeForm : null, holder]);
     view.focus();
-    api('/api/message/entries' + query(Object.assign({ limit: limit, offset: offset }, filter))).then(function (page) {
+    viewRead('/api/message/entries' + query(Object.assign({ limit: limit, offset: offset }, filter))).then(function (page) {
       clear(holder);
       append(holder, [
         el('p', {
@@ -1035,7 +1052,7 @@
 
   function renderMessageEntry(view, id) {
     clear(view);
-    api('/api/message/entries/' + encodeURIComponent(id)).then(function (detail) {
+    viewRead('/api/message/entries/' + encodeURIComponent(id)).then(function (detail) {
       append(view, [
         el('p', null, el('a', { href: '#/message', text: '← Message DLQ' })),
         el('h2', { text: 'Message-DLQ entry ' + detail.id }),
@@ -1082,7 +1099,7 @@
       }, showError);
     });
     function tick() {
-      api('/api/jobs/' + encodeURIComponent(id)).then(function (job) {
+      viewRead('/api/jobs/' + encodeURIComponent(id)).then(function (job) {
         clear(holder);
         append(holder, [
           el(
@@ -1128,7 +1145,7 @@
 
   function renderJobs(view) {
     clear(view);
-    api('/api/jobs').then(function (result) {
+    viewRead('/api/jobs').then(function (result) {
       append(view, [
         el('h2', { text: 'Replay jobs' }),
         result.jobs.length
@@ -1150,6 +1167,7 @@
   }
 
   function route() {
+    viewNumber += 1;
     if (pollTimer) clearTimeout(pollTimer);
     var view = document.getElementById('view');
     var hash = location.hash.replace(/^#/, '') || '/overview';
@@ -1170,7 +1188,7 @@
     if (section === 'jobs') return renderJobs(view);
     clear(view);
     append(view, el('p', { text: 'Loading the overview…' }));
-    api('/api/overview').then(function (data) {
+    viewRead('/api/overview').then(function (data) {
       renderOverview(view, data);
     }, showError);
   }
