@@ -46,19 +46,23 @@ interface Spawned {
   stop(): Promise<void>;
 }
 
+/** The CLI commands still running: a test that ended before its command did leaves none behind (see the last afterAll). */
+const commands = new Set<ChildProcess>();
+
+/** Runs a `toolrun` command to its end; no wall-clock bound of its own (the test's timeout ends a hang). */
 function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
       env: { ...process.env, TOOLRUN_DB: '', TOOLRUN_CONFIG: '', ...env },
     });
+    commands.add(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     child.on('error', reject);
     child.on('close', (code) => {
-      clearTimeout(timer);
+      commands.delete(child);
       resolve({ code, stdout, stderr });
     });
   });
@@ -284,6 +288,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  for (const child of commands) child.kill('SIGKILL');
 });
 
 describe.skipIf(!hasChromium)('toolrun dashboard in Chromium over the embedded SQLite store', () => {
