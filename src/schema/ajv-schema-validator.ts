@@ -3,7 +3,7 @@ import { Ajv } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormatsModule from 'ajv-formats';
-import type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, ValidateOptions, ValidationResult } from '../ground/ports/schema-validator.ts';
+import type { CompiledToolSchema, JsonSchema, SchemaValidator, ValidateOptions, ValidationResult } from '../ground/ports/schema-validator.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { canGenerateCode, compileJsonSchemaWithoutCodeGeneration } from './cfworker-schema-validator.ts';
 import { findClosestName } from './closest-name.ts';
@@ -13,7 +13,7 @@ import { chooseDialect, type JsonSchemaDialect } from './json-schema-dialect.ts'
 import { linearRegExpEngine } from './linear-regexp.ts';
 import { normaliseArguments, normalisesNothing } from './normalise-arguments.ts';
 import { truncateText } from './preview.ts';
-import { compileStandardSchema, isStandardSchema, type StandardSchemaToJsonSchema } from './standard-schema.ts';
+import { cachingSchemaValidator, type StandardSchemaToJsonSchema } from './standard-schema.ts';
 import { isBoundedUrl, MAX_URL_FORMAT_LENGTH } from './string-formats.ts';
 import { validationCrashed } from './validation-crashed.ts';
 
@@ -89,7 +89,6 @@ const addFormats = ((ajvFormatsModule as unknown as { default?: unknown }).defau
  */
 export function createAjvSchemaValidator(options: AjvSchemaValidatorOptions = {}): SchemaValidator {
   const instances = new Map<JsonSchemaDialect, AjvInstance>();
-  const cache = new WeakMap<object, Map<ValidateOptions['coerce'], CompiledToolSchema>>();
   const nullAsAbsent = options.nullAsAbsent ?? true;
 
   const ajvFor = (dialect: JsonSchemaDialect): AjvInstance => {
@@ -179,33 +178,7 @@ export function createAjvSchemaValidator(options: AjvSchemaValidatorOptions = {}
     };
   };
 
-  return {
-    compile(schema: ToolSchemaInput, validateOptions: ValidateOptions): CompiledToolSchema {
-      if (typeof schema === 'boolean') return compileJsonSchema(schema, validateOptions);
-      if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-        throw new ToolrunError(
-          'INVALID_SCHEMA',
-          `a tool schema must be a JSON Schema object, a boolean or a Standard Schema object, received ${Array.isArray(schema) ? 'an array' : typeof schema}`,
-        );
-      }
-      let byMode = cache.get(schema);
-      const cached = byMode?.get(validateOptions.coerce);
-      if (cached !== undefined) return cached;
-      const compiled = isStandardSchema(schema)
-        ? compileStandardSchema(schema, {
-            coerce: validateOptions.coerce,
-            nullAsAbsent,
-            ...(options.toJsonSchema ? { toJsonSchema: options.toJsonSchema } : {}),
-          })
-        : compileJsonSchema(schema as JsonSchema, validateOptions);
-      if (byMode === undefined) {
-        byMode = new Map();
-        cache.set(schema, byMode);
-      }
-      byMode.set(validateOptions.coerce, compiled);
-      return compiled;
-    },
-  };
+  return cachingSchemaValidator(compileJsonSchema, { nullAsAbsent, toJsonSchema: options.toJsonSchema });
 }
 
 function createAjv(dialect: JsonSchemaDialect): AjvInstance {

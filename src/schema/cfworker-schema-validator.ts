@@ -1,6 +1,6 @@
 import { dereference, format as cfworkerFormats, validate as cfworkerValidate, type OutputUnit, type Schema, type SchemaDraft } from '@cfworker/json-schema';
 import type { ErrorObject } from 'ajv';
-import type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, ValidateOptions, ValidationResult } from '../ground/ports/schema-validator.ts';
+import type { CompiledToolSchema, JsonSchema, SchemaValidator, ValidationResult } from '../ground/ports/schema-validator.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { describeAjvErrors } from './describe-ajv-errors.ts';
 import { escapeJsonPointerToken, unescapeJsonPointerToken } from './json-pointer.ts';
@@ -8,7 +8,7 @@ import { chooseDialect, type JsonSchemaDialect } from './json-schema-dialect.ts'
 import { compileLinearRegExp, type LinearRegExp } from './linear-regexp.ts';
 import { normaliseArguments, type NormaliseOptions } from './normalise-arguments.ts';
 import { truncateText } from './preview.ts';
-import { compileStandardSchema, isStandardSchema, type StandardSchemaToJsonSchema } from './standard-schema.ts';
+import { cachingSchemaValidator, type StandardSchemaToJsonSchema } from './standard-schema.ts';
 import { stringFormatCheck } from './string-formats.ts';
 import { validationCrashed } from './validation-crashed.ts';
 
@@ -57,39 +57,15 @@ export interface CfworkerSchemaValidatorOptions {
  *   that is neither an object, a boolean nor a Standard Schema.
  */
 export function createCfworkerSchemaValidator(options: CfworkerSchemaValidatorOptions = {}): SchemaValidator {
-  const cache = new WeakMap<object, Map<ValidateOptions['coerce'], CompiledToolSchema>>();
   const nullAsAbsent = options.nullAsAbsent ?? true;
-  return {
-    compile(schema: ToolSchemaInput, validateOptions: ValidateOptions): CompiledToolSchema {
-      if (typeof schema === 'boolean')
-        return compileJsonSchemaWithoutCodeGeneration(schema, options.defaultDialect ?? 'draft-2020-12', { nullAsAbsent, coerce: validateOptions.coerce });
-      if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-        throw new ToolrunError(
-          'INVALID_SCHEMA',
-          `a tool schema must be a JSON Schema object, a boolean or a Standard Schema object, received ${Array.isArray(schema) ? 'an array' : typeof schema}`,
-        );
-      }
-      let byMode = cache.get(schema);
-      const cached = byMode?.get(validateOptions.coerce);
-      if (cached !== undefined) return cached;
-      const compiled = isStandardSchema(schema)
-        ? compileStandardSchema(schema, {
-            coerce: validateOptions.coerce,
-            nullAsAbsent,
-            ...(options.toJsonSchema ? { toJsonSchema: options.toJsonSchema } : {}),
-          })
-        : compileJsonSchemaWithoutCodeGeneration(schema as JsonSchema, options.defaultDialect ?? 'draft-2020-12', {
-            nullAsAbsent,
-            coerce: validateOptions.coerce,
-          });
-      if (byMode === undefined) {
-        byMode = new Map();
-        cache.set(schema, byMode);
-      }
-      byMode.set(validateOptions.coerce, compiled);
-      return compiled;
+  const dialect = options.defaultDialect ?? 'draft-2020-12';
+  return cachingSchemaValidator(
+    (schema, validateOptions) => compileJsonSchemaWithoutCodeGeneration(schema, dialect, { nullAsAbsent, coerce: validateOptions.coerce }),
+    {
+      nullAsAbsent,
+      toJsonSchema: options.toJsonSchema,
     },
-  };
+  );
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { FailureCode } from '../ground/failure-codes.ts';
-import type { CompiledToolSchema, JsonSchema, ValidateOptions, ValidationResult } from '../ground/ports/schema-validator.ts';
+import type { CompiledToolSchema, JsonSchema, SchemaValidator, ToolSchemaInput, ValidateOptions, ValidationResult } from '../ground/ports/schema-validator.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
 import { findClosestName } from './closest-name.ts';
 import { listValues } from './describe-schema.ts';
 import { describeMissing, describeTypeMismatch, describeUnknownProperty, findMisplacedValues, nameInSentence } from './describe-values.ts';
@@ -353,4 +354,46 @@ function expectedJsonTypes(schema: unknown, libraryExpected: unknown): string[] 
     .map((part) => LIBRARY_TYPES[part.trim().toLowerCase()])
     .filter((type): type is string => type !== undefined);
   return [...new Set(types)];
+}
+
+/**
+ * The `SchemaValidator` both built-in validators are: a boolean or JSON Schema object goes to
+ * `compileJsonSchema`, a Standard Schema object to {@link compileStandardSchema}, and a compiled
+ * schema is cached by schema identity and `coerce` mode (a boolean is compiled on every call).
+ *
+ * @throws ToolrunError `INVALID_SCHEMA` from `compile` for a schema that is neither an object, a
+ *   boolean nor a Standard Schema; whatever `compileJsonSchema` throws.
+ */
+export function cachingSchemaValidator(
+  compileJsonSchema: (schema: JsonSchema, validateOptions: ValidateOptions) => CompiledToolSchema,
+  options: { nullAsAbsent: boolean; toJsonSchema?: StandardSchemaToJsonSchema | undefined },
+): SchemaValidator {
+  const cache = new WeakMap<object, Map<ValidateOptions['coerce'], CompiledToolSchema>>();
+  return {
+    compile(schema: ToolSchemaInput, validateOptions: ValidateOptions): CompiledToolSchema {
+      if (typeof schema === 'boolean') return compileJsonSchema(schema, validateOptions);
+      if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+        throw new ToolrunError(
+          'INVALID_SCHEMA',
+          `a tool schema must be a JSON Schema object, a boolean or a Standard Schema object, received ${Array.isArray(schema) ? 'an array' : typeof schema}`,
+        );
+      }
+      let byMode = cache.get(schema);
+      const cached = byMode?.get(validateOptions.coerce);
+      if (cached !== undefined) return cached;
+      const compiled = isStandardSchema(schema)
+        ? compileStandardSchema(schema, {
+            coerce: validateOptions.coerce,
+            nullAsAbsent: options.nullAsAbsent,
+            ...(options.toJsonSchema ? { toJsonSchema: options.toJsonSchema } : {}),
+          })
+        : compileJsonSchema(schema as JsonSchema, validateOptions);
+      if (byMode === undefined) {
+        byMode = new Map();
+        cache.set(schema, byMode);
+      }
+      byMode.set(validateOptions.coerce, compiled);
+      return compiled;
+    },
+  };
 }
