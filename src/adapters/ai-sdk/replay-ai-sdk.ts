@@ -4,8 +4,8 @@ import type { DeadLetterRecord, JsonValue, Stores } from '../../ground/ports/sto
 import type { ToolSuccess } from '../../ground/tool-result.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import type { HostContinuation, HostToolCall } from '../../worker/host-continuation.ts';
-import { hostOfEntry } from '../../worker/host-entry.ts';
-import { replayHostRun, type HostRunReplayResult } from '../../worker/replay-host-run.ts';
+import type { HostRunReplayResult } from '../../worker/replay-host-run.ts';
+import { replayEntryOfHost } from '../replay-host-entry.ts';
 import { AI_SDK_HOST } from './ai-sdk-dead-letter.ts';
 
 /**
@@ -110,20 +110,5 @@ export async function replayAiSdkDeadLetter(record: DeadLetterRecord<ResumableEn
   const { stores, runtime, continueRun } = options ?? ({} as AiSdkReplayOptions);
   if (stores === undefined || runtime === undefined || typeof continueRun !== 'function')
     throw new ToolrunError('INVALID_OPTIONS', 'replayAiSdkDeadLetter needs stores, runtime and continueRun');
-  if (hostOfEntry(record.entry) !== AI_SDK_HOST)
-    return {
-      status: 'invalid_entry',
-      runId: null,
-      host: null,
-      modelCalls: 0,
-      text: null,
-      id: record.id,
-      removed: false,
-      message: 'not an entry of an AI SDK run',
-    };
-  return replayHostRun(record, aiSdkContinuation(continueRun), {
-    stores,
-    runtime,
-    ...(options.claimLeaseMs !== undefined ? { claimLeaseMs: options.claimLeaseMs } : {}),
-  });
+  return replayEntryOfHost(record, { host: AI_SDK_HOST, runName: 'an AI SDK run' }, aiSdkContinuation(continueRun), options);
 }

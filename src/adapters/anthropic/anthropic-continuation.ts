@@ -3,8 +3,8 @@ import type { ResumableEntry } from '../../ground/dead-letter-entries.ts';
 import type { DeadLetterRecord, Stores } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import type { HostContinuation, HostToolCall } from '../../worker/host-continuation.ts';
-import { hostOfEntry } from '../../worker/host-entry.ts';
-import { replayHostRun, type HostRunReplayResult } from '../../worker/replay-host-run.ts';
+import type { HostRunReplayResult } from '../../worker/replay-host-run.ts';
+import { replayEntryOfHost } from '../replay-host-entry.ts';
 import { ANTHROPIC_HOST } from './anthropic-dead-letter.ts';
 import { runAnthropicToolRunner, type AnthropicRunnerSettings, type AnthropicToolRunnerClient } from './run-anthropic-tool-runner.ts';
 
@@ -86,16 +86,5 @@ export async function replayAnthropicDeadLetter(record: DeadLetterRecord<Resumab
   const { stores, runtime } = options ?? ({} as AnthropicReplayOptions);
   if (stores === undefined || runtime === undefined) throw new ToolrunError('INVALID_OPTIONS', 'replayAnthropicDeadLetter needs stores and runtime');
   const continuation = anthropicContinuation(options);
-  if (hostOfEntry(record.entry) !== ANTHROPIC_HOST)
-    return {
-      status: 'invalid_entry',
-      runId: null,
-      host: null,
-      modelCalls: 0,
-      text: null,
-      id: record.id,
-      removed: false,
-      message: 'not an entry of an Anthropic run',
-    };
-  return replayHostRun(record, continuation, { stores, runtime, ...(options.claimLeaseMs !== undefined ? { claimLeaseMs: options.claimLeaseMs } : {}) });
+  return replayEntryOfHost(record, { host: ANTHROPIC_HOST, runName: 'an Anthropic run' }, continuation, options);
 }

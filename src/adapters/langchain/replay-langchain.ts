@@ -5,8 +5,8 @@ import type { ResumableEntry, ToolFailureEntry } from '../../ground/dead-letter-
 import type { DeadLetterRecord, Stores } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import type { HostContinuation, HostToolCall } from '../../worker/host-continuation.ts';
-import { hostOfEntry } from '../../worker/host-entry.ts';
-import { replayHostRun, type HostRunReplayResult } from '../../worker/replay-host-run.ts';
+import type { HostRunReplayResult } from '../../worker/replay-host-run.ts';
+import { replayEntryOfHost } from '../replay-host-entry.ts';
 import { parseCheckpointRef, restoreMessages, toStoredMessages, type LangGraphCheckpointRef } from './langchain-conversation.ts';
 import { LANGCHAIN_HOST } from './langchain-dead-letter.ts';
 import { envelopeToolMessage } from './langchain-tools.ts';
@@ -197,17 +197,6 @@ export async function replayLangChainDeadLetter(record: DeadLetterRecord<Resumab
   const { stores, runtime, agent } = options ?? ({} as LangChainReplayOptions);
   if (stores === undefined || runtime === undefined || typeof agent?.invoke !== 'function')
     throw new ToolrunError('INVALID_OPTIONS', 'replayLangChainDeadLetter needs stores, runtime and agent');
-  if (hostOfEntry(record.entry) !== LANGCHAIN_HOST)
-    return {
-      status: 'invalid_entry',
-      runId: null,
-      host: null,
-      modelCalls: 0,
-      text: null,
-      id: record.id,
-      removed: false,
-      message: 'not an entry of a LangChain run',
-    };
   const continuation = langchainContinuation({ agent, stores, ...(options.config !== undefined ? { config: options.config } : {}) });
-  return replayHostRun(record, continuation, { stores, runtime, ...(options.claimLeaseMs !== undefined ? { claimLeaseMs: options.claimLeaseMs } : {}) });
+  return replayEntryOfHost(record, { host: LANGCHAIN_HOST, runName: 'a LangChain run' }, continuation, options);
 }

@@ -3,8 +3,8 @@ import type { ResumableEntry } from '../../ground/dead-letter-entries.ts';
 import type { DeadLetterRecord, Stores } from '../../ground/ports/stores.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import type { HostContinuation, HostToolCall } from '../../worker/host-continuation.ts';
-import { hostOfEntry } from '../../worker/host-entry.ts';
-import { replayHostRun, type HostRunReplayResult } from '../../worker/replay-host-run.ts';
+import type { HostRunReplayResult } from '../../worker/replay-host-run.ts';
+import { replayEntryOfHost } from '../replay-host-entry.ts';
 import { OPENAI_AGENTS_HOST } from './openai-agents-dead-letter.ts';
 
 /** What `continueRun` returns: the parts of the SDK's `RunResult` the replay reads. */
@@ -104,20 +104,5 @@ export async function replayOpenAiAgentsDeadLetter(record: DeadLetterRecord<Resu
   const { stores, runtime, continueRun } = options ?? ({} as OpenAiAgentsReplayOptions);
   if (stores === undefined || runtime === undefined || typeof continueRun !== 'function')
     throw new ToolrunError('INVALID_OPTIONS', 'replayOpenAiAgentsDeadLetter needs stores, runtime and continueRun');
-  if (hostOfEntry(record?.entry) !== OPENAI_AGENTS_HOST)
-    return {
-      id: record?.id ?? '',
-      host: hostOfEntry(record?.entry) ?? null,
-      runId: null,
-      status: 'invalid_entry',
-      modelCalls: 0,
-      text: null,
-      removed: false,
-      message: 'not an entry of an OpenAI Agents run',
-    };
-  return replayHostRun(record, openAiAgentsContinuation(continueRun), {
-    stores,
-    runtime,
-    ...(options.claimLeaseMs !== undefined ? { claimLeaseMs: options.claimLeaseMs } : {}),
-  });
+  return replayEntryOfHost(record, { host: OPENAI_AGENTS_HOST, runName: 'an OpenAI Agents run' }, openAiAgentsContinuation(continueRun), options);
 }
