@@ -93,46 +93,7 @@ function isPostgresStores(stores: unknown): stores is PostgresLike {
  * estimates it.
  */
 export function backendConversationExpiry(stores: Stores): ConversationExpiryLookup | undefined {
-  if (isSqliteStores(stores)) {
-    const { database } = stores;
-    return async (refs) => {
-      const result = new Map<string, number>();
-      for (let start = 0; start < refs.length; start += 500) {
-        const chunk = refs.slice(start, start + 500);
-        if (chunk.length === 0) continue;
-        const stored = chunk.map(toStoredText);
-        const rows = database
-          .prepare(`SELECT ref, expires_at_ms FROM conversations WHERE ref IN (${stored.map(() => '?').join(',')})`)
-          .all(...stored) as Array<{ ref: string; expires_at_ms: number }>;
-        const byStored = new Map(rows.map((row) => [row.ref, Number(row.expires_at_ms)]));
-        chunk.forEach((ref, index) => {
-          const expiresAt = byStored.get(stored[index]!);
-          if (expiresAt !== undefined) result.set(ref, expiresAt);
-        });
-      }
-      return result;
-    };
-  }
-  if (isPostgresStores(stores)) {
-    const { pool, schema } = stores;
-    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) return undefined;
-    return async (refs) => {
-      const result = new Map<string, number>();
-      if (refs.length === 0) return result;
-      const stored = refs.map(toStoredText);
-      const { rows } = await pool.query<{ ref: string; expires_at_ms: string }>(
-        `SELECT ref, expires_at_ms::text AS expires_at_ms FROM "${schema}".conversations WHERE ref = ANY($1::text[])`,
-        [stored],
-      );
-      const byStored = new Map(rows.map((row) => [row.ref, Number(row.expires_at_ms)]));
-      refs.forEach((ref, index) => {
-        const expiresAt = byStored.get(stored[index]!);
-        if (expiresAt !== undefined) result.set(ref, expiresAt);
-      });
-      return result;
-    };
-  }
-  return undefined;
+  return backendColumnLookup(stores, { table: 'conversations', key: 'ref', column: 'expires_at_ms', parse: Number });
 }
 
 /** The recorded ledger values of the keys asked for (a key missing from the map has none). */
@@ -144,42 +105,47 @@ export type LedgerLookup = (keys: readonly string[]) => Promise<Map<string, unkn
  * key; `undefined` for other backends (the page then reads key by key through the port).
  */
 export function backendLedgerLookup(stores: Stores): LedgerLookup | undefined {
+  return backendColumnLookup(stores, { table: 'ledger', key: 'key', column: 'value', parse: (value) => fromJsonText(String(value)) });
+}
+
+/** Which column of which table a {@link backendColumnLookup} reads, by the table's primary key. */
+interface ColumnRead<T> {
+  table: 'conversations' | 'ledger';
+  key: 'ref' | 'key';
+  /** The column read (PostgreSQL returns it as text). */
+  column: 'expires_at_ms' | 'value';
+  parse: (stored: string | number) => T;
+}
+
+/**
+ * Reads `read.column` of the keys asked for from the built-in SQLite or PostgreSQL bundle, in one
+ * indexed query per 500 keys (a key missing from the map has no row); `undefined` for other backends.
+ */
+function backendColumnLookup<T>(stores: Stores, read: ColumnRead<T>): ((keys: readonly string[]) => Promise<Map<string, T>>) | undefined {
+  const { table, key, column, parse } = read;
+  type Row = Record<string, string | number>;
+  let readRows: (stored: string[]) => Promise<Row[]>;
   if (isSqliteStores(stores)) {
     const { database } = stores;
-    return async (keys) => {
-      const result = new Map<string, unknown>();
-      for (let start = 0; start < keys.length; start += 500) {
-        const chunk = keys.slice(start, start + 500);
-        if (chunk.length === 0) continue;
-        const stored = chunk.map(toStoredText);
-        const rows = database.prepare(`SELECT key, value FROM ledger WHERE key IN (${stored.map(() => '?').join(',')})`).all(...stored) as Array<{
-          key: string;
-          value: string;
-        }>;
-        const byStored = new Map(rows.map((row) => [row.key, row.value]));
-        chunk.forEach((key, index) => {
-          const value = byStored.get(stored[index]!);
-          if (value !== undefined) result.set(key, fromJsonText(value));
-        });
-      }
-      return result;
-    };
-  }
-  if (isPostgresStores(stores)) {
+    readRows = async (stored) =>
+      database.prepare(`SELECT ${key}, ${column} FROM ${table} WHERE ${key} IN (${stored.map(() => '?').join(',')})`).all(...stored) as Row[];
+  } else if (isPostgresStores(stores)) {
     const { pool, schema } = stores;
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) return undefined;
-    return async (keys) => {
-      const result = new Map<string, unknown>();
-      if (keys.length === 0) return result;
-      const stored = keys.map(toStoredText);
-      const { rows } = await pool.query<{ key: string; value: string }>(`SELECT key, value FROM "${schema}".ledger WHERE key = ANY($1::text[])`, [stored]);
-      const byStored = new Map(rows.map((row) => [row.key, row.value]));
-      keys.forEach((key, index) => {
+    readRows = async (stored) =>
+      (await pool.query<Row>(`SELECT ${key}, ${column}::text AS ${column} FROM "${schema}".${table} WHERE ${key} = ANY($1::text[])`, [stored])).rows;
+  } else return undefined;
+  return async (keys) => {
+    const result = new Map<string, T>();
+    for (let start = 0; start < keys.length; start += 500) {
+      const chunk = keys.slice(start, start + 500);
+      const stored = chunk.map(toStoredText);
+      const byStored = new Map((await readRows(stored)).map((row) => [row[key], row[column]]));
+      chunk.forEach((asked, index) => {
         const value = byStored.get(stored[index]!);
-        if (value !== undefined) result.set(key, fromJsonText(value));
+        if (value !== undefined) result.set(asked, parse(value));
       });
-      return result;
-    };
-  }
-  return undefined;
+    }
+    return result;
+  };
 }
