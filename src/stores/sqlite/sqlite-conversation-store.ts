@@ -85,7 +85,11 @@ export function createSqliteConversations(database: Database, options: SqliteCon
 
   const selectChunks = database.prepare('SELECT end, expires_at_ms, messages FROM conversation_messages WHERE ref = ? ORDER BY start');
   const selectLast = database.prepare('SELECT end, expires_at_ms FROM conversation_messages WHERE ref = ? ORDER BY start DESC LIMIT 1');
-  const selectHead = database.prepare('SELECT expires_at_ms FROM conversations WHERE ref = ?');
+  // a step's one read: the last chunk and the row's expiry (NULL without a row) in one statement
+  const selectLastAndHead = database.prepare(
+    `SELECT end, expires_at_ms, (SELECT expires_at_ms FROM conversations WHERE conversations.ref = conversation_messages.ref) AS head_expires_at_ms
+     FROM conversation_messages WHERE ref = ? ORDER BY start DESC LIMIT 1`,
+  );
   const upsertHead = database.prepare(
     'INSERT INTO conversations (ref, expires_at_ms) VALUES (?, ?) ON CONFLICT (ref) DO UPDATE SET expires_at_ms = excluded.expires_at_ms',
   );
@@ -97,8 +101,9 @@ export function createSqliteConversations(database: Database, options: SqliteCon
   const deleteHead = database.prepare('DELETE FROM conversations WHERE ref = ?');
   const selectExpired = database.prepare('SELECT ref FROM conversations WHERE expires_at_ms <= ? ORDER BY expires_at_ms LIMIT ?');
 
-  const replace = (ref: string, messagesText: string, count: number, nowMs: number) => {
-    deleteChunks.run(ref);
+  /** The conversation replaced by one chunk at 0; `hasChunks: false` when the caller has just seen it has none (nothing to delete). */
+  const replace = (ref: string, messagesText: string, count: number, nowMs: number, hasChunks = true) => {
+    if (hasChunks) deleteChunks.run(ref);
     insertChunk.run(ref, 0, count, nowMs + ttlMs, messagesText);
     upsertHead.run(ref, nowMs + ttlMs);
   };
@@ -169,15 +174,14 @@ export function createSqliteConversations(database: Database, options: SqliteCon
   /** Writes a step's messages inside the caller's transaction: its new messages appended when the stored conversation has `storedCount` of them, else all of them in its place. */
   const writeStep = (ref: string, step: SqliteStepMessages, nowMs: number) => {
     const { messages, storedCount, total, appendedText } = step;
-    const last = selectLast.get(ref) as Omit<ChunkRow, 'messages'> | undefined;
+    const last = selectLastAndHead.get(ref) as (Omit<ChunkRow, 'messages'> & { head_expires_at_ms: number | null }) | undefined;
     const expiresAtMs = nowMs + ttlMs;
     if (appendedText !== undefined && last !== undefined && last.expires_at_ms > nowMs && last.end === storedCount) {
       // a step without new messages writes an empty chunk at the end (its next chunk replaces it), restarting the TTL all the same
       insertChunk.run(ref, storedCount, total, expiresAtMs, appendedText);
-      const head = selectHead.get(ref) as { expires_at_ms: number } | undefined;
-      if (head === undefined || head.expires_at_ms < expiresAtMs - refreshLagMs) upsertHead.run(ref, expiresAtMs);
+      if (last.head_expires_at_ms === null || last.head_expires_at_ms < expiresAtMs - refreshLagMs) upsertHead.run(ref, expiresAtMs);
     } else {
-      replace(ref, toJsonText(messages.length === total ? messages : messages.slice(0, total)), total, nowMs);
+      replace(ref, toJsonText(messages.length === total ? messages : messages.slice(0, total)), total, nowMs, last !== undefined);
     }
   };
   return { store, read, writeStep, afterWrite };

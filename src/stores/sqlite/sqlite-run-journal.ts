@@ -31,7 +31,12 @@ interface PreparedStep {
   messages: SqliteStepMessages;
   outcomes: [string, string][];
   checkpoint: SqliteCheckpointRow;
+  /** Whether the checkpoint's row is known to need the upsert (no row yet, or another status than the one last written). */
+  upsert: boolean;
 }
+
+/** Runs whose last written status a journal remembers, at most (past it, it forgets them all: a hint only). */
+const MAX_REMEMBERED_STATUSES = 10_000;
 
 /** What a step commit ends besides the step: a claim (key, holder) and a queue message (its id), as stored. */
 interface StepEnd {
@@ -61,7 +66,7 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
   const writeStep = (step: PreparedStep, nowMs: number, end: StepEnd) => {
     conversations.writeStep(step.ref, step.messages, nowMs);
     for (const [key, valueText] of step.outcomes) insertOutcome(key, valueText, nowMs);
-    writeCheckpoint(step.checkpoint);
+    writeCheckpoint(step.checkpoint, step.upsert);
     if (end.release !== undefined) deleteClaim.run(end.release[0], end.release[1]);
     if (end.acknowledge !== undefined) acknowledge(end.acknowledge, nowMs);
   };
@@ -76,7 +81,8 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
     const text = selectCheckpoint.get(runId) as string | undefined;
     const checkpoint = text === undefined ? undefined : fromJsonText<RunCheckpoint>(text);
     if (checkpoint === undefined && start !== undefined) {
-      writeStep(start, nowMs, NO_END);
+      // no row for the run: its checkpoint is an insert
+      writeStep({ ...start, upsert: true }, nowMs, NO_END);
       return { claimed: true, started: true, checkpoint: undefined, messages: undefined };
     }
     const messages = checkpoint === undefined ? undefined : conversations.read(toStoredText(checkpoint.conversationRef), nowMs);
@@ -84,16 +90,30 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
   };
   const openInTransaction = database.transaction(openRun);
 
+  // the status each run's last commit in this journal wrote (stored run id → stored status): a
+  // commit that changes it upserts at once instead of trying the update first
+  const statusWritten = new Map<string, string>();
+  const remember = (row: SqliteCheckpointRow, ended: boolean) => {
+    if (ended) {
+      statusWritten.delete(row[0]);
+      return;
+    }
+    if (statusWritten.size >= MAX_REMEMBERED_STATUSES) statusWritten.clear();
+    statusWritten.set(row[0], row[2]);
+  };
   const prepare = (step: RunStep): PreparedStep => {
     const { storedCount, messages } = step;
     const runId = step.checkpoint.runId;
     const appendable = Number.isInteger(storedCount) && storedCount >= 0 && storedCount <= messages.length;
+    const checkpoint = toSqliteCheckpointRow(step.checkpoint);
+    const written = statusWritten.get(checkpoint[0]);
     return {
       ref: toStoredText(step.conversationRef),
       // `messages` may grow before a grouped write runs: its length now is what is written
       messages: { messages, storedCount, total: messages.length, appendedText: appendable ? toJsonText(messages.slice(storedCount)) : undefined },
       outcomes: step.calls.map((call): [string, string] => [toStoredText(ledgerKey(runId, call.stepIndex, call.callIndex)), toJsonText(call.outcome)]),
-      checkpoint: toSqliteCheckpointRow(step.checkpoint),
+      checkpoint,
+      upsert: written !== undefined && written !== checkpoint[2],
     };
   };
   const commit = async (step: RunStep, holder: string | undefined, acknowledged: string | undefined) => {
@@ -105,6 +125,7 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
     const nowMs = clock.now();
     if (group !== undefined) await group.run(() => writeStep(prepared, nowMs, end));
     else writeInTransaction.immediate(prepared, nowMs, end);
+    remember(prepared.checkpoint, end.release !== undefined);
     conversations.afterWrite(nowMs);
   };
 
@@ -123,7 +144,10 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
         group !== undefined
           ? await group.run(() => openRun(storedRunId, taken, nowMs, prepared))
           : openInTransaction.immediate(storedRunId, taken, nowMs, prepared);
-      if (opened.claimed && opened.started === true) conversations.afterWrite(nowMs);
+      if (opened.claimed && opened.started === true) {
+        remember(prepared!.checkpoint, false);
+        conversations.afterWrite(nowMs);
+      }
       return opened;
     },
     recorded: (runId, stepIndex, callIndex) => ledger.get(ledgerKey(runId, stepIndex, callIndex)),

@@ -25,18 +25,20 @@ export function toSqliteCheckpointRow(checkpoint: RunCheckpoint): SqliteCheckpoi
  * (`runs_by_status`, the run id's own) unwritten, and a run that is not completed has no entry in
  * `runs_completed_by_time`, so it dirties the row's page only: one WAL page less per step than an
  * upsert, which assigns the status and so rewrites its index entry. When it changes no row (a new
- * run, or the status changed), the full upsert follows.
+ * run, or the status changed), the full upsert follows. A caller that knows the update would change
+ * no row (`upsert: true`: no row for the run yet, or another status than the one it last wrote)
+ * goes straight to the upsert: one statement instead of two, the same row in the end.
  */
-export function prepareSqliteCheckpointWrite(database: Database): (row: SqliteCheckpointRow) => void {
+export function prepareSqliteCheckpointWrite(database: Database): (row: SqliteCheckpointRow, upsert?: boolean) => void {
   const update = database.prepare('UPDATE runs SET message_id = ?, updated_at = ?, checkpoint = ? WHERE run_id = ? AND status = ?');
   const upsert = database.prepare(
     `INSERT INTO runs (run_id, message_id, status, updated_at, checkpoint) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (run_id) DO UPDATE SET message_id = excluded.message_id, status = excluded.status,
        updated_at = excluded.updated_at, checkpoint = excluded.checkpoint`,
   );
-  return (row) => {
+  return (row, upsertAtOnce = false) => {
     const [runId, messageId, status, updatedAt, checkpoint] = row;
-    if (update.run(messageId, updatedAt, checkpoint, runId, status).changes === 0) upsert.run(...row);
+    if (upsertAtOnce || update.run(messageId, updatedAt, checkpoint, runId, status).changes === 0) upsert.run(...row);
   };
 }
 

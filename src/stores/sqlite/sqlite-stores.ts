@@ -14,10 +14,10 @@
  *
  * Schema (see `sqlite-migrations.ts`; `schema_version (version, applied_at)` records the applied
  * versions, applied in one IMMEDIATE transaction on open):
- * - `conversations (ref PK, expires_at_ms, message_count)` and `conversation_messages (ref, start,
- *   messages JSON)`: append-only chunks of each conversation (a rowid table with a `(ref, start)`
- *   index, so a seek never reads a large chunk), TTL by the injected clock, expired conversations
- *   deleted in bounded batches every `conversationSweep.everyWrites` writes.
+ * - `conversations (ref PK, expires_at_ms)` and `conversation_messages (ref, start, end,
+ *   expires_at_ms, messages JSON)`: append-only chunks of each conversation (a rowid table with a
+ *   `(ref, start)` index, so a seek never reads a large chunk), TTL by the injected clock, expired
+ *   conversations deleted in bounded batches every `conversationSweep.everyWrites` writes.
  * - `runs (run_id PK, message_id, status, updated_at, checkpoint JSON)`.
  * - `ledger (key PK, value JSON, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
  * - `breakers (key PK, state JSON, updated_at_ms)`: read-modify-write in IMMEDIATE transactions.
