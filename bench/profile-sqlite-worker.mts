@@ -97,8 +97,17 @@ try {
   const totalNs = Number(process.hrtime.bigint() - start);
   measuring = false;
   let inSqlite = 0;
-  for (const [name, { ns }] of timings) if (!name.startsWith('  ')) inSqlite += ns;
-  console.log(`${(totalNs / runs / 1000).toFixed(0)} µs per run; in SQLite calls ${(inSqlite / runs / 1000).toFixed(0)} µs`);
+  let statements = 0;
+  let transactions = 0;
+  for (const [name, { ns, calls }] of timings) {
+    if (!name.startsWith('  ')) inSqlite += ns;
+    if (name.startsWith('transaction')) transactions += calls;
+    else statements += calls;
+  }
+  console.log(
+    `${(totalNs / runs / 1000).toFixed(0)} µs per run; in SQLite calls ${(inSqlite / runs / 1000).toFixed(0)} µs; ` +
+      `${(transactions / runs).toFixed(2)} transactions and ${(statements / runs).toFixed(2)} statements per run`,
+  );
   for (const [name, { calls, ns }] of [...timings].sort((a, b) => b[1].ns - a[1].ns).slice(0, 20)) {
     console.log(
       `${(ns / runs / 1000).toFixed(1).padStart(7)} µs/run ${(calls / runs).toFixed(1).padStart(4)}×  ${(ns / calls / 1000).toFixed(1).padStart(6)} µs each  ${name}`,

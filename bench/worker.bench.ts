@@ -10,7 +10,10 @@
  * checkpoints on a thread of their own (the default `backgroundCheckpoint`), at concurrency 1
  * and at 16 (the runs' writes of one event-loop turn then share a group commit, with the memory
  * worker at 16 as its floor); the same
- * worker through wrapped stores writes port by port (what it did before); the memory worker is the
+ * worker through wrapped stores writes port by port (what it did before); with
+ * `TOOLRUN_BENCH_BASELINE_DIST` naming the `dist/` folder of another build (e.g. main's, built in a
+ * checkout of its own), that build's SQLite worker at concurrency 1 too, in the same rounds, and
+ * the sources' time against it; the memory worker is the
  * floor (the worker's own work, no storage); each of these rows also notes its CPU time per run
  * (user + system, against the bare loop's: on a shared machine it moves far less than wall time).
  * Step cost: one step (two messages, the checkpoint, a ledger row) on a conversation of 10 and of
@@ -24,6 +27,9 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as ToolrunMain from '../src/index.ts';
+import type * as ToolrunSqlite from '../src/stores/sqlite/index.ts';
 import Database from 'better-sqlite3';
 import { createWorker, defineTool, handleMessage, ToolError, type Stores, type ToolFailureEntry } from '../src/index.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
@@ -78,21 +84,48 @@ function countingStores(stores: Stores): { stores: Stores; writes: () => { count
   return { stores: wrapped, writes: () => ({ count, bytes }) };
 }
 
+/** What the throughput rows build a worker from: the sources, or a compiled build of toolrun (`TOOLRUN_BENCH_BASELINE_DIST`). */
+interface WorkerBuild {
+  createWorker: typeof createWorker;
+  createSqliteStores: typeof createSqliteStores;
+  lookup: typeof lookup;
+}
+
+const SOURCES: WorkerBuild = { createWorker, createSqliteStores, lookup };
+
+/**
+ * The compiled build in the folder `TOOLRUN_BENCH_BASELINE_DIST` (e.g. `dist/` of main built in
+ * another checkout), whose SQLite worker at concurrency 1 is measured in the same rounds as the
+ * sources': old and new in one run, alternated. `undefined` when the variable is not set.
+ */
+async function baselineBuild(): Promise<WorkerBuild | undefined> {
+  const folder = process.env.TOOLRUN_BENCH_BASELINE_DIST?.replace(/\/$/, '');
+  if (!folder) return undefined;
+  const main = (await import(pathToFileURL(`${folder}/index.js`).href)) as typeof ToolrunMain;
+  const sqlite = (await import(pathToFileURL(`${folder}/stores/sqlite/index.js`).href)) as typeof ToolrunSqlite;
+  return {
+    createWorker: main.createWorker,
+    createSqliteStores: sqlite.createSqliteStores,
+    lookup: main.defineTool({ ...LOOKUP_TOOL, execute: async ({ id }) => ({ id, status: 'ok' }) }),
+  };
+}
+
 async function workerRunsPerSecond(
   runs: number,
   backend: 'sqlite' | 'memory',
   counted: boolean,
   concurrency = 1,
+  build: WorkerBuild = SOURCES,
 ): Promise<{ perSecond: number; cpuUsPerRun: number; writesPerRun: number; bytesPerRun: number }> {
   const folder = mkdtempSync(join(tmpdir(), 'toolrun-bench-'));
-  const sqlite = backend === 'sqlite' ? createSqliteStores({ path: join(folder, 'bench.db') }) : createMemoryStores();
+  const sqlite = backend === 'sqlite' ? build.createSqliteStores({ path: join(folder, 'bench.db') }) : createMemoryStores();
   const counting = countingStores(sqlite);
   const stores = counted ? counting.stores : sqlite;
   const writes = counting.writes;
-  const tools = [lookup];
+  const tools = [build.lookup];
   try {
     for (let index = 0; index < runs; index++) await stores.queue.enqueue({ body: JSON.stringify({ input: `run ${index}` }), id: `m${index}` });
-    const worker = createWorker({
+    const worker = build.createWorker({
       stores,
       tools,
       concurrency,
@@ -363,8 +396,12 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
   let floorConcurrent: typeof floor;
   let workerConcurrent: typeof floor;
   let bare: ReturnType<typeof bareRunsPerSecond> | undefined;
+  const baseline = await baselineBuild();
+  let workerBaseline: typeof floor;
+  if (baseline) await workerRunsPerSecond(Math.ceil(THROUGHPUT_RUNS / 4), 'sqlite', false, 1, baseline); // warm-up
   for (let round = 0; round < THROUGHPUT_ROUNDS; round++) {
     floor = best(floor, await workerRunsPerSecond(THROUGHPUT_RUNS, 'memory', false));
+    if (baseline) workerBaseline = best(workerBaseline, await workerRunsPerSecond(THROUGHPUT_RUNS, 'sqlite', false, 1, baseline));
     worker = best(worker, await workerRunsPerSecond(THROUGHPUT_RUNS, 'sqlite', false));
     portByPort = best(portByPort, await workerRunsPerSecond(THROUGHPUT_RUNS, 'sqlite', true));
     floorConcurrent = best(floorConcurrent, await workerRunsPerSecond(THROUGHPUT_RUNS, 'memory', false, CONCURRENT_RUNS));
@@ -392,13 +429,31 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
       note: `${bare.perSecond.toFixed(0)} runs/s; CPU ${bare.cpuUsPerRun.toFixed(0)} µs/run`,
     },
     {
-      name: 'toolrun SQLite worker, 3-step run, concurrency 1 (one commit per write)',
+      name: 'toolrun SQLite worker, 3-step run, concurrency 1 (7 write transactions per run)',
       medianNs: 1e9 / worker.perSecond,
       baseline: 'bare loop',
       ratio: bare.perSecond / worker.perSecond,
       // CPU time moves far less than wall time on a shared machine
       note: `${worker.perSecond.toFixed(0)} runs/s; CPU ${worker.cpuUsPerRun.toFixed(0)} µs/run = ${(worker.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
     },
+    ...(workerBaseline
+      ? [
+          {
+            name: 'toolrun SQLite worker, 3-step run, concurrency 1, the build in TOOLRUN_BENCH_BASELINE_DIST',
+            medianNs: 1e9 / workerBaseline.perSecond,
+            baseline: 'bare loop',
+            ratio: bare.perSecond / workerBaseline.perSecond,
+            note: `${workerBaseline.perSecond.toFixed(0)} runs/s; CPU ${workerBaseline.cpuUsPerRun.toFixed(0)} µs/run = ${(workerBaseline.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
+          },
+          {
+            name: 'toolrun SQLite worker, concurrency 1: these sources vs that build',
+            medianNs: 1e9 / worker.perSecond,
+            baseline: 'the build in TOOLRUN_BENCH_BASELINE_DIST',
+            ratio: workerBaseline.perSecond / worker.perSecond,
+            note: `CPU ${(worker.cpuUsPerRun / workerBaseline.cpuUsPerRun).toFixed(2)}× that build's`,
+          },
+        ]
+      : []),
     {
       name: `toolrun SQLite worker, 3-step run, concurrency ${CONCURRENT_RUNS} (group commit)`,
       medianNs: 1e9 / workerConcurrent.perSecond,
