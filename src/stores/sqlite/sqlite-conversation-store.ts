@@ -101,11 +101,14 @@ export function createSqliteConversations(database: Database, options: SqliteCon
   const deleteHead = database.prepare('DELETE FROM conversations WHERE ref = ?');
   const selectExpired = database.prepare('SELECT ref FROM conversations WHERE expires_at_ms <= ? ORDER BY expires_at_ms LIMIT ?');
 
-  /** The conversation replaced by one chunk at 0; `hasChunks: false` when the caller has just seen it has none (nothing to delete). */
-  const replace = (ref: string, messagesText: string, count: number, nowMs: number, hasChunks = true) => {
-    if (hasChunks) deleteChunks.run(ref);
+  /** The conversation written as one chunk at 0, for a reference without chunks. */
+  const create = (ref: string, messagesText: string, count: number, nowMs: number) => {
     insertChunk.run(ref, 0, count, nowMs + ttlMs, messagesText);
     upsertHead.run(ref, nowMs + ttlMs);
+  };
+  const replace = (ref: string, messagesText: string, count: number, nowMs: number) => {
+    deleteChunks.run(ref);
+    create(ref, messagesText, count, nowMs);
   };
   const put = database.transaction(replace);
   const remove = database.transaction((ref: string) => {
@@ -181,7 +184,8 @@ export function createSqliteConversations(database: Database, options: SqliteCon
       insertChunk.run(ref, storedCount, total, expiresAtMs, appendedText);
       if (last.head_expires_at_ms === null || last.head_expires_at_ms < expiresAtMs - refreshLagMs) upsertHead.run(ref, expiresAtMs);
     } else {
-      replace(ref, toJsonText(messages.length === total ? messages : messages.slice(0, total)), total, nowMs, last !== undefined);
+      // without a chunk (the read just said so) there is nothing to delete
+      (last === undefined ? create : replace)(ref, toJsonText(messages.length === total ? messages : messages.slice(0, total)), total, nowMs);
     }
   };
   return { store, read, writeStep, afterWrite };
