@@ -185,7 +185,10 @@ export function createSqliteConversations(database: Database, options: SqliteCon
       if (last.head_expires_at_ms === null || last.head_expires_at_ms < expiresAtMs - refreshLagMs) upsertHead.run(ref, expiresAtMs);
     } else {
       // without a chunk (the read just said so) there is nothing to delete
-      (last === undefined ? create : replace)(ref, toJsonText(messages.length === total ? messages : messages.slice(0, total)), total, nowMs);
+      // from 0 the appended text is the whole conversation already: it is not serialised twice
+      const wholeText =
+        storedCount === 0 && appendedText !== undefined ? appendedText : toJsonText(messages.length === total ? messages : messages.slice(0, total));
+      (last === undefined ? create : replace)(ref, wholeText, total, nowMs);
     }
   };
   return { store, read, writeStep, afterWrite };
