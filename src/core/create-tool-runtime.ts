@@ -23,8 +23,8 @@ import { MAX_TIMER_MS } from './define-tool.ts';
 import { describeThrown, messageOf, safeString } from './describe-thrown.ts';
 import type { FailurePatternLibrary } from './failure-patterns.ts';
 import { acquireStep } from './pipeline/acquire-step.ts';
-import { stepFailed, type CallState, type PipelineParts, type StepFailure, type StepOutcome } from './pipeline/call-state.ts';
-import { executeStep, startExecution, type ExecutionSink } from './pipeline/execute-step.ts';
+import { stepFailed, type CallState, type PipelineParts, type StepFailure } from './pipeline/call-state.ts';
+import { executeStep } from './pipeline/execute-step.ts';
 import { resolveStep } from './pipeline/resolve-step.ts';
 import { sessionBreakerStep } from './pipeline/session-breaker-step.ts';
 import { validateStep } from './pipeline/validate-step.ts';
@@ -109,9 +109,6 @@ function randomCallId(): string {
 
 /** Default of {@link ToolRuntimeOptions.maxInFlightCalls}. */
 export const DEFAULT_MAX_IN_FLIGHT_CALLS = 1000;
-
-/** A promise already fulfilled: `.then` on it queues a microtask (the turn before a tool starts). */
-const FULFILLED: Promise<void> = Promise.resolve();
 
 /** The sensitive keys of a call without a tool (shared, never written). */
 const NO_KEYS: readonly string[] = Object.freeze([]);
@@ -371,93 +368,42 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
     }
   }
 
-  /** How this runtime ends a call whose tool ran (one object per runtime, read by every {@link CallEnd}). */
-  const endings: CallEndings = {
-    finish,
-    fail,
-    internalFailure,
-    ended: () => {
-      inFlight -= 1;
-    },
-  };
-
   /**
-   * Runs the steps of a call; every outcome is an envelope, never a rejection. The steps before the
-   * tool run synchronously; a call they end (call limit, unknown tool, open breaker, invalid
-   * arguments) resolves at once. The tool starts on a later microtask, never in its caller's
-   * synchronous run (a tool that calls the runtime on itself recurses through the microtask queue,
-   * not the stack), and without a shared breaker or an asynchronous validator the call's promise is
-   * resolved from the attempt's settlement, with no promise or async frame in between.
+   * The pipeline of one call, in order: the call limit, the tool's lookup (exact name, else
+   * resolved), the session breaker, validation, the shared breaker, the execution (first attempt,
+   * then the retry loop), the envelope. Every outcome is an envelope, never a rejection.
+   *
+   * Each step is synchronous unless it has something to wait for (an asynchronous validator, the
+   * shared breaker's store, the tool): a call that a step before the tool ends (call limit, unknown
+   * tool, open breaker, invalid arguments) resolves at once. The tool starts on a later microtask,
+   * never in its caller's synchronous run (a tool that calls the runtime on itself recurses through
+   * the microtask queue, not the stack).
    */
-  function runSteps(call: CallState): Promise<ToolResult> {
+  async function runCall(call: CallState): Promise<ToolResult> {
     inFlight += 1;
-    let tool: RegisteredTool;
-    let validated: StepOutcome<void> | Promise<StepOutcome<void>>;
     try {
-      const before = stepsBeforeValidation(call);
-      if (before.ok) {
-        tool = before.value;
-        validated = validateStep(parts, call, tool);
-      } else {
-        const result = fail(call, before.failure);
-        inFlight -= 1;
-        return Promise.resolve(result);
+      if (inFlight > maxInFlightCalls) return fail(call, refusedOverLimit(call, inFlight - 1, parts));
+      // An exact name (most calls) is looked up here; resolveStep handles the rest.
+      let tool = typeof call.input.name === 'string' ? registry.get(call.requestedName) : undefined;
+      if (tool !== undefined) call.tool = tool;
+      else {
+        const resolved = resolveStep(parts, call);
+        if (!resolved.ok) return fail(call, resolved.failure);
+        tool = resolved.value;
       }
-    } catch (internal) {
-      const result = internalFailure(call, internal);
-      inFlight -= 1;
-      return Promise.resolve(result);
-    }
-    if (sharedBreaker || validated instanceof Promise) return runRest(call, tool, validated);
-    if (!validated.ok) {
-      let result: ToolResult;
-      try {
-        result = fail(call, validated.failure);
-      } catch (internal) {
-        result = internalFailure(call, internal);
-      }
-      inFlight -= 1;
-      return Promise.resolve(result);
-    }
-    return new Promise<ToolResult>((resolve) => {
-      const sink = new CallEnd(endings, call, resolve);
-      void FULFILLED.then(() => {
-        try {
-          startExecution(parts, call, tool, sink);
-        } catch (internal) {
-          sink.failed(internal);
-        }
-      });
-    });
-  }
-
-  /** The call limit, the tool's lookup and the session breaker: the tool, or the failure that ends the call. */
-  function stepsBeforeValidation(call: CallState): StepOutcome<RegisteredTool> {
-    if (inFlight > maxInFlightCalls) return refusedOverLimit(call, inFlight - 1, parts);
-    // An exact name (most calls) is looked up here; resolveStep handles the rest.
-    let tool = typeof call.input.name === 'string' ? registry.get(call.requestedName) : undefined;
-    if (tool !== undefined) call.tool = tool;
-    else {
-      const resolved = resolveStep(parts, call);
-      if (!resolved.ok) return resolved;
-      tool = resolved.value;
-    }
-    const breaker = sessionBreakerStep(parts, call);
-    if (!breaker.ok) return breaker;
-    return { ok: true, value: tool };
-  }
-
-  /** The steps from validation on, awaited: an asynchronous validator, or the shared breaker's probe. */
-  async function runRest(call: CallState, tool: RegisteredTool, pending: StepOutcome<void> | Promise<StepOutcome<void>>): Promise<ToolResult> {
-    try {
-      // awaited even when synchronous: the tool never starts in its caller's synchronous run
-      const validated = await pending;
+      const breaker = sessionBreakerStep(parts, call);
+      if (!breaker.ok) return fail(call, breaker.failure);
+      const pending = validateStep(parts, call, tool);
+      const validated = pending instanceof Promise ? await pending : pending;
       if (!validated.ok) return fail(call, validated.failure);
-      if (sharedBreaker) {
+      // Nothing to wait for (most calls): leave the caller's synchronous run; the tool starts on the next microtask.
+      const atOnce = sharedBreaker === undefined && !(pending instanceof Promise);
+      if (atOnce) await undefined;
+      else if (sharedBreaker) {
         const acquired = await acquireStep(parts, call);
         if (!acquired.ok) return fail(call, acquired.failure);
       }
-      const executed = await executeStep(parts, call, tool);
+      const executed = await executeStep(parts, call, tool, atOnce ? call.startedAt : undefined);
       if (!executed.ok) return fail(call, executed.failure);
       return finish(call, executed.value);
     } catch (internal) {
@@ -482,11 +428,11 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       } catch (error) {
         return Promise.reject(error as Error);
       }
-      return runSteps(call);
+      return runCall(call);
     },
     execute: async (input) => {
       const call = newCall(input, clock);
-      const result = await runSteps(call);
+      const result = await runCall(call);
       return call.record ?? recordOf(call, result);
     },
     specs: registry.specs,
@@ -563,8 +509,8 @@ function phraseSuggestion(patterns: FailurePatternLibrary, toolName: string, err
   }
 }
 
-/** The refusal of a call that found `running` calls of the runtime in flight, its `maxInFlightCalls`. */
-function refusedOverLimit(call: CallState, running: number, parts: PipelineParts): StepOutcome<never> {
+/** The refusal of a call that found `running` calls of the runtime in flight, its `maxInFlightCalls`: the failure that ends it. */
+function refusedOverLimit(call: CallState, running: number, parts: PipelineParts): StepFailure {
   const { maxInFlightCalls } = parts;
   call.errorRecord = {
     kind: 'call_limit',
@@ -576,51 +522,7 @@ function refusedOverLimit(call: CallState, running: number, parts: PipelineParts
     code: 'CALL_LIMIT_EXCEEDED',
     message: `${boundToolName(parts.redactor, call.requestedName)} was not run: ${maxInFlightCalls} tool call${maxInFlightCalls === 1 ? ' is' : 's are'} already running`,
     detail: `The runtime runs at most ${maxInFlightCalls} call${maxInFlightCalls === 1 ? '' : 's'} at once; a tool that calls tools recursively reaches this limit.`,
-  });
-}
-
-/** What a {@link CallEnd} needs of its runtime. */
-interface CallEndings {
-  finish(call: CallState, result: ToolResult): ToolResult;
-  fail(call: CallState, failure: StepFailure): ToolResult;
-  internalFailure(call: CallState, internal: unknown): ToolResult;
-  /** The call is no longer in flight. */
-  ended(): void;
-}
-
-/**
- * The end of a call whose tool runs: its envelope resolves the call's promise, once. One class for
- * every runtime (its call sites stay monomorphic however many runtimes a process creates).
- */
-class CallEnd implements ExecutionSink {
-  #settled = false;
-  constructor(
-    private readonly endings: CallEndings,
-    private readonly call: CallState,
-    private readonly resolve: (result: ToolResult) => void,
-  ) {}
-
-  done(executed: StepOutcome<ToolResult>): void {
-    if (this.#settled) return;
-    const { endings, call } = this;
-    let result: ToolResult;
-    try {
-      result = executed.ok ? endings.finish(call, executed.value) : endings.fail(call, executed.failure);
-    } catch (internal) {
-      result = endings.internalFailure(call, internal);
-    }
-    this.#end(result);
-  }
-
-  failed(internal: unknown): void {
-    if (!this.#settled) this.#end(this.endings.internalFailure(this.call, internal));
-  }
-
-  #end(result: ToolResult): void {
-    this.#settled = true;
-    this.endings.ended();
-    this.resolve(result);
-  }
+  }).failure;
 }
 
 /** The envelope when even building the failure failed: fixed texts only. */

@@ -43,7 +43,7 @@ interface Level {
 function levelOf(schema: unknown, depth = 0): Level | undefined {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema) || depth > 3) return undefined;
   const record = schema as Record<string, unknown>;
-  if (OPENING_KEYWORDS.some((keyword) => record[keyword] !== undefined)) return undefined;
+  for (const keyword of OPENING_KEYWORDS) if (record[keyword] !== undefined) return undefined;
   const level: Level = { declared: new Set(), children: new Map() };
   let described = false;
   if (typeof record.properties === 'object' && record.properties !== null && !Array.isArray(record.properties)) {
@@ -87,10 +87,14 @@ export function showKey(key: string): string {
  */
 export function findUndeclaredArguments(schema: unknown, value: unknown): ToolWarning[] {
   const warnings: ToolWarning[] = [];
-  const visit = (schemas: readonly unknown[], current: unknown, path: string, depth: number): void => {
+  // A top level that is closed (`additionalProperties` set: most tool schemas) or lists no keys ends the search before any walk.
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return warnings;
+  const top = levelOf(schema);
+  if (top === undefined) return warnings;
+  const visit = (schemas: readonly unknown[], current: unknown, path: string, depth: number, known?: Level): void => {
     if (warnings.length >= MAX_ARGUMENT_WARNINGS || depth > MAX_DEPTH) return;
     if (typeof current !== 'object' || current === null || Array.isArray(current)) return;
-    const levels = schemas.map((schema) => levelOf(schema));
+    const levels = known !== undefined ? [known] : schemas.map((schema) => levelOf(schema));
     // several schemas for one key (two branches): only what none of them declares, and only when all are closed
     if (levels.length === 0 || levels.some((level) => level === undefined)) return;
     const declared = new Set(levels.flatMap((level) => [...level!.declared]));
@@ -116,6 +120,6 @@ export function findUndeclaredArguments(schema: unknown, value: unknown): ToolWa
       });
     }
   };
-  visit([schema], value, '', 0);
+  visit([schema], value, '', 0, top);
   return warnings;
 }

@@ -55,17 +55,10 @@ interface AttemptFailed {
   readonly thrown: unknown;
 }
 
-/** Who hears how a call's execution ended (an object with methods: the hot path allocates no closures for it). */
-export interface ExecutionSink {
-  /** The execution's outcome; called at most once. */
-  done(outcome: StepOutcome<ToolResult>): void;
-  /** An internal error (a bug in the pipeline or a port), instead of `done`. */
-  failed(internal: unknown): void;
-}
-
 /**
- * The execution of one call: the scope every attempt shares, its deadline, and the listener of its
- * first attempt (one object per call); the attempts after the first are a {@link RetryAttempts} loop.
+ * The execution of one call: the scope every attempt shares, its deadline, the listener of its
+ * first attempt, and the settling of the execution's promise (one object per call); the attempts
+ * after the first are a {@link RetryAttempts} loop.
  */
 class CallExecution implements AttemptScope, AttemptListener {
   readonly execute: (args: unknown, context: unknown) => unknown;
@@ -84,7 +77,10 @@ class CallExecution implements AttemptScope, AttemptListener {
     readonly parts: PipelineParts,
     readonly call: CallState,
     readonly tool: RegisteredTool,
-    readonly sink: ExecutionSink,
+    /** Settles the execution's promise with its outcome (a promise of it when the retry loop runs). */
+    readonly resolve: (outcome: StepOutcome<ToolResult> | Promise<StepOutcome<ToolResult>>) => void,
+    /** Rejects it with an internal error (a bug in the pipeline or a port). */
+    readonly reject: (internal: unknown) => void,
   ) {
     const input = call.input;
     this.execute = tool.definition.execute as (args: unknown, context: unknown) => unknown;
@@ -99,25 +95,21 @@ class CallExecution implements AttemptScope, AttemptListener {
     this.deadlineAt = Math.min(call.startedAt + parts.callBudgetMs, callerDeadline);
   }
 
-  /** The attempt's timeout: the tool's (or the default), cut to the time left; `undefined` when none is left. */
-  timeoutNow(): number | undefined {
-    this.attemptStartedAt = this.clock.now();
+  /** The attempt's timeout when it starts at `nowMs`: the tool's (or the default), cut to the time left; `undefined` when none is left. */
+  timeoutNow(nowMs: number = this.clock.now()): number | undefined {
+    this.attemptStartedAt = nowMs;
     const remainingMs = this.deadlineAt - this.attemptStartedAt;
     if (remainingMs <= 0) return undefined;
     return Math.min(this.tool.definition.timeoutMs ?? this.parts.defaultTimeoutMs, remainingMs);
   }
 
-  /** The first attempt ended (it runs without a promise: a tool that succeeds at once settles the call in that microtask). */
+  /** The first attempt ended (it runs without a promise: a tool that succeeds at once settles the execution in that microtask). */
   settled(outcome: AttemptOutcome): void {
-    const sink = this.sink;
     try {
       const nowMs = this.recordAttempt(1);
-      if (!outcome.ok) return continueWith(this.retry(this.failed(outcome), undefined), sink);
-      const built = this.succeeded(outcome.value, nowMs);
-      if (built instanceof Promise) continueWith(built, sink);
-      else sink.done(built);
+      this.resolve(outcome.ok ? this.succeeded(outcome.value, nowMs) : this.retry(this.failed(outcome), undefined));
     } catch (internal) {
-      sink.failed(internal);
+      this.reject(internal);
     }
   }
 
@@ -290,31 +282,26 @@ class RetryAttempts implements RetryLoop<unknown, AttemptFailed> {
 }
 
 /**
- * Runs the tool until it succeeds, fails for good, or the budget is spent, and tells `sink` once
- * (never throws; an internal error goes to `sink.failed`). The first attempt runs without a promise
- * of its own: a tool that succeeds at once (most calls) settles the call in the microtask its result
- * arrives in. A failed first attempt continues in the retry loop ({@link executeWithRetry}).
+ * Runs the tool until it succeeds, fails for good, or the budget is spent: the outcome of the call's
+ * execution (rejected only by an internal error). The first attempt runs without a promise of its
+ * own: a tool that succeeds at once (most calls) settles the execution in the microtask its result
+ * arrives in. A failed first attempt continues in the retry loop ({@link executeWithRetry}), as does
+ * a first attempt the turn guard holds back.
+ *
+ * `startedAt` is the clock reading the first attempt starts at when the caller has one (a call that
+ * reached its tool without waiting starts it one microtask after `call.startedAt`: the same reading,
+ * not a second one); without it the clock is read.
  */
-export function startExecution(parts: PipelineParts, call: CallState, tool: RegisteredTool, sink: ExecutionSink): void {
-  const execution = new CallExecution(parts, call, tool, sink);
-  // Yield to the event loop when tools have run back to back without it turning.
-  const turn = parts.turnGuard.beforeExecution();
-  if (turn !== undefined) return continueWith(execution.retry(undefined, turn), sink);
-  const timeoutMs = execution.timeoutNow();
-  if (timeoutMs === undefined) return sink.done(noBudget(call.toolName));
-  startAttempt(execution, 1, timeoutMs, execution);
-}
-
-function continueWith(pending: Promise<StepOutcome<ToolResult>>, sink: ExecutionSink): void {
-  pending.then(
-    (outcome) => sink.done(outcome),
-    (internal: unknown) => sink.failed(internal),
-  );
-}
-
-/** {@link startExecution} as a promise (rejected only by an internal error). */
-export function executeStep(parts: PipelineParts, call: CallState, tool: RegisteredTool): Promise<StepOutcome<ToolResult>> {
-  return new Promise((resolve, reject) => startExecution(parts, call, tool, { done: resolve, failed: reject }));
+export function executeStep(parts: PipelineParts, call: CallState, tool: RegisteredTool, startedAt?: number): Promise<StepOutcome<ToolResult>> {
+  return new Promise((resolve, reject) => {
+    const execution = new CallExecution(parts, call, tool, resolve, reject);
+    // Yield to the event loop when tools have run back to back without it turning.
+    const turn = parts.turnGuard.beforeExecution();
+    if (turn !== undefined) return resolve(execution.retry(undefined, turn));
+    const timeoutMs = execution.timeoutNow(startedAt);
+    if (timeoutMs === undefined) return resolve(noBudget(call.toolName));
+    startAttempt(execution, 1, timeoutMs, execution);
+  });
 }
 
 function noBudget(toolName: string): StepOutcome<ToolResult> {
