@@ -396,14 +396,12 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
       const pending = validateStep(parts, call, tool);
       const validated = pending instanceof Promise ? await pending : pending;
       if (!validated.ok) return fail(call, validated.failure);
-      // Nothing to wait for (most calls): leave the caller's synchronous run; the tool starts on the next microtask.
-      const atOnce = sharedBreaker === undefined && !(pending instanceof Promise);
-      if (atOnce) await undefined;
-      else if (sharedBreaker) {
+      if (sharedBreaker) {
         const acquired = await acquireStep(parts, call);
         if (!acquired.ok) return fail(call, acquired.failure);
       }
-      const executed = await executeStep(parts, call, tool, atOnce ? call.startedAt : undefined);
+      // The tool starts on the next microtask; when nothing was awaited (most calls), at the call's clock reading.
+      const executed = await executeStep(parts, call, tool, sharedBreaker === undefined && !(pending instanceof Promise) ? call.startedAt : undefined);
       if (!executed.ok) return fail(call, executed.failure);
       return finish(call, executed.value);
     } catch (internal) {

@@ -295,14 +295,23 @@ class RetryAttempts implements RetryLoop<unknown, AttemptFailed> {
 export function executeStep(parts: PipelineParts, call: CallState, tool: RegisteredTool, startedAt?: number): Promise<StepOutcome<ToolResult>> {
   return new Promise((resolve, reject) => {
     const execution = new CallExecution(parts, call, tool, resolve, reject);
-    // Yield to the event loop when tools have run back to back without it turning.
-    const turn = parts.turnGuard.beforeExecution();
-    if (turn !== undefined) return resolve(execution.retry(undefined, turn));
-    const timeoutMs = execution.timeoutNow(startedAt);
-    if (timeoutMs === undefined) return resolve(noBudget(call.toolName));
-    startAttempt(execution, 1, timeoutMs, execution);
+    void FULFILLED.then(() => {
+      try {
+        // Yield to the event loop when tools have run back to back without it turning.
+        const turn = parts.turnGuard.beforeExecution();
+        if (turn !== undefined) return resolve(execution.retry(undefined, turn));
+        const timeoutMs = execution.timeoutNow(startedAt);
+        if (timeoutMs === undefined) return resolve(noBudget(call.toolName));
+        startAttempt(execution, 1, timeoutMs, execution);
+      } catch (internal) {
+        reject(internal);
+      }
+    });
   });
 }
+
+/** A promise already fulfilled: `.then` on it queues a microtask (the tool never starts in its caller's synchronous run). */
+const FULFILLED: Promise<void> = Promise.resolve();
 
 function noBudget(toolName: string): StepOutcome<ToolResult> {
   return stepFailed({ code: 'BUDGET_EXHAUSTED', message: `No time budget was left to call ${toolName}`, retryable: false });
