@@ -91,10 +91,9 @@ export function findUndeclaredArguments(schema: unknown, value: unknown): ToolWa
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return warnings;
   const top = levelOf(schema);
   if (top === undefined) return warnings;
-  const visit = (schemas: readonly unknown[], current: unknown, path: string, depth: number, known?: Level): void => {
+  const visit = (levels: ReadonlyArray<Level | undefined>, current: unknown, path: string, depth: number): void => {
     if (warnings.length >= MAX_ARGUMENT_WARNINGS || depth > MAX_DEPTH) return;
     if (typeof current !== 'object' || current === null || Array.isArray(current)) return;
-    const levels = known !== undefined ? [known] : schemas.map((schema) => levelOf(schema));
     // several schemas for one key (two branches): only what none of them declares, and only when all are closed
     if (levels.length === 0 || levels.some((level) => level === undefined)) return;
     const declared = new Set(levels.flatMap((level) => [...level!.declared]));
@@ -105,7 +104,12 @@ export function findUndeclaredArguments(schema: unknown, value: unknown): ToolWa
       const pointer = `${path}/${escapeJsonPointerToken(key)}`;
       if (declared.has(key)) {
         const children = levels.flatMap((level) => level!.children.get(key) ?? []);
-        visit(children, (current as Record<string, unknown>)[key], pointer, depth + 1);
+        visit(
+          children.map((child) => levelOf(child)),
+          (current as Record<string, unknown>)[key],
+          pointer,
+          depth + 1,
+        );
         continue;
       }
       const closest = findClosestName(key, declared);
@@ -120,6 +124,6 @@ export function findUndeclaredArguments(schema: unknown, value: unknown): ToolWa
       });
     }
   };
-  visit([schema], value, '', 0, top);
+  visit([top], value, '', 0);
   return warnings;
 }

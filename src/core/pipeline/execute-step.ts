@@ -77,10 +77,8 @@ class CallExecution implements AttemptScope, AttemptListener {
     readonly parts: PipelineParts,
     readonly call: CallState,
     readonly tool: RegisteredTool,
-    /** Settles the execution's promise with its outcome (a promise of it when the retry loop runs). */
+    /** Settles the execution's promise with its outcome (a promise of it when the retry loop runs; a rejected one for an internal error). */
     readonly resolve: (outcome: StepOutcome<ToolResult> | Promise<StepOutcome<ToolResult>>) => void,
-    /** Rejects it with an internal error (a bug in the pipeline or a port). */
-    readonly reject: (internal: unknown) => void,
   ) {
     const input = call.input;
     this.execute = tool.definition.execute as (args: unknown, context: unknown) => unknown;
@@ -109,7 +107,7 @@ class CallExecution implements AttemptScope, AttemptListener {
       const nowMs = this.recordAttempt(1);
       this.resolve(outcome.ok ? this.succeeded(outcome.value, nowMs) : this.retry(this.failed(outcome), undefined));
     } catch (internal) {
-      this.reject(internal);
+      this.resolve(Promise.reject(internal as Error));
     }
   }
 
@@ -294,7 +292,7 @@ class RetryAttempts implements RetryLoop<unknown, AttemptFailed> {
  */
 export function executeStep(parts: PipelineParts, call: CallState, tool: RegisteredTool, startedAt?: number): Promise<StepOutcome<ToolResult>> {
   return new Promise((resolve, reject) => {
-    const execution = new CallExecution(parts, call, tool, resolve, reject);
+    const execution = new CallExecution(parts, call, tool, resolve);
     void FULFILLED.then(() => {
       try {
         // Yield to the event loop when tools have run back to back without it turning.
