@@ -7,9 +7,9 @@ import type { AgentRunStatus } from '../agent/run-agent.ts';
  * - `in_progress`: another replay, drain or worker holds the run's claim: nothing was done (the entry stays);
  * - `expired`: the conversation (or the run's checkpoint) is gone — its TTL passed;
  * - `invalid_entry`: the entry lacks what a replay needs, names a conversation that is not its
- *   run's, or belongs to a run toolrun's loop never checkpointed while its conversation is still
- *   stored (an SDK host's run: `replayDeadLetter` and the drain route it to the continuation
- *   registered in `hosts`, or leave it with a `message` naming the host); nothing is written and
- *   the entry stays in the DLQ.
+ *   run's, or belongs to a host's run that toolrun's loop never checkpointed (its
+ *   `originalMessageId` is `<host>:<runId>`: `replayDeadLetter` and the drain route it to the
+ *   continuation registered in `hosts`, or leave it with a `message` naming the host); nothing is
+ *   written and the entry stays in the DLQ.
  */
 export type ReplayStatus = AgentRunStatus | 'already_completed' | 'in_progress' | 'expired' | 'invalid_entry';

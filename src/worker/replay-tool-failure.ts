@@ -1,7 +1,7 @@
 import { runAgent, type AgentRunHooks } from '../agent/run-agent.ts';
 import type { ReplayStatus } from './replay-status.ts';
 import type { HostRegistry } from './host-continuation.ts';
-import type { CommittedRun } from '../ground/ports/run-journal.ts';
+import type { CommittedRun, RunJournal } from '../ground/ports/run-journal.ts';
 import type { ChatMessage, Model } from '../agent/messages.ts';
 import type { Stores } from '../ground/ports/stores.ts';
 
@@ -11,6 +11,7 @@ import type { ToolsInput } from '../core/tool-registry.ts';
 
 import type { ModelFailureEntry, ResumableEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
+import { hostOfEntry } from './host-entry.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { runOptionsOf } from './handle-message.ts';
 import { buildModelFailureEntry } from './resumable-dead-letters.ts';
@@ -36,7 +37,7 @@ export interface ReplayOptions
   runHooks?: AgentRunHooks;
   signal?: AbortSignal;
   /**
-   * How long the replay's claim on the run (`run:<runId>` in `stores.claims`) lasts without
+   * How long the replay's claim on the run (`run:<runId>`, taken through `stores.journal`) lasts without
    * renewal; renewed every third of it while the replay runs. A second replay, drain or worker
    * finds the run `in_progress` meanwhile; a replayer that crashed frees it when the claim expires.
    * @defaultValue 300_000
@@ -95,7 +96,7 @@ function isReplayable(entry: unknown): entry is ResumableEntry {
  *
  * Every kind of tool-DLQ entry replays the same way: a tool failure re-executes the failed call, a
  * model failure (`kind: 'model'`) calls the model again at its step, a poison run (`kind: 'run'`)
- * resumes from its last checkpoint. The run is claimed first (`run:<runId>` in `stores.claims`):
+ * resumes from its last checkpoint. The run is claimed first (`run:<runId>`, through `stores.journal`):
  * of two replays, drains or a worker at once, one runs it and the others get `in_progress`.
  */
 export async function replayToolFailure(entry: ResumableEntry, options: ReplayOptions): Promise<ReplayResult> {
@@ -110,7 +111,7 @@ export async function replayToolFailure(entry: ResumableEntry, options: ReplayOp
   if (!claimed.ok)
     return { status: 'in_progress', runId: entry.runId, modelCalls: 0, text: null, ...(claimed.holder !== undefined ? { holder: claimed.holder } : {}) };
   try {
-    return await replayClaimed(entry, { checkpoint: claimed.checkpoint, messages: claimed.messages }, options, { stores, runtime, breaker });
+    return await replayClaimed(entry, { checkpoint: claimed.checkpoint, messages: claimed.messages }, options, { journal: stores.journal, runtime, breaker });
   } finally {
     await claimed.claim.release();
   }
@@ -121,7 +122,7 @@ async function replayClaimed(
   entry: ResumableEntry,
   committed: CommittedRun,
   options: ReplayOptions,
-  { stores, runtime, breaker }: { stores: Stores; runtime: ToolRuntime; breaker: SharedBreaker | undefined },
+  { journal, runtime, breaker }: { journal: RunJournal; runtime: ToolRuntime; breaker: SharedBreaker | undefined },
 ): Promise<ReplayResult> {
   const { checkpoint } = committed;
   if (checkpoint?.status === 'completed') {
@@ -131,11 +132,9 @@ async function replayClaimed(
   // have this replay rewrite that conversation.
   if (checkpoint && checkpoint.conversationRef !== entry.conversationRef) return { status: 'invalid_entry', runId: entry.runId, modelCalls: 0, text: null };
   const stored = committed.messages as ChatMessage[] | undefined;
-  if (!checkpoint && (await stores.conversations.get(entry.conversationRef)) !== undefined) {
-    // a run toolrun's loop never checkpointed, whose conversation is there: an SDK host's run
-    // (replayed by that host's replay), not an expired one — a drain must not remove it as such
-    return { status: 'invalid_entry', runId: entry.runId, modelCalls: 0, text: null };
-  }
+  // a host's run (an SDK's loop, a durable engine) is never checkpointed by toolrun's loop: it is
+  // replayed by that host's replay, not taken for an expired one — a drain must not remove it as such
+  if (!checkpoint && hostOfEntry(entry) !== undefined) return { status: 'invalid_entry', runId: entry.runId, modelCalls: 0, text: null };
   if (!stored || !checkpoint) return { status: 'expired', runId: entry.runId, modelCalls: 0, text: null };
 
   // Forget the failed outcomes of the failed step so those calls run again; keep the successful ones.
@@ -149,9 +148,9 @@ async function replayClaimed(
     const calls = messages[lastAssistant]?.toolCalls ?? [];
     const retry = new Set<string>();
     for (const [callIndex, call] of calls.entries()) {
-      const recorded = (await stores.journal.recorded(entry.runId, checkpoint.stepIndex, callIndex)) as { status?: string } | undefined;
+      const recorded = (await journal.recorded(entry.runId, checkpoint.stepIndex, callIndex)) as { status?: string } | undefined;
       if (recorded?.status === 'failed') {
-        await stores.journal.forget(entry.runId, checkpoint.stepIndex, callIndex);
+        await journal.forget(entry.runId, checkpoint.stepIndex, callIndex);
         retry.add(call.id);
       }
     }
@@ -161,7 +160,7 @@ async function replayClaimed(
   }
   // the run running again, with the failed outcomes' tool messages taken out (the whole conversation written again)
   const running = { ...checkpoint, status: 'running' as const, updatedAt: new Date(runtime.clock.now()).toISOString() };
-  await stores.journal.commit({
+  await journal.commit({
     conversationRef: checkpoint.conversationRef,
     messages,
     storedCount: pending ? 0 : messages.length,
@@ -176,7 +175,7 @@ async function replayClaimed(
     runId: entry.runId,
     resetBudgets: true,
     ...runOptionsOf(options, breaker),
-    persistence: { journal: stores.journal, messageId: checkpoint.messageId, opened: { checkpoint: running, messages } },
+    persistence: { journal, messageId: checkpoint.messageId, opened: { checkpoint: running, messages } },
   });
   const result: ReplayResult = { status: run.status, runId: run.runId, modelCalls: run.modelCalls, text: run.text };
   const failedAgain = run.status === 'completed' ? callsFailedAgain(run.messages.slice(messages.length), rerun) : [];
