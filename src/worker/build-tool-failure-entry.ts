@@ -72,7 +72,7 @@ export function boundedToolArgs(args: unknown, redactor: Redactor, sensitiveKeys
  * by reference only.
  */
 export function buildToolFailureEntry(
-  run: AgentRunResult,
+  run: Pick<AgentRunResult, 'runId' | 'conversationRef' | 'tokensSpent'>,
   failure: ToolFailureInfo,
   context: { messageId: string; redactor: Redactor; sensitiveKeys: readonly string[]; firstSeenAt: string },
 ): ToolFailureEntry {

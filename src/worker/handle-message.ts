@@ -7,14 +7,13 @@ import type { Clock } from '../ground/ports/clock.ts';
 import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
-import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
-import type { MessageFailureEntry, ModelFailureEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
+import type { MessageFailureEntry } from '../ground/dead-letter-entries.ts';
 import { readDeliveryError } from './delivery-errors.ts';
 import { initialMessages, parseRunRequest, rejectedMessageEntry } from './parse-run-request.ts';
 import { deadLetterPoisonMessage } from './poison-message.ts';
 import { messageDeadLetterKey, pushDeadLetter } from './push-dead-letter.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
-import { buildModelFailureEntry, ensureDeadLettered, pushResumable } from './resumable-dead-letters.ts';
+import { ensureDeadLettered, pushResumable, resumableEntryOf } from './resumable-dead-letters.ts';
 import { claimRun, newClaimHolder } from './run-claim.ts';
 import { messageDeadLetterAdded, resumableDeadLetterAdded } from './worker-events.ts';
 
@@ -167,14 +166,7 @@ async function deadLetterRun(run: AgentRunResult, context: ClaimedContext): Prom
     tokensSpent: run.tokensSpent,
     alreadyFinished: false,
   };
-  const firstSeenAt = new Date(clock.now()).toISOString();
-  let entry: ToolFailureEntry | ModelFailureEntry | undefined;
-  if (run.status === 'tool_failed' && run.failure) {
-    const sensitiveKeys = runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [];
-    entry = buildToolFailureEntry(run, run.failure, { messageId: messageId ?? '', redactor: runtime.redactor, sensitiveKeys, firstSeenAt });
-  } else if (run.status === 'model_failed' && run.modelFailure) {
-    entry = buildModelFailureEntry(run, run.modelFailure, { messageId: messageId ?? '', firstSeenAt });
-  }
+  const entry = resumableEntryOf(run, runtime, { messageId: messageId ?? '', firstSeenAt: new Date(clock.now()).toISOString() });
   if (entry === undefined || !(await pushResumable(entry, stores, options))) return result;
   options.onEvent?.(resumableDeadLetterAdded(entry, messageId, clock.now()));
   return entry.kind === 'tool' ? { ...result, toolFailure: entry } : { ...result, modelFailure: entry };

@@ -12,9 +12,8 @@ import type { ToolsInput } from '../core/tool-registry.ts';
 import type { ModelFailureEntry, ResumableEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { hostOfEntry } from './host-entry.ts';
-import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import { runOptionsOf } from './handle-message.ts';
-import { buildModelFailureEntry } from './resumable-dead-letters.ts';
+import { resumableEntryOf } from './resumable-dead-letters.ts';
 
 import { claimRun, newClaimHolder } from './run-claim.ts';
 import { decodeRunState } from '../agent/run-state.ts';
@@ -180,17 +179,12 @@ async function replayClaimed(
   const result: ReplayResult = { status: run.status, runId: run.runId, modelCalls: run.modelCalls, text: run.text };
   const failedAgain = run.status === 'completed' ? callsFailedAgain(run.messages.slice(messages.length), rerun) : [];
   if (failedAgain.length > 0) result.failedAgain = failedAgain;
-  if (run.failure) {
-    result.failure = { stepIndex: run.failure.stepIndex, toolName: run.failure.toolName, reason: run.failure.reason, kind: 'tool' };
-    result.entry = buildToolFailureEntry(run, run.failure, {
-      messageId: checkpoint.messageId,
-      redactor: runtime.redactor,
-      sensitiveKeys: runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [],
-      firstSeenAt: entry.firstSeenAt,
-    });
-  } else if (run.modelFailure) {
-    result.failure = { stepIndex: run.modelFailure.stepIndex, toolName: run.modelFailure.modelName, reason: run.modelFailure.reason, kind: 'model' };
-    result.entry = buildModelFailureEntry(run, run.modelFailure, { messageId: checkpoint.messageId, firstSeenAt: entry.firstSeenAt });
+  const failed = resumableEntryOf(run, runtime, { messageId: checkpoint.messageId, firstSeenAt: entry.firstSeenAt });
+  if (failed) {
+    result.entry = failed;
+    // the name as the run knows it (the entry's is redacted and bounded)
+    const toolName = run.failure?.toolName ?? run.modelFailure?.modelName ?? '';
+    result.failure = { stepIndex: failed.stepIndex, toolName, reason: failed.reason, kind: failed.kind };
   }
   return result;
 }

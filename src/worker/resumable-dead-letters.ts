@@ -1,6 +1,5 @@
 import type { ModelFailureInfo } from '../agent/model-policy.ts';
-import type { AgentRunResult } from '../agent/run-agent.ts';
-import { decodeRunState } from '../agent/run-state.ts';
+import { decodeRunState, type ToolFailureInfo } from '../agent/run-state.ts';
 import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { Clock } from '../ground/ports/clock.ts';
 import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
@@ -31,6 +30,29 @@ export function buildModelFailureEntry(
     reason: failure.reason,
     ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
   };
+}
+
+/**
+ * The resumable tool-DLQ entry of a run that ended `tool_failed` (its `failure`: arguments and
+ * texts redacted and bounded with `runtime`'s redactor and the tool's sensitive keys) or
+ * `model_failed` (its `modelFailure`); `undefined` when it has neither.
+ */
+export function resumableEntryOf(
+  run: {
+    runId: string;
+    conversationRef: string;
+    tokensSpent: { input: number; output: number };
+    failure?: ToolFailureInfo | undefined;
+    modelFailure?: ModelFailureInfo | undefined;
+  },
+  runtime: ToolRuntime,
+  context: { messageId: string; firstSeenAt: string },
+): ToolFailureEntry | ModelFailureEntry | undefined {
+  if (run.failure) {
+    const sensitiveKeys = runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [];
+    return buildToolFailureEntry(run, run.failure, { ...context, redactor: runtime.redactor, sensitiveKeys });
+  }
+  return run.modelFailure ? buildModelFailureEntry(run, run.modelFailure, context) : undefined;
 }
 
 /** The `pushOnce` key of a resumable entry: per kind, run and step. */
@@ -71,25 +93,11 @@ export async function ensureDeadLettered(
   { runtime, stores, clock }: { runtime: ToolRuntime; stores: Stores; clock: Clock },
   options: WithQueues<HandleMessageOptions>,
 ): Promise<ToolFailureEntry | ModelFailureEntry | undefined> {
-  const firstSeenAt = new Date(clock.now()).toISOString();
-  let entry: ToolFailureEntry | ModelFailureEntry;
-  if (checkpoint.status === 'model_failed') {
-    const failure = decodeRunState(checkpoint.data).modelFailure;
-    if (!failure) return undefined;
-    if ((await stores.ledger.get(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex, 'model'))) !== undefined) return undefined;
-    entry = buildModelFailureEntry(checkpoint, failure, { messageId: checkpoint.messageId, firstSeenAt });
-  } else {
-    const failure = decodeRunState(checkpoint.data).failure;
-    if (!failure) return undefined;
-    if ((await stores.ledger.get(deadLetterMarkerKey(checkpoint.runId, failure.stepIndex))) !== undefined) return undefined;
-    const run = { runId: checkpoint.runId, conversationRef: checkpoint.conversationRef, tokensSpent: checkpoint.tokensSpent } as AgentRunResult;
-    entry = buildToolFailureEntry(run, failure, {
-      messageId: checkpoint.messageId,
-      redactor: runtime.redactor,
-      sensitiveKeys: runtime.getTool(failure.toolName)?.definition.sensitive ?? [],
-      firstSeenAt,
-    });
-  }
+  const state = decodeRunState(checkpoint.data);
+  const failed = checkpoint.status === 'model_failed' ? { modelFailure: state.modelFailure } : { failure: state.failure };
+  const entry = resumableEntryOf({ ...checkpoint, ...failed }, runtime, { messageId: checkpoint.messageId, firstSeenAt: new Date(clock.now()).toISOString() });
+  if (entry === undefined) return undefined;
+  if ((await stores.ledger.get(deadLetterMarkerKey(entry.runId, entry.stepIndex, entry.kind))) !== undefined) return undefined;
   if (!(await pushResumable(entry, stores, options))) return undefined;
   options.onEvent?.(resumableDeadLetterAdded(entry, checkpoint.messageId !== '' ? checkpoint.messageId : undefined, clock.now()));
   return entry;

@@ -5,8 +5,8 @@ import type { DeadLetterSink, MessageFailureEntry, ResumableEntry, ToolFailureEn
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { JsonValue, RecordedCall, RunCheckpoint } from '../../ground/ports/run-journal.ts';
 import type { Stores } from '../../ground/ports/stores.ts';
-import { boundedToolArgs, buildToolFailureEntry } from '../../worker/build-tool-failure-entry.ts';
-import { buildModelFailureEntry, pushResumable } from '../../worker/resumable-dead-letters.ts';
+import { boundedToolArgs } from '../../worker/build-tool-failure-entry.ts';
+import { pushResumable, resumableEntryOf } from '../../worker/resumable-dead-letters.ts';
 import { resumableDeadLetterAdded, type WorkerEvent } from '../../worker/worker-events.ts';
 
 /** What writing a run's end needs. */
@@ -78,17 +78,12 @@ export async function commitRunEnd(run: AgentRunResult, messageId: string, conte
  */
 export async function deadLetterRun(run: AgentRunResult, messageId: string, context: RunEndContext): Promise<ResumableEntry | undefined> {
   const { runtime, clock } = context;
-  const firstSeenAt = new Date(clock.now()).toISOString();
-  const pointer = `dbos:${run.runId}`;
-  let entry: ResumableEntry;
-  if (run.status === 'tool_failed' && run.failure) {
-    const sensitiveKeys = runtime.getTool(run.failure.toolName)?.definition.sensitive ?? [];
-    entry = buildToolFailureEntry(run, run.failure, { messageId: pointer, redactor: runtime.redactor, sensitiveKeys, firstSeenAt });
-  } else if (run.status === 'model_failed' && run.modelFailure) {
-    entry = buildModelFailureEntry(run, run.modelFailure, { messageId: pointer, firstSeenAt });
-  } else {
-    return undefined;
-  }
+  // `dbos:<runId>`: the pointer to the run's workflow
+  const entry: ResumableEntry | undefined = resumableEntryOf(run, runtime, {
+    messageId: `dbos:${run.runId}`,
+    firstSeenAt: new Date(clock.now()).toISOString(),
+  });
+  if (entry === undefined) return undefined;
   await commitRunEnd(run, messageId, context);
   if (await pushResumable(entry, context.stores, { queues: context.queues }))
     context.onEvent?.(resumableDeadLetterAdded(entry, messageId || undefined, clock.now()));
