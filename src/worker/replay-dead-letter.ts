@@ -4,7 +4,9 @@ import type { ResumableEntry } from '../ground/dead-letter-entries.ts';
 import { resumableDeadLetterKey } from './resumable-dead-letters.ts';
 import { replayToolFailure, type ReplayOptions, type ReplayResult } from './replay-tool-failure.ts';
 import { hostOfEntry } from './host-entry.ts';
-import { routeHostReplay } from './route-host-replay.ts';
+import { isHostReplayer, registeredHost } from './host-continuation.ts';
+import { replayHostRun } from './replay-host-run.ts';
+import { resolveRuntime } from './resolve-runtime.ts';
 
 /** Options of {@link replayDeadLetter}: those of `replayToolFailure`, plus what happens to the entry. */
 export interface ReplayDeadLetterOptions extends ReplayOptions {
@@ -38,7 +40,10 @@ export interface ReplayDeadLetterResult extends ReplayResult {
  * entry already removed is a no-op.
  *
  * An entry of an SDK host's or a durable engine's run (`originalMessageId` `<host>:<runId>`) is
- * routed to `hosts[host]` (see `routeHostReplay`), settled by the same rules.
+ * routed to `hosts[host]`, settled by the same rules: a continuation (toolrun's replay skeleton,
+ * `replayHostRun`) or a replayer of its own (a durable engine). A host not registered, or no
+ * `stores`, leaves the entry where it is (`invalid_entry` with a `message` saying what to
+ * register): it is never run by toolrun's own loop and never removed.
  *
  * `replayToolFailure(entry)` is the primitive under it: it resumes the run and never touches a DLQ.
  *
@@ -47,13 +52,10 @@ export interface ReplayDeadLetterResult extends ReplayResult {
 export async function replayDeadLetter(record: DeadLetterRecord<ResumableEntry>, options: ReplayDeadLetterOptions): Promise<ReplayDeadLetterResult> {
   const dlq = options.dlq ?? options.stores?.toolDlq;
   if (dlq === undefined) throw new ToolrunError('INVALID_OPTIONS', 'replayDeadLetter needs `stores` or `dlq` (the tool DLQ the record is in)');
-  const { dlq: _dlq, removeExpired, hosts, ...replayOptions } = options;
+  const { dlq: _dlq, removeExpired, hosts: _hosts, ...replayOptions } = options;
   const old = record.entry;
   const host = hostOfEntry(old);
-  if (host !== undefined) {
-    const { host: _host, ...routed } = await routeHostReplay(record, host, { ...replayOptions, hosts, removeExpired }, dlq);
-    return { ...routed, host };
-  }
+  if (host !== undefined) return replayHostEntry(record, host, options, dlq);
   const result = await replayToolFailure(old, replayOptions);
   const done = result.status === 'completed' || result.status === 'already_completed';
   if (done || (result.status === 'expired' && removeExpired === true)) {
@@ -68,4 +70,48 @@ export async function replayDeadLetter(record: DeadLetterRecord<ResumableEntry>,
     }
   }
   return { ...result, id: record.id, removed: false };
+}
+
+/** Replays the record of a host run (`host`, from its `originalMessageId`) with what the app registered for that host in `options.hosts`. */
+async function replayHostEntry(
+  record: DeadLetterRecord<ResumableEntry>,
+  host: string,
+  options: ReplayDeadLetterOptions,
+  dlq: Pick<DeadLetterQueue<ResumableEntry>, 'remove'>,
+): Promise<ReplayDeadLetterResult> {
+  const runId = typeof record.entry?.runId === 'string' ? record.entry.runId : null;
+  const base = { id: record.id, host, runId, modelCalls: 0, text: null, removed: false };
+  const registration = registeredHost(options.hosts, host);
+  if (registration === undefined)
+    return {
+      ...base,
+      status: 'invalid_entry',
+      message: `an entry of a ${host} run: no continuation is registered for host "${host}" (\`hosts["${host}"]\` of the config or of createToolrun); left in the tool DLQ`,
+    };
+  if (options.stores === undefined)
+    return {
+      ...base,
+      status: 'invalid_entry',
+      message: `an entry of a ${host} run: its replay needs the stores it was dead-lettered into; left in the tool DLQ`,
+    };
+  const { stores } = options;
+  const runtime = ('runtime' in registration && registration.runtime) || resolveRuntime(options, stores).runtime;
+  const claimLeaseMs = options.claimLeaseMs ?? 300_000;
+  const signal = options.signal ? { signal: options.signal } : {};
+  if (isHostReplayer(registration)) {
+    const outcome = await registration.replay(record, { stores, runtime, claimLeaseMs, ...signal });
+    const done = outcome.status === 'completed' || outcome.status === 'already_completed';
+    return {
+      ...base,
+      status: outcome.status,
+      modelCalls: outcome.modelCalls ?? 0,
+      text: outcome.text ?? null,
+      removed: done ? await dlq.remove(record.id) : false,
+      ...(outcome.holder !== undefined ? { holder: outcome.holder } : {}),
+      ...(outcome.message !== undefined ? { message: outcome.message } : {}),
+    };
+  }
+  const removeExpired = options.removeExpired !== undefined ? { removeExpired: options.removeExpired } : {};
+  const replayed = await replayHostRun(record, registration, { stores, runtime, dlq, claimLeaseMs, ...removeExpired, ...signal });
+  return { ...replayed, host };
 }
