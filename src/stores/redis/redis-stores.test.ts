@@ -7,6 +7,7 @@ import {
   describeClaimStoreContract,
   describeDeadLetterQueuesContract,
   describeExactValuesContract,
+  describeRunJournalContract,
   type MakeStores,
 } from '../../testing/contract/index.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
@@ -45,6 +46,7 @@ describe('Stores contract: redis (breakers, dead-letter queues and claims)', () 
   describeBreakerStateStoreContract(makeRedisStores);
   describeDeadLetterQueuesContract(makeRedisStores);
   describeClaimStoreContract(makeRedisStores, { clock: 'server' });
+  describeRunJournalContract(makeRedisStores, { clock: 'server' });
   describeExactValuesContract(makeRedisStores);
 });
 

@@ -19,7 +19,7 @@ import type { MakeStores } from './stores-contract-harness.ts';
  * `makeStores` is called before every test and must return fresh, empty stores built with the
  * returned fake clock (and, when not 7 days, say which `conversationTtlMs`); `cleanup` runs after
  * the test. A bundle whose claims run on a clock of their own (Redis's) registers its parts
- * separately, with `describeClaimStoreContract(makeStores, { clock: 'server' })`. Call it at the top level of a `*.test.ts` file (it uses `describe`/`it` from vitest,
+ * separately, giving `describeClaimStoreContract` and `describeRunJournalContract` `{ clock: 'server' }`. Call it at the top level of a `*.test.ts` file (it uses `describe`/`it` from vitest,
  * a dev dependency of anyone running it).
  *
  * @example

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { RunCheckpoint, RunStep } from '../../ground/ports/run-journal.ts';
+import type { ClaimStoreContractOptions } from './claim-store-contract.ts';
 import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
 
 const SEVEN_DAYS_MS = 7 * 24 * 60 * 60 * 1000;
 const LEASE_MS = 30_000;
+/** The lease a test waits out in real time when the claims run on the store's own clock, in ms. */
+const SHORT_LEASE_MS = 300;
 
 function stepCheckpoint(stepIndex: number, conversationRef = 'conv_a', runId = 'run_a'): RunCheckpoint {
   return {
@@ -35,8 +38,12 @@ const step = (messages: unknown[], storedCount: number, checkpoint: RunCheckpoin
  * (appended after `storedCount`, replaced when the stored length differs, TTL restarted), a last
  * step that ends its holder's claim and only its holder's, a start step committed with the claim
  * only for a run with nothing committed (where the journal does it), and `INVALID_OPTIONS` for a bad lease.
+ *
+ * `options.clock` says whose clock the claims' leases run on, as for `describeClaimStoreContract`:
+ * with `'server'` (Redis) the test of an ended claim waits out a short lease in real time.
  */
-export function describeRunJournalContract(makeStores: MakeStores): void {
+export function describeRunJournalContract(makeStores: MakeStores, options: ClaimStoreContractOptions = {}): void {
+  const serverClock = options.clock === 'server';
   describe('RunJournal', () => {
     const harness = useStoresHarness(makeStores);
     const sample = () => [
@@ -145,8 +152,11 @@ export function describeRunJournalContract(makeStores: MakeStores): void {
       expect(await journal.open('run_a', { holder: 'drain-a', leaseMs: LEASE_MS })).toMatchObject({ claimed: true, checkpoint: stepCheckpoint(1) });
       expect(await journal.release('run_a', 'drain-a')).toBe(true);
       expect(await journal.release('run_a', 'drain-a')).toBe(false);
-      expect(await stores.claims.acquire('run:run_a', 'drain-b', LEASE_MS)).toBe(true);
-      await clock.advance(LEASE_MS);
+      // a lease that ends: on the injected clock, or (server) in real time
+      const endingLeaseMs = serverClock ? SHORT_LEASE_MS : LEASE_MS;
+      expect(await stores.claims.acquire('run:run_a', 'drain-b', endingLeaseMs)).toBe(true);
+      if (serverClock) await new Promise((resolve) => setTimeout(resolve, endingLeaseMs + 100));
+      else await clock.advance(endingLeaseMs);
       expect(await journal.open('run_a', { holder: 'worker-1', leaseMs: LEASE_MS })).toMatchObject({ claimed: true, checkpoint: stepCheckpoint(1) });
       expect(await journal.renew('run_a', 'worker-1', LEASE_MS)).toBe(true);
       expect(await journal.renew('run_a', 'drain-b', LEASE_MS)).toBe(false);
