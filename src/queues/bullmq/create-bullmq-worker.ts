@@ -1,17 +1,8 @@
-import type { MessageFailureEntry, ResumableEntry } from '../../ground/dead-letter-entries.ts';
 import { DelayedError, Worker, type ConnectionOptions, type Job, type WorkerOptions } from 'bullmq';
 import { systemClock } from '../../ground/ports/clock.ts';
-import type { DeadLetterQueue, Stores } from '../../ground/ports/stores.ts';
+import type { RunQueue, Stores } from '../../ground/ports/stores.ts';
 import { redactBounded } from '../../core/build-failure.ts';
-
-/** A thrown value's text; never throws. */
-function describeError(error: unknown): string {
-  try {
-    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  } catch {
-    return 'an unreadable error';
-  }
-}
+import { describeOne } from '../../core/describe-thrown.ts';
 import { handleMessage, type HandleMessageOptions, type HandleMessageResult } from '../../worker/handle-message.ts';
 import { deadLetterPoisonMessage } from '../../worker/poison-message.ts';
 import { recordDeliveryError } from '../../worker/delivery-errors.ts';
@@ -23,16 +14,10 @@ import { fromJobId } from './job-id.ts';
 import type { RunJobData } from './run-job.ts';
 
 /** The two dead-letter queues the worker writes to. */
-export interface WorkerDeadLetterQueues {
-  messageDlq: DeadLetterQueue<MessageFailureEntry>;
-  toolDlq: DeadLetterQueue<ResumableEntry>;
-}
+export type WorkerDeadLetterQueues = Pick<Stores, 'messageDlq' | 'toolDlq'>;
 
-/** What the worker acknowledges a request in, when requests are also recorded in an outbox. */
-export interface RunRequestAcknowledger {
-  /** The request reached a terminal place. Idempotent. */
-  ack(id: string): Promise<void>;
-}
+/** What the worker acknowledges a request in (`RunQueue.ack`: idempotent), when requests are also recorded in an outbox. */
+export type RunRequestAcknowledger = Pick<RunQueue, 'ack'>;
 
 /** Options of {@link createBullMqWorker}. Durations in milliseconds. */
 export interface BullMqWorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'stores' | 'signal'> {
@@ -210,7 +195,7 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
         stats.failedDeliveries += 1;
         const transient = isTransientStoreError(error);
         const redactor = resolved.runtime.redactor;
-        const shown = redactBounded(redactor, describeError(error), 1024);
+        const shown = redactBounded(redactor, describeOne(error), 1024);
         if (!transient && deliveries >= maxDeliveries) {
           onError?.(error);
           const poisoned = await deadLetterPoisonMessage(message, { ...messageOptions, stores, queues, lastError: error, deliveries });

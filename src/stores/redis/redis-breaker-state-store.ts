@@ -49,7 +49,7 @@ export interface RedisBreakerStateStore extends BreakerStateStore {
  * rounds, and with the client's error when Redis cannot be reached.
  */
 export async function createRedisBreakerStateStore(options: RedisBreakerStateStoreOptions): Promise<RedisBreakerStateStore> {
-  const { redis, owned } = await connectRedis(options, 'createRedisBreakerStateStore');
+  const { redis, close } = await connectRedis(options, 'createRedisBreakerStateStore');
   const prefix = options.prefix ?? 'toolrun:';
   const maxConflicts = options.maxConflicts ?? 100;
   const keyOf = (key: string) => `${prefix}breaker:{${toStoredText(key)}}`;
@@ -84,8 +84,6 @@ export async function createRedisBreakerStateStore(options: RedisBreakerStateSto
       });
       return result;
     },
-    async close() {
-      if (owned) await redis.quit().catch(() => undefined);
-    },
+    close,
   };
 }

@@ -62,7 +62,7 @@ export interface RedisClaimStore extends ClaimStore {
  * method rejects with the client's error when Redis cannot be reached.
  */
 export async function createRedisClaimStore(options: RedisClaimStoreOptions): Promise<RedisClaimStore> {
-  const { redis, owned } = await connectRedis(options, 'createRedisClaimStore');
+  const { redis, close } = await connectRedis(options, 'createRedisClaimStore');
   const prefix = options.prefix ?? 'toolrun:';
   const keyOf = (key: string) => `${prefix}claim:{${toStoredText(key)}}`;
   return {
@@ -83,8 +83,6 @@ export async function createRedisClaimStore(options: RedisClaimStoreOptions): Pr
       if (reply === null) return undefined;
       return { holder: fromStoredText(String(reply[0])), leaseUntil: new Date(Number(reply[1])).toISOString() };
     },
-    async close() {
-      if (owned) await redis.quit().catch(() => undefined);
-    },
+    close,
   };
 }

@@ -34,13 +34,14 @@ interface OwnedRedis extends RedisLike {
 }
 
 /**
- * The client for `connection`: the given one (`owned: false`), or a new ioredis client on the URL
- * (`owned: true`; `ioredis` is imported only now). Either way it answered a PING.
+ * The client for `connection`: the given one, or a new ioredis client on the URL (`ioredis` is
+ * imported only now). Either way it answered a PING. `close` quits the client when it is the new
+ * one, and does nothing to a given one.
  *
  * @throws ToolrunError `STORE_UNAVAILABLE` (cause attached) when `ioredis` is missing or Redis does
  * not answer; `INVALID_OPTIONS` when neither or both of `redis` and `url` are given.
  */
-export async function connectRedis(connection: RedisConnection, what: string): Promise<{ redis: RedisLike; owned: boolean }> {
+export async function connectRedis(connection: RedisConnection, what: string): Promise<{ redis: RedisLike; close: () => Promise<void> }> {
   if ((connection.redis === undefined) === (connection.url === undefined)) {
     throw new ToolrunError('INVALID_OPTIONS', `${what} needs exactly one of \`redis\` and \`url\``);
   }
@@ -66,5 +67,8 @@ export async function connectRedis(connection: RedisConnection, what: string): P
     const reason = error instanceof Error ? error.message : String(error);
     throw new ToolrunError('STORE_UNAVAILABLE', `${what}: Redis does not answer: ${reason}`, { cause: error });
   }
-  return { redis, owned: owned !== undefined };
+  const close = async () => {
+    if (owned !== undefined) await owned.quit().catch(() => undefined);
+  };
+  return { redis, close };
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { DeadLetterQueue, DeadLetterRecord } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
+import { pageOfRecords } from '../memory/memory-dead-letter-queue.ts';
 import type { RedisLike } from './redis-client.ts';
 
 /**
@@ -78,6 +79,9 @@ const SIZE = `return redis.call('ZCARD', KEYS[1])`;
 /** KEYS: entries. ARGV: id. */
 const GET = `return redis.call('HGET', KEYS[1], ARGV[1])`;
 
+/** Entries read per range while a filtered or `after` page is looked for. */
+const SCAN_PAGE_SIZE = 1_000;
+
 /** Ids are the decimal text of a positive integer; anything else names no entry. */
 const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 
@@ -91,7 +95,9 @@ const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
  *   with `toStoredText`, so two keys differing only in a lone surrogate stay apart);
  * - `…:bytes` — the running total of the entries' JSON bytes, for `bytes()` (created from a scan
  *   of the entries by the first `bytes()` call, then kept by every write).
- * Every method is one Lua script or one command, atomic against every other client.
+ * Every method is one Lua script or one command, atomic against every other client, except a
+ * `list` with `after` or `filter`: it reads the queue oldest first, a range at a time, until the
+ * page is full (O(entries before the page's end): Redis keeps no index on the cause fields).
  *
  * Durability is Redis's: with `appendonly yes` (and `appendfsync everysec` or `always`) entries
  * survive a restart; without persistence a Redis restart loses every entry and resets the ids.
@@ -135,10 +141,22 @@ export function createRedisDeadLetterQueue<T>(redis: RedisLike, options: { name:
     },
     async list(listOptions) {
       const offset = Math.max(0, Math.floor(listOptions?.offset ?? 0));
-      const limit = listOptions?.limit;
-      if (limit !== undefined && limit >= 0 && Math.floor(limit) === 0) return [];
-      const stop = limit === undefined || limit < 0 ? -1 : offset + Math.floor(limit) - 1;
-      return range(offset, stop);
+      const limit = listOptions?.limit === undefined || listOptions.limit < 0 ? Number.POSITIVE_INFINITY : Math.floor(listOptions.limit);
+      if (limit === 0) return [];
+      const stop = limit === Number.POSITIVE_INFINITY ? -1 : offset + limit - 1;
+      if (listOptions?.after === undefined && listOptions?.filter === undefined) return range(offset, stop);
+      const wanted = { ...listOptions, offset: 0, limit: -1 };
+      let toSkip = offset;
+      const page: DeadLetterRecord<T>[] = [];
+      for (let start = 0; page.length < limit; start += SCAN_PAGE_SIZE) {
+        const read = await range(start, start + SCAN_PAGE_SIZE - 1);
+        for (const record of pageOfRecords(read, wanted)) {
+          if (toSkip > 0) toSkip -= 1;
+          else if (page.length < limit) page.push(record);
+        }
+        if (read.length < SCAN_PAGE_SIZE) break;
+      }
+      return page;
     },
     async remove(id) {
       if (!ID_PATTERN.test(id)) return false;
