@@ -10,11 +10,11 @@ export function createMemoryBreakerStateStore(): BreakerStateStore {
   const states = new Map<string, JsonValue>();
   return {
     async get(key) {
-      return states.has(key) ? copyStoredValue(states.get(key)) : undefined;
+      return copyStoredValue(states.get(key));
     },
     async update<T extends JsonValue>(key: string, fn: (current: T | undefined) => T) {
-      const previous = states.has(key) ? (copyStoredValue(states.get(key)) as T) : undefined;
-      const next = fn(previous === undefined ? undefined : copyStoredValue(previous));
+      const previous = copyStoredValue(states.get(key)) as T | undefined;
+      const next = fn(copyStoredValue(previous));
       states.set(key, copyStoredValue(next));
       return { previous, next: copyStoredValue(next) };
     },

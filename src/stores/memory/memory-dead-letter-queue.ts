@@ -106,19 +106,6 @@ export function matchesDeadLetterFilter(entry: unknown, filter: DeadLetterFilter
 }
 
 /**
- * Compares two ids of a queue whose ids are decimal integers (`'9'` before `'10'`), as the built-in
- * backends hand them out: negative when `left` comes first. An id that is not such a decimal sorts
- * after every one that is.
- */
-export function compareDecimalIds(left: string, right: string): number {
-  const decimal = /^[1-9][0-9]*$/;
-  const leftOk = decimal.test(left);
-  const rightOk = decimal.test(right);
-  if (!leftOk || !rightOk) return leftOk === rightOk ? (left < right ? -1 : left > right ? 1 : 0) : leftOk ? -1 : 1;
-  return left.length !== right.length ? left.length - right.length : left < right ? -1 : left > right ? 1 : 0;
-}
-
-/**
  * The page `list(options)` returns, from records already in queue order (oldest first, ids as
  * decimal integers): those after `options.after`, matching `options.filter`, past `offset`, at most
  * `limit`. For backends without a query of their own for `after` and `filter` (memory, Redis).
@@ -132,7 +119,8 @@ export function pageOfRecords<T>(records: Iterable<DeadLetterRecord<T>>, options
   if (limit === 0) return page;
   let skipped = 0;
   for (const record of records) {
-    if (after !== undefined && compareDecimalIds(record.id, after) <= 0) continue;
+    // decimal ids: a longer one is larger; of one length, the text order is the numeric order
+    if (after !== undefined && (record.id.length < after.length || (record.id.length === after.length && record.id <= after))) continue;
     if (!matchesDeadLetterFilter(record.entry, options?.filter)) continue;
     if (skipped < offset) {
       skipped += 1;
@@ -161,11 +149,9 @@ export function pageOfRecords<T>(records: Iterable<DeadLetterRecord<T>>, options
 export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadLetterQueue<T> {
   const { clock } = options;
   const records = new Map<string, DeadLetterRecord<T>>();
-  /** id → UTF-8 bytes of the entry's JSON. */
-  const sizes = new Map<string, number>();
+  /** id → UTF-8 bytes of the entry's JSON and its group fields, measured once on the way in. */
+  const measured = new Map<string, { bytes: number; fields: DeadLetterGroupFields }>();
   let totalBytes = 0;
-  /** id → the entry's group fields, measured once on the way in. */
-  const groupOf = new Map<string, DeadLetterGroupFields>();
   /** group key → its count, kept with every store, remove and purge. */
   const groups = new Map<string, DeadLetterGroupCount>();
   /** pushOnce key → id of the entry first pushed with it. */
@@ -179,10 +165,9 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
     lastId += 1;
     const id = String(lastId);
     records.set(id, { id, addedAt: new Date(clock.now()).toISOString(), entry: stored });
-    sizes.set(id, bytes);
-    totalBytes += bytes;
     const fields = deadLetterGroupFields(stored);
-    groupOf.set(id, fields);
+    measured.set(id, { bytes, fields });
+    totalBytes += bytes;
     const key = groupKeyOf(fields);
     const { tokensInput, tokensOutput, ...keyFields } = fields;
     const group = groups.get(key) ?? { ...keyFields, entries: 0, tokensInput: 0, tokensOutput: 0 };
@@ -192,13 +177,13 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
     groups.set(key, group);
     return id;
   };
+  /** Takes a removed entry out of the byte total and its group count. */
   const uncount = (id: string) => {
-    const fields = groupOf.get(id);
-    if (fields === undefined) return;
-    groupOf.delete(id);
+    const { bytes, fields } = measured.get(id)!;
+    measured.delete(id);
+    totalBytes -= bytes;
     const key = groupKeyOf(fields);
-    const group = groups.get(key);
-    if (group === undefined) return;
+    const group = groups.get(key)!;
     group.entries -= 1;
     group.tokensInput -= fields.tokensInput;
     group.tokensOutput -= fields.tokensOutput;
@@ -225,8 +210,6 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
     },
     async remove(id) {
       if (!records.delete(id)) return false;
-      totalBytes -= sizes.get(id) ?? 0;
-      sizes.delete(id);
       uncount(id);
       return true;
     },
@@ -243,9 +226,8 @@ export function createMemoryDeadLetterQueue<T>(options: { clock: Clock }): DeadL
     async purge() {
       const count = records.size;
       records.clear();
-      sizes.clear();
+      measured.clear();
       totalBytes = 0;
-      groupOf.clear();
       groups.clear();
       return count;
     },

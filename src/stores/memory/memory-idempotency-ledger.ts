@@ -12,7 +12,7 @@ export function createMemoryIdempotencyLedger(): IdempotencyLedger {
   const outcomes = new Map<string, JsonValue>();
   return {
     async get(key) {
-      return outcomes.has(key) ? copyStoredValue(outcomes.get(key)) : undefined;
+      return copyStoredValue(outcomes.get(key));
     },
     async putIfAbsent(key, value) {
       if (outcomes.has(key)) return { stored: false, value: copyStoredValue(outcomes.get(key) as JsonValue) };

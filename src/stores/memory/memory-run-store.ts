@@ -10,8 +10,7 @@ export function createMemoryRunStore(): RunStore {
   const checkpoints = new Map<string, RunCheckpoint>();
   return {
     async get(runId) {
-      const checkpoint = checkpoints.get(runId);
-      return checkpoint === undefined ? undefined : copyStoredValue(checkpoint);
+      return copyStoredValue(checkpoints.get(runId));
     },
     async put(checkpoint) {
       const copied = copyStoredValue(checkpoint);
