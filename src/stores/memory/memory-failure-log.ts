@@ -1,5 +1,6 @@
 import type { FailureLog, FailureLogRecord } from '../../ground/ports/failure-log.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
+import { failureLogCursor } from '../failure-log-cursor.ts';
 import { copyStoredValue } from './copy-stored-value.ts';
 
 /** Options of {@link createMemoryFailureLog}. */
@@ -49,13 +50,7 @@ export function createMemoryFailureLog(options: MemoryFailureLogOptions = {}): M
       return visible.slice(offset, end).map(copyStoredValue);
     },
     async listPage(pageOptions) {
-      if (!Number.isInteger(pageOptions.limit) || pageOptions.limit < 1) {
-        throw new ToolrunError('INVALID_OPTIONS', `listPage needs a limit that is an integer ≥ 1, received ${String(pageOptions.limit)}`);
-      }
-      const after = pageOptions.after ?? null;
-      if (after !== null && (typeof after !== 'string' || !/^\d{1,15}$/.test(after))) {
-        throw new ToolrunError('INVALID_OPTIONS', `listPage: ${JSON.stringify(after)} is not a cursor of this failure log (pass the next of an earlier page)`);
-      }
+      const after = failureLogCursor(pageOptions, 15);
       // absolute positions: records ever appended; `dropped` of them are no longer in `records`
       const firstKept = dropped + Math.max(0, records.length - maxRecords);
       const start = Math.max(after === null ? 0 : Number(after), firstKept);

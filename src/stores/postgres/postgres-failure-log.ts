@@ -1,6 +1,6 @@
-import type { FailureLog, FailureLogPageOptions, FailureLogRecord, ToolFailureLogRecord } from '../../ground/ports/failure-log.ts';
-import { ToolrunError } from '../../ground/toolrun-error.ts';
+import type { FailureLog, FailureLogRecord, ToolFailureLogRecord } from '../../ground/ports/failure-log.ts';
 import { toStoredText } from '../exact-text.ts';
+import { failureLogCursor } from '../failure-log-cursor.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, quoteSchema, type PostgresQueryable } from './postgres-client.ts';
 
@@ -12,18 +12,6 @@ export interface PostgresFailureLogOptions {
    * @defaultValue `'toolrun'`
    */
   schema?: string;
-}
-
-/** The row id a cursor holds (decimal digits); throws on a bad limit or cursor. */
-function pageBounds(options: FailureLogPageOptions): { limit: number; afterId: string } {
-  if (!Number.isInteger(options.limit) || options.limit < 1) {
-    throw new ToolrunError('INVALID_OPTIONS', `listPage needs a limit that is an integer ≥ 1, received ${String(options.limit)}`);
-  }
-  const after = options.after ?? null;
-  if (after !== null && (typeof after !== 'string' || !/^\d{1,18}$/.test(after))) {
-    throw new ToolrunError('INVALID_OPTIONS', `listPage: ${JSON.stringify(after)} is not a cursor of this failure log (pass the next of an earlier page)`);
-  }
-  return { limit: options.limit, afterId: after ?? '0' };
 }
 
 /**
@@ -77,12 +65,12 @@ export function createPostgresFailureLog(pool: PostgresQueryable, options: Postg
       return rows.map((row) => fromJsonText<FailureLogRecord>(row.record));
     },
     async listPage(pageOptions) {
-      const { limit, afterId } = pageBounds(pageOptions);
-      const { rows } = await pool.query<{ cursor: string; record: string }>({ ...selectAfter, values: [afterId, limit] });
+      const after = failureLogCursor(pageOptions, 18);
+      const { rows } = await pool.query<{ cursor: string; record: string }>({ ...selectAfter, values: [after ?? '0', pageOptions.limit] });
       const last = rows[rows.length - 1];
       return {
         records: rows.map((row) => fromJsonText<FailureLogRecord>(row.record)),
-        next: last !== undefined ? last.cursor : (pageOptions.after ?? null),
+        next: last !== undefined ? last.cursor : after,
       };
     },
     async findByTraceId(traceId) {
