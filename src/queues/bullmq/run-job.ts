@@ -11,9 +11,6 @@ export interface RunJobData {
   failedDeliveries?: number;
 }
 
-/** The name of the custom backoff strategy {@link createBullMqWorker} registers (capped exponential). */
-export const RUN_JOB_BACKOFF_TYPE = 'toolrun-capped-exponential';
-
 /**
  * The default options of a run-request job:
  * - `attempts: 1_000_000` with the capped exponential backoff of the worker (1 s, 2 s, 4 s … at
@@ -27,7 +24,8 @@ export const RUN_JOB_BACKOFF_TYPE = 'toolrun-capped-exponential';
  */
 export const DEFAULT_RUN_JOB_OPTIONS: Readonly<JobsOptions> = Object.freeze({
   attempts: 1_000_000,
-  backoff: { type: RUN_JOB_BACKOFF_TYPE },
+  // a custom type: BullMQ then calls the backoff strategy the worker registers (capped exponential)
+  backoff: { type: 'toolrun-capped-exponential' },
   removeOnComplete: { age: 86_400 },
   removeOnFail: false,
 });

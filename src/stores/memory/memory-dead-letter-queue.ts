@@ -75,19 +75,10 @@ export function deadLetterGroupFields(entry: unknown): DeadLetterGroupFields {
   };
 }
 
-/** The key of an entry's group: its cause and group fields (not its tokens). */
+/** The key of an entry's group: its cause and group fields (not its tokens), in the fixed order {@link deadLetterGroupFields} sets them. */
 function groupKeyOf(fields: DeadLetterGroupFields): string {
-  return JSON.stringify([
-    fields.kind,
-    fields.toolName,
-    fields.modelName,
-    fields.reason,
-    fields.code,
-    fields.errorKind,
-    fields.errorStatus,
-    fields.fieldPath,
-    fields.fieldProblem,
-  ]);
+  const { tokensInput: _input, tokensOutput: _output, ...keyFields } = fields;
+  return JSON.stringify(keyFields);
 }
 
 /** The members of a filter that narrow (given and not `undefined`), in a fixed order. */
