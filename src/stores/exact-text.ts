@@ -26,5 +26,3 @@ export function toStoredText(text: string): string {
 export function fromStoredText(stored: string): string {
   return stored.startsWith(MARK) ? (JSON.parse(stored.slice(MARK.length)) as string) : stored;
 }
-
-export { utf8ByteLength } from '../ground/utf8.ts';

@@ -23,7 +23,6 @@ const MIN_COMPACTION = 64;
  * out (`structuredClone`'s copy, made by a walk for plain data, see {@link copyStoredValue}), so
  * callers cannot change stored state; a value `structuredClone` rejects is rejected with its
  * `DataCloneError`, storing nothing. Safe to call concurrently.
-
  */
 export function createMemoryConversationStore(options: { clock: Clock; ttlMs: number }): ConversationStore {
   const { clock, ttlMs } = options;

@@ -7,7 +7,7 @@ import type {
   DeadLetterQueue,
   DeadLetterRecord,
 } from '../../ground/ports/stores.ts';
-import { utf8ByteLength } from '../exact-text.ts';
+import { utf8ByteLength } from '../../ground/utf8.ts';
 import { toJsonText } from '../json-text.ts';
 import { copyStoredValue } from './copy-stored-value.ts';
 

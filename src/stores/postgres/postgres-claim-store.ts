@@ -2,7 +2,7 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { ClaimStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
-import { epochMs, prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
+import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 
 /** Ended claims deleted by one sweeping `acquire`, at most. */
 const SWEEP_BATCH = 100;
@@ -71,25 +71,25 @@ export function createPostgresClaimStore(pool: PostgresQueryable, options: { sch
   return {
     async acquire(key, holder, leaseMs) {
       const lease = claimLeaseMs(leaseMs, 'acquire');
-      const nowMs = epochMs(clock.now());
+      const nowMs = Math.floor(clock.now());
       const statement = sweepsNow(nowMs) ? sweepingAcquireStatement : acquireStatement;
       const { rows } = await pool.query({ ...statement, values: [toStoredText(key), toStoredText(holder), nowMs + lease, nowMs] });
       return rows.length === 1;
     },
     async renew(key, holder, leaseMs) {
       const lease = claimLeaseMs(leaseMs, 'renew');
-      const nowMs = epochMs(clock.now());
+      const nowMs = Math.floor(clock.now());
       const { rowCount } = await pool.query({ ...renewStatement, values: [toStoredText(key), toStoredText(holder), nowMs + lease, nowMs] });
       return rowCount === 1;
     },
     async release(key, holder) {
       const { rows } = await pool.query<{ lease_until_ms: string }>({ ...releaseStatement, values: [toStoredText(key), toStoredText(holder)] });
-      return rows[0] !== undefined && toNumber(rows[0].lease_until_ms) > clock.now();
+      return rows[0] !== undefined && Number(rows[0].lease_until_ms) > clock.now();
     },
     async get(key) {
-      const { rows } = await pool.query<{ holder: string; lease_until_ms: string }>({ ...getStatement, values: [toStoredText(key), epochMs(clock.now())] });
+      const { rows } = await pool.query<{ holder: string; lease_until_ms: string }>({ ...getStatement, values: [toStoredText(key), Math.floor(clock.now())] });
       const row = rows[0];
-      return row === undefined ? undefined : { holder: fromStoredText(row.holder), leaseUntil: new Date(toNumber(row.lease_until_ms)).toISOString() };
+      return row === undefined ? undefined : { holder: fromStoredText(row.holder), leaseUntil: new Date(Number(row.lease_until_ms)).toISOString() };
     },
   };
 }

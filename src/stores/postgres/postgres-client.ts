@@ -123,13 +123,3 @@ export function quoteSchema(schema: string): string {
   }
   return `"${schema}"`;
 }
-
-/** A clock reading as a `bigint` parameter takes it: whole milliseconds (rounded down). */
-export function epochMs(nowMs: number): number {
-  return Math.floor(nowMs);
-}
-
-/** A `bigint` column as pg returns it (a string) or a number, as a JS number. */
-export function toNumber(value: string | number): number {
-  return typeof value === 'number' ? value : Number(value);
-}

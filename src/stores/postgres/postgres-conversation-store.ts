@@ -2,7 +2,7 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { ConversationStore } from '../../ground/ports/stores.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
-import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
+import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 
 /** When and how much {@link createPostgresConversationStore} sweeps expired conversations. */
 export interface PostgresConversationSweep {
@@ -111,7 +111,7 @@ export function createPostgresConversations(pool: PostgresQueryable, options: Po
     async get(conversationRef) {
       const { rows } = await pool.query<ChunkRow>({ ...select, values: [toStoredText(conversationRef)] });
       const last = rows[rows.length - 1];
-      if (last === undefined || toNumber(last.expires_at_ms) <= clock.now()) return undefined;
+      if (last === undefined || Number(last.expires_at_ms) <= clock.now()) return undefined;
       if (rows.length === 1) return fromJsonText<unknown[]>(last.messages);
       const messages: unknown[] = [];
       for (const row of rows) for (const message of fromJsonText<unknown[]>(row.messages)) messages.push(message);

@@ -4,7 +4,7 @@ import { fromStoredText, toStoredText } from '../exact-text.ts';
 import { activeFilterFields, CAUSE_FILTER_COLUMNS, deadLetterGroupFields, type DeadLetterCauseFields } from '../memory/memory-dead-letter-queue.ts';
 import { causeCountOf, groupCountOf, type CauseCountRow, type GroupCountRow } from '../dead-letter-group-keys.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
-import { prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
+import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 
 interface DeadLetterRow {
   id: string;
@@ -59,7 +59,7 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
   const columns = 'id::text AS id, entry, added_at_ms::text AS added_at_ms';
   const toRecord = (row: DeadLetterRow): DeadLetterRecord<T> => ({
     id: row.id,
-    addedAt: new Date(toNumber(row.added_at_ms)).toISOString(),
+    addedAt: new Date(Number(row.added_at_ms)).toISOString(),
     entry: fromJsonText<T>(row.entry),
   });
   const statements = {
@@ -146,11 +146,11 @@ export function createPostgresDeadLetterQueue<T>(pool: PostgresQueryable, option
     },
     async size() {
       const { rows } = await pool.query<{ count: string }>({ ...statements.size, values: [queue] });
-      return rows[0] === undefined ? 0 : toNumber(rows[0].count);
+      return rows[0] === undefined ? 0 : Number(rows[0].count);
     },
     async bytes() {
       const { rows } = await pool.query<{ bytes: string }>({ ...statements.bytes, values: [queue] });
-      return rows[0] === undefined ? 0 : toNumber(rows[0].bytes);
+      return rows[0] === undefined ? 0 : Number(rows[0].bytes);
     },
     async oldest() {
       const { rows } = await pool.query<DeadLetterRow>({ ...statements.list, values: [queue, 1, 0] });

@@ -4,7 +4,7 @@ import type { ClaimStore, IdempotencyLedger, RunCheckpoint, RunStore } from '../
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
-import { epochMs, prepareStatement, type PostgresQueryable } from './postgres-client.ts';
+import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 import type { PostgresConversations } from './postgres-conversation-store.ts';
 import { toPostgresCheckpointRow } from './postgres-run-store.ts';
 
@@ -84,7 +84,7 @@ export function createPostgresRunJournal(pool: PostgresQueryable, parts: Postgre
     async open(runId, claim) {
       if (claim === undefined) return { claimed: true, ...(await committed(await runs.get(runId))) };
       const leaseMs = claimLeaseMs(claim.leaseMs, 'acquire');
-      const nowMs = epochMs(clock.now());
+      const nowMs = Math.floor(clock.now());
       const sweeping = nowMs - sweptAtMs >= SWEEP_INTERVAL_MS;
       if (sweeping) sweptAtMs = nowMs;
       const key = toStoredText(runClaimKey(runId));

@@ -2,7 +2,7 @@ import type { Clock } from '../../ground/ports/clock.ts';
 import type { QueueDelivery, RunQueue } from '../../ground/ports/stores.ts';
 import { assertLeaseMs, checkReleaseOptions, enqueuedMessageId } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
-import { epochMs, prepareStatement, toNumber, type PostgresQueryable } from './postgres-client.ts';
+import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 
 /** A message not yet acknowledged, as {@link PostgresRunQueue.pending} lists it. */
 export interface PendingRunMessage {
@@ -83,12 +83,12 @@ export function createPostgresRunQueue(pool: PostgresQueryable, options: { schem
   return {
     async enqueue(message) {
       const id = enqueuedMessageId(message);
-      await pool.query({ ...statements.enqueue, values: [toStoredText(id), toStoredText(message.body), epochMs(clock.now())] });
+      await pool.query({ ...statements.enqueue, values: [toStoredText(id), toStoredText(message.body), Math.floor(clock.now())] });
       return id;
     },
     async reserve(leaseMs): Promise<QueueDelivery | undefined> {
       assertLeaseMs(leaseMs);
-      const nowMs = epochMs(clock.now());
+      const nowMs = Math.floor(clock.now());
       const { rows } = await pool.query<DeliveryRow>({ ...reserveStatement, values: [nowMs, Math.ceil(nowMs + leaseMs)] });
       const row = rows[0];
       if (row === undefined) return undefined;
@@ -96,26 +96,26 @@ export function createPostgresRunQueue(pool: PostgresQueryable, options: { schem
         id: fromStoredText(row.id),
         body: fromStoredText(row.body),
         deliveries: row.deliveries,
-        enqueuedAt: new Date(toNumber(row.enqueued_at_ms)).toISOString(),
+        enqueuedAt: new Date(Number(row.enqueued_at_ms)).toISOString(),
       };
     },
     async ack(id) {
-      await pool.query({ ...statements.ack, values: [toStoredText(id), epochMs(clock.now())] });
+      await pool.query({ ...statements.ack, values: [toStoredText(id), Math.floor(clock.now())] });
     },
     async release(id, releaseOptions) {
       const { delayMs, countDelivery, deliveries } = checkReleaseOptions(releaseOptions);
-      const until = delayMs > 0 ? epochMs(clock.now()) + delayMs : null;
+      const until = delayMs > 0 ? Math.floor(clock.now()) + delayMs : null;
       await pool.query({ ...statements.release, values: [toStoredText(id), !countDelivery, until, delayMs > 0, deliveries ?? null] });
     },
     async extendLease(id, deliveries, leaseMs) {
       assertLeaseMs(leaseMs, 'extendLease');
-      const nowMs = epochMs(clock.now());
+      const nowMs = Math.floor(clock.now());
       const result = await pool.query({ ...statements.extendLease, values: [toStoredText(id), deliveries, nowMs, Math.ceil(nowMs + leaseMs)] });
       return result.rowCount === 1;
     },
     async size() {
       const { rows } = await pool.query<{ count: string }>(statements.size);
-      return toNumber(rows[0]!.count);
+      return Number(rows[0]!.count);
     },
     async pending(pendingOptions) {
       const limit = Math.max(1, Math.floor(pendingOptions?.limit ?? 1000));
@@ -126,8 +126,8 @@ export function createPostgresRunQueue(pool: PostgresQueryable, options: { schem
       return rows.map((row) => ({
         id: fromStoredText(row.id),
         body: fromStoredText(row.body),
-        sequence: toNumber(row.seq),
-        enqueuedAt: new Date(toNumber(row.enqueued_at_ms)).toISOString(),
+        sequence: Number(row.seq),
+        enqueuedAt: new Date(Number(row.enqueued_at_ms)).toISOString(),
       }));
     },
   };
