@@ -7,6 +7,7 @@ import { createAiSdkRunDeadLetter, type AiSdkDeadLetterOptions } from './ai-sdk-
 import { aiSdkJsonSchema, repairableErrorName } from './sdk-markers.ts';
 import { createSuccessWarnings } from './success-warnings.ts';
 import { ToolCallFailure } from './tool-call-failure.ts';
+import { checkDeadLetterOption } from '../check-dead-letter-option.ts';
 
 /** Options of {@link toAiSdk}. */
 export interface ToAiSdkOptions {
@@ -111,19 +112,6 @@ function answeredIn(messages: unknown, toolCallId: string): boolean {
   return false;
 }
 
-function checkDeadLetterOptions(value: unknown): void {
-  const stores = (typeof value === 'object' && value !== null ? (value as { stores?: unknown }).stores : undefined) as
-    { toolDlq?: { pushOnce?: unknown }; conversations?: { put?: unknown } } | undefined;
-  if (typeof stores?.toolDlq?.pushOnce !== 'function' || typeof stores.conversations?.put !== 'function')
-    throw new ToolrunError(
-      'INVALID_OPTIONS',
-      'toAiSdk: deadLetter.stores must be toolrun stores (with toolDlq and conversations), e.g. createToolrun(...).stores',
-    );
-  const budget = (value as { toolRetryBudget?: unknown }).toolRetryBudget;
-  if (budget !== undefined && !(Number.isInteger(budget) && (budget as number) >= 0 && (budget as number) <= 100))
-    throw new ToolrunError('INVALID_OPTIONS', 'toAiSdk: deadLetter.toolRetryBudget must be an integer from 0 to 100');
-}
-
 function isToolRuntime(value: unknown): value is ToolRuntime {
   return (
     typeof value === 'object' &&
@@ -177,7 +165,7 @@ export function toAiSdk(runtime: ToolRuntime, options: ToAiSdkOptions = {}): AiS
   let { runId } = options ?? {};
   if (sessionId !== undefined && typeof sessionId !== 'string') throw new ToolrunError('INVALID_OPTIONS', 'toAiSdk: sessionId must be a string');
   if (runId !== undefined && typeof runId !== 'string') throw new ToolrunError('INVALID_OPTIONS', 'toAiSdk: runId must be a string');
-  if (deadLetterOptions !== undefined) checkDeadLetterOptions(deadLetterOptions);
+  if (deadLetterOptions !== undefined) checkDeadLetterOption(deadLetterOptions, 'toAiSdk');
   if (deadLetterOptions !== undefined) runId ??= `run_${globalThis.crypto.randomUUID().replaceAll('-', '')}`;
   const deadLetter = deadLetterOptions !== undefined && runId !== undefined ? createAiSdkRunDeadLetter(runtime, runId, deadLetterOptions) : undefined;
 

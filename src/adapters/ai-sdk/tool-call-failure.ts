@@ -1,4 +1,5 @@
 import type { ToolFailure } from '../../ground/tool-result.ts';
+import { toolResultJson } from '../tool-result-json.ts';
 
 const BRAND = Symbol.for('toolrun.ToolCallFailure');
 
@@ -20,7 +21,7 @@ export class ToolCallFailure extends Error {
   readonly code: ToolFailure['error']['code'];
 
   constructor(envelope: ToolFailure) {
-    super(envelopeJson(envelope));
+    super(toolResultJson(envelope));
     this.name = 'ToolCallFailure';
     this.envelope = envelope;
     this.code = envelope.error.code;
@@ -43,20 +44,4 @@ export class ToolCallFailure extends Error {
       return false;
     }
   }
-}
-
-/** The envelope as JSON, as the agent loop gives it to the model (a fixed failure body if it cannot be serialised). */
-function envelopeJson(envelope: ToolFailure): string {
-  try {
-    const json = JSON.stringify(envelope);
-    if (typeof json === 'string') return json;
-  } catch {
-    // below
-  }
-  return JSON.stringify({
-    status: 'failed',
-    tool_name: String(envelope.tool_name),
-    call_id: String(envelope.call_id),
-    error: { type: 'logic', code: 'TOOL_EXCEPTION', message: 'The tool result could not be serialised', retryable: false },
-  });
 }

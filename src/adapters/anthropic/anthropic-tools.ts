@@ -7,6 +7,7 @@ import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createHostRunDeadLetter, type HostRunDeadLetter } from '../../worker/host-run-dead-letter.ts';
 import { createRepeatedCalls } from '../repeated-calls.ts';
 import { ANTHROPIC_HOST, anthropicConversationUpTo, anthropicStepIndex, type AnthropicDeadLetterOptions } from './anthropic-dead-letter.ts';
+import { toolResultJson } from '../tool-result-json.ts';
 
 /** Options of {@link toAnthropicTools}. */
 export interface AnthropicToolsOptions {
@@ -110,7 +111,7 @@ export function toAnthropicTools(source: AnthropicRuntimeSource, options: Anthro
         if (deadLetter === undefined || readMessages === undefined) return runtime.run(input);
         return runDeadLettered(deadLetter, { runtime, input, readMessages, readUsage, toolName: spec.name });
       });
-      const text = serialise(result);
+      const text = toolResultJson(result);
       if (result.status === 'failed') throw new AnthropicToolError(text);
       return text;
     },
@@ -157,17 +158,4 @@ function deadLetterProblems(value: unknown): string[] {
   if (budget !== undefined && !(Number.isInteger(budget) && budget >= 0 && budget <= 100))
     problems.push('deadLetter.toolRetryBudget must be an integer from 0 to 100');
   return problems;
-}
-
-function serialise(result: ToolResult): string {
-  try {
-    return JSON.stringify(result);
-  } catch {
-    return JSON.stringify({
-      status: 'failed',
-      tool_name: result.tool_name,
-      call_id: result.call_id,
-      error: { type: 'logic', code: 'TOOL_EXCEPTION', message: 'The tool result could not be serialised', retryable: false },
-    });
-  }
 }

@@ -2,7 +2,6 @@ import { createMiddleware, type AgentMiddleware } from 'langchain';
 import { AIMessage, type BaseMessage, type InvalidToolCall, type ToolCall } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
-import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createRepeatedCalls } from '../repeated-calls.ts';
 import { createLangChainDeadLetter, type LangChainDeadLetterOptions } from './langchain-dead-letter.ts';
 import {
@@ -15,6 +14,7 @@ import {
   type LangChainCallScope,
   type ToolCalls,
 } from './langchain-tools.ts';
+import { checkDeadLetterOption } from '../check-dead-letter-option.ts';
 
 /** Options of {@link toolrunMiddleware}: which conversation and run the calls belong to, and where to dead-letter. */
 export interface ToolrunMiddlewareOptions extends LangChainCallScope {
@@ -28,20 +28,6 @@ export interface ToolrunMiddlewareOptions extends LangChainCallScope {
    * @defaultValue none
    */
   deadLetter?: LangChainDeadLetterOptions;
-}
-
-function checkDeadLetterOptions(value: unknown): LangChainDeadLetterOptions {
-  const stores = (typeof value === 'object' && value !== null ? (value as { stores?: unknown }).stores : undefined) as
-    { toolDlq?: { pushOnce?: unknown; remove?: unknown }; conversations?: { put?: unknown } } | undefined;
-  if (typeof stores?.toolDlq?.pushOnce !== 'function' || typeof stores.toolDlq.remove !== 'function' || typeof stores.conversations?.put !== 'function')
-    throw new ToolrunError(
-      'INVALID_OPTIONS',
-      'toolrunMiddleware: deadLetter.stores must be toolrun stores (with toolDlq and conversations), e.g. createToolrun(...).stores',
-    );
-  const budget = (value as { toolRetryBudget?: unknown }).toolRetryBudget;
-  if (budget !== undefined && !(Number.isInteger(budget) && (budget as number) >= 0 && (budget as number) <= 100))
-    throw new ToolrunError('INVALID_OPTIONS', 'toolrunMiddleware: deadLetter.toolRetryBudget must be an integer from 0 to 100');
-  return value as LangChainDeadLetterOptions;
 }
 
 /** The middleware's name in the agent (LangChain refuses two middleware of one name). */
@@ -144,7 +130,8 @@ function rawArgumentsOf(messages: readonly BaseMessage[], call: ToolCall): strin
 export function toolrunMiddleware(runtime: ToolRuntime, options?: ToolrunMiddlewareOptions): AgentMiddleware {
   assertToolRuntime(runtime, 'toolrunMiddleware');
   const scope = assertScope(options, 'toolrunMiddleware');
-  const deadLetterOptions = options?.deadLetter === undefined ? undefined : checkDeadLetterOptions(options.deadLetter);
+  const deadLetterOptions = options?.deadLetter;
+  if (deadLetterOptions !== undefined) checkDeadLetterOption(deadLetterOptions, 'toolrunMiddleware', true);
   const calls: ToolCalls = {
     repeated: createRepeatedCalls(),
     ...(deadLetterOptions !== undefined ? { deadLetter: createLangChainDeadLetter(runtime, deadLetterOptions) } : {}),

@@ -1,7 +1,6 @@
 import type { RunContext } from '@openai/agents';
 import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import type { ToolCallRecord } from '../../core/tool-call-record.ts';
-import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createHostRunDeadLetter, type HostDeadLetterOptions } from '../../worker/host-run-dead-letter.ts';
 
 /** The host name of an OpenAI Agents run's tool-DLQ entries: their `originalMessageId` is `openai-agents:<runId>`. */
@@ -73,18 +72,4 @@ export function createOpenAiAgentsRunDeadLetter(runtime: ToolRuntime, runId: str
       });
     },
   };
-}
-
-/** @throws ToolrunError `INVALID_OPTIONS` unless `value` is a `deadLetter` option with toolrun stores and a valid budget. */
-export function checkOpenAiAgentsDeadLetter(value: unknown): void {
-  const stores = (typeof value === 'object' && value !== null ? (value as { stores?: unknown }).stores : undefined) as
-    { toolDlq?: { pushOnce?: unknown }; conversations?: { put?: unknown } } | undefined;
-  if (typeof stores?.toolDlq?.pushOnce !== 'function' || typeof stores.conversations?.put !== 'function')
-    throw new ToolrunError(
-      'INVALID_OPTIONS',
-      'toOpenAiAgents: deadLetter.stores must be toolrun stores (with toolDlq and conversations), e.g. createToolrun(...).stores',
-    );
-  const budget = (value as { toolRetryBudget?: unknown }).toolRetryBudget;
-  if (budget !== undefined && !(Number.isInteger(budget) && (budget as number) >= 0 && (budget as number) <= 100))
-    throw new ToolrunError('INVALID_OPTIONS', 'toOpenAiAgents: deadLetter.toolRetryBudget must be an integer from 0 to 100');
 }

@@ -7,7 +7,9 @@ import { parseArguments } from '../../schema/parse-arguments.ts';
 import type { ToolFailure, ToolResult } from '../../ground/tool-result.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createRepeatedCalls } from '../repeated-calls.ts';
-import { checkOpenAiAgentsDeadLetter, createOpenAiAgentsRunDeadLetter, type OpenAiAgentsDeadLetterOptions } from './openai-agents-dead-letter.ts';
+import { createOpenAiAgentsRunDeadLetter, type OpenAiAgentsDeadLetterOptions } from './openai-agents-dead-letter.ts';
+import { checkDeadLetterOption } from '../check-dead-letter-option.ts';
+import { toolResultJson } from '../tool-result-json.ts';
 
 /** Options of {@link toOpenAiAgents}. */
 export interface OpenAiAgentsOptions {
@@ -166,7 +168,7 @@ export function toOpenAiAgents(source: RuntimeSource, options: OpenAiAgentsOptio
           return record.result;
         });
         if (result.status === 'failed') markSpanFailed(result);
-        return serialise(result);
+        return toolResultJson(result);
       },
     };
   });
@@ -186,7 +188,7 @@ export function toOpenAiAgents(source: RuntimeSource, options: OpenAiAgentsOptio
       result = equivalentSpelling(runtime, { requested, match: resolution.match }, { callId, sessionId: sessionOf(args.runContext) });
     }
     if (result.status === 'failed') markSpanFailed(result);
-    return serialise(result);
+    return toolResultJson(result);
   };
 
   const userFilter = options.callModelInputFilter;
@@ -249,7 +251,7 @@ function answerUnparsableArguments<T>(runtime: ToolRuntime, items: readonly T[])
       trace_id: stableTraceId(output.callId as string),
       error: buildFailure(parsed.failure),
     };
-    const replaced = typeof output.output === 'string' ? serialise(envelope) : { type: 'text', text: serialise(envelope) };
+    const replaced = typeof output.output === 'string' ? toolResultJson(envelope) : { type: 'text', text: toolResultJson(envelope) };
     return { ...item, output: replaced };
   });
 }
@@ -271,7 +273,7 @@ function checkOptions(options: OpenAiAgentsOptions): void {
   if (options.sessionId !== undefined && typeof options.sessionId !== 'string' && typeof options.sessionId !== 'function')
     problems.push('sessionId must be a string or a function of the run context');
   if (options.runId !== undefined && typeof options.runId !== 'string') problems.push('runId must be a string');
-  if (options.deadLetter !== undefined) checkOpenAiAgentsDeadLetter(options.deadLetter);
+  if (options.deadLetter !== undefined) checkDeadLetterOption(options.deadLetter, 'toOpenAiAgents');
   if (options.callModelInputFilter !== undefined && typeof options.callModelInputFilter !== 'function')
     problems.push('callModelInputFilter must be a function');
   if (problems.length > 0) throw new ToolrunError('INVALID_OPTIONS', `toOpenAiAgents: ${problems.join('; ')}`);
@@ -323,18 +325,5 @@ function markSpanFailed(result: ToolFailure): void {
     });
   } catch {
     // tracing must never fail the call
-  }
-}
-
-function serialise(result: ToolResult): string {
-  try {
-    return JSON.stringify(result);
-  } catch {
-    return JSON.stringify({
-      status: 'failed',
-      tool_name: result.tool_name,
-      call_id: result.call_id,
-      error: { type: 'logic', code: 'TOOL_EXCEPTION', message: 'The tool result could not be serialised', retryable: false },
-    });
   }
 }
