@@ -422,29 +422,24 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
     medianNs: steps.get(`${mode}:${length}`)!,
     ...(length !== 10 ? { baseline: `${label}, 10 messages`, ratio: steps.get(`${mode}:${length}`)! / steps.get(`${mode}:10`)! } : {}),
   });
+  // CPU time moves far less than wall time on a shared machine: every row against the bare loop gives both
+  const vsBare = (name: string, result: { perSecond: number; cpuUsPerRun: number }): BenchRow => ({
+    name,
+    medianNs: 1e9 / result.perSecond,
+    baseline: 'bare loop',
+    ratio: bare.perSecond / result.perSecond,
+    note: `${result.perSecond.toFixed(0)} runs/s; CPU ${result.cpuUsPerRun.toFixed(0)} µs/run = ${(result.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
+  });
   return [
     {
       name: `bare loop: ${naive.writesPerRun.toFixed(0)} SQLite writes per run`,
       medianNs: 1e9 / bare.perSecond,
       note: `${bare.perSecond.toFixed(0)} runs/s; CPU ${bare.cpuUsPerRun.toFixed(0)} µs/run`,
     },
-    {
-      name: 'toolrun SQLite worker, 3-step run, concurrency 1 (7 write transactions per run)',
-      medianNs: 1e9 / worker.perSecond,
-      baseline: 'bare loop',
-      ratio: bare.perSecond / worker.perSecond,
-      // CPU time moves far less than wall time on a shared machine
-      note: `${worker.perSecond.toFixed(0)} runs/s; CPU ${worker.cpuUsPerRun.toFixed(0)} µs/run = ${(worker.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
-    },
+    vsBare('toolrun SQLite worker, 3-step run, concurrency 1 (7 write transactions per run)', worker),
     ...(workerBaseline
       ? [
-          {
-            name: 'toolrun SQLite worker, 3-step run, concurrency 1, the build in TOOLRUN_BENCH_BASELINE_DIST',
-            medianNs: 1e9 / workerBaseline.perSecond,
-            baseline: 'bare loop',
-            ratio: bare.perSecond / workerBaseline.perSecond,
-            note: `${workerBaseline.perSecond.toFixed(0)} runs/s; CPU ${workerBaseline.cpuUsPerRun.toFixed(0)} µs/run = ${(workerBaseline.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
-          },
+          vsBare('toolrun SQLite worker, 3-step run, concurrency 1, the build in TOOLRUN_BENCH_BASELINE_DIST', workerBaseline),
           {
             name: 'toolrun SQLite worker, concurrency 1: these sources vs that build',
             medianNs: 1e9 / worker.perSecond,
@@ -454,38 +449,10 @@ export async function runWorkerBench(runs = 400): Promise<BenchRow[]> {
           },
         ]
       : []),
-    {
-      name: `toolrun SQLite worker, 3-step run, concurrency ${CONCURRENT_RUNS} (group commit)`,
-      medianNs: 1e9 / workerConcurrent.perSecond,
-      baseline: 'bare loop',
-      ratio: bare.perSecond / workerConcurrent.perSecond,
-      // CPU time moves far less than wall time on a shared machine
-      note: `${workerConcurrent.perSecond.toFixed(0)} runs/s; CPU ${workerConcurrent.cpuUsPerRun.toFixed(0)} µs/run = ${(workerConcurrent.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
-    },
-    {
-      name: 'toolrun SQLite worker, 3-step run, port by port (wrapped stores)',
-      medianNs: 1e9 / portByPort.perSecond,
-      baseline: 'bare loop',
-      ratio: bare.perSecond / portByPort.perSecond,
-      // CPU time moves far less than wall time on a shared machine
-      note: `${portByPort.perSecond.toFixed(0)} runs/s; CPU ${portByPort.cpuUsPerRun.toFixed(0)} µs/run = ${(portByPort.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
-    },
-    {
-      name: 'toolrun memory worker, 3-step run (no storage: the floor)',
-      medianNs: 1e9 / floor.perSecond,
-      baseline: 'bare loop',
-      ratio: bare.perSecond / floor.perSecond,
-      // CPU time moves far less than wall time on a shared machine
-      note: `${floor.perSecond.toFixed(0)} runs/s; CPU ${floor.cpuUsPerRun.toFixed(0)} µs/run = ${(floor.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
-    },
-    {
-      name: `toolrun memory worker, 3-step run, concurrency ${CONCURRENT_RUNS} (no storage: the floor)`,
-      medianNs: 1e9 / floorConcurrent.perSecond,
-      baseline: 'bare loop',
-      ratio: bare.perSecond / floorConcurrent.perSecond,
-      // CPU time moves far less than wall time on a shared machine
-      note: `${floorConcurrent.perSecond.toFixed(0)} runs/s; CPU ${floorConcurrent.cpuUsPerRun.toFixed(0)} µs/run = ${(floorConcurrent.cpuUsPerRun / bare.cpuUsPerRun).toFixed(2)}× the bare loop's`,
-    },
+    vsBare(`toolrun SQLite worker, 3-step run, concurrency ${CONCURRENT_RUNS} (group commit)`, workerConcurrent),
+    vsBare('toolrun SQLite worker, 3-step run, port by port (wrapped stores)', portByPort),
+    vsBare('toolrun memory worker, 3-step run (no storage: the floor)', floor),
+    vsBare(`toolrun memory worker, 3-step run, concurrency ${CONCURRENT_RUNS} (no storage: the floor)`, floorConcurrent),
     stepRow('commit', 10, 'one commit'),
     stepRow('commit', 1000, 'one commit'),
     { name: 'one step, one commit, 10 messages: bytes written to the WAL', medianNs: 0, note: `${steps.get('wal:10')!.toFixed(0)} bytes` },
