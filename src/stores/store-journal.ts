@@ -1,4 +1,4 @@
-import { ledgerKey, runClaimKey, type OpenedRun, type RunJournal, type RunStep } from '../ground/ports/run-journal.ts';
+import { deliveryErrorKey, ledgerKey, runClaimKey, type OpenedRun, type RunJournal, type RunStep } from '../ground/ports/run-journal.ts';
 import type { Stores } from '../ground/ports/stores.ts';
 
 /** The stores a {@link createStoreJournal} journal is made of. */
@@ -15,6 +15,9 @@ export type JournalStores = Pick<Stores, 'conversations' | 'runs' | 'ledger'> & 
  *   (`conversations.put`) and last the checkpoint (`runs.put`): a crash between them leaves
  *   outcomes recorded and the previous checkpoint, from which a resumed run reads the outcomes
  *   rather than calling again. `finish` releases the claim after the commit.
+ * - `recordDeliveryError` is `ledger.putIfAbsent`; another text than the stored one replaces it by
+ *   `ledger.delete` and `putIfAbsent` (a crash between the two loses the record: the entry then says
+ *   the cause is unknown).
  */
 export function createStoreJournal(stores: JournalStores): RunJournal {
   const journal: RunJournal = {
@@ -50,6 +53,19 @@ export function createStoreJournal(stores: JournalStores): RunJournal {
     },
     renew: async (runId, holder, leaseMs) => (stores.claims === undefined ? true : stores.claims.renew(runClaimKey(runId), holder, leaseMs)),
     release: async (runId, holder) => (stores.claims === undefined ? false : stores.claims.release(runClaimKey(runId), holder)),
+    async recordDeliveryError(messageId, error) {
+      const key = deliveryErrorKey(messageId);
+      // the same failure again (a poison message fails alike at every delivery) leaves the record as
+      // it is: replacing it is a delete and a put, and a crash between the two would lose it
+      const first = await stores.ledger.putIfAbsent(key, error);
+      if (first.stored || first.value === error) return;
+      await stores.ledger.delete(key);
+      await stores.ledger.putIfAbsent(key, error);
+    },
+    async lastDeliveryError(messageId) {
+      const value = await stores.ledger.get(deliveryErrorKey(messageId));
+      return typeof value === 'string' ? value : undefined;
+    },
   };
   return journal;
 }

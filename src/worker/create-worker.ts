@@ -193,7 +193,7 @@ export function createWorker(options: WorkerOptions): Worker {
       error: shown,
       at: clock.now(),
     });
-    if (!transient) await recordDeliveryError(stores, delivery.id, error, redactor);
+    if (!transient) await recordDeliveryError(stores.journal, delivery.id, error, redactor);
     await release(delivery, delayMs, !transient);
   }
 

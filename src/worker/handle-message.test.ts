@@ -7,6 +7,7 @@ import { createScriptedModel } from '../testing/scripted-model.ts';
 import type { ToolFailureEntry } from '../ground/dead-letter-entries.ts';
 import { handleMessage } from './handle-message.ts';
 import { recordDeliveryError } from './delivery-errors.ts';
+import { createStoreJournal } from '../stores/store-journal.ts';
 import { createRedactor } from '../core/redact.ts';
 import type { WorkerEvent } from './worker-events.ts';
 import type { DeadLetterQueue, Stores } from '../ground/ports/stores.ts';
@@ -163,7 +164,7 @@ describe('recordDeliveryError', () => {
     const stores = createMemoryStores();
     const redactor = createRedactor();
     const key = 'message:m:last-delivery-error';
-    await recordDeliveryError(stores, 'm', new Error('unsupported Unicode escape sequence'), redactor);
+    await recordDeliveryError(stores.journal, 'm', new Error('unsupported Unicode escape sequence'), redactor);
     expect(await stores.ledger.get(key)).toBe('Error: unsupported Unicode escape sequence');
     // a process that dies between a delete and the put that follows: the delete goes through, the rest never runs
     let deletes = 0;
@@ -179,10 +180,12 @@ describe('recordDeliveryError', () => {
         },
       },
     };
-    await recordDeliveryError(dying, 'm', new Error('unsupported Unicode escape sequence'), redactor);
+    // its journal over its own stores
+    dying.journal = createStoreJournal(dying);
+    await recordDeliveryError(dying.journal, 'm', new Error('unsupported Unicode escape sequence'), redactor);
     expect(deletes).toBe(0);
     expect(await stores.ledger.get(key)).toBe('Error: unsupported Unicode escape sequence');
-    await recordDeliveryError(stores, 'm', new Error('connection reset'), redactor);
+    await recordDeliveryError(stores.journal, 'm', new Error('connection reset'), redactor);
     expect(await stores.ledger.get(key)).toBe('Error: connection reset');
   });
 });

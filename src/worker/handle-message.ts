@@ -81,7 +81,7 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
   if ((existing && isTerminalRunStatus(existing.status)) || deliveries > (options.maxDeliveries ?? 5)) {
     try {
       if (existing && isTerminalRunStatus(existing.status)) return await finishedRun(existing, context);
-      const lastError = await readDeliveryError(stores, messageId);
+      const lastError = await readDeliveryError(stores.journal, messageId);
       return await deadLetterPoisonMessage(message, { ...options, stores, lastError, deliveries: deliveries - 1, runId, checkpoint: existing ?? null });
     } finally {
       await claimed.claim.release();

@@ -91,6 +91,8 @@ beforeAll(async () => {
     },
     renew: (...args) => journal.renew(...args),
     release: (...args) => journal.release(...args),
+    recordDeliveryError: (...args) => journal.recordDeliveryError(...args),
+    lastDeliveryError: (...args) => journal.lastDeliveryError(...args),
   };
   flakyAgent = createDbosAgent({
     dbos: DBOS,

@@ -23,7 +23,7 @@ export interface JournalInRestateOptions {
 
 /**
  * toolrun's journal as Restate steps: each read and write of the run (open, recorded, record,
- * forget, commit, finish) is a `ctx.run` step, so a retried invocation gets the same answers in the
+ * forget, commit, finish, and a message's delivery error) is a `ctx.run` step, so a retried invocation gets the same answers in the
  * same order (deterministic replay) and a write is not sent again once journaled. The writes are
  * idempotent, so one sent again after a crash inside its step changes nothing. The claim is taken
  * for `holder` whatever holder the caller names; renewals and releases go to the store directly
@@ -50,5 +50,8 @@ export function journalInRestate(context: RestateStepContext, options: JournalIn
     finish: (runStep, finishing) => step(context, 'toolrun.journal.finish', () => journal.finish(runStep, finishing === undefined ? undefined : holder), retry),
     renew: (runId, _holder, leaseMs) => journal.renew(runId, holder, leaseMs),
     release: (runId) => journal.release(runId, holder),
+    recordDeliveryError: (messageId, error) =>
+      step(context, 'toolrun.journal.recordDeliveryError', () => journal.recordDeliveryError(messageId, error), retry),
+    lastDeliveryError: (messageId) => step(context, 'toolrun.journal.lastDeliveryError', () => journal.lastDeliveryError(messageId), retry),
   };
 }

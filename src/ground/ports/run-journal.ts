@@ -142,11 +142,28 @@ export interface RunJournal {
   renew(runId: string, holder: string, leaseMs: number): Promise<boolean>;
   /** Ends `holder`'s claim on the run; `false` when it did not hold it. */
   release(runId: string, holder: string): Promise<boolean>;
+  /**
+   * Records why the last delivery of queue message `messageId` failed (`error`: a bounded line
+   * of text), so the dead-letter entry of a message that reaches its delivery bound after a crash
+   * still says what went wrong. The same text again leaves the record as it is; another text
+   * replaces it (in one statement where the backend can, so a crash keeps the old or the new one).
+   * The toolrun stores keep it in the idempotency ledger, under `message:<messageId>:last-delivery-error`,
+   * until their retention removes it with the message's run: nothing else clears it (a later
+   * failed delivery replaces it; only a message past its delivery bound reads it).
+   */
+  recordDeliveryError(messageId: string, error: string): Promise<void>;
+  /** The text {@link RunJournal.recordDeliveryError} last recorded for `messageId`, or `undefined` when none was. */
+  lastDeliveryError(messageId: string): Promise<string | undefined>;
 }
 
 /** The claim key of a run: `run:<runId>` (whoever works on a run — a worker, a replay, a drain — holds it). */
 export function runClaimKey(runId: string): string {
   return `run:${runId}`;
+}
+
+/** The idempotency-ledger key of the last delivery error of a queue message: `message:<messageId>:last-delivery-error`. */
+export function deliveryErrorKey(messageId: string): string {
+  return `message:${messageId}:last-delivery-error`;
 }
 
 /** The idempotency-ledger key of one tool call: run id + step index + call index. */

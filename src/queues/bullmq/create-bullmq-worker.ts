@@ -213,7 +213,7 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
           at: clock.now(),
         });
         if (!transient) {
-          await recordDeliveryError(stores, message.id, error, redactor);
+          await recordDeliveryError(stores.journal, message.id, error, redactor);
           await job.updateData({ ...(job.data as RunJobData), failedDeliveries: counted + 1 } as RunJobData).catch(() => undefined);
         }
         throw error; // BullMQ retries it with the backoff

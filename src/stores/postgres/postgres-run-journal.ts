@@ -1,5 +1,5 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import { ledgerKey, runClaimKey, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
+import { deliveryErrorKey, ledgerKey, runClaimKey, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
 import type { ClaimStore, IdempotencyLedger, RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { toStoredText } from '../exact-text.ts';
@@ -28,7 +28,8 @@ export interface PostgresRunJournalParts {
  * read when the run has one; a step is one statement (`commit_step`: the appended chunk, the call
  * outcomes, the checkpoint and, for `finish`, the end of the claim, in one transaction), sent
  * again with the whole conversation when the stored one is not the one the step extends (expired,
- * swept, replaced meanwhile). A call's outcome recorded alone is the ledger's `putIfAbsent`.
+ * swept, replaced meanwhile). A call's outcome recorded alone is the ledger's `putIfAbsent`; a
+ * delivery error is one upsert of its ledger row.
  */
 export function createPostgresRunJournal(pool: PostgresQueryable, parts: PostgresRunJournalParts): RunJournal {
   const { schema, clock, conversations, runs, ledger, claims } = parts;
@@ -39,6 +40,10 @@ export function createPostgresRunJournal(pool: PostgresQueryable, parts: Postgre
   // a run's last step, which ends its claim too
   const commitLastStep = prepareStatement(
     `SELECT ${schema}.commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11, $12, $13, $14, $15, $16, $17) AS committed`,
+  );
+  // the same text again leaves the row (and its time) as it is; another text replaces it in place
+  const upsertDeliveryError = prepareStatement(
+    `INSERT INTO ${schema}.ledger AS ledger (key, value, recorded_at_ms) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET value = excluded.value, recorded_at_ms = excluded.recorded_at_ms WHERE ledger.value <> excluded.value`,
   );
   let sweptAtMs = Number.NEGATIVE_INFINITY;
   /** A checkpoint with its conversation. */
@@ -110,5 +115,12 @@ export function createPostgresRunJournal(pool: PostgresQueryable, parts: Postgre
     finish: (step, holder) => commit(step, holder),
     renew: (runId, holder, leaseMs) => claims.renew(runClaimKey(runId), holder, leaseMs),
     release: (runId, holder) => claims.release(runClaimKey(runId), holder),
+    async recordDeliveryError(messageId, error) {
+      await pool.query({ ...upsertDeliveryError, values: [toStoredText(deliveryErrorKey(messageId)), toJsonText(error), Math.floor(clock.now())] });
+    },
+    async lastDeliveryError(messageId) {
+      const value = await ledger.get(deliveryErrorKey(messageId));
+      return typeof value === 'string' ? value : undefined;
+    },
   };
 }

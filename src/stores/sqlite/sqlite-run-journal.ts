@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../ground/ports/clock.ts';
-import { ledgerKey, runClaimKey, type OpenedRun, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
+import { deliveryErrorKey, ledgerKey, runClaimKey, type OpenedRun, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
 import type { ClaimStore, IdempotencyLedger, RunCheckpoint } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
@@ -52,7 +52,8 @@ const NO_END: StepEnd = { release: undefined, acknowledge: undefined };
  * or the start step of a run that has none)
  * and a step (its new messages as one appended chunk, its call outcomes, its checkpoint, and for
  * `finish` the end of the claim and the acknowledgement of the run's queue message) are each one IMMEDIATE transaction — with group commit, a share
- * of the group's transaction. A call's outcome recorded alone is one statement.
+ * of the group's transaction. A call's outcome recorded alone is one statement, and so is a
+ * delivery error (an upsert of its ledger row).
  */
 export function createSqliteRunJournal(database: Database, parts: SqliteRunJournalParts): RunJournal {
   const { clock, conversations, ledger, claims, takeClaim, group, acknowledge } = parts;
@@ -61,6 +62,10 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
   const selectCheckpoint = database.prepare('SELECT checkpoint FROM runs WHERE run_id = ?').pluck();
   const selectHolder = database.prepare('SELECT holder FROM claims WHERE key = ? AND lease_until_ms > ?').pluck();
   const deleteClaim = database.prepare('DELETE FROM claims WHERE key = ? AND holder = ?');
+  // the same text again leaves the row (and its time) as it is; another text replaces it in place
+  const upsertDeliveryError = database.prepare(
+    'INSERT INTO ledger (key, value, recorded_at_ms) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, recorded_at_ms = excluded.recorded_at_ms WHERE value <> excluded.value',
+  );
 
   /** In a transaction: the step's messages, outcomes and checkpoint, the end of a claim and the acknowledgement of a message. */
   const writeStep = (step: PreparedStep, nowMs: number, end: StepEnd) => {
@@ -159,5 +164,12 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
     finish: (step, holder, acknowledged) => commit(step, holder, acknowledged),
     renew: (runId, holder, leaseMs) => claims.renew(runClaimKey(runId), holder, leaseMs),
     release: (runId, holder) => claims.release(runClaimKey(runId), holder),
+    async recordDeliveryError(messageId, error) {
+      upsertDeliveryError.run(toStoredText(deliveryErrorKey(messageId)), toJsonText(error), clock.now());
+    },
+    async lastDeliveryError(messageId) {
+      const value = await ledger.get(deliveryErrorKey(messageId));
+      return typeof value === 'string' ? value : undefined;
+    },
   };
 }

@@ -37,7 +37,9 @@ const step = (messages: unknown[], storedCount: number, checkpoint: RunCheckpoin
  * conversation once taken), outcomes recorded once (first value wins), a step committed whole
  * (appended after `storedCount`, replaced when the stored length differs, TTL restarted), a last
  * step that ends its holder's claim and only its holder's, a start step committed with the claim
- * only for a run with nothing committed (where the journal does it), and `INVALID_OPTIONS` for a bad lease.
+ * only for a run with nothing committed (where the journal does it), `INVALID_OPTIONS` for a bad lease,
+ * and a message's last delivery error (the ledger row `message:<id>:last-delivery-error`; the same
+ * text leaves it, another replaces it).
  *
  * `options.clock` says whose clock the claims' leases run on, as for `describeClaimStoreContract`:
  * with `'server'` (Redis) the test of an ended claim waits out a short lease in real time.
@@ -107,6 +109,29 @@ export function describeRunJournalContract(makeStores: MakeStores, options: Clai
       expect(await journal.recorded('run_r', 0, 1)).toBeUndefined();
       await journal.record('run_r', { stepIndex: 0, callIndex: 1, outcome: { status: 'success' } });
       expect(await journal.recorded('run_r', 0, 1)).toEqual({ status: 'success' });
+    });
+
+    it('recordDeliveryError, lastDeliveryError: the last text per message, kept as its ledger row; the same text leaves it, another replaces it', async () => {
+      const { stores } = harness();
+      const { journal } = stores;
+      const messageId = 'm:1 東京 ✈️';
+      const key = `message:${messageId}:last-delivery-error`;
+      expect(await journal.lastDeliveryError(messageId)).toBeUndefined();
+      await journal.recordDeliveryError(messageId, 'Error: unsupported Unicode escape sequence');
+      await journal.recordDeliveryError(messageId, 'Error: unsupported Unicode escape sequence');
+      expect(await journal.lastDeliveryError(messageId)).toBe('Error: unsupported Unicode escape sequence');
+      expect(await stores.ledger.get(key)).toBe('Error: unsupported Unicode escape sequence');
+      const other = 'TypeError: "quoted" — Réservez\nnext line';
+      await journal.recordDeliveryError(messageId, other);
+      expect(await journal.lastDeliveryError(messageId)).toBe(other);
+      expect(await stores.ledger.get(key)).toBe(other);
+      expect(await journal.lastDeliveryError('m:2')).toBeUndefined();
+      // a row at the key that is not text reads as none, and a record replaces it
+      await stores.ledger.putIfAbsent('message:m:3:last-delivery-error', { message: 'boom' });
+      expect(await journal.lastDeliveryError('m:3')).toBeUndefined();
+      await journal.recordDeliveryError('m:3', 'Error: boom');
+      expect(await journal.lastDeliveryError('m:3')).toBe('Error: boom');
+      expect(await journal.lastDeliveryError(messageId)).toBe(other);
     });
 
     it("finish: commits the last step and ends its holder's claim, never another holder's", async () => {
