@@ -106,7 +106,7 @@ export interface RunAgentOptions {
   /** Retries per tool per run spent by the runtime's in-band retries. @defaultValue 2 (at most 3 attempts) */
   toolRetryBudget?: number;
   signal?: AbortSignal;
-  /** Checkpoint every step to these stores; resume when the run id has a `running` checkpoint. */
+  /** Checkpoint every step through this journal; resume when the run id has a `running` checkpoint. */
   persistence?: AgentPersistence;
   /** Called after every tool call with the developer record. */
   onToolCall?: (record: ToolCallRecord, stepIndex: number) => void;

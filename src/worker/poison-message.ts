@@ -25,7 +25,7 @@ export interface PoisonMessageOptions extends HandleMessageOptions {
   deliveries: number;
   /** The run id, when the body could be read. */
   runId?: string;
-  /** The run's checkpoint as just read (`null`: none), so it is not read again. @defaultValue read from `stores.runs` */
+  /** The run's checkpoint as just read (`null`: none), so it is not read again. @defaultValue read through `stores.journal` */
   checkpoint?: RunCheckpoint | null;
 }
 

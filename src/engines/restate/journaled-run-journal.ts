@@ -50,8 +50,7 @@ export function journalInRestate(context: RestateStepContext, options: JournalIn
     finish: (runStep, finishing) => step(context, 'toolrun.journal.finish', () => journal.finish(runStep, finishing === undefined ? undefined : holder), retry),
     renew: (runId, _holder, leaseMs) => journal.renew(runId, holder, leaseMs),
     release: (runId) => journal.release(runId, holder),
-    recordDeliveryError: (messageId, error) =>
-      step(context, 'toolrun.journal.recordDeliveryError', () => journal.recordDeliveryError(messageId, error), retry),
+    recordDeliveryError: (messageId, error) => step(context, 'toolrun.journal.recordDeliveryError', () => journal.recordDeliveryError(messageId, error), retry),
     lastDeliveryError: (messageId) => step(context, 'toolrun.journal.lastDeliveryError', () => journal.lastDeliveryError(messageId), retry),
   };
 }
