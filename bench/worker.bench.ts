@@ -110,7 +110,12 @@ async function baselineBuild(): Promise<WorkerBuild | undefined> {
   };
 }
 
-async function workerRunsPerSecond(
+/**
+ * Runs `runs` 3-step runs through a worker on new stores (`backend`; `counted`: through wrapped
+ * stores that count the writes and their bytes), `concurrency` at once: runs per second, CPU µs
+ * per run, and the writes and bytes per run the wrapped stores counted (0 when not `counted`).
+ */
+export async function workerRunsPerSecond(
   runs: number,
   backend: 'sqlite' | 'memory',
   counted: boolean,
@@ -151,7 +156,7 @@ async function workerRunsPerSecond(
  * The same number of single-statement writes of the same sizes, straight on better-sqlite3 (WAL,
  * `synchronous = NORMAL`, SQLite's automatic checkpoint), each changing the row it writes.
  */
-function bareRunsPerSecond(runs: number, writesPerRun: number, bytesPerRun: number): { perSecond: number; cpuUsPerRun: number } {
+export function bareRunsPerSecond(runs: number, writesPerRun: number, bytesPerRun: number): { perSecond: number; cpuUsPerRun: number } {
   const folder = mkdtempSync(join(tmpdir(), 'toolrun-bench-'));
   const database = new Database(join(folder, 'bare.db'));
   try {
