@@ -1,4 +1,4 @@
-import { classifyModelError, type ClassifiedError } from '../core/classify-error.ts';
+import { classifyModelError, type ClassifiedError, type ClassifiedKind } from '../core/classify-error.ts';
 import type { FailureKind } from '../ground/failure-cause.ts';
 import type { Clock, RandomSource } from '../ground/ports/clock.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
@@ -381,7 +381,7 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
 interface AttemptFailure {
   transient: boolean;
   retryAfterMs?: number | undefined;
-  kind?: string;
+  kind?: ClassifiedKind;
   /** The model answered with something that is not a model response. */
   invalidAnswer?: boolean;
   end?: 'cancelled' | 'misconfigured';

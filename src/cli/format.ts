@@ -68,10 +68,13 @@ export const ALERT_EVENTS: ReadonlySet<WorkerEvent['type']> = new Set(['breaker-
 /** Worker events that are warnings (something failed and was handled). */
 const WARNING_EVENTS: ReadonlySet<WorkerEvent['type']> = new Set(['delivery-failed', 'lease-lost', 'dead-letter-add']);
 
+/** The kind of a `dead-letter-add` event's entry: `message`, or in the tool DLQ `tool`, `model` or `run`. */
+type DeadLetterAddKind = NonNullable<Extract<WorkerEvent, { type: 'dead-letter-add' }>['kind']>;
+
 /** What the worker knows about a dead letter besides its `dead-letter-add` event (from the handled message's result). */
 export interface DeadLetterDetails {
   /** `message`, or the tool-DLQ entry's kind: `tool`, `model`, `run`. @defaultValue inferred from the event */
-  kind?: string;
+  kind?: DeadLetterAddKind;
   /** The last error, ALREADY REDACTED (it is printed as given, cut to one line of 160 characters). */
   error?: string;
   /** For a poison message: the deliveries that failed. */
@@ -79,7 +82,7 @@ export interface DeadLetterDetails {
 }
 
 /** The kind of the entry of a `dead-letter-add` event, as far as the event tells: `message`, `tool`, `model` or `run`. */
-export function deadLetterKindOf(event: Extract<WorkerEvent, { type: 'dead-letter-add' }>): string {
+export function deadLetterKindOf(event: Extract<WorkerEvent, { type: 'dead-letter-add' }>): DeadLetterAddKind {
   if (event.queue === 'message') return 'message';
   if (event.modelName !== undefined) return 'model';
   if (event.toolName !== undefined) return 'tool';

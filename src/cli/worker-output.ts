@@ -1,4 +1,4 @@
-import { ToolrunError, type HandleMessageResult, type Redactor, type WorkerEvent } from '../index.ts';
+import { ToolrunError, type FailureCause, type HandleMessageResult, type Redactor, type WorkerEvent } from '../index.ts';
 import { describeError } from './cli-error.ts';
 import { formatCounts, formatDeadLetterAdd, formatWorkerEvent, printJson, printLine, type DeadLetterDetails } from './format.ts';
 
@@ -102,8 +102,7 @@ export function createWorkerOutput(options: WorkerOutputOptions): WorkerOutput {
   const printDeadLetter = (event: DeadLetterAddEvent, details: DeadLetterDetails) => writeLine(formatDeadLetterAdd(event, details));
 
   function detailsOf(result: HandleMessageResult): DeadLetterDetails {
-    const lastErrorText = (error: { kind: string; status: number | null; message: string }) =>
-      `${error.kind}${error.status !== null ? ` ${error.status}` : ''}: ${error.message}`;
+    const lastErrorText = (error: FailureCause) => `${error.kind}${error.status !== null ? ` ${error.status}` : ''}: ${error.message}`;
     switch (result.status) {
       case 'rejected':
         return { kind: 'message', error: redact(result.reason.detail) };

@@ -9,7 +9,7 @@ import type { DeadLetterRecord, Stores } from '../ground/ports/stores.ts';
 import type { ToolFailureLogRecord } from '../ground/ports/failure-log.ts';
 import { FAILURE_CODES, type FailureType } from '../ground/failure-codes.ts';
 import { DEFAULT_CONVERSATION_TTL_MS } from '../stores/default-conversation-ttl.ts';
-import { toolDeadLetterKind } from '../worker/dead-letter-metrics.ts';
+import { toolDeadLetterKind, type ToolDeadLetterKind } from '../worker/dead-letter-metrics.ts';
 import { hostOfEntry, hostReplayPlanText } from '../worker/host-entry.ts';
 import { asMessageEntry, asToolEntry, messageGroupOf, subjectOf, toolCauseOf, toolGroupOf } from './dashboard-entries.ts';
 import type { ConversationExpiryLookup, LedgerLookup } from './dashboard-source.ts';
@@ -32,7 +32,7 @@ export interface DetailContext {
 /** One row of the tool-DLQ list. */
 export interface ToolEntryRow {
   id: string;
-  kind: string;
+  kind: ToolDeadLetterKind;
   runId: string | null;
   /** The failed step, 0-based, and the run's step bound. */
   step: { index: number | null; of: number };
@@ -264,7 +264,7 @@ export interface LedgerCallView {
 export interface ToolEntryDetail {
   id: string;
   addedAt: string;
-  kind: string;
+  kind: ToolDeadLetterKind;
   row: ToolEntryRow;
   /** The entry as stored (its arguments were redacted when it was written; everything is redacted again on the way out). */
   entry: unknown;
@@ -319,7 +319,7 @@ function contentOf(message: unknown): string | null {
   return JSON.stringify(rest) ?? null;
 }
 
-function replayPlanOf(kind: string, entry: ReturnType<typeof asToolEntry>, ledger: readonly LedgerCallView[]): string {
+function replayPlanOf(kind: ToolDeadLetterKind, entry: ReturnType<typeof asToolEntry>, ledger: readonly LedgerCallView[]): string {
   const host = hostOfEntry(entry);
   if (host !== undefined) return hostReplayPlanText(host, entry.toolName);
   const applied = ledger.filter((call) => call.outcome === 'applied').length;

@@ -1,12 +1,12 @@
 import type { Model, ModelResponse } from '../../agent/messages.ts';
-import { classifyError } from '../../core/classify-error.ts';
-import { ModelResponseError, ToolError, type ToolErrorKind } from '../../core/tool-error.ts';
+import { classifyError, type ClassifiedKind } from '../../core/classify-error.ts';
+import { ModelResponseError, ToolError } from '../../core/tool-error.ts';
 import type { SharedBreaker } from '../../policies/shared-breaker.ts';
 import { step, type RestateStepContext, type StepRetryOptions } from './restate-steps.ts';
 
 /** A model call's failure as journaled: what toolrun's model policy classifies it by. */
 interface JournaledModelError {
-  kind: string;
+  kind: ClassifiedKind;
   status: number | null;
   message: string;
   retryAfterMs?: number;
@@ -22,7 +22,7 @@ function rebuildError(error: JournaledModelError): Error {
   if (error.kind === 'cancelled') return Object.assign(new Error(error.message), { name: 'AbortError' });
   if (error.kind === 'exception') return new Error(error.message);
   return new ToolError({
-    kind: error.kind as ToolErrorKind,
+    kind: error.kind,
     message: error.message,
     ...(error.status !== null ? { status: error.status } : {}),
     ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
