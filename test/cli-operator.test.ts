@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { toolrunInProcess, type CliResult } from './fixtures/toolrun-in-process.ts';
-import { redriveMessageId } from '../src/cli/commands/dlq-command.ts';
+import { redriveMessageId } from '../src/worker/redrive-message.ts';
 import { formatHeartbeat } from '../src/cli/worker-heartbeat.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { locateTauBenchData } from '../examples/airline/fetch-tau-bench.ts';

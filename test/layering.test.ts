@@ -126,7 +126,6 @@ describe('layering', () => {
       'schema/normalise-arguments.ts': 'what each compiled (immutable) schema declares, per schema object',
       'core/resolve-tool-name.ts': 'the name resolver of a registry (immutable name list), rebuilt when the names differ',
       'cli/load-config.ts': 'whether the TypeScript loader was registered in this CLI process (a process-wide fact)',
-      'cli/commands/enqueue-command.ts': 'the compiled validator of the constant RUN_REQUEST_SCHEMA in the CLI process',
       'core/create-tool-runtime.ts':
         'a pool of cryptographic random bytes for call ids, drawn 64 KiB at a time (each byte used once: ids stay unguessable and unshared)',
       'core/pipeline/session-breaker-step.ts':

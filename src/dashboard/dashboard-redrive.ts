@@ -8,12 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import type { MessageFailureEntry } from '../ground/dead-letter-entries.ts';
 import type { Stores } from '../ground/ports/stores.ts';
-import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
-import { RUN_REQUEST_SCHEMA } from '../worker/message-schema.ts';
+import { checkRunRequestBody } from '../worker/parse-run-request.ts';
+import { REDRIVE_CLAIM_MS, redriveClaimKey, redriveMessageId } from '../worker/redrive-message.ts';
 import { ApiError } from './dashboard-http.ts';
-
-/** How long a redrive holds its claim on the entry (ms): far more than one enqueue takes. */
-const REDRIVE_CLAIM_MS = 60_000;
 
 /** What a redrive did. */
 export interface RedriveOutcome {
@@ -26,19 +23,6 @@ export interface RedriveOutcome {
   body: 'entry' | 'edited';
 }
 
-/** Why `text` is not a run request (as `toolrun enqueue` checks it), or `undefined`. The schema is compiled per call: a redrive is one click. */
-function runRequestProblem(text: string): string | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    return `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
-  }
-  const result = createAjvSchemaValidator({ nullAsAbsent: false }).compile(RUN_REQUEST_SCHEMA, { coerce: 'none' }).validate(parsed);
-  if (result instanceof Promise || result.ok) return undefined;
-  return `not a run request: ${result.detail} (the smallest valid body is {"input": "..."})`;
-}
-
 /**
  * Redrives message-DLQ entry `id` with `body` (default: the entry's raw body).
  *
@@ -46,7 +30,7 @@ function runRequestProblem(text: string): string | undefined {
  *   400 when there is no body to send or the body is not a run request (nothing is enqueued).
  */
 export async function redriveMessageEntry(stores: Stores, id: string, body: string | undefined): Promise<RedriveOutcome> {
-  const key = `dlq:message:${id}`;
+  const key = redriveClaimKey(id);
   const holder = `dashboard-redrive:${randomUUID()}`;
   if (!(await stores.claims.acquire(key, holder, REDRIVE_CLAIM_MS))) {
     throw new ApiError(409, 'REDRIVE_IN_PROGRESS', `entry ${id} is being redriven elsewhere (the CLI or another page): nothing was done`);
@@ -57,9 +41,9 @@ export async function redriveMessageEntry(stores: Stores, id: string, body: stri
     const entry = record.entry as Partial<MessageFailureEntry>;
     const text = body ?? entry.rawBody;
     if (typeof text !== 'string') throw new ApiError(400, 'INVALID_INPUT', `entry ${id} has no raw body: send the fixed body`);
-    const problem = runRequestProblem(text);
+    const problem = checkRunRequestBody(text);
     if (problem !== undefined) throw new ApiError(400, 'INVALID_INPUT', `the body is ${problem}; nothing was redriven`);
-    const messageId = `${typeof entry.messageId === 'string' && entry.messageId !== '' ? entry.messageId : 'message'}.redrive-${id}`;
+    const messageId = redriveMessageId(id, entry.messageId);
     await stores.queue.enqueue({ id: messageId, body: text });
     const removed = await stores.messageDlq.remove(id);
     return { id, messageId, removed, body: body === undefined ? 'entry' : 'edited' };

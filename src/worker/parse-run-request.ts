@@ -16,6 +16,28 @@ const MAX_REJECTED_FIELDS = 20;
 
 let requestSchema: CompiledToolSchema | undefined;
 
+/** {@link RUN_REQUEST_SCHEMA}, compiled on first use. Strict: a message comes from a program, not a model, so `null` is not read as "absent". */
+function runRequestSchema(): CompiledToolSchema {
+  return (requestSchema ??= createAjvSchemaValidator({ nullAsAbsent: false }).compile(RUN_REQUEST_SCHEMA, { coerce: 'none' }));
+}
+
+/**
+ * Why `text` is not a run request, or `undefined` when it is one: `not valid JSON (…)` or `not a
+ * run request: <the validator's detail> (…)`. What `toolrun enqueue` and every redrive check before
+ * they enqueue a body.
+ */
+export function checkRunRequestBody(text: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+  }
+  const result = runRequestSchema().validate(parsed);
+  if (result instanceof Promise || result.ok) return undefined;
+  return `not a run request: ${result.detail} (the smallest valid body is {"input": "..."})`;
+}
+
 /** A text for a body that is not a string; never throws (`String()` does for a null-prototype object). */
 function describeNonStringBody(body: unknown): string {
   try {
@@ -94,9 +116,7 @@ export function parseRunRequest(
       ),
     };
   }
-  // Strict JSON Schema: a message comes from a program, not a model, so `null` is not read as "absent".
-  const schema = (requestSchema ??= createAjvSchemaValidator({ nullAsAbsent: false }).compile(RUN_REQUEST_SCHEMA, { coerce: 'none' }));
-  const validation = schema.validate(parsed);
+  const validation = runRequestSchema().validate(parsed);
   if (validation instanceof Promise) throw new Error('unreachable: JSON Schema validation is synchronous');
   if (!validation.ok) {
     return {

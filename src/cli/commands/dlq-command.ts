@@ -16,6 +16,8 @@ import {
 } from '../../index.ts';
 import { toolDeadLetterKind } from '../../worker/dead-letter-metrics.ts';
 import { hostOfEntry, hostReplayPlanText, isEngineHost } from '../../worker/host-entry.ts';
+import { checkRunRequestBody } from '../../worker/parse-run-request.ts';
+import { REDRIVE_CLAIM_MS, redriveClaimKey, redriveMessageId } from '../../worker/redrive-message.ts';
 
 import { assertConfigToolsBuild } from '../check-config-tools.ts';
 import { EXIT_CODES, usageError } from '../cli-error.ts';
@@ -23,7 +25,6 @@ import { formatCounts, formatDurationMs, formatTable, preview, printJson, printL
 import { findConfigFile, loadConfig } from '../load-config.ts';
 import { addLogOptions, addStoreOptions, integerOption, QUEUE_URL_HELP, type LogOptions, type StoreOptions } from '../parse-options.ts';
 import { resolveStores, type ResolvedStores } from '../resolve-stores.ts';
-import { checkRunRequestBody } from './enqueue-command.ts';
 import { createCliObservability } from '../cli-observability.ts';
 import { guardConfigOnEvent } from '../worker-output.ts';
 
@@ -365,14 +366,6 @@ function conversationLines(view: ConversationView): string[] {
   return lines;
 }
 
-/** How long a redrive holds its claim on a message-DLQ entry (ms): far more than one enqueue takes. */
-const REDRIVE_CLAIM_MS = 60_000;
-
-/** The run-queue id a redriven message gets: deterministic, so a repeated redrive enqueues nothing new. */
-export function redriveMessageId(entryId: string, messageId: string | undefined): string {
-  return `${messageId !== undefined && messageId !== '' ? messageId : 'message'}.redrive-${entryId}`;
-}
-
 /** What `dlq redrive` did. */
 interface RedriveOutcome {
   id: string;
@@ -392,7 +385,7 @@ interface RedriveOutcome {
  * removal is the store's atomic `remove`.
  */
 async function redrive(stores: Stores, resolved: ResolvedStores, id: string, options: DlqOptions): Promise<RedriveOutcome> {
-  const key = `dlq:message:${id}`;
+  const key = redriveClaimKey(id);
   const holder = `redrive:${process.pid}:${globalThis.crypto.randomUUID()}`;
   if (!(await stores.claims.acquire(key, holder, REDRIVE_CLAIM_MS))) {
     const current = await stores.claims.get(key).catch(() => undefined);
@@ -438,7 +431,7 @@ async function redrive(stores: Stores, resolved: ResolvedStores, id: string, opt
         );
       }
     }
-    const messageId = redriveMessageId(id, typeof entry.messageId === 'string' ? entry.messageId : undefined);
+    const messageId = redriveMessageId(id, entry.messageId);
     const known = resolved.findMessageIds ? await resolved.findMessageIds([messageId]) : new Set<string>();
     const status = known.has(messageId) ? 'already_enqueued' : 'enqueued';
     if (status === 'enqueued') await stores.queue.enqueue({ id: messageId, body });

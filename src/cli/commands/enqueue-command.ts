@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { createAjvSchemaValidator, RUN_REQUEST_SCHEMA } from '../../index.ts';
+import { checkRunRequestBody } from '../../worker/parse-run-request.ts';
 import { usageError, warn } from '../cli-error.ts';
 import { printJson, printLine } from '../format.ts';
 import { addInitOption, addStoreOptions, type StoreOptions } from '../parse-options.ts';
@@ -34,22 +34,6 @@ async function readInput(body: string | undefined, options: EnqueueCommandOption
     }
   }
   return { text: await readStdin(), source: 'stdin' };
-}
-
-let validator: ReturnType<ReturnType<typeof createAjvSchemaValidator>['compile']> | undefined;
-
-/** Checks one message body against `RUN_REQUEST_SCHEMA` (strict: no null-as-absent); returns why it is not a run request, or `undefined`. */
-export function checkRunRequestBody(text: string): string | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    return `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
-  }
-  validator ??= createAjvSchemaValidator({ nullAsAbsent: false }).compile(RUN_REQUEST_SCHEMA, { coerce: 'none' });
-  const result = validator.validate(parsed);
-  if (result instanceof Promise || result.ok) return undefined;
-  return `not a run request: ${result.detail} (the smallest valid body is {"input": "..."})`;
 }
 
 /**

@@ -1,0 +1,18 @@
+/**
+ * What every redrive of a message-DLQ entry shares (`toolrun dlq redrive` and the dashboard's): the
+ * claim it takes on the entry first, and the deterministic run-queue id it enqueues the message
+ * under, so a repeat of a redrive that died before the entry's removal enqueues nothing new.
+ */
+
+/** How long a redrive holds its claim on a message-DLQ entry (ms): far more than one enqueue takes. */
+export const REDRIVE_CLAIM_MS = 60_000;
+
+/** The key a redrive claims message-DLQ entry `entryId` under in `stores.claims`: `dlq:message:<entry id>`. */
+export function redriveClaimKey(entryId: string): string {
+  return `dlq:message:${entryId}`;
+}
+
+/** The run-queue id a redriven message gets: `<message id>.redrive-<entry id>`, with `message` for an entry whose message id is not a non-empty string. */
+export function redriveMessageId(entryId: string, messageId: unknown): string {
+  return `${typeof messageId === 'string' && messageId !== '' ? messageId : 'message'}.redrive-${entryId}`;
+}
