@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createRedactor, createToolRuntime, type Redactor, type ReplayOptions, type ToolrunConfig } from '../../index.ts';
-import { backendConversationExpiry, startDashboard, type DashboardSource } from '../../dashboard/index.ts';
+import { backendConversationExpiry, DEFAULT_DASHBOARD_BOUNDS, startDashboard, type DashboardSource } from '../../dashboard/index.ts';
 import { assertConfigToolsBuild } from '../check-config-tools.ts';
 import { createCliObservability } from '../cli-observability.ts';
 import { usageError } from '../cli-error.ts';
@@ -119,7 +119,11 @@ export function addDashboardCommand(program: Command): void {
         afterReplays: flush,
         bounds:
           config?.maxDeadLetterEntries !== undefined || config?.maxDeadLetterBytes !== undefined
-            ? { maxEntries: config.maxDeadLetterEntries ?? 10_000, maxBytes: config.maxDeadLetterBytes ?? 268_435_456, source: 'config' }
+            ? {
+                maxEntries: config.maxDeadLetterEntries ?? DEFAULT_DASHBOARD_BOUNDS.maxEntries,
+                maxBytes: config.maxDeadLetterBytes ?? DEFAULT_DASHBOARD_BOUNDS.maxBytes,
+                source: 'config',
+              }
             : undefined,
         maxSteps: config?.maxSteps,
         toolNames: config ? createToolRuntime({ tools: config.tools }).names : undefined,
