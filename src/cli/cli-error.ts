@@ -1,15 +1,15 @@
 import { ToolrunError } from '../index.ts';
 
 /**
- * The codes of the command's usage errors, apart from the library's `ToolrunErrorCode`s (the
- * command's `INVALID_INPUT` is a file or message on its command line, the library's a value handed
- * to one of its calls):
+ * The codes of the command's usage errors, none of them a library `ToolrunErrorCode` (the
+ * command's `BAD_INPUT` is a file or message on its command line; the library's `INVALID_INPUT` a
+ * value handed to one of its calls):
  * - `USAGE`: a bad flag or combination of flags;
  * - `NOT_FOUND`: a file, database, schema or dead-letter entry named on the command line does not exist;
- * - `INVALID_INPUT`: a file or message given is not what it should be;
+ * - `BAD_INPUT`: a file or message given is not what it should be;
  * - `UNSUPPORTED_BACKEND`: a store or queue URL this command cannot open.
  */
-export type CliErrorCode = 'USAGE' | 'NOT_FOUND' | 'INVALID_INPUT' | 'UNSUPPORTED_BACKEND';
+export type CliErrorCode = 'USAGE' | 'NOT_FOUND' | 'BAD_INPUT' | 'UNSUPPORTED_BACKEND';
 
 /** A usage error of the `toolrun` command (exit code 2): the command line or its input is wrong. */
 export class CliError extends ToolrunError<CliErrorCode> {

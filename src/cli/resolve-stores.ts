@@ -163,7 +163,7 @@ export function missingDatabaseError(path: string, hint: string = READ_ONLY_MISS
 
 /** The usage error of a `--db` naming a file that is not a SQLite database. */
 function notADatabaseError(path: string): CliError {
-  return usageError(`${path} is not a toolrun database (not a SQLite file): check --db / $TOOLRUN_DB`, 'INVALID_INPUT');
+  return usageError(`${path} is not a toolrun database (not a SQLite file): check --db / $TOOLRUN_DB`, 'BAD_INPUT');
 }
 
 /**
@@ -174,7 +174,7 @@ function notADatabaseError(path: string): CliError {
 export function checkSqliteFile(path: string): void {
   if (path === ':memory:' || path.startsWith('file:') || !existsSync(path)) return;
   if (statSync(path).isDirectory()) {
-    throw usageError(`${path} is a directory, not a toolrun database: --db takes the SQLite file (e.g. ${join(path, 'toolrun.db')})`, 'INVALID_INPUT');
+    throw usageError(`${path} is a directory, not a toolrun database: --db takes the SQLite file (e.g. ${join(path, 'toolrun.db')})`, 'BAD_INPUT');
   }
   let read = 0;
   const header = Buffer.alloc(16);

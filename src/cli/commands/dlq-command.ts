@@ -418,7 +418,7 @@ async function redrive(stores: Stores, resolved: ResolvedStores, id: string, opt
       bodySource = options.bodyFile;
     } else {
       if (typeof entry.rawBody !== 'string')
-        throw usageError(`entry "${id}" has no raw body to redrive: pass the fixed body with --body-file FILE`, 'INVALID_INPUT');
+        throw usageError(`entry "${id}" has no raw body to redrive: pass the fixed body with --body-file FILE`, 'BAD_INPUT');
       body = entry.rawBody;
       bodySource = 'the entry';
     }
@@ -427,7 +427,7 @@ async function redrive(stores: Stores, resolved: ResolvedStores, id: string, opt
       if (problem !== undefined) {
         throw usageError(
           `the body from ${bodySource} is ${problem}; nothing was redriven (fix it and pass --body-file FILE; --no-validate redrives it anyway)`,
-          'INVALID_INPUT',
+          'BAD_INPUT',
         );
       }
     }

@@ -63,14 +63,14 @@ export function addEnqueueCommand(program: Command): void {
           .map((line, index) => ({ line, number: index + 1 }))
           .filter(({ line }) => line.trim() !== '')
       : [{ line: text, number: 0 }];
-    if (lines.length === 0) throw usageError(`no message in ${source}`, 'INVALID_INPUT');
+    if (lines.length === 0) throw usageError(`no message in ${source}`, 'BAD_INPUT');
     if (options.validate) {
       for (const { line, number } of lines) {
         const problem = checkRunRequestBody(line);
         if (problem !== undefined) {
           throw usageError(
             `${options.jsonl ? `${source} line ${number}` : source} is ${problem}; nothing was enqueued (--no-validate enqueues it anyway)`,
-            'INVALID_INPUT',
+            'BAD_INPUT',
           );
         }
       }

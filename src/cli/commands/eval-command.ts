@@ -46,7 +46,7 @@ async function loadWorkload(path: string | undefined): Promise<EvalWorkload> {
   const module = (await import(pathToFileURL(file).href)) as {
     createEvalWorkload?: (options: { log: (line: string) => void }) => EvalWorkload | Promise<EvalWorkload>;
   };
-  if (typeof module.createEvalWorkload !== 'function') throw usageError(`${file} does not export createEvalWorkload()`, 'INVALID_INPUT');
+  if (typeof module.createEvalWorkload !== 'function') throw usageError(`${file} does not export createEvalWorkload()`, 'BAD_INPUT');
   try {
     return await module.createEvalWorkload({ log: (line) => process.stderr.write(`${line}\n`) });
   } catch (error) {

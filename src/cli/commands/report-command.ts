@@ -63,12 +63,12 @@ async function checkLogFile(path: string): Promise<void> {
     }
     throw new ToolrunError('STORE_UNAVAILABLE', `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error });
   }
-  if (!isFile) throw usageError(`${path} is not a file (--from-log takes the file toolrun worker --log-file wrote)`, 'INVALID_INPUT');
+  if (!isFile) throw usageError(`${path} is not a file (--from-log takes the file toolrun worker --log-file wrote)`, 'BAD_INPUT');
   const { lines, toolrunLines } = await sniffToolrunLog(path);
   if (lines > 0 && toolrunLines === 0) {
     throw usageError(
       `${path} is not a toolrun log: none of its first ${lines} line${lines === 1 ? '' : 's'} is a toolrun JSON log line (toolrun worker --log-file FILE writes one)`,
-      'INVALID_INPUT',
+      'BAD_INPUT',
     );
   }
 }
