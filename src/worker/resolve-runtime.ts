@@ -3,8 +3,8 @@ import { systemClock, type Clock } from '../ground/ports/clock.ts';
 import type { Stores } from '../ground/ports/stores.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
-import { createSharedBreaker, type SharedBreaker, type SharedBreakerEvent, type SharedBreakerOptions } from '../policies/shared-breaker.ts';
-import type { WorkerEvent } from './worker-events.ts';
+import { createSharedBreaker, type SharedBreaker, type SharedBreakerOptions } from '../policies/shared-breaker.ts';
+import { breakerWorkerEvent, type WorkerEvent } from './worker-events.ts';
 
 /** Where a message, a replay or a worker gets its runtime and shared breaker from. */
 export interface RuntimeSource {
@@ -25,20 +25,6 @@ export interface RuntimeSource {
 export interface ResolvedRuntime {
   runtime: ToolRuntime;
   breaker: SharedBreaker | undefined;
-}
-
-function toWorkerEvent(event: SharedBreakerEvent): WorkerEvent {
-  const target = event.key.startsWith('model:') ? ('model' as const) : ('tool' as const);
-  switch (event.type) {
-    case 'breaker-open':
-      return { type: 'breaker-open', toolName: event.key, target, openings: event.openings, lastError: event.lastError, at: event.at };
-    case 'breaker-half-open':
-      return { type: 'breaker-half-open', toolName: event.key, target, at: event.at };
-    case 'breaker-close':
-      return { type: 'breaker-close', toolName: event.key, target, at: event.at };
-    case 'breaker-reopen':
-      return { type: 'breaker-reopen', toolName: event.key, target, at: event.at };
-  }
 }
 
 /**
@@ -65,7 +51,7 @@ export function resolveRuntime(options: RuntimeSource, stores: Stores): Resolved
           // the breaker needs a clock: without one every transition threw (and was swallowed)
           clock,
           options: breakerOptions,
-          onEvent: (event) => onEvent?.(toWorkerEvent(event)),
+          onEvent: (event) => onEvent?.(breakerWorkerEvent(event)),
         }));
   const runtime =
     options.runtime ??

@@ -1,4 +1,5 @@
 import type { MessageFailureEntry, ResumableEntry } from '../ground/dead-letter-entries.ts';
+import type { SharedBreakerEvent } from '../policies/shared-breaker.ts';
 
 /**
  * Events the worker raises for operators (noun-then-verb names). Alerts are `breaker-open`
@@ -63,4 +64,17 @@ export function resumableDeadLetterAdded(entry: ResumableEntry, messageId: strin
     ...(messageId !== undefined ? { messageId } : {}),
     at,
   };
+}
+
+/**
+ * The worker event of a shared breaker's event: `toolName` is the breaker's key unless given (the
+ * MCP proxy's keys carry a prefix it strips), `target` is `model` for a `model:` key unless given.
+ */
+export function breakerWorkerEvent(
+  event: SharedBreakerEvent,
+  toolName: string = event.key,
+  target: 'tool' | 'model' = event.key.startsWith('model:') ? 'model' : 'tool',
+): WorkerEvent {
+  if (event.type === 'breaker-open') return { type: event.type, toolName, target, openings: event.openings, lastError: event.lastError, at: event.at };
+  return { type: event.type, toolName, target, at: event.at };
 }

@@ -15,7 +15,7 @@ import { usageError } from '../cli-error.ts';
 import type { LogOptions } from '../parse-options.ts';
 import { resolveStores, writerContext } from '../resolve-stores.ts';
 import { serveMetrics } from '../serve-metrics.ts';
-import { resumableDeadLetterAdded } from '../../worker/worker-events.ts';
+import { breakerWorkerEvent, resumableDeadLetterAdded } from '../../worker/worker-events.ts';
 import { createMcpProxy, defaultBreakerKeyPrefix, type McpProxy, type UpstreamSpec } from './mcp-proxy.ts';
 import { createStdioLineTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio-line-transport.ts';
 
@@ -141,18 +141,8 @@ export async function runMcpProxy(options: McpProxyCommandOptions, command: read
   const onBreakerEvent = (event: SharedBreakerEvent) => {
     if (event.type === 'breaker-open') {
       log(`ALERT breaker-open ${toolOf(event.key)} (key ${event.key}): failing for everyone (opening ${event.openings}): ${event.lastError}`);
-      observability.onEvent({
-        type: 'breaker-open',
-        toolName: toolOf(event.key),
-        target: 'tool',
-        openings: event.openings,
-        lastError: event.lastError,
-        at: event.at,
-      });
-    } else {
-      log(`${event.type} ${toolOf(event.key)} (key ${event.key})`);
-      observability.onEvent({ type: event.type, toolName: toolOf(event.key), target: 'tool', at: event.at });
-    }
+    } else log(`${event.type} ${toolOf(event.key)} (key ${event.key})`);
+    observability.onEvent(breakerWorkerEvent(event, toolOf(event.key), 'tool'));
   };
   const sharedBreaker = options.sharedBreaker
     ? createSharedBreaker({ store: breakerStore.store, clock: systemClock, options: breakerOptions, onEvent: onBreakerEvent })
