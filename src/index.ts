@@ -54,7 +54,8 @@ export {
 } from './core/failure-patterns.ts';
 
 // Schema validation.
-export { createAjvSchemaValidator, type AjvInstance, type AjvSchemaValidatorOptions, type JsonSchemaDialect } from './schema/ajv-schema-validator.ts';
+export { createAjvSchemaValidator, type AjvInstance, type AjvSchemaValidatorOptions } from './schema/ajv-schema-validator.ts';
+export type { JsonSchemaDialect } from './schema/json-schema-dialect.ts';
 export type { StandardSchemaToJsonSchema } from './schema/standard-schema.ts';
 
 // Policies: retries and circuit breakers.

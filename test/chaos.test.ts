@@ -24,7 +24,7 @@ import { createPostgresStores } from '../src/stores/postgres/index.ts';
 import { enqueueRun, requeueRunRequests } from '../src/queues/bullmq/index.ts';
 import { toJobId } from '../src/queues/bullmq/job-id.ts';
 import type { DrainReport, MessageFailureEntry, ResumableEntry, Stores } from '../src/index.ts';
-import { runClaimKey } from '../src/worker/run-claim.ts';
+import { runClaimKey } from '../src/ground/ports/run-journal.ts';
 import { createSideEffectTables } from './fixtures/distributed-agent.ts';
 import { createTestPool, uniqueName } from './fixtures/distributed-services.ts';
 import { seededRandom, spawnFixture, type FixtureProcess } from './fixtures/distributed-processes.ts';

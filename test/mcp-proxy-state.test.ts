@@ -16,7 +16,8 @@ import type { ToolFailure } from '../src/ground/tool-result.ts';
 import { createMemoryBreakerStateStore } from '../src/stores/memory/memory-breaker-state-store.ts';
 import { createSharedBreaker } from '../src/policies/shared-breaker.ts';
 import { systemClock } from '../src/ground/ports/clock.ts';
-import { createMcpProxy, defaultBreakerKeyPrefix, type UpstreamSpec } from '../src/cli/mcp-proxy/mcp-proxy.ts';
+import { createMcpProxy } from '../src/cli/mcp-proxy/mcp-proxy.ts';
+import { defaultBreakerKeyPrefix, type UpstreamSpec } from '../src/cli/mcp-proxy/upstream-spec.ts';
 import { spawnProxy, stop } from './fixtures/mcp-cli.ts';
 
 const LOCKED_SERVER = resolve(import.meta.dirname, 'fixtures/mcp-locked-server.mjs');

@@ -19,7 +19,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_FAILURE_META_KEY, TOOLRUN_ENVELOPE_META_KEY } from '../src/adapters/mcp/index.ts';
 import type { ToolFailure } from '../src/ground/tool-result.ts';
-import { createMcpProxy, type McpProxy, type UpstreamSpec } from '../src/cli/mcp-proxy/mcp-proxy.ts';
+import { createMcpProxy, type McpProxy } from '../src/cli/mcp-proxy/mcp-proxy.ts';
+import type { UpstreamSpec } from '../src/cli/mcp-proxy/upstream-spec.ts';
 import { refusedHttpOrigin } from '../src/cli/mcp-proxy/run-mcp-proxy.ts';
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER, INSPECTOR_CLI, initializeLine, jsonLines, MEMORY_SERVER, spawnProxy, stop } from './fixtures/mcp-cli.ts';
 

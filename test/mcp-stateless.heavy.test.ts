@@ -15,7 +15,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TOOL_FAILURE_META_KEY, TOOLRUN_ENVELOPE_META_KEY } from '../src/adapters/mcp/index.ts';
-import { createMcpProxy, type UpstreamSpec } from '../src/cli/mcp-proxy/mcp-proxy.ts';
+import { createMcpProxy } from '../src/cli/mcp-proxy/mcp-proxy.ts';
+import type { UpstreamSpec } from '../src/cli/mcp-proxy/upstream-spec.ts';
 import type { ToolFailure } from '../src/ground/tool-result.ts';
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER, spawnProxy } from './fixtures/mcp-cli.ts';
 

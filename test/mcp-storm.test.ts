@@ -18,7 +18,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TOOLRUN_ENVELOPE_META_KEY } from '../src/adapters/mcp/index.ts';
 import type { ToolFailure } from '../src/ground/tool-result.ts';
-import { defaultBreakerKeyPrefix } from '../src/cli/mcp-proxy/mcp-proxy.ts';
+import { defaultBreakerKeyPrefix } from '../src/cli/mcp-proxy/upstream-spec.ts';
 import { bundledCli } from './fixtures/mcp-cli.ts';
 import { createTestPool, createTestRedis, deleteRedisKeys, dropSchema, POSTGRES_URL, REDIS_URL, uniqueName } from './fixtures/distributed-services.ts';
 

@@ -17,7 +17,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TOOL_FAILURE_META_KEY, TOOLRUN_ENVELOPE_META_KEY } from '../src/adapters/mcp/index.ts';
-import { createMcpProxy, type McpProxy, type UpstreamSpec } from '../src/cli/mcp-proxy/mcp-proxy.ts';
+import { createMcpProxy, type McpProxy } from '../src/cli/mcp-proxy/mcp-proxy.ts';
+import type { UpstreamSpec } from '../src/cli/mcp-proxy/upstream-spec.ts';
 import type { ToolFailure } from '../src/ground/tool-result.ts';
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER, MEMORY_SERVER } from './fixtures/mcp-cli.ts';
 

@@ -49,7 +49,7 @@ import type { Clock } from '../src/ground/ports/clock.ts';
 import { createSqliteStores } from '../src/stores/sqlite/index.ts';
 import { createAutoAdvancingClock, createScriptedModel } from '../src/testing/index.ts';
 import { createSeededRandom } from '../src/testing/seeded-random.ts';
-import { runClaimKey } from '../src/worker/run-claim.ts';
+import { runClaimKey } from '../src/ground/ports/run-journal.ts';
 import { crashInput, EFFECTS_BY_STEP, type CrashPlanKind } from './fixtures/crash-agent.ts';
 import { spawnFixture } from './fixtures/distributed-processes.ts';
 

@@ -15,7 +15,6 @@ import { createRunWriter, type RunWriter } from './run-writer.ts';
 import { runStepCalls } from './run-step-calls.ts';
 
 export { checkpointRetryOf, DEFAULT_CHECKPOINT_RETRY, type CheckpointRetryOptions } from '../policies/retry-durable-write.ts';
-export { ledgerKey } from '../ground/ports/run-journal.ts';
 
 /** How a run ended. */
 export type AgentRunStatus = 'completed' | 'tool_failed' | 'max_steps' | 'deadline_exceeded' | 'model_failed' | 'cancelled';

@@ -4,7 +4,7 @@
  * `trace_id`, the ledger of calls already applied, the tool's breaker.
  */
 import type { ChatMessage } from '../agent/messages.ts';
-import { ledgerKey } from '../agent/run-agent.ts';
+import { ledgerKey } from '../ground/ports/run-journal.ts';
 import type { DeadLetterRecord, Stores } from '../ground/ports/stores.ts';
 import type { ToolFailureLogRecord } from '../ground/ports/failure-log.ts';
 import { FAILURE_CODES, type FailureType } from '../ground/failure-codes.ts';

@@ -14,11 +14,8 @@ import { linearRegExpEngine } from './linear-regexp.ts';
 import { normaliseArguments, normalisesNothing } from './normalise-arguments.ts';
 import { truncateText } from './preview.ts';
 import { cachingSchemaValidator, type StandardSchemaToJsonSchema } from './standard-schema.ts';
-import { isBoundedUrl, MAX_URL_FORMAT_LENGTH } from './string-formats.ts';
+import { isBoundedUrl } from './string-formats.ts';
 import { validationCrashed } from './validation-crashed.ts';
-
-export { MAX_URL_FORMAT_LENGTH };
-export type { JsonSchemaDialect };
 
 /** Options of {@link createAjvSchemaValidator}. */
 export interface AjvSchemaValidatorOptions {

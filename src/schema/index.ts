@@ -2,13 +2,9 @@
  * The schema layer: JSON Schema and Standard Schema validation behind the `SchemaValidator` port,
  * argument parsing and normalisation as models really send arguments, and field-level error wording.
  */
-export {
-  createAjvSchemaValidator,
-  MAX_URL_FORMAT_LENGTH,
-  type AjvInstance,
-  type AjvSchemaValidatorOptions,
-  type JsonSchemaDialect,
-} from './ajv-schema-validator.ts';
+export { createAjvSchemaValidator, type AjvInstance, type AjvSchemaValidatorOptions } from './ajv-schema-validator.ts';
+export type { JsonSchemaDialect } from './json-schema-dialect.ts';
+export { MAX_URL_FORMAT_LENGTH } from './string-formats.ts';
 export { mapBfclSchema, type BfclSchemaMapping } from './bfcl-dialect.ts';
 export { editDistance, findClosestName } from './closest-name.ts';
 export { describeAjvErrors, describeAjvFieldErrors, MAX_DESCRIBED_ERRORS } from './describe-ajv-errors.ts';

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ToolrunError } from '../ground/toolrun-error.ts';
-import { createAjvSchemaValidator, MAX_URL_FORMAT_LENGTH } from './ajv-schema-validator.ts';
+import { createAjvSchemaValidator } from './ajv-schema-validator.ts';
+import { MAX_URL_FORMAT_LENGTH } from './string-formats.ts';
 import { compileLinearRegExp } from './linear-regexp.ts';
 
 function refusal(pattern: string): ToolrunError {

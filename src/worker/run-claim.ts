@@ -2,8 +2,6 @@ import type { Clock } from '../ground/ports/clock.ts';
 import type { CommittedRun, RunJournal, RunStep } from '../ground/ports/run-journal.ts';
 import { repeatEvery } from './repeat-every.ts';
 
-export { runClaimKey } from '../ground/ports/run-journal.ts';
-
 /** A new claim holder id: unique per handling, so a stale holder can never release a newer claim. */
 export function newClaimHolder(label: string): string {
   return `${label}:${globalThis.crypto.randomUUID()}`;

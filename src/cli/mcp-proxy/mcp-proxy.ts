@@ -24,8 +24,6 @@ import { createUpstream } from './upstream.ts';
 import { defaultBreakerKeyPrefix, describeUpstream, type UpstreamSpec } from './upstream-spec.ts';
 import type { ProxyDeadLetterOptions } from './proxy-dead-letter.ts';
 
-export { defaultBreakerKeyPrefix, type UpstreamSpec } from './upstream-spec.ts';
-
 /** `breaker` with `prefix` prepended to every key. */
 function prefixedBreaker(breaker: SharedBreaker, prefix: string): SharedBreaker {
   return {

@@ -16,8 +16,9 @@ import type { LogOptions } from '../parse-options.ts';
 import { resolveStores, writerContext } from '../resolve-stores.ts';
 import { serveMetrics } from '../serve-metrics.ts';
 import { breakerWorkerEvent, resumableDeadLetterAdded } from '../../worker/worker-events.ts';
-import { createMcpProxy, defaultBreakerKeyPrefix, type McpProxy, type UpstreamSpec } from './mcp-proxy.ts';
-import { createStdioLineTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio-line-transport.ts';
+import { createMcpProxy, type McpProxy } from './mcp-proxy.ts';
+import { defaultBreakerKeyPrefix, type UpstreamSpec } from './upstream-spec.ts';
+import { createStdioLineTransport } from './stdio-line-transport.ts';
 
 /** The options of `toolrun mcp-proxy`, parsed. */
 export interface McpProxyCommandOptions extends LogOptions {
@@ -375,5 +376,3 @@ async function serveHttp(proxy: McpProxy, listen: { host: string; port: number }
   log(`serving MCP over Streamable HTTP at http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}/mcp`);
   return server;
 }
-
-export { DEFAULT_MAX_MESSAGE_BYTES };
