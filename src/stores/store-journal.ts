@@ -1,4 +1,4 @@
-import { deliveryErrorKey, ledgerKey, runClaimKey, type OpenedRun, type RunJournal, type RunStep } from '../ground/ports/run-journal.ts';
+import { deadLetterMarkKey, deliveryErrorKey, ledgerKey, runClaimKey, type OpenedRun, type RunJournal, type RunStep } from '../ground/ports/run-journal.ts';
 import type { Stores } from '../ground/ports/stores.ts';
 
 /** The stores a {@link createStoreJournal} journal is made of. */
@@ -17,7 +17,7 @@ export type JournalStores = Pick<Stores, 'conversations' | 'runs' | 'ledger'> & 
  *   rather than calling again. `finish` releases the claim after the commit.
  * - `recordDeliveryError` is `ledger.putIfAbsent`; another text than the stored one replaces it by
  *   `ledger.delete` and `putIfAbsent` (a crash between the two loses the record: the entry then says
- *   the cause is unknown).
+ *   the cause is unknown). `markDeadLettered` is `ledger.putIfAbsent`, `deadLettered` a `ledger.get`.
  */
 export function createStoreJournal(stores: JournalStores): RunJournal {
   const journal: RunJournal = {
@@ -66,6 +66,10 @@ export function createStoreJournal(stores: JournalStores): RunJournal {
       const value = await stores.ledger.get(deliveryErrorKey(messageId));
       return typeof value === 'string' ? value : undefined;
     },
+    async markDeadLettered(runId, stepIndex, kind, at) {
+      await stores.ledger.putIfAbsent(deadLetterMarkKey(runId, stepIndex, kind), at);
+    },
+    deadLettered: async (runId, stepIndex, kind) => (await stores.ledger.get(deadLetterMarkKey(runId, stepIndex, kind))) !== undefined,
   };
   return journal;
 }

@@ -4,7 +4,7 @@ import { newConversationRef } from '../agent/conversation-ref.ts';
 import { startStep } from '../agent/run-writer.ts';
 import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { Clock } from '../ground/ports/clock.ts';
-import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
+import type { RunCheckpoint, RunJournal } from '../ground/ports/run-journal.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import type { MessageFailureEntry } from '../ground/dead-letter-entries.ts';
@@ -60,13 +60,14 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
     deliveries > (options.maxDeliveries ?? 5)
       ? undefined
       : startStep({ runId, messageId: messageId ?? '', conversationRef: newConversationRef(runtime.clock.now()), messages, clock: runtime.clock });
-  const claimed = await claimRun(stores.journal, runId, { holder, leaseMs: options.claimLeaseMs ?? 300_000, clock, holdWhile: options.holdClaimWhile, start });
+  const { journal } = stores;
+  const claimed = await claimRun(journal, runId, { holder, leaseMs: options.claimLeaseMs ?? 300_000, clock, holdWhile: options.holdClaimWhile, start });
   if (!claimed.ok) {
     options.onEvent?.({ type: 'run-busy', runId, messageId, holder: claimed.holder, at: clock.now() });
     return { status: 'busy', runId, messageId, holder: claimed.holder, alreadyFinished: false };
   }
   const existing = claimed.checkpoint;
-  const context: ClaimedContext = { message, messageId, runId, options, stores, runtime, clock };
+  const context: ClaimedContext = { message, messageId, runId, options, journal, runtime, clock };
   if (existing && messageId !== undefined && existing.messageId !== '' && existing.messageId !== messageId) {
     await claimed.claim.release();
     // Another message's run: running this one would resume, or silently skip, a run it does not own.
@@ -81,7 +82,7 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
   if ((existing && isTerminalRunStatus(existing.status)) || deliveries > (options.maxDeliveries ?? 5)) {
     try {
       if (existing && isTerminalRunStatus(existing.status)) return await finishedRun(existing, context);
-      const lastError = await readDeliveryError(stores.journal, messageId);
+      const lastError = await readDeliveryError(journal, messageId);
       return await deadLetterPoisonMessage(message, { ...options, stores, lastError, deliveries: deliveries - 1, runId, checkpoint: existing ?? null });
     } finally {
       await claimed.claim.release();
@@ -98,7 +99,7 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
       ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
       ...runOptionsOf(options, breaker),
       persistence: {
-        journal: stores.journal,
+        journal,
         messageId: messageId ?? '',
         opened: { checkpoint: existing, messages: claimed.messages },
         ...(claimed.started && start !== undefined ? { started: start } : {}),
@@ -122,7 +123,7 @@ interface ClaimedContext {
   messageId: string | undefined;
   runId: string;
   options: WithQueues<HandleMessageOptions>;
-  stores: Stores;
+  journal: RunJournal;
   runtime: ToolRuntime;
   clock: Clock;
 }
@@ -133,11 +134,11 @@ interface ClaimedContext {
  * entry is pushed now unless it was pushed, so it is never lost and never doubled.
  */
 async function finishedRun(finished: RunCheckpoint, context: ClaimedContext): Promise<HandleMessageResult> {
-  const { messageId, runId, options, stores, runtime, clock } = context;
+  const { messageId, runId, options, journal, runtime, clock } = context;
   options.onEvent?.({ type: 'message-duplicate', messageId, runId, runStatus: finished.status, at: clock.now() });
   const pushed =
     finished.status === 'tool_failed' || finished.status === 'model_failed'
-      ? await ensureDeadLettered(finished, { runtime, stores, clock }, options)
+      ? await ensureDeadLettered(finished, { runtime, journal, clock }, options)
       : undefined;
   return {
     status: finished.status as AgentRunStatus,
@@ -155,7 +156,7 @@ async function finishedRun(finished: RunCheckpoint, context: ClaimedContext): Pr
 
 /** The result of a run that ended now, with its resumable tool-DLQ entry pushed when it failed (`tool_failed`, `model_failed`). */
 async function deadLetterRun(run: AgentRunResult, context: ClaimedContext): Promise<HandleMessageResult> {
-  const { messageId, runId, options, stores, runtime, clock } = context;
+  const { messageId, runId, options, journal, runtime, clock } = context;
   const result: HandleMessageResult = {
     status: run.status,
     runId,
@@ -167,7 +168,7 @@ async function deadLetterRun(run: AgentRunResult, context: ClaimedContext): Prom
     alreadyFinished: false,
   };
   const entry = resumableEntryOf(run, runtime, { messageId: messageId ?? '', firstSeenAt: new Date(clock.now()).toISOString() });
-  if (entry === undefined || !(await pushResumable(entry, stores, options))) return result;
+  if (entry === undefined || !(await pushResumable(entry, journal, options))) return result;
   options.onEvent?.(resumableDeadLetterAdded(entry, messageId, clock.now()));
   return entry.kind === 'tool' ? { ...result, toolFailure: entry } : { ...result, modelFailure: entry };
 }

@@ -67,7 +67,7 @@ export async function deadLetterPoisonMessage(message: RunMessage, given: Poison
       originalMessageId: messageId ?? checkpoint.messageId,
       reason: 'delivery-limit-exceeded',
     };
-    const added = await pushResumable(entry, stores, options);
+    const added = await pushResumable(entry, stores.journal, options);
     if (added) {
       options.onEvent?.({
         type: 'delivery-limit-exceeded',

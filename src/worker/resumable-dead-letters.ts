@@ -2,7 +2,7 @@ import type { ModelFailureInfo } from '../agent/model-policy.ts';
 import { decodeRunState, type ToolFailureInfo } from '../agent/run-state.ts';
 import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { Clock } from '../ground/ports/clock.ts';
-import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
+import type { RunCheckpoint, RunJournal } from '../ground/ports/run-journal.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import type { DeadLetterSink, ModelFailureEntry, ResumableEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
 import type { HandleMessageOptions, WithQueues } from './handle-message-options.ts';
@@ -68,37 +68,32 @@ export function resumableDeadLetterKey(entry: ResumableEntry): string {
 }
 
 /**
- * Pushes a resumable entry: by key when the sink has `pushOnce`; else with `push`, then a ledger
- * marker that a redelivery reads (it cannot cover a crash between the push and the marker).
- * Returns whether an entry was added.
+ * Pushes a resumable entry: by key when the sink has `pushOnce`; else with `push`, then a
+ * dead-letter mark in the journal that a redelivery reads (it cannot cover a crash between the
+ * push and the mark). Returns whether an entry was added.
  */
-export async function pushResumable(entry: ResumableEntry, stores: Stores, options: Required<Pick<HandleMessageOptions, 'queues'>>): Promise<boolean> {
+export async function pushResumable(entry: ResumableEntry, journal: RunJournal, options: Required<Pick<HandleMessageOptions, 'queues'>>): Promise<boolean> {
   const sink = options.queues.toolDlq as DeadLetterSink<ResumableEntry>;
   const added = await pushDeadLetter(sink, resumableDeadLetterKey(entry), entry);
-  if (!isKeyedSink(sink)) await stores.ledger.putIfAbsent(deadLetterMarkerKey(entry.runId, entry.stepIndex, entry.kind), entry.firstSeenAt);
+  if (!isKeyedSink(sink)) await journal.markDeadLettered(entry.runId, entry.stepIndex, entry.kind, entry.firstSeenAt);
   return added;
-}
-
-/** Ledger key recording that a run's failure at a step was pushed to a `push`-only sink (or by a toolrun without keyed pushes). */
-export function deadLetterMarkerKey(runId: string, stepIndex: number, kind: ResumableEntry['kind'] = 'tool'): string {
-  return kind === 'tool' ? `${runId}:dead-lettered:${stepIndex}` : `${runId}:dead-lettered:${kind}:${stepIndex}`;
 }
 
 /**
  * Pushes the resumable entry of a `tool_failed` or `model_failed` run unless it was pushed already:
- * the ledger marker (written for `push`-only sinks, and by earlier toolrun versions) or the sink's key says so.
+ * the journal's dead-letter mark (written for `push`-only sinks) or the sink's key says so.
  */
 export async function ensureDeadLettered(
   checkpoint: RunCheckpoint,
-  { runtime, stores, clock }: { runtime: ToolRuntime; stores: Stores; clock: Clock },
+  { runtime, journal, clock }: { runtime: ToolRuntime; journal: RunJournal; clock: Clock },
   options: WithQueues<HandleMessageOptions>,
 ): Promise<ToolFailureEntry | ModelFailureEntry | undefined> {
   const state = decodeRunState(checkpoint.data);
   const failed = checkpoint.status === 'model_failed' ? { modelFailure: state.modelFailure } : { failure: state.failure };
   const entry = resumableEntryOf({ ...checkpoint, ...failed }, runtime, { messageId: checkpoint.messageId, firstSeenAt: new Date(clock.now()).toISOString() });
   if (entry === undefined) return undefined;
-  if ((await stores.ledger.get(deadLetterMarkerKey(entry.runId, entry.stepIndex, entry.kind))) !== undefined) return undefined;
-  if (!(await pushResumable(entry, stores, options))) return undefined;
+  if (await journal.deadLettered(entry.runId, entry.stepIndex, entry.kind)) return undefined;
+  if (!(await pushResumable(entry, journal, options))) return undefined;
   options.onEvent?.(resumableDeadLetterAdded(entry, checkpoint.messageId !== '' ? checkpoint.messageId : undefined, clock.now()));
   return entry;
 }

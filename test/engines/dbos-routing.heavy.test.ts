@@ -93,6 +93,8 @@ beforeAll(async () => {
     release: (...args) => journal.release(...args),
     recordDeliveryError: (...args) => journal.recordDeliveryError(...args),
     lastDeliveryError: (...args) => journal.lastDeliveryError(...args),
+    markDeadLettered: (...args) => journal.markDeadLettered(...args),
+    deadLettered: (...args) => journal.deadLettered(...args),
   };
   flakyAgent = createDbosAgent({
     dbos: DBOS,

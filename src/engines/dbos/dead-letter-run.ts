@@ -85,7 +85,7 @@ export async function deadLetterRun(run: AgentRunResult, messageId: string, cont
   });
   if (entry === undefined) return undefined;
   await commitRunEnd(run, messageId, context);
-  if (await pushResumable(entry, context.stores, { queues: context.queues }))
+  if (await pushResumable(entry, context.stores.journal, { queues: context.queues }))
     context.onEvent?.(resumableDeadLetterAdded(entry, messageId || undefined, clock.now()));
   return entry;
 }

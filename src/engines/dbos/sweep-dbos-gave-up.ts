@@ -110,7 +110,7 @@ export async function sweepDbosGaveUp(options: DbosSweepOptions): Promise<DbosSw
       originalMessageId: `dbos:${input.runId}`,
       reason: 'delivery-limit-exceeded',
     };
-    if (await pushResumable(entry, stores, { queues })) {
+    if (await pushResumable(entry, stores.journal, { queues })) {
       result.toolDlq += 1;
       options.onEvent?.(resumableDeadLetterAdded(entry, input.messageId || undefined, clock.now()));
     }

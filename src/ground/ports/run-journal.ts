@@ -5,6 +5,8 @@
  * engine) that keeps runs its own way implements this one interface.
  */
 
+import type { ResumableEntry } from '../dead-letter-entries.ts';
+
 /** A JSON value as stored. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -90,6 +92,8 @@ export interface RunStep {
  *   replayed run reads it instead of calling the tool again.
  * - Steps: a commit is atomic (the new messages, the checkpoint and the outcomes it carries, or
  *   none of them), so a process killed at any point leaves the whole step or nothing.
+ * - Redeliveries: what a queue consumer needs when a message comes again — the message's last
+ *   delivery error, and the marks of failures pushed to a dead-letter sink that cannot push by key.
  *
  * Implementations: `createStoreJournal` composes one from the store ports (memory, Redis, any
  * custom bundle); the SQLite and PostgreSQL bundles have native ones (one transaction or one
@@ -154,6 +158,16 @@ export interface RunJournal {
   recordDeliveryError(messageId: string, error: string): Promise<void>;
   /** The text {@link RunJournal.recordDeliveryError} last recorded for `messageId`, or `undefined` when none was. */
   lastDeliveryError(messageId: string): Promise<string | undefined>;
+  /**
+   * Marks the run's failure at `stepIndex` (an entry of `kind`) as dead-lettered at `at` (ISO 8601),
+   * for a dead-letter sink that cannot push by key: a redelivery of the run's message then reads
+   * the mark ({@link RunJournal.deadLettered}) instead of pushing the entry again. The first mark
+   * stays. The toolrun stores keep it in the idempotency ledger (`<runId>:dead-lettered:<stepIndex>`
+   * for `tool`, `<runId>:dead-lettered:<kind>:<stepIndex>` otherwise).
+   */
+  markDeadLettered(runId: string, stepIndex: number, kind: ResumableEntry['kind'], at: string): Promise<void>;
+  /** Whether {@link RunJournal.markDeadLettered} marked the run's failure at `stepIndex` of `kind`. */
+  deadLettered(runId: string, stepIndex: number, kind: ResumableEntry['kind']): Promise<boolean>;
 }
 
 /** The claim key of a run: `run:<runId>` (whoever works on a run — a worker, a replay, a drain — holds it). */
@@ -164,6 +178,11 @@ export function runClaimKey(runId: string): string {
 /** The idempotency-ledger key of the last delivery error of a queue message: `message:<messageId>:last-delivery-error`. */
 export function deliveryErrorKey(messageId: string): string {
   return `message:${messageId}:last-delivery-error`;
+}
+
+/** The idempotency-ledger key of the dead-letter mark of a run's failure at a step ({@link RunJournal.markDeadLettered}). */
+export function deadLetterMarkKey(runId: string, stepIndex: number, kind: ResumableEntry['kind']): string {
+  return kind === 'tool' ? `${runId}:dead-lettered:${stepIndex}` : `${runId}:dead-lettered:${kind}:${stepIndex}`;
 }
 
 /** The idempotency-ledger key of one tool call: run id + step index + call index. */

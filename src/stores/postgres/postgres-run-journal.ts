@@ -1,5 +1,5 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import { deliveryErrorKey, ledgerKey, runClaimKey, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
+import { deadLetterMarkKey, deliveryErrorKey, ledgerKey, runClaimKey, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
 import type { ClaimStore, IdempotencyLedger, RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { toStoredText } from '../exact-text.ts';
@@ -29,7 +29,7 @@ export interface PostgresRunJournalParts {
  * outcomes, the checkpoint and, for `finish`, the end of the claim, in one transaction), sent
  * again with the whole conversation when the stored one is not the one the step extends (expired,
  * swept, replaced meanwhile). A call's outcome recorded alone is the ledger's `putIfAbsent`; a
- * delivery error is one upsert of its ledger row.
+ * delivery error is one upsert of its ledger row, a dead-letter mark the ledger's `putIfAbsent`.
  */
 export function createPostgresRunJournal(pool: PostgresQueryable, parts: PostgresRunJournalParts): RunJournal {
   const { schema, clock, conversations, runs, ledger, claims } = parts;
@@ -122,5 +122,9 @@ export function createPostgresRunJournal(pool: PostgresQueryable, parts: Postgre
       const value = await ledger.get(deliveryErrorKey(messageId));
       return typeof value === 'string' ? value : undefined;
     },
+    async markDeadLettered(runId, stepIndex, kind, at) {
+      await ledger.putIfAbsent(deadLetterMarkKey(runId, stepIndex, kind), at);
+    },
+    deadLettered: async (runId, stepIndex, kind) => (await ledger.get(deadLetterMarkKey(runId, stepIndex, kind))) !== undefined,
   };
 }

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../ground/ports/clock.ts';
-import { deliveryErrorKey, ledgerKey, runClaimKey, type OpenedRun, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
+import { deadLetterMarkKey, deliveryErrorKey, ledgerKey, runClaimKey, type OpenedRun, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
 import type { ClaimStore, IdempotencyLedger, RunCheckpoint } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
@@ -53,7 +53,7 @@ const NO_END: StepEnd = { release: undefined, acknowledge: undefined };
  * and a step (its new messages as one appended chunk, its call outcomes, its checkpoint, and for
  * `finish` the end of the claim and the acknowledgement of the run's queue message) are each one IMMEDIATE transaction — with group commit, a share
  * of the group's transaction. A call's outcome recorded alone is one statement, and so is a
- * delivery error (an upsert of its ledger row).
+ * delivery error (an upsert of its ledger row) and a dead-letter mark.
  */
 export function createSqliteRunJournal(database: Database, parts: SqliteRunJournalParts): RunJournal {
   const { clock, conversations, ledger, claims, takeClaim, group, acknowledge } = parts;
@@ -171,5 +171,9 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
       const value = await ledger.get(deliveryErrorKey(messageId));
       return typeof value === 'string' ? value : undefined;
     },
+    async markDeadLettered(runId, stepIndex, kind, at) {
+      insertOutcome(toStoredText(deadLetterMarkKey(runId, stepIndex, kind)), toJsonText(at), clock.now());
+    },
+    deadLettered: async (runId, stepIndex, kind) => (await ledger.get(deadLetterMarkKey(runId, stepIndex, kind))) !== undefined,
   };
 }

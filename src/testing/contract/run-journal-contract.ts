@@ -38,8 +38,8 @@ const step = (messages: unknown[], storedCount: number, checkpoint: RunCheckpoin
  * (appended after `storedCount`, replaced when the stored length differs, TTL restarted), a last
  * step that ends its holder's claim and only its holder's, a start step committed with the claim
  * only for a run with nothing committed (where the journal does it), `INVALID_OPTIONS` for a bad lease,
- * and a message's last delivery error (the ledger row `message:<id>:last-delivery-error`; the same
- * text leaves it, another replaces it).
+ * a message's last delivery error (the ledger row `message:<id>:last-delivery-error`; the same
+ * text leaves it, another replaces it) and a run's dead-letter marks (ledger rows, the first stays).
  *
  * `options.clock` says whose clock the claims' leases run on, as for `describeClaimStoreContract`:
  * with `'server'` (Redis) the test of an ended claim waits out a short lease in real time.
@@ -132,6 +132,24 @@ export function describeRunJournalContract(makeStores: MakeStores, options: Clai
       await journal.recordDeliveryError('m:3', 'Error: boom');
       expect(await journal.lastDeliveryError('m:3')).toBe('Error: boom');
       expect(await journal.lastDeliveryError(messageId)).toBe(other);
+    });
+
+    it('markDeadLettered, deadLettered: one mark per run, step and kind, kept as its ledger row; the first stays', async () => {
+      const { stores } = harness();
+      const { journal } = stores;
+      expect(await journal.deadLettered('run_d', 2, 'tool')).toBe(false);
+      await journal.markDeadLettered('run_d', 2, 'tool', '2026-01-01T00:00:00.000Z');
+      await journal.markDeadLettered('run_d', 2, 'tool', '2026-01-02T00:00:00.000Z');
+      expect(await journal.deadLettered('run_d', 2, 'tool')).toBe(true);
+      expect(await stores.ledger.get('run_d:dead-lettered:2')).toBe('2026-01-01T00:00:00.000Z');
+      expect(await journal.deadLettered('run_d', 2, 'model')).toBe(false);
+      expect(await journal.deadLettered('run_d', 1, 'tool')).toBe(false);
+      await journal.markDeadLettered('run_d', 2, 'run', '2026-01-03T00:00:00.000Z');
+      expect(await journal.deadLettered('run_d', 2, 'run')).toBe(true);
+      expect(await stores.ledger.get('run_d:dead-lettered:run:2')).toBe('2026-01-03T00:00:00.000Z');
+      // a mark the ledger already holds (a database written before the journal had the method) reads as one
+      await stores.ledger.putIfAbsent('run_e:dead-lettered:model:0', '2026-01-01T00:00:00.000Z');
+      expect(await journal.deadLettered('run_e', 0, 'model')).toBe(true);
     });
 
     it("finish: commits the last step and ends its holder's claim, never another holder's", async () => {
