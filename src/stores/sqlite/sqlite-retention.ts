@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { deliveryErrorKey } from '../../ground/ports/run-journal.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 
 /** What follows `<runId>:` in a ledger key of that run: a tool call (`<step>:<call>`) or a dead-letter marker. */
@@ -57,7 +58,7 @@ export function createSqliteRetentionSweep(database: Database, options: SqliteRe
         if (RUN_KEY_REST.test(fromStoredText(key).slice(runId.length + 1))) deleted += deleteLedgerKey.run(key).changes;
       }
       const messageId = fromStoredText(row.message_id);
-      if (messageId !== '') deleted += deleteLedgerKey.run(toStoredText(`message:${messageId}:last-delivery-error`)).changes;
+      if (messageId !== '') deleted += deleteLedgerKey.run(toStoredText(deliveryErrorKey(messageId))).changes;
       deleted += deleteRun.run(row.run_id).changes;
     }
     deleted += deleteAcked.run(cutoff, batchSize).changes;
