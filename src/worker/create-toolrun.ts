@@ -15,8 +15,8 @@ import { replayDeadLetter, type ReplayDeadLetterResult } from './replay-dead-let
 import { replayToolFailure, type ReplayResult } from './replay-tool-failure.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import type { RunHooks, RunLimits } from './run-options.ts';
-import { storesProblem } from './check-stores.ts';
-import { hostRegistryProblems, type HostRegistry } from './host-continuation.ts';
+import { describeValue, optionProblems, throwIfProblems } from './check-options.ts';
+import type { HostRegistry } from './host-continuation.ts';
 
 export type { RunHooks, RunLimits } from './run-options.ts';
 
@@ -25,39 +25,17 @@ function isDeadLetterRecord(value: ResumableEntry | DeadLetterRecord<ResumableEn
   return typeof value === 'object' && value !== null && 'entry' in value && typeof (value as { id?: unknown }).id === 'string';
 }
 
-function describe(value: unknown): string {
-  return typeof value === 'string'
-    ? `the string ${JSON.stringify(value.slice(0, 40))}`
-    : value === null
-      ? 'null'
-      : typeof value === 'object'
-        ? 'an object'
-        : String(value);
-}
-
 /** Throws a `ToolrunError` `INVALID_OPTIONS` naming every problem of `options` (a missing model, a negative limit…). */
 function checkToolrunOptions(options: ToolrunOptions): void {
   if (typeof options !== 'object' || options === null)
-    throw new ToolrunError('INVALID_OPTIONS', `createToolrun needs an options object { model, tools, … }, received ${describe(options)}`);
+    throw new ToolrunError('INVALID_OPTIONS', `createToolrun needs an options object { model, tools, … }, received ${describeValue(options)}`);
   const problems: string[] = [];
-  if (typeof options.model !== 'function') problems.push(`\`model\` must be a function (request) => Promise<response>, received ${describe(options.model)}`);
+  if (typeof options.model !== 'function')
+    problems.push(`\`model\` must be a function (request) => Promise<response>, received ${describeValue(options.model)}`);
   if (options.tools === undefined && options.runtime === undefined) problems.push('`tools` or `runtime` is needed');
-  if (options.stores !== undefined) {
-    const problem = storesProblem(options.stores);
-    if (problem !== undefined) problems.push(problem);
-  }
-  const limits = options.limits ?? {};
-  const check = (name: keyof RunLimits, ok: (value: number) => boolean, expected: string) => {
-    const value = limits[name];
-    if (value !== undefined && !(typeof value === 'number' && ok(value))) problems.push(`\`limits.${name}\` must be ${expected}, received ${describe(value)}`);
-  };
-  check('maxSteps', (value) => Number.isInteger(value) && value >= 1, 'an integer ≥ 1');
-  check('toolRetryBudget', (value) => Number.isInteger(value) && value >= 0, 'an integer ≥ 0');
-  check('maxDeliveries', (value) => Number.isInteger(value) && value >= 1, 'an integer ≥ 1');
-  check('deadlineMs', (value) => Number.isFinite(value) && value > 0 && value <= 2_147_483_647, 'a number of ms in (0, 2147483647]');
-  check('maxBodyBytes', (value) => Number.isInteger(value) && value >= 1, 'an integer ≥ 1');
-  if (options.hosts !== undefined) problems.push(...hostRegistryProblems(options.hosts));
-  if (problems.length > 0) throw new ToolrunError('INVALID_OPTIONS', `createToolrun: ${problems.join('; ')}`);
+  problems.push(...optionProblems(options, ['stores', 'hosts']));
+  problems.push(...optionProblems(options.limits ?? {}, ['maxSteps', 'toolRetryBudget', 'maxDeliveries', 'deadlineMs', 'maxBodyBytes'], 'limits.'));
+  throwIfProblems(problems, 'INVALID_OPTIONS', 'createToolrun');
 }
 
 /** Options of {@link createToolrun}. */

@@ -1,5 +1,4 @@
 import type { QueueDelivery, Stores } from '../ground/ports/stores.ts';
-import { ToolrunError } from '../ground/toolrun-error.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import { handleMessage, type HandleMessageResult } from './handle-message.ts';
 import { deadLetterPoisonMessage } from './poison-message.ts';
@@ -12,7 +11,6 @@ import type { WorkerOptions } from './worker-options.ts';
 import { releaseDelivery } from './release-delivery.ts';
 import { createDeadLetterBound, type DeadLetterBound } from './dead-letter-bound.ts';
 import type { WorkerEvent } from './worker-events.ts';
-import { storesProblem } from './check-stores.ts';
 
 /** `Name: message` of a thrown value, never throwing itself. */
 function errorTextOf(error: unknown): string {
@@ -102,13 +100,11 @@ export interface Worker {
  * claimed by a replay or drain (`busy`) is released for later, not counted.
  *
  * @throws ToolrunError `INVALID_OPTIONS` for a `stores` that is a Promise (await
- * `createPostgresStores` first) or lacks a port, or a `concurrency`, `leaseMs`, `pollIntervalMs` or
- * `checkpointRetry` out of range.
+ * `createPostgresStores` first) or lacks a port, or a `concurrency`, `leaseMs`, `pollIntervalMs`,
+ * DLQ bound, `maxDeliveries`, `redeliveryBackoff` or `checkpointRetry` out of range.
  */
 export function createWorker(options: WorkerOptions): Worker {
   const { stores } = options;
-  const storesIssue = storesProblem(stores);
-  if (storesIssue !== undefined) throw new ToolrunError('INVALID_OPTIONS', `createWorker: ${storesIssue}`);
   const settings = workerSettings(options);
   const { clock, concurrency, leaseMs, pollIntervalMs, maxDeliveries, redeliveryDelayMs } = settings;
   // the runtime (schemas compiled once) and the shared breaker, built once for every message of this worker

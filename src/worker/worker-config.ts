@@ -1,5 +1,4 @@
 import type { Model } from '../agent/messages.ts';
-import { resolveModelPolicy, type ModelPolicyOptions } from '../agent/model-policy.ts';
 
 import type { ToolsInput } from '../core/tool-registry.ts';
 import { redactBounded } from '../core/build-failure.ts';
@@ -7,7 +6,8 @@ import { createRedactor } from '../core/redact.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 
 import type { RunHooks, RunLimits, RunModelOptions, RunRuntimeOptions } from './run-options.ts';
-import { hostRegistryProblems, type HostRegistry } from './host-continuation.ts';
+import type { HostRegistry } from './host-continuation.ts';
+import { describeValue, optionProblems, throwIfProblems } from './check-options.ts';
 
 /**
  * What a config module gives the worker, `toolrun dlq replay|drain` and any caller of
@@ -81,8 +81,6 @@ const OPTIONAL_KEYS = [
   'onEvent',
   'hosts',
 ] as const;
-/** The largest delay a Node timer takes (2^31 − 1 ms); a larger one fires at once. */
-const MAX_TIMER_MS = 2_147_483_647;
 const KNOWN_KEYS: ReadonlySet<string> = new Set(['model', 'tools', ...OPTIONAL_KEYS]);
 
 /**
@@ -151,91 +149,21 @@ export async function resolveToolrunConfig(value: unknown, context: ToolrunConfi
  */
 export function assertToolrunConfig(value: unknown, source = 'config'): asserts value is ToolrunConfig {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ToolrunError('INVALID_CONFIG', `${source}: expected an object { model, tools, ... } (or a function returning one), received ${describe(value)}`);
+    throw new ToolrunError(
+      'INVALID_CONFIG',
+      `${source}: expected an object { model, tools, ... } (or a function returning one), received ${describeValue(value)}`,
+    );
   }
   const config = value as Record<string, unknown>;
   const problems: string[] = [];
   if (config.model === undefined) problems.push('`model` is missing (a function (request) => Promise<response>)');
-  else if (typeof config.model !== 'function') problems.push(`\`model\` must be a function, received ${describe(config.model)}`);
+  else if (typeof config.model !== 'function') problems.push(`\`model\` must be a function, received ${describeValue(config.model)}`);
   if (config.tools === undefined) problems.push('`tools` is missing (an array of defineTool definitions, or a record of tools)');
   else if (typeof config.tools !== 'object' || config.tools === null)
-    problems.push(`\`tools\` must be an array or an object, received ${describe(config.tools)}`);
-  checkNumber(config, 'toolRetryBudget', { integer: true, minimum: 0 }, problems);
-  checkNumber(config, 'maxSteps', { integer: true, minimum: 1 }, problems);
-  checkNumber(config, 'deadlineMs', { integer: false, minimum: Number.MIN_VALUE, maximum: MAX_TIMER_MS }, problems);
-  checkNumber(config, 'maxDeadLetterEntries', { integer: true, minimum: 1 }, problems);
-  checkNumber(config, 'maxDeadLetterBytes', { integer: true, minimum: 1 }, problems);
-  checkNumber(config, 'maxDeliveries', { integer: true, minimum: 1 }, problems);
-  checkNumber(config, 'claimLeaseMs', { integer: true, minimum: 1, maximum: MAX_TIMER_MS }, problems);
-  checkRedeliveryBackoff(config.redeliveryBackoff, problems);
-  if (config.modelPolicy !== undefined) {
-    if (typeof config.modelPolicy !== 'object' || config.modelPolicy === null || Array.isArray(config.modelPolicy)) {
-      problems.push(`\`modelPolicy\` must be an object ({ maxAttempts, backoff, timeoutMs, ... }), received ${describe(config.modelPolicy)}`);
-    } else {
-      try {
-        resolveModelPolicy(config.modelPolicy as ModelPolicyOptions);
-      } catch (error) {
-        problems.push(`\`modelPolicy\` is invalid: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-  }
-  if (config.modelName !== undefined && (typeof config.modelName !== 'string' || config.modelName.trim() === '')) {
-    problems.push(`\`modelName\` must be a non-empty string, received ${describe(config.modelName)}`);
-  }
-  if (config.onEvent !== undefined && typeof config.onEvent !== 'function')
-    problems.push(`\`onEvent\` must be a function, received ${describe(config.onEvent)}`);
-  if (
-    config.runtimeOptions !== undefined &&
-    (typeof config.runtimeOptions !== 'object' || config.runtimeOptions === null || Array.isArray(config.runtimeOptions))
-  ) {
-    problems.push(`\`runtimeOptions\` must be an object, received ${describe(config.runtimeOptions)}`);
-  }
-  if (
-    config.sharedBreaker !== undefined &&
-    config.sharedBreaker !== false &&
-    (typeof config.sharedBreaker !== 'object' || config.sharedBreaker === null || Array.isArray(config.sharedBreaker))
-  ) {
-    problems.push(`\`sharedBreaker\` must be an object or false, received ${describe(config.sharedBreaker)}`);
-  }
-  if (config.hosts !== undefined) problems.push(...hostRegistryProblems(config.hosts));
+    problems.push(`\`tools\` must be an array or an object, received ${describeValue(config.tools)}`);
+  problems.push(...optionProblems(config, OPTIONAL_KEYS));
   const unknown = Object.keys(config).filter((key) => !KNOWN_KEYS.has(key));
   if (unknown.length > 0)
     problems.push(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `\`${key}\``).join(', ')} (known: ${[...KNOWN_KEYS].join(', ')})`);
-  if (problems.length > 0) throw new ToolrunError('INVALID_CONFIG', `${source}: ${problems.join('; ')}`);
-}
-
-function checkNumber(config: Record<string, unknown>, key: string, rule: { integer: boolean; minimum: number; maximum?: number }, problems: string[]): void {
-  const value = config[key];
-  if (value === undefined) return;
-  const maximum = rule.maximum ?? Number.MAX_SAFE_INTEGER;
-  const valid = typeof value === 'number' && Number.isFinite(value) && value >= rule.minimum && value <= maximum && (!rule.integer || Number.isInteger(value));
-  if (!valid) {
-    const expected = rule.integer ? `an integer ≥ ${rule.minimum}` : 'a positive number';
-    const bound = rule.maximum !== undefined ? ` (of ms, at most ${rule.maximum})` : '';
-    problems.push(`\`${key}\` must be ${expected}${bound}, received ${describe(value)}`);
-  }
-}
-
-function checkRedeliveryBackoff(value: unknown, problems: string[]): void {
-  if (value === undefined) return;
-  const expected = `\`redeliveryBackoff\` must be { baseMs, maxMs } with 0 ≤ baseMs ≤ maxMs ≤ ${MAX_TIMER_MS} (ms)`;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    problems.push(`${expected}, received ${describe(value)}`);
-    return;
-  }
-  const { baseMs, maxMs, ...rest } = value as Record<string, unknown>;
-  const isMs = (ms: unknown): ms is number => typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIMER_MS;
-  const extra = Object.keys(rest);
-  if (!isMs(baseMs) || !isMs(maxMs) || maxMs === 0 || baseMs > maxMs || extra.length > 0) {
-    const received = `{ baseMs: ${describe(baseMs)}, maxMs: ${describe(maxMs)}${extra.length > 0 ? `, unknown ${extra.map((key) => `\`${key}\``).join(', ')}` : ''} }`;
-    problems.push(`${expected} and maxMs > 0, received ${received}`);
-  }
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return typeof value === 'object' ? 'an object' : typeof value;
+  throwIfProblems(problems, 'INVALID_CONFIG', source);
 }

@@ -110,16 +110,20 @@ function messageOf(job: Job<RunJobData>): { body: string; id: string } {
  * Bound: when a DLQ holds `maxDeadLetterEntries`, the job in hand is put back (delayed) and the
  * worker pauses, raising `dead-letter-full`; it resumes when the DLQ is below the bound again.
  *
- * @throws ToolrunError `INVALID_OPTIONS` for a `concurrency`, DLQ bound, `maxDeliveries`, `retryBackoff` or
- * `checkpointRetry` out of range.
+ * @throws ToolrunError `INVALID_OPTIONS` for a `stores` that is a Promise or lacks a port, or a
+ * `concurrency`, DLQ bound, `maxDeliveries`, `retryBackoff` (named `redeliveryBackoff` in the
+ * message) or `checkpointRetry` out of range.
  */
 export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorker {
   const { stores, connection, queueName } = options;
-  const { clock, concurrency, maxEntries, maxBytes, maxDeliveries, redeliveryDelayMs } = workerSettings({
-    ...options,
-    clock: options.clock ?? options.runtimeOptions?.clock ?? systemClock,
-    ...(options.retryBackoff ? { redeliveryBackoff: options.retryBackoff } : {}),
-  });
+  const { clock, concurrency, maxEntries, maxBytes, maxDeliveries, redeliveryDelayMs } = workerSettings(
+    {
+      ...options,
+      clock: options.clock ?? options.runtimeOptions?.clock ?? systemClock,
+      ...(options.retryBackoff ? { redeliveryBackoff: options.retryBackoff } : {}),
+    },
+    'createBullMqWorker',
+  );
   const queues = options.deadLetterQueues ?? { messageDlq: stores.messageDlq, toolDlq: stores.toolDlq };
   const checkIntervalMs = options.deadLetterCheckIntervalMs ?? 1_000;
   const stats = { handled: 0, byStatus: {} as Record<string, number>, paused: false, failedDeliveries: 0 };

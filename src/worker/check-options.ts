@@ -1,0 +1,116 @@
+/**
+ * The rule of each run and worker option, in one place. `createToolrun` (its `stores`, `hosts` and
+ * `limits`), a config module (`assertToolrunConfig`) and a worker (`workerSettings`) check the
+ * fields they take with these rules; they differ only in the error code and in the name that
+ * begins the message.
+ */
+import { resolveModelPolicy, type ModelPolicyOptions } from '../agent/model-policy.ts';
+import { ToolrunError } from '../ground/toolrun-error.ts';
+import { storesProblem } from './check-stores.ts';
+import { hostRegistryProblems } from './host-continuation.ts';
+
+/** The largest delay a Node timer takes (2^31 − 1 ms); a larger one fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A received value in an error message: its type, a number as it is, a string's first 40 characters. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return typeof value === 'object' ? 'an object' : typeof value;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The problem of an option given `value` (never `undefined`), named `name` (backquoted, with its prefix); `undefined` when it is valid. */
+type Rule = (value: unknown, name: string) => string | string[] | undefined;
+
+/** A number in `[minimum, maximum]` (at most `Number.MAX_SAFE_INTEGER`), an integer when `integer`; `ms` says the bound is a duration. */
+function numberRule(rule: { integer: boolean; minimum: number; maximum?: number; ms?: boolean }): Rule {
+  const maximum = rule.maximum ?? Number.MAX_SAFE_INTEGER;
+  const expected = `${rule.integer ? `an integer ≥ ${rule.minimum}` : 'a positive number'}${
+    rule.maximum !== undefined ? ` (${rule.ms === true ? 'of ms, ' : ''}at most ${rule.maximum})` : ''
+  }`;
+  return (value, name) =>
+    typeof value === 'number' && Number.isFinite(value) && value >= rule.minimum && value <= maximum && (!rule.integer || Number.isInteger(value))
+      ? undefined
+      : `${name} must be ${expected}, received ${describeValue(value)}`;
+}
+
+function redeliveryBackoffProblem(value: unknown, name: string): string | undefined {
+  const expected = `${name} must be { baseMs, maxMs } with 0 ≤ baseMs ≤ maxMs ≤ ${MAX_TIMER_MS} (ms)`;
+  if (!isRecord(value)) return `${expected}, received ${describeValue(value)}`;
+  const { baseMs, maxMs, ...rest } = value;
+  const isMs = (ms: unknown): ms is number => typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIMER_MS;
+  const extra = Object.keys(rest);
+  if (isMs(baseMs) && isMs(maxMs) && maxMs > 0 && baseMs <= maxMs && extra.length === 0) return undefined;
+  const unknown = extra.length > 0 ? `, unknown ${extra.map((key) => `\`${key}\``).join(', ')}` : '';
+  return `${expected} and maxMs > 0, received { baseMs: ${describeValue(baseMs)}, maxMs: ${describeValue(maxMs)}${unknown} }`;
+}
+
+function modelPolicyProblem(value: unknown, name: string): string | undefined {
+  if (!isRecord(value)) return `${name} must be an object ({ maxAttempts, backoff, timeoutMs, ... }), received ${describeValue(value)}`;
+  try {
+    resolveModelPolicy(value as ModelPolicyOptions);
+    return undefined;
+  } catch (error) {
+    return `${name} is invalid: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+const positiveInteger = numberRule({ integer: true, minimum: 1 });
+/** A timer delay a worker waits a tenth of (a lease is renewed every third of it). */
+const workerDelay = numberRule({ integer: false, minimum: Number.MIN_VALUE, maximum: MAX_TIMER_MS / 10, ms: true });
+
+/** Each option's rule, in the order its problems are listed. */
+const RULES = {
+  stores: (value) => storesProblem(value),
+  maxSteps: positiveInteger,
+  toolRetryBudget: numberRule({ integer: true, minimum: 0 }),
+  deadlineMs: numberRule({ integer: false, minimum: Number.MIN_VALUE, maximum: MAX_TIMER_MS, ms: true }),
+  maxBodyBytes: positiveInteger,
+  maxDeadLetterEntries: positiveInteger,
+  maxDeadLetterBytes: positiveInteger,
+  maxDeliveries: positiveInteger,
+  claimLeaseMs: numberRule({ integer: true, minimum: 1, maximum: MAX_TIMER_MS, ms: true }),
+  redeliveryBackoff: redeliveryBackoffProblem,
+  modelPolicy: modelPolicyProblem,
+  modelName: (value, name) =>
+    typeof value === 'string' && value.trim() !== '' ? undefined : `${name} must be a non-empty string, received ${describeValue(value)}`,
+  onEvent: (value, name) => (typeof value === 'function' ? undefined : `${name} must be a function, received ${describeValue(value)}`),
+  runtimeOptions: (value, name) => (isRecord(value) ? undefined : `${name} must be an object, received ${describeValue(value)}`),
+  sharedBreaker: (value, name) => (value === false || isRecord(value) ? undefined : `${name} must be an object or false, received ${describeValue(value)}`),
+  hosts: (value) => hostRegistryProblems(value),
+  concurrency: numberRule({ integer: true, minimum: 1, maximum: 10_000 }),
+  leaseMs: workerDelay,
+  pollIntervalMs: workerDelay,
+} satisfies Record<string, Rule>;
+
+/** An option that has a rule. */
+export type CheckedOption = keyof typeof RULES;
+
+/**
+ * The problems of `options`' fields among `fields` that are set (`undefined` is not set), in words,
+ * in the order of the rules; each name is written as `prefix` + field (`'limits.'` for `limits.maxSteps`).
+ */
+export function optionProblems(options: object, fields: readonly CheckedOption[], prefix = ''): string[] {
+  const problems: string[] = [];
+  for (const [field, rule] of Object.entries(RULES) as [CheckedOption, Rule][]) {
+    const value = (options as Record<string, unknown>)[field];
+    if (value === undefined || !fields.includes(field)) continue;
+    const problem = rule(value, `\`${prefix}${field}\``);
+    if (problem !== undefined) problems.push(...(Array.isArray(problem) ? problem : [problem]));
+  }
+  return problems;
+}
+
+/**
+ * Throws a `ToolrunError` with `code` and the message `source: problem; problem…` when `problems`
+ * is not empty.
+ *
+ * @throws ToolrunError `code`
+ */
+export function throwIfProblems(problems: readonly string[], code: 'INVALID_OPTIONS' | 'INVALID_CONFIG', source: string): void {
+  if (problems.length > 0) throw new ToolrunError(code, `${source}: ${problems.join('; ')}`);
+}
