@@ -1,5 +1,6 @@
 import type { QueueDelivery, Stores } from '../ground/ports/stores.ts';
 import { redactBounded } from '../core/build-failure.ts';
+import { describeOne } from '../core/describe-thrown.ts';
 import { handleMessage, type HandleMessageResult } from './handle-message.ts';
 import { deadLetterPoisonMessage } from './poison-message.ts';
 import { recordDeliveryError } from './delivery-errors.ts';
@@ -11,15 +12,6 @@ import type { WorkerOptions } from './worker-options.ts';
 import { releaseDelivery } from './release-delivery.ts';
 import { createDeadLetterBound, type DeadLetterBound } from './dead-letter-bound.ts';
 import type { WorkerEvent } from './worker-events.ts';
-
-/** `Name: message` of a thrown value, never throwing itself. */
-function errorTextOf(error: unknown): string {
-  try {
-    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  } catch {
-    return 'an unreadable error';
-  }
-}
 
 /** The longest a worker goes without reading the DLQ totals while it takes messages, in ms. */
 const DEAD_LETTER_RECHECK_MS = 1_000;
@@ -163,7 +155,7 @@ export function createWorker(options: WorkerOptions): Worker {
     const transient = isTransientStoreError(error);
     const delayMs = redeliveryDelayMs(delivery.deliveries);
     const redactor = resolved.runtime.redactor;
-    const shown = redactBounded(redactor, errorTextOf(error), 1024);
+    const shown = redactBounded(redactor, describeOne(error), 1024);
     if (!transient && delivery.deliveries >= maxDeliveries) {
       try {
         const result = await deadLetterPoisonMessage(
