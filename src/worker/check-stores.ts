@@ -3,7 +3,7 @@
  * (`createPostgresStores(…)` without `await`) or an object missing a port would otherwise fail on
  * the first message with a `TypeError` far from its cause.
  */
-const PORTS = ['conversations', 'runs', 'ledger', 'breakers', 'messageDlq', 'toolDlq', 'queue', 'claims'] as const;
+const PORTS = ['conversations', 'runs', 'ledger', 'breakers', 'messageDlq', 'toolDlq', 'queue', 'claims', 'journal'] as const;
 
 /** What is wrong with `stores` as a `Stores` bundle, in words; `undefined` when nothing is. */
 export function storesProblem(stores: unknown): string | undefined {
