@@ -21,7 +21,7 @@ import type { ToolFailureEntry } from '../src/ground/dead-letter-entries.ts';
 import { createRedactor } from '../src/core/redact.ts';
 import { createDashboardApp } from '../src/dashboard/index.ts';
 import { systemClock } from '../src/ground/ports/clock.ts';
-import { createMemoryBreakerStateStore } from '../src/policies/memory-breaker-state-store.ts';
+import { createMemoryBreakerStateStore } from '../src/stores/memory/memory-breaker-state-store.ts';
 import { createSharedBreaker, type SharedBreakerEvent } from '../src/policies/shared-breaker.ts';
 import { createMemoryStores } from '../src/stores/memory/index.ts';
 import { createSqliteStores, type SqliteStores } from '../src/stores/sqlite/index.ts';

@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events';
 import { RateLimitError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { createSharedBreaker } from '../policies/shared-breaker.ts';
-import { createMemoryBreakerStateStore } from '../policies/memory-breaker-state-store.ts';
+import { createMemoryBreakerStateStore } from '../stores/memory/memory-breaker-state-store.ts';
 import { createAutoAdvancingClock } from '../testing/auto-advancing-clock.ts';
 import { createFakeClock } from '../testing/fake-clock.ts';
 import { createSeededRandom } from '../testing/seeded-random.ts';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { createMemoryBreakerStateStore } from '../policies/memory-breaker-state-store.ts';
+import { createMemoryBreakerStateStore } from '../stores/memory/memory-breaker-state-store.ts';
 import { MAX_RETRY_AFTER_MS } from '../policies/retry-after.ts';
 import { createSharedBreaker } from '../policies/shared-breaker.ts';
 import { createFakeClock } from '../testing/fake-clock.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FAILURE_CODES, type FailureCode } from '../ground/failure-codes.ts';
-import { createMemoryBreakerStateStore } from '../policies/memory-breaker-state-store.ts';
+import { createMemoryBreakerStateStore } from '../stores/memory/memory-breaker-state-store.ts';
 import { createSharedBreaker } from '../policies/shared-breaker.ts';
 import { createAutoAdvancingClock } from '../testing/auto-advancing-clock.ts';
 import { createToolRuntime, type ToolRuntime } from './create-tool-runtime.ts';

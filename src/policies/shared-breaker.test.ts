@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../ground/ports/clock.ts';
 import type { BreakerStateStore, JsonValue } from '../ground/ports/stores.ts';
-import { createMemoryBreakerStateStore } from './memory-breaker-state-store.ts';
+import { createMemoryBreakerStateStore } from '../stores/memory/memory-breaker-state-store.ts';
 import { createSharedBreaker, parseSharedBreakerRecord, type SharedBreakerEvent, type SharedBreakerOptions } from './shared-breaker.ts';
 
 const T0 = 1_700_000_000_000;

@@ -13,7 +13,7 @@ import { defineTool } from '../../src/core/define-tool.ts';
 import { ToolError } from '../../src/core/tool-error.ts';
 import type { ToolFailureEntry } from '../../src/ground/dead-letter-entries.ts';
 import { ToolrunError } from '../../src/ground/toolrun-error.ts';
-import { createMemoryBreakerStateStore } from '../../src/policies/memory-breaker-state-store.ts';
+import { createMemoryBreakerStateStore } from '../../src/stores/memory/memory-breaker-state-store.ts';
 import { createSharedBreaker, type SharedBreakerEvent } from '../../src/policies/shared-breaker.ts';
 import { createMemoryStores } from '../../src/stores/memory/index.ts';
 import { createAutoAdvancingClock } from '../../src/testing/auto-advancing-clock.ts';
