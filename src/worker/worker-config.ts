@@ -7,6 +7,7 @@ import { ToolrunError } from '../ground/toolrun-error.ts';
 
 import type { RunHooks, RunLimits, RunModelOptions, RunRuntimeOptions } from './run-options.ts';
 import type { HostRegistry } from './host-continuation.ts';
+import type { WorkerOptions } from './worker-options.ts';
 import { describeValue, optionProblems, throwIfProblems } from './check-options.ts';
 
 /**
@@ -19,23 +20,12 @@ export interface ToolrunConfig
     Pick<RunLimits, 'maxSteps' | 'deadlineMs' | 'toolRetryBudget' | 'maxDeliveries'>,
     Pick<RunHooks, 'onEvent'>,
     Omit<RunModelOptions, 'modelBreaker'>,
-    RunRuntimeOptions {
+    RunRuntimeOptions,
+    Pick<WorkerOptions, 'maxDeadLetterEntries' | 'maxDeadLetterBytes' | 'redeliveryBackoff'> {
   /** The model every run calls (`toolrun/openai`, a recorded model, or any `(request) => response`). */
   model: Model;
   /** The tools: an array of `defineTool` definitions, or a record of definitions and plain functions. */
   tools: ToolsInput;
-  /** Bound of each DLQ in entries; at the bound the worker stops taking messages (it never drops an entry). @defaultValue 10_000 */
-  maxDeadLetterEntries?: number;
-  /**
-   * Bound of each DLQ in bytes of stored JSON (`DeadLetterQueue.bytes()`), enforced like
-   * `maxDeadLetterEntries`. A positive integer. @defaultValue 268_435_456 (256 MiB)
-   */
-  maxDeadLetterBytes?: number;
-  /**
-   * Wait before a failed delivery is delivered again, in ms: `baseMs · 2^(deliveries − 1)`, at most
-   * `maxMs`, with `0 ≤ baseMs ≤ maxMs ≤ 2^31 − 1`. @defaultValue `{ baseMs: 1_000, maxMs: 60_000 }`
-   */
-  redeliveryBackoff?: { baseMs: number; maxMs: number };
   /**
    * How long the claim on a run (`run:<runId>` in `stores.claims`) lasts without renewal, in ms; it
    * is renewed every third of it while the run goes on, and a crashed holder frees it when it

@@ -24,16 +24,17 @@ export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'st
    * Bound of each DLQ. At the bound the worker stops taking new messages and raises
    * `dead-letter-full`; it never drops an entry. The totals are read before a message is taken
    * whenever this worker's last message did not complete, and at least once a second otherwise, so
-   * entries other processes add may pass the bound by what they add in that second.
-   * @defaultValue 10_000
+   * entries other processes add may pass the bound by what they add in that second. A positive
+   * integer. @defaultValue 10_000
    */
   maxDeadLetterEntries?: number;
-  /** Bound of each DLQ in bytes of stored JSON (`DeadLetterQueue.bytes`), enforced like `maxDeadLetterEntries`. @defaultValue 268_435_456 (256 MiB) */
+  /** Bound of each DLQ in bytes of stored JSON (`DeadLetterQueue.bytes`), enforced like `maxDeadLetterEntries`. A positive integer. @defaultValue 268_435_456 (256 MiB) */
   maxDeadLetterBytes?: number;
   /**
    * Waits before a failed delivery is delivered again: `baseMs · 2^(deliveries − 1)`, at most
-   * `maxMs`. A failure of the message itself counts toward `maxDeliveries`; a store outage
-   * (unreachable, restarting, busy) is redelivered after the same wait without counting.
+   * `maxMs`, with `0 ≤ baseMs ≤ maxMs ≤ 2^31 − 1` and `maxMs > 0`. A failure of the message itself
+   * counts toward `maxDeliveries`; a store outage (unreachable, restarting, busy) is redelivered
+   * after the same wait without counting.
    * @defaultValue `{ baseMs: 1_000, maxMs: 60_000 }`
    */
   redeliveryBackoff?: { baseMs: number; maxMs: number };
