@@ -6,7 +6,6 @@
  */
 import { resolveModelPolicy, type ModelPolicyOptions } from '../agent/model-policy.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
-import { storesProblem } from './check-stores.ts';
 import { hostRegistryProblems } from './host-continuation.ts';
 
 /** The largest delay a Node timer takes (2^31 − 1 ms); a larger one fires at once. */
@@ -29,13 +28,26 @@ type Rule = (value: unknown, name: string) => string | string[] | undefined;
 /** A number in `[minimum, maximum]` (at most `Number.MAX_SAFE_INTEGER`), an integer when `integer`; `ms` says the bound is a duration. */
 function numberRule(rule: { integer: boolean; minimum: number; maximum?: number; ms?: boolean }): Rule {
   const maximum = rule.maximum ?? Number.MAX_SAFE_INTEGER;
-  const expected = `${rule.integer ? `an integer ≥ ${rule.minimum}` : 'a positive number'}${
-    rule.maximum !== undefined ? ` (${rule.ms === true ? 'of ms, ' : ''}at most ${rule.maximum})` : ''
-  }`;
+  const bound = rule.maximum === undefined ? '' : ` (${rule.ms === true ? 'of ms, ' : ''}at most ${rule.maximum})`;
+  const expected = `${rule.integer ? `an integer ≥ ${rule.minimum}` : 'a positive number'}${bound}`;
   return (value, name) =>
     typeof value === 'number' && Number.isFinite(value) && value >= rule.minimum && value <= maximum && (!rule.integer || Number.isInteger(value))
       ? undefined
       : `${name} must be ${expected}, received ${describeValue(value)}`;
+}
+
+/** The ports of a `Stores` bundle: a Promise of one (`createPostgresStores(…)` without `await`) or one missing a port would fail on the first message with a `TypeError` far from its cause. */
+const PORTS = ['conversations', 'runs', 'ledger', 'breakers', 'messageDlq', 'toolDlq', 'queue', 'claims', 'journal'] as const;
+
+function storesProblem(stores: unknown): string | undefined {
+  if (typeof stores !== 'object' || stores === null) return `\`stores\` must be a Stores bundle, received ${stores === null ? 'null' : typeof stores}`;
+  if (typeof (stores as { then?: unknown }).then === 'function') {
+    return '`stores` is a Promise: await the bundle first (`const stores = await createPostgresStores({ … })`)';
+  }
+  const missing = PORTS.filter((port) => typeof (stores as Record<string, unknown>)[port] !== 'object' || (stores as Record<string, unknown>)[port] === null);
+  return missing.length > 0
+    ? `\`stores\` lacks ${missing.map((port) => `\`${port}\``).join(', ')} (pass a whole Stores bundle, e.g. createSqliteStores(…))`
+    : undefined;
 }
 
 function redeliveryBackoffProblem(value: unknown, name: string): string | undefined {
@@ -65,7 +77,7 @@ const workerDelay = numberRule({ integer: false, minimum: Number.MIN_VALUE, maxi
 
 /** Each option's rule, in the order its problems are listed. */
 const RULES = {
-  stores: (value) => storesProblem(value),
+  stores: storesProblem,
   maxSteps: positiveInteger,
   toolRetryBudget: numberRule({ integer: true, minimum: 0 }),
   deadlineMs: numberRule({ integer: false, minimum: Number.MIN_VALUE, maximum: MAX_TIMER_MS, ms: true }),
