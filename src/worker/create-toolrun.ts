@@ -137,18 +137,14 @@ export function createToolrun(options: ToolrunOptions): Toolrun {
     stores,
   );
   const { runtime } = resolved;
-  const limits = options.limits ?? {};
   const shared: Omit<HandleMessageOptions, 'queues'> & { hosts?: HostRegistry } = {
+    // the limits are run options of the same names (`RunLimits`), checked above
+    ...options.limits,
     model: options.model,
     runtime,
     stores,
     clock: runtime.clock,
     ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}),
-    ...(limits.maxSteps !== undefined ? { maxSteps: limits.maxSteps } : {}),
-    ...(limits.deadlineMs !== undefined ? { deadlineMs: limits.deadlineMs } : {}),
-    ...(limits.toolRetryBudget !== undefined ? { toolRetryBudget: limits.toolRetryBudget } : {}),
-    ...(limits.maxDeliveries !== undefined ? { maxDeliveries: limits.maxDeliveries } : {}),
-    ...(limits.maxBodyBytes !== undefined ? { maxBodyBytes: limits.maxBodyBytes } : {}),
     ...(Object.keys(runHooks).length > 0 ? { runHooks } : {}),
     ...(onToolCall ? { onToolCall } : {}),
     ...(onEvent ? { onEvent } : {}),
