@@ -24,7 +24,7 @@ import { describeThrown, messageOf, safeString } from './describe-thrown.ts';
 import type { FailurePatternLibrary } from './failure-patterns.ts';
 import { acquireStep } from './pipeline/acquire-step.ts';
 import { stepFailed, type CallState, type PipelineParts, type StepFailure } from './pipeline/call-state.ts';
-import { executeStep } from './pipeline/execute-step.ts';
+import { startExecution } from './pipeline/execute-step.ts';
 import { resolveStep } from './pipeline/resolve-step.ts';
 import { sessionBreakerStep } from './pipeline/session-breaker-step.ts';
 import { validateStep } from './pipeline/validate-step.ts';
@@ -106,6 +106,9 @@ function randomCallId(): string {
     low[pool[at + 15]!]!,
   );
 }
+
+/** A promise already fulfilled: awaiting it takes one microtask (`await undefined` would allocate a promise for it). */
+const FULFILLED: Promise<void> = Promise.resolve();
 
 /** Default of {@link ToolRuntimeOptions.maxInFlightCalls}. */
 export const DEFAULT_MAX_IN_FLIGHT_CALLS = 1000;
@@ -400,8 +403,14 @@ export function createToolRuntime(options: ToolRuntimeOptions): ToolRuntime {
         const acquired = await acquireStep(parts, call);
         if (!acquired.ok) return fail(call, acquired.failure);
       }
-      // The tool starts on the next microtask; when nothing was awaited (most calls), at the call's clock reading.
-      const executed = await executeStep(parts, call, tool, sharedBreaker === undefined && !(pending instanceof Promise) ? call.startedAt : undefined);
+      // The tool starts on a later microtask; when nothing was awaited before (most calls), at the call's clock reading.
+      const waited = sharedBreaker !== undefined || pending instanceof Promise;
+      await FULFILLED;
+      const execution = startExecution(parts, call, tool, waited ? undefined : call.startedAt);
+      // One microtask later a tool that answered at once has settled (it never gets a timer).
+      await FULFILLED;
+      const ending = execution.outcome();
+      const executed = ending instanceof Promise ? await ending : ending;
       if (!executed.ok) return fail(call, executed.failure);
       return finish(call, executed.value);
     } catch (internal) {

@@ -78,9 +78,14 @@ class Attempt implements ToolContext {
     return this.#controller.signal;
   }
 
-  /** Calls the tool with `attempt` as its context (a static method: the context shows the tool nothing but `ToolContext`). */
+  /** Calls the tool with `attempt` as its context (static methods: the context shows the tool nothing but `ToolContext`). */
   static start(attempt: Attempt, execute: (args: unknown, context: ToolContext) => unknown, args: unknown): void {
     attempt.#run(execute, args);
+  }
+
+  /** Starts the attempt's timeout, unless it has settled. */
+  static startTimeout(attempt: Attempt): void {
+    attempt.#startTimeout();
   }
 
   /** Calls the tool and settles on its result, its timeout or the caller's abort, whichever comes first. */
@@ -112,9 +117,6 @@ class Attempt implements ToolContext {
       (value) => this.#finish({ ok: true, value }),
       (thrown: unknown) => this.#finish({ ok: false, thrown, abortReason: this.#abortReason }),
     );
-    // The timer starts one microtask later, after the settlement of a tool that answered at once
-    // (most do): such a call never creates a timer. A tool still running then gets its timeout.
-    void FULFILLED.then(() => this.#startTimeout());
   }
 
   #abortWork(reason: unknown): void {
@@ -149,21 +151,40 @@ class Attempt implements ToolContext {
   }
 }
 
+/** An attempt {@link startAttempt} started: what {@link startTimeout} arms. */
+export type StartedAttempt = { readonly __brand: 'StartedAttempt' };
+
 /**
  * Executes `scope.execute` once as attempt `attempt`, bounded by `timeoutMs` on the scope's clock,
  * and calls `listener.settled` exactly once with its outcome: synchronously when the tool returns a
  * plain value or throws, else from a microtask or the timer. On timeout or caller abort the tool's
  * `context.signal` is aborted (the work is cancelled, not just no longer awaited) and the attempt
- * settles at once; a late result or rejection of the tool is ignored. The timer is started a
- * microtask after the tool was called, and not at all when the tool has settled by then. The
- * signal's AbortController is created only when the tool reads `context.signal`, so tools that do
- * not listen for cancellation pay nothing for it.
+ * settles at once; a late result or rejection of the tool is ignored. The timer runs from
+ * {@link startTimeout}, which the caller calls a microtask after this one returns: a tool that
+ * answered at once (most do) has settled by then and never gets a timer. The signal's
+ * AbortController is created only when the tool reads `context.signal`, so tools that do not listen
+ * for cancellation pay nothing for it.
  */
-export function startAttempt(scope: AttemptScope, attempt: number, timeoutMs: number, listener: AttemptListener): void {
-  Attempt.start(new Attempt(scope, attempt, timeoutMs, listener), scope.execute, scope.args);
+export function startAttempt(scope: AttemptScope, attempt: number, timeoutMs: number, listener: AttemptListener): StartedAttempt {
+  const started = new Attempt(scope, attempt, timeoutMs, listener);
+  Attempt.start(started, scope.execute, scope.args);
+  return started as unknown as StartedAttempt;
 }
 
-/** {@link startAttempt} as a promise of the outcome (never rejects). */
+/** Starts the timeout of an attempt {@link startAttempt} started, unless it has settled (then it does nothing). */
+export function startTimeout(started: StartedAttempt): void {
+  Attempt.startTimeout(started as unknown as Attempt);
+}
+
+/** {@link startAttempt} as a promise of its outcome (never rejects), its timeout started a microtask later. */
+export function attemptOutcome(scope: AttemptScope, attempt: number, timeoutMs: number): Promise<AttemptOutcome> {
+  return new Promise<AttemptOutcome>((resolve) => {
+    const started = startAttempt(scope, attempt, timeoutMs, { settled: resolve });
+    void FULFILLED.then(() => startTimeout(started));
+  });
+}
+
+/** {@link attemptOutcome} from the tool's `execute`, its arguments and the context's ids. */
 export function runAttempt(
   execute: (args: unknown, context: ToolContext) => unknown,
   args: unknown,
@@ -171,5 +192,5 @@ export function runAttempt(
   options: { timeoutMs: number; clock: Clock; callerSignal: AbortSignal | undefined },
 ): Promise<AttemptOutcome> {
   const scope: AttemptScope = { ...context, execute, args, clock: options.clock, callerSignal: options.callerSignal };
-  return new Promise<AttemptOutcome>((resolve) => startAttempt(scope, context.attempt, options.timeoutMs, { settled: resolve }));
+  return attemptOutcome(scope, context.attempt, options.timeoutMs);
 }

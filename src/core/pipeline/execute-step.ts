@@ -12,7 +12,15 @@ import { truncateUtf8, utf8ByteLength } from '../../ground/utf8.ts';
 import { classifyError, type ClassifiedError } from '../classify-error.ts';
 import { copyPlainJson, NOT_COPIED } from '../copy-json.ts';
 import { describeThrown, messageOf } from '../describe-thrown.ts';
-import { startAttempt, type AttemptListener, type AttemptOutcome, type AttemptScope } from '../run-attempt.ts';
+import {
+  attemptOutcome,
+  startAttempt,
+  startTimeout,
+  type AttemptListener,
+  type AttemptOutcome,
+  type AttemptScope,
+  type StartedAttempt,
+} from '../run-attempt.ts';
 import { executeWithRetry, type RetryLoop, type RetryWait } from '../../policies/retry-loop.ts';
 import type { Clock } from '../../ground/ports/clock.ts';
 import type { RegisteredTool } from '../tool-registry.ts';
@@ -55,12 +63,14 @@ interface AttemptFailed {
   readonly thrown: unknown;
 }
 
+/** What an execution ends with: the step's outcome, or a promise of it (the retry loop, the shared breaker). */
+type ExecutionEnd = StepOutcome<ToolResult> | Promise<StepOutcome<ToolResult>>;
+
 /**
- * The execution of one call: the scope every attempt shares, its deadline, the listener of its
- * first attempt, and the settling of the execution's promise (one object per call); the attempts
- * after the first are a {@link RetryAttempts} loop.
+ * The execution of one call: the scope every attempt shares, its deadline, and the listener of its
+ * first attempt (one object per call); the attempts after the first are a {@link RetryAttempts} loop.
  */
-class CallExecution implements AttemptScope, AttemptListener {
+export class CallExecution implements AttemptScope, AttemptListener {
   readonly execute: (args: unknown, context: unknown) => unknown;
   readonly args: unknown;
   readonly callId: string;
@@ -72,13 +82,17 @@ class CallExecution implements AttemptScope, AttemptListener {
   readonly deadlineAt: number;
   /** When the attempt running now started (clock ms). */
   attemptStartedAt = 0;
+  /** The first attempt, while it may still need its timeout started. */
+  first: StartedAttempt | undefined = undefined;
+  /** How the execution ended, once it has (a rejected promise for an internal error). */
+  end: ExecutionEnd | undefined = undefined;
+  /** Hands the end on to {@link outcome}'s promise, when it was asked for before the end. */
+  waiting: ((end: ExecutionEnd) => void) | undefined = undefined;
 
   constructor(
     readonly parts: PipelineParts,
     readonly call: CallState,
     readonly tool: RegisteredTool,
-    /** Settles the execution's promise with its outcome (a promise of it when the retry loop runs; a rejected one for an internal error). */
-    readonly resolve: (outcome: StepOutcome<ToolResult> | Promise<StepOutcome<ToolResult>>) => void,
   ) {
     const input = call.input;
     this.execute = tool.definition.execute as (args: unknown, context: unknown) => unknown;
@@ -101,14 +115,37 @@ class CallExecution implements AttemptScope, AttemptListener {
     return Math.min(this.tool.definition.timeoutMs ?? this.parts.defaultTimeoutMs, remainingMs);
   }
 
-  /** The first attempt ended (it runs without a promise: a tool that succeeds at once settles the execution in that microtask). */
+  /** The first attempt ended (it runs without a promise: a tool that succeeds at once ends the execution in that microtask). */
   settled(outcome: AttemptOutcome): void {
+    let end: ExecutionEnd;
     try {
       const nowMs = this.recordAttempt(1);
-      this.resolve(outcome.ok ? this.succeeded(outcome.value, nowMs) : this.retry(this.failed(outcome), undefined));
+      end = outcome.ok ? this.succeeded(outcome.value, nowMs) : this.retry(this.failed(outcome), undefined);
     } catch (internal) {
-      this.resolve(Promise.reject(internal as Error));
+      end = Promise.reject(internal as Error);
     }
+    this.ended(end);
+  }
+
+  /** The execution ended with `end`: handed to {@link outcome}'s promise when it waits, else kept for {@link outcome}. */
+  ended(end: ExecutionEnd): void {
+    if (this.waiting !== undefined) this.waiting(end);
+    else this.end = end;
+  }
+
+  /**
+   * How the execution ended, or a promise of it. Called a microtask after {@link startExecution}: a
+   * tool that answered at once has settled by then (no timer, no promise); a tool still running gets
+   * its timeout now.
+   */
+  outcome(): ExecutionEnd {
+    if (this.end !== undefined) return this.end;
+    if (this.first !== undefined) startTimeout(this.first);
+    // The timeout may have ended the attempt already (a timer of no time left on a synchronous clock).
+    if (this.end !== undefined) return this.end;
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+    });
   }
 
   /** Records attempt `attempt` as ended now (a success until {@link failed} says otherwise); returns the clock's reading. */
@@ -233,7 +270,7 @@ class RetryAttempts implements RetryLoop<unknown, AttemptFailed> {
     if (turn !== undefined) await turn;
     const timeoutMs = execution.timeoutNow();
     if (timeoutMs === undefined) return undefined;
-    const outcome = await new Promise<AttemptOutcome>((resolve) => startAttempt(execution, attempt, timeoutMs, { settled: resolve }));
+    const outcome = await attemptOutcome(execution, attempt, timeoutMs);
     const nowMs = execution.recordAttempt(attempt);
     if (!outcome.ok) return { ok: false, failure: execution.failed(outcome) };
     this.succeededAt = nowMs;
@@ -280,36 +317,31 @@ class RetryAttempts implements RetryLoop<unknown, AttemptFailed> {
 }
 
 /**
- * Runs the tool until it succeeds, fails for good, or the budget is spent: the outcome of the call's
- * execution (rejected only by an internal error). The first attempt runs without a promise of its
- * own: a tool that succeeds at once (most calls) settles the execution in the microtask its result
- * arrives in. A failed first attempt continues in the retry loop ({@link executeWithRetry}), as does
- * a first attempt the turn guard holds back.
+ * Starts the call's execution: the tool runs until it succeeds, fails for good, or the budget is
+ * spent. Called from a later microtask than the call's (the tool never starts in its caller's
+ * synchronous run); {@link CallExecution.outcome} one microtask later gives the outcome or a promise of
+ * it (rejected only by an internal error). The first attempt runs without a promise of its own: a
+ * tool that succeeds at once (most calls) has ended the execution by then. A failed first attempt
+ * continues in the retry loop ({@link executeWithRetry}), as does a first attempt the turn guard
+ * holds back.
  *
  * `startedAt` is the clock reading the first attempt starts at when the caller has one (a call that
  * reached its tool without waiting starts it one microtask after `call.startedAt`: the same reading,
  * not a second one); without it the clock is read.
  */
-export function executeStep(parts: PipelineParts, call: CallState, tool: RegisteredTool, startedAt?: number): Promise<StepOutcome<ToolResult>> {
-  return new Promise((resolve, reject) => {
-    const execution = new CallExecution(parts, call, tool, resolve);
-    void FULFILLED.then(() => {
-      try {
-        // Yield to the event loop when tools have run back to back without it turning.
-        const turn = parts.turnGuard.beforeExecution();
-        if (turn !== undefined) return resolve(execution.retry(undefined, turn));
-        const timeoutMs = execution.timeoutNow(startedAt);
-        if (timeoutMs === undefined) return resolve(noBudget(call.toolName));
-        startAttempt(execution, 1, timeoutMs, execution);
-      } catch (internal) {
-        reject(internal);
-      }
-    });
-  });
+export function startExecution(parts: PipelineParts, call: CallState, tool: RegisteredTool, startedAt?: number): CallExecution {
+  const execution = new CallExecution(parts, call, tool);
+  // Yield to the event loop when tools have run back to back without it turning.
+  const turn = parts.turnGuard.beforeExecution();
+  if (turn !== undefined) {
+    execution.end = execution.retry(undefined, turn);
+    return execution;
+  }
+  const timeoutMs = execution.timeoutNow(startedAt);
+  if (timeoutMs === undefined) execution.end = noBudget(call.toolName);
+  else execution.first = startAttempt(execution, 1, timeoutMs, execution);
+  return execution;
 }
-
-/** A promise already fulfilled: `.then` on it queues a microtask (the tool never starts in its caller's synchronous run). */
-const FULFILLED: Promise<void> = Promise.resolve();
 
 function noBudget(toolName: string): StepOutcome<ToolResult> {
   return stepFailed({ code: 'BUDGET_EXHAUSTED', message: `No time budget was left to call ${toolName}`, retryable: false });
