@@ -31,7 +31,8 @@ export interface CallState {
   /** The arguments as far as the steps got: raw, parsed, then validated (coerced, defaults applied). */
   args: unknown;
   readonly normalisations: string[];
-  readonly attempts: AttemptRecord[];
+  /** The attempts so far (replaced by an array of one at the first). */
+  attempts: AttemptRecord[];
   /** Warnings for the success envelope (undeclared arguments), set by validation; absent when none. */
   warnings?: ToolWarning[];
   /** The developer record's error, when a step knows more than the envelope says. */

@@ -23,6 +23,7 @@ import {
 } from '../run-attempt.ts';
 import { executeWithRetry, type RetryLoop, type RetryWait } from '../../policies/retry-loop.ts';
 import type { Clock } from '../../ground/ports/clock.ts';
+import type { AttemptRecord } from '../tool-call-record.ts';
 import type { RegisteredTool } from '../tool-registry.ts';
 import { stepFailed, type CallState, type PipelineParts, type StepOutcome } from './call-state.ts';
 
@@ -151,7 +152,11 @@ export class CallExecution implements AttemptScope, AttemptListener {
   /** Records attempt `attempt` as ended now (a success until {@link failed} says otherwise); returns the clock's reading. */
   recordAttempt(attempt: number): number {
     const nowMs = this.clock.now();
-    this.call.attempts.push({ attempt, durationMs: nowMs - this.attemptStartedAt, outcome: 'success' });
+    const record: AttemptRecord = { attempt, durationMs: nowMs - this.attemptStartedAt, outcome: 'success' };
+    const { call } = this;
+    // The first record in an array of its own size (a push onto an empty array reserves 17 slots).
+    if (call.attempts.length === 0) call.attempts = [record];
+    else call.attempts.push(record);
     return nowMs;
   }
 
