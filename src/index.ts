@@ -17,7 +17,8 @@ export type { RunModelOptions, RunRuntimeOptions } from './worker/run-options.ts
 
 // Tools and the tool runtime.
 export { defineTool, type InferArgs, type ToolContext, type ToolDefinition } from './core/define-tool.ts';
-export { createToolRuntime, type ToolRunInput, type ToolRuntime, type ToolRuntimeOptions } from './core/create-tool-runtime.ts';
+export { createToolRuntime, type ToolRuntime, type ToolRuntimeOptions } from './core/create-tool-runtime.ts';
+export type { ToolRunInput } from './core/tool-run-input.ts';
 export type { PlainToolFunction, RegisteredTool, ToolSpec, ToolsInput } from './core/tool-registry.ts';
 export type { AttemptRecord, ToolCallRecord } from './core/tool-call-record.ts';
 export { formatToolResult } from './core/format-tool-result.ts';
@@ -42,7 +43,8 @@ export { ModelResponseError, ToolError, type ToolErrorKind, type ToolErrorOption
 export { ToolrunError, type ToolrunErrorCode } from './ground/toolrun-error.ts';
 
 // Redaction and failure patterns.
-export { createRedactor, type Redactor, type RedactorOptions, type RedactValueLimits, type SecretFamily } from './core/redact.ts';
+export { createRedactor, type Redactor, type RedactorOptions, type RedactValueLimits } from './core/redact.ts';
+export type { SecretFamily } from './core/redact-scan.ts';
 export {
   createFailurePatternLibrary,
   DEFAULT_FAILURE_PATTERNS,

@@ -34,10 +34,6 @@ import { assertRetryDelaysFitTimers, createToolRegistry, type RegisteredTool, ty
 import type { ToolRunInput } from './tool-run-input.ts';
 import { createTurnGuard } from './turn-guard.ts';
 
-export { DEFAULT_MAX_ENVELOPE_BYTES, DEFAULT_MAX_FIELD_ERRORS, MIN_MAX_ENVELOPE_BYTES } from './bound-envelope.ts';
-export { MAX_EXECUTIONS_PER_TURN } from './turn-guard.ts';
-export type { ToolRunInput } from './tool-run-input.ts';
-
 /** The character code of the first and of the second lowercase hex digit of each byte value. */
 const HEX_HIGH: readonly number[] = Array.from({ length: 256 }, (_, byte) => '0123456789abcdef'.charCodeAt(byte >> 4));
 const HEX_LOW: readonly number[] = Array.from({ length: 256 }, (_, byte) => '0123456789abcdef'.charCodeAt(byte & 15));

@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { leakedCanaries, SECRET_CANARIES } from '../../test/observability-redaction-inputs.ts';
-import { createRedactor, DEFAULT_SENSITIVE_KEYS, normaliseKey, REDACTION_MARKERS, TEXT_CUT_MARKER } from './redact.ts';
+import { createRedactor, REDACTION_MARKERS, TEXT_CUT_MARKER } from './redact.ts';
+import { DEFAULT_SENSITIVE_KEYS, normaliseKey } from './redact-keys.ts';
 import { compileKeyMatcher } from './redact-keys.ts';
 import { scanSecretSpans } from './redact-scan.ts';
 

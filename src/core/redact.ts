@@ -5,10 +5,7 @@
  */
 import { fitUtf8 } from '../ground/utf8.ts';
 import { compileKeyMatcher, DEFAULT_SENSITIVE_KEYS } from './redact-keys.ts';
-import { scanSecrets, SECRET_FAMILIES, type SecretFamily } from './redact-scan.ts';
-
-export { DEFAULT_SENSITIVE_KEYS, normaliseKey } from './redact-keys.ts';
-export { SECRET_FAMILIES, type SecretFamily };
+import { scanSecrets } from './redact-scan.ts';
 
 /** Options of {@link createRedactor}. */
 export interface RedactorOptions {
