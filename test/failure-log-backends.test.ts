@@ -14,7 +14,6 @@ import { runReportCommand, streamFailureLog } from '../src/observability/report/
 import { createMemoryFailureLog } from '../src/stores/memory/memory-failure-log.ts';
 import { createPostgresFailureLog, createPostgresStores } from '../src/stores/postgres/index.ts';
 import { createSqliteFailureLog, createSqliteStores } from '../src/stores/sqlite/index.ts';
-import { SQLITE_FAILURE_LOG_SCHEMA } from '../src/stores/sqlite/sqlite-failure-log.ts';
 import { describeFailureLogContract } from '../src/testing/contract/index.ts';
 import { resolveStores } from '../src/cli/resolve-stores.ts';
 import { seedDashboardStores } from './fixtures/dashboard-config.ts';
@@ -232,14 +231,21 @@ describe('findByTraceId reads an index of the trace id, not the table', () => {
   const records = Array.from({ length: 3_000 }, (_unused, index) => record(index));
 
   it('SQLite: the lookup searches failure_log_by_trace (EXPLAIN QUERY PLAN), also in a file opened before the index existed', async () => {
-    const stores = createSqliteStores({ path: join(directory, 'trace-index.db') });
+    const path = join(directory, 'trace-index.db');
+    // a file of an earlier version: the table without the trace index, already holding records
+    const earlier = createSqliteStores({ path });
     try {
-      const { database } = stores;
-      // a file of an earlier version: the table without the trace index, already holding records
-      database.exec(SQLITE_FAILURE_LOG_SCHEMA.replace(/CREATE INDEX IF NOT EXISTS failure_log_by_trace[^;]*;/, ''));
+      const { database } = earlier;
+      database.exec('DROP INDEX failure_log_by_trace');
       const insert = database.prepare('INSERT INTO failure_log (kind, tool_name, run_id, at, record) VALUES (?, ?, ?, ?, ?)');
       for (const item of records) insert.run(item.kind, item.toolName, item.runId, item.at, JSON.stringify(item));
       expect(database.prepare("SELECT name FROM sqlite_master WHERE name = 'failure_log_by_trace'").get()).toBeUndefined();
+    } finally {
+      await earlier.close();
+    }
+    const stores = createSqliteStores({ path }); // opening it migrates it: the index is added
+    try {
+      const { database } = stores;
       const prepare = vi.spyOn(database, 'prepare');
       let log: ReturnType<typeof createSqliteFailureLog>;
       let statements: string[];

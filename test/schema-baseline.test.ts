@@ -216,6 +216,31 @@ describe('the SQLite baseline', () => {
       await fresh.close();
     }
   });
+
+  it('gives a file of the baseline version that has no failure log its table when it opens, every entry kept and no version recorded', async () => {
+    const path = loadSqliteDump();
+    const beforeTable = new BetterSqlite3(path);
+    beforeTable.exec('DROP TABLE failure_log'); // a file no failure log was opened on, as main wrote them before the table joined the baseline
+    beforeTable.close();
+    const clock = createFakeClock(written.WRITTEN_AT_MS + 60_000);
+    const stores = createSqliteStores({ path, clock });
+    const fresh = new BetterSqlite3(':memory:');
+    try {
+      migrateSqliteSchema(fresh, written.WRITTEN_AT_MS);
+      expect(sqliteCatalog(stores.database)).toEqual(sqliteCatalog(fresh));
+      const versions = stores.database.prepare('SELECT version, applied_at AS appliedAt FROM schema_version ORDER BY version').all();
+      expect(versions).toEqual(Array.from({ length: SQLITE_SCHEMA_VERSION }, (_, index) => ({ version: index + 1, appliedAt: '2026-12-01T12:00:00.000Z' })));
+      expect((await stores.messageDlq.list()).map((record) => record.entry)).toEqual(written.MESSAGE_DEAD_LETTERS);
+      for (const run of written.RUNS) expect(await stores.runs.get(run.runId)).toEqual(run);
+      const failureLog = createSqliteFailureLog(stores.database);
+      await failureLog.append(written.FAILURE_LOG[0]!);
+      expect(await failureLog.list()).toEqual([written.FAILURE_LOG[0]]);
+      expect(await failureLog.findByTraceId!('trace-1')).toEqual(written.FAILURE_LOG[0]);
+    } finally {
+      await stores.close();
+      fresh.close();
+    }
+  });
 });
 
 describe('the PostgreSQL baseline', () => {

@@ -22,8 +22,8 @@ export interface ResolvedStores {
   countRunsByStatus?: () => Promise<Record<string, number>>;
   /**
    * Opens the failure log kept beside these stores (what `toolrun report` reads), when the
-   * backend keeps one: the `failure_log` table in the same SQLite file (created if needed) or in
-   * the same PostgreSQL schema (schema version 6).
+   * backend keeps one: the `failure_log` table in the same SQLite file or PostgreSQL schema
+   * (part of each backend's baseline schema).
    */
   openFailureLog?: () => FailureLog;
   /**

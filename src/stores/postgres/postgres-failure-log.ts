@@ -8,21 +8,21 @@ import { prepareStatement, quoteSchema, type PostgresQueryable } from './postgre
 export interface PostgresFailureLogOptions {
   /**
    * The schema of the stores (unquoted, a lower-case SQL identifier), migrated by
-   * `createPostgresStores` to schema version 6 or later (which creates `failure_log`).
+   * `createPostgresStores` (its baseline creates `failure_log`).
    * @defaultValue `'toolrun'`
    */
   schema?: string;
 }
 
 /**
- * The expression of the index `failure_log_by_trace` (PostgreSQL migration 6), exactly, so that the
+ * The expression of the index `failure_log_by_trace` (in the PostgreSQL baseline), exactly, so that the
  * planner uses it: the md5 of the record's top-level `"traceId"` member as JSON text (quotes and
  * escapes included; a string holds no unescaped `"`, so the first `"traceId":"` is the key).
  */
 const TRACE_KEY = `md5(substring(record from '"traceId":("(?:[^"\\\\]|\\\\.)*")'))`;
 
 /**
- * A {@link FailureLog} on `<schema>.failure_log` (PostgreSQL schema version 6): what
+ * A {@link FailureLog} on `<schema>.failure_log` (created by the PostgreSQL schema's baseline): what
  * `toolrun report --store postgres://…` and the dashboard read, written by workers on any number of
  * machines. Each append is one INSERT (its own transaction); ids come from a sequence and
  * `list`/`listPage` read in id order (two appends racing on two connections may commit in the

@@ -1,54 +1,20 @@
 import type { Database } from 'better-sqlite3';
 import { systemClock, type Clock } from '../../ground/ports/clock.ts';
-import type { FailureLog, FailureLogPageOptions, FailureLogRecord, ToolFailureLogRecord } from '../../ground/ports/failure-log.ts';
-import { ToolrunError } from '../../ground/toolrun-error.ts';
+import type { FailureLog, FailureLogRecord, ToolFailureLogRecord } from '../../ground/ports/failure-log.ts';
+import { failureLogCursor } from '../failure-log-cursor.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { openSqliteDatabase } from './open-sqlite-database.ts';
 
 /**
- * The `failure_log` table. Created with `IF NOT EXISTS` when a failure log is opened on a
- * database, so a file of schema version 1 gains it without a migration (and a later migration
- * may take this statement over unchanged).
- */
-export const SQLITE_FAILURE_LOG_SCHEMA = `
-  CREATE TABLE IF NOT EXISTS failure_log (
-    id        INTEGER PRIMARY KEY AUTOINCREMENT,  -- arrival order, never reused
-    kind      TEXT NOT NULL,                      -- 'tool-failure' | 'recovery' | 'breaker-open'
-    tool_name TEXT NOT NULL,
-    run_id    TEXT,
-    at        TEXT NOT NULL,                      -- ISO-8601, from the record
-    record    TEXT NOT NULL                       -- JSON FailureLogRecord
-  );
-  CREATE INDEX IF NOT EXISTS failure_log_by_tool ON failure_log (tool_name, id);
-  CREATE INDEX IF NOT EXISTS failure_log_by_trace ON failure_log (json_extract(record, '$.traceId'));
-`;
-
-/**
- * The row id a failure-log cursor holds (`FailureLog.listPage`): decimal digits, `null` for none.
+ * A {@link FailureLog} on the `failure_log` table of a SQLite stores file (e.g. `createSqliteStores(…).database`,
+ * whose schema migration creates the table). Each append is one INSERT, atomic across processes
+ * sharing the file; ids give arrival order. `listPage` reads a range of the primary key
+ * (`id > after`): a page costs the same at any depth; its cursor is the last row id of the page.
+ * `findByTraceId` reads the expression index `failure_log_by_trace` (on `json_extract(record, '$.traceId')`).
  *
- * @throws ToolrunError `INVALID_OPTIONS` for a `limit` that is not an integer ≥ 1 or an `after` that is not one.
- */
-function pageBounds(options: FailureLogPageOptions): { limit: number; afterId: number } {
-  if (!Number.isInteger(options.limit) || options.limit < 1) {
-    throw new ToolrunError('INVALID_OPTIONS', `listPage needs a limit that is an integer ≥ 1, received ${String(options.limit)}`);
-  }
-  const after = options.after ?? null;
-  if (after !== null && (typeof after !== 'string' || !/^\d{1,15}$/.test(after))) {
-    throw new ToolrunError('INVALID_OPTIONS', `listPage: ${JSON.stringify(after)} is not a cursor of this failure log (pass the next of an earlier page)`);
-  }
-  return { limit: options.limit, afterId: after === null ? 0 : Number(after) };
-}
-
-/**
- * A {@link FailureLog} on the `failure_log` table of a SQLite stores file (e.g. `createSqliteStores(…).database`).
- * Each append is one INSERT, atomic across processes sharing the file; ids give arrival order.
- * `listPage` reads a range of the primary key (`id > after`): a page costs the same at any depth;
- * its cursor is the last row id of the page. `findByTraceId` reads the expression index
- * `failure_log_by_trace` (on `json_extract(record, '$.traceId')`, created with the table, or added
- * to an older file when the log is opened).
+ * @throws the driver's error (`no such table: failure_log`) for a database that is not a migrated stores file.
  */
 export function createSqliteFailureLog(database: Database): FailureLog {
-  database.exec(SQLITE_FAILURE_LOG_SCHEMA);
   const insert = database.prepare('INSERT INTO failure_log (kind, tool_name, run_id, at, record) VALUES (?, ?, ?, ?, ?)');
   const selectPage = database.prepare('SELECT record FROM failure_log ORDER BY id LIMIT ? OFFSET ?');
   const selectAfter = database.prepare('SELECT id, record FROM failure_log WHERE id > ? ORDER BY id LIMIT ?');
@@ -66,12 +32,12 @@ export function createSqliteFailureLog(database: Database): FailureLog {
       return rows.map((row) => fromJsonText<FailureLogRecord>(row.record));
     },
     async listPage(pageOptions) {
-      const { limit, afterId } = pageBounds(pageOptions);
-      const rows = selectAfter.all(afterId, limit) as Array<{ id: number; record: string }>;
+      const after = failureLogCursor(pageOptions, 15);
+      const rows = selectAfter.all(after === null ? 0 : Number(after), pageOptions.limit) as Array<{ id: number; record: string }>;
       const last = rows[rows.length - 1];
       return {
         records: rows.map((row) => fromJsonText<FailureLogRecord>(row.record)),
-        next: last !== undefined ? String(last.id) : (pageOptions.after ?? null),
+        next: last !== undefined ? String(last.id) : after,
       };
     },
     async findByTraceId(traceId) {

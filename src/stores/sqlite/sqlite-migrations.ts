@@ -18,12 +18,31 @@ const entryNumber = (path: string) =>
   `CASE WHEN NOT json_valid(entry) THEN 0 WHEN json_type(entry, '${path}') IN ('integer', 'real') THEN json_extract(entry, '${path}') ELSE 0 END`;
 
 /**
+ * The failure log's table (`createSqliteFailureLog`), part of the baseline. Its statements are
+ * written `IF NOT EXISTS` because {@link migrateSqliteSchema} also applies them to a file found at
+ * the baseline version: files written at that version before the table joined the baseline have
+ * it only when a failure log was opened on them.
+ */
+const FAILURE_LOG = `
+  CREATE TABLE IF NOT EXISTS failure_log (
+    id        INTEGER PRIMARY KEY AUTOINCREMENT,  -- arrival order, never reused
+    kind      TEXT NOT NULL,                      -- 'tool-failure' | 'recovery' | 'breaker-open'
+    tool_name TEXT NOT NULL,
+    run_id    TEXT,
+    at        TEXT NOT NULL,                      -- ISO-8601, from the record
+    record    TEXT NOT NULL                       -- JSON FailureLogRecord
+  );
+  CREATE INDEX IF NOT EXISTS failure_log_by_tool ON failure_log (tool_name, id);
+  -- FailureLog.findByTraceId: a lookup must use this expression exactly (else SQLite scans the table)
+  CREATE INDEX IF NOT EXISTS failure_log_by_trace ON failure_log (json_extract(record, '$.traceId'));
+`;
+
+/**
  * The schema, whole: what an empty file gets.
  *
  * Times a store compares (TTL, leases, claims) are INTEGER epoch ms from the injected clock; JSON
  * values are TEXT holding `JSON.stringify` output; ids, keys and bodies are TEXT as `toStoredText`
- * writes them (the string itself, unless it holds `\u0000` or a lone surrogate). The failure log's
- * table is created by `createSqliteFailureLog` (`IF NOT EXISTS`).
+ * writes them (the string itself, unless it holds `\u0000` or a lone surrogate).
  */
 const BASELINE = `
   -- A conversation: one small row for its expiry sweep and inspection, and its messages as
@@ -238,7 +257,7 @@ const BASELINE = `
     ${REMOVE_GROUP_COUNT}
     ${ADD_GROUP_COUNT}
   END;
-`;
+${FAILURE_LOG}`;
 
 /**
  * The SQLite schema: the baseline (version 9, the version the first files were written with),
@@ -256,7 +275,8 @@ export const SQLITE_SCHEMA_VERSION = latestSchemaVersion(SQLITE_SCHEMA);
 /**
  * Brings the database to {@link SQLITE_SCHEMA_VERSION}: creates `schema_version` when missing and
  * applies what {@link migrationsToApply} returns, all in one IMMEDIATE transaction, so two
- * processes opening a fresh file at once apply each version once.
+ * processes opening a fresh file at once apply each version once. A file found at the baseline
+ * version also gets the failure log's table and indexes when it lacks them (nothing is recorded).
  *
  * @throws SchemaVersionError (a ToolrunError, `STORE_UNAVAILABLE`) when the file's schema version
  * is older than the baseline or newer than this code's; the driver's error when a statement fails.
@@ -268,6 +288,7 @@ export function migrateSqliteSchema(database: Database, nowMs: number): void {
       const row = database.prepare('SELECT MAX(version) AS version FROM schema_version').get() as { version: number | null };
       const location = { name: `the SQLite file ${database.name}`, recreate: 'delete it (with its -wal and -shm files)' };
       const record = database.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)');
+      if (row.version === SQLITE_SCHEMA.baseline.version) database.exec(FAILURE_LOG);
       for (const migration of migrationsToApply(SQLITE_SCHEMA, row.version, location)) {
         database.exec(migration.sql);
         record.run(migration.version, new Date(nowMs).toISOString());
