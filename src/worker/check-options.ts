@@ -1,8 +1,8 @@
 /**
  * The rule of each run and worker option, in one place. `createToolrun` (its `stores`, `hosts` and
- * `limits`), a config module (`assertToolrunConfig`) and a worker (`workerSettings`) check the
- * fields they take with these rules; they differ only in the error code and in the name that
- * begins the message.
+ * `limits`), a config module (`assertToolrunConfig`), a worker (`workerSettings`) and a drain
+ * (`drainToolDlq`) check the fields they take with these rules; they differ only in the error code
+ * and in the name that begins the message.
  */
 import { resolveModelPolicy, type ModelPolicyOptions } from '../agent/model-policy.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
@@ -73,7 +73,7 @@ function modelPolicyProblem(value: unknown, name: string): string | undefined {
 
 const positiveInteger = numberRule({ integer: true, minimum: 1 });
 /** A timer delay a worker waits a tenth of (a lease is renewed every third of it). */
-const workerDelay = numberRule({ integer: false, minimum: Number.MIN_VALUE, maximum: MAX_TIMER_MS / 10, ms: true });
+const workerDelay = numberRule({ integer: false, minimum: Number.MIN_VALUE, maximum: Math.floor(MAX_TIMER_MS / 10), ms: true });
 
 /** Each option's rule, in the order its problems are listed. */
 const RULES = {
@@ -95,6 +95,7 @@ const RULES = {
   sharedBreaker: (value, name) => (value === false || isRecord(value) ? undefined : `${name} must be an object or false, received ${describeValue(value)}`),
   hosts: (value) => hostRegistryProblems(value),
   concurrency: numberRule({ integer: true, minimum: 1, maximum: 10_000 }),
+  limit: numberRule({ integer: true, minimum: 0 }),
   leaseMs: workerDelay,
   pollIntervalMs: workerDelay,
 } satisfies Record<string, Rule>;

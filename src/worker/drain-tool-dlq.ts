@@ -2,7 +2,7 @@ import type { DeadLetterQueue } from '../ground/ports/stores.ts';
 import type { ResumableEntry } from '../ground/dead-letter-entries.ts';
 
 import { resolveRuntime } from './resolve-runtime.ts';
-import { ToolrunError } from '../ground/toolrun-error.ts';
+import { optionProblems, throwIfProblems } from './check-options.ts';
 import { replayDeadLetter } from './replay-dead-letter.ts';
 import type { ReplayOptions, ReplayResult, ReplayStatus } from './replay-tool-failure.ts';
 
@@ -10,9 +10,9 @@ import type { ReplayOptions, ReplayResult, ReplayStatus } from './replay-tool-fa
 export interface DrainOptions extends ReplayOptions {
   /** The tool DLQ to drain. @defaultValue `stores.toolDlq` */
   dlq?: DeadLetterQueue<ResumableEntry>;
-  /** Replays running at once. @defaultValue 4 */
+  /** Replays running at once: an integer from 1 to 10000, as a worker's `concurrency` (each replay runs a run as a worker's handler does). @defaultValue 4 */
   concurrency?: number;
-  /** Drain at most this many entries (oldest first). @defaultValue all */
+  /** Drain at most this many entries (oldest first): an integer ≥ 0. @defaultValue all */
   limit?: number;
   /** Also remove entries whose conversation expired (they stay, counted, by default). @defaultValue false */
   removeExpired?: boolean;
@@ -54,15 +54,14 @@ export interface DrainReport {
  * host's or a durable engine's run is replayed with `hosts[host]`, or left in place (`invalid_entry`
  * with its `host` and a `message`) when that host is not registered.
  *
- * @throws ToolrunError `INVALID_OPTIONS` for a `concurrency` that is not an integer from 1 to 1000 or a negative `limit`;
+ * @throws ToolrunError `INVALID_OPTIONS` for a `concurrency` that is not an integer from 1 to 10000 or a `limit` that is not
+ * an integer ≥ 0 (checked before the DLQ is read);
  * `TypeError` without `dlq` or `stores`.
  */
 export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> {
   const dlq = options.dlq ?? options.stores?.toolDlq;
   if (!dlq) throw new TypeError('drainToolDlq needs `dlq` or `stores`');
-  if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit >= 0)) {
-    throw new ToolrunError('INVALID_OPTIONS', `drainToolDlq: limit must be an integer ≥ 0, received ${String(options.limit)}`);
-  }
+  throwIfProblems(optionProblems(options, ['concurrency', 'limit']), 'INVALID_OPTIONS', 'drainToolDlq');
   const records = await dlq.list({ ...(options.limit !== undefined ? { limit: options.limit } : {}) });
   // one runtime and one breaker for the whole drain (schemas compiled once), unless the caller gave them
   const resolved = options.stores ? resolveRuntime(options, options.stores) : undefined;
@@ -71,12 +70,6 @@ export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> 
     : options;
   const report: DrainReport = { total: records.length, removed: 0, outcomes: {}, entries: [] };
   const concurrency = options.concurrency ?? 4;
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1_000) {
-    throw new ToolrunError(
-      'INVALID_OPTIONS',
-      `drainToolDlq: concurrency must be an integer from 1 to 1000, received ${typeof concurrency === 'string' ? `the string ${JSON.stringify(concurrency)}` : String(concurrency)}`,
-    );
-  }
   let next = 0;
   let done = 0;
   const workerLoop = async () => {
