@@ -75,16 +75,8 @@ export {
 } from './policies/shared-breaker.ts';
 
 // The agent loop and the model.
-export {
-  runAgent,
-  DEFAULT_CHECKPOINT_RETRY,
-  type AgentPersistence,
-  type AgentRunHooks,
-  type AgentRunResult,
-  type AgentRunStatus,
-  type CheckpointRetryOptions,
-  type RunAgentOptions,
-} from './agent/run-agent.ts';
+export { runAgent, type AgentPersistence, type AgentRunHooks, type AgentRunResult, type AgentRunStatus, type RunAgentOptions } from './agent/run-agent.ts';
+export { DEFAULT_CHECKPOINT_RETRY, type CheckpointRetryOptions } from './policies/retry-durable-write.ts';
 export type { ChatMessage, Model, ModelRequest, ModelResponse, ModelToolCall, TokenUsage } from './agent/messages.ts';
 export type { ModelFailureInfo, ModelFailureReason, ModelPolicyOptions } from './agent/model-policy.ts';
 export type { ToolFailureInfo } from './agent/run-state.ts';

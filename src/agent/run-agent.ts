@@ -14,8 +14,6 @@ import type { CheckpointRetryOptions } from '../policies/retry-durable-write.ts'
 import { createRunWriter, type RunWriter } from './run-writer.ts';
 import { runStepCalls } from './run-step-calls.ts';
 
-export { checkpointRetryOf, DEFAULT_CHECKPOINT_RETRY, type CheckpointRetryOptions } from '../policies/retry-durable-write.ts';
-
 /** How a run ended. */
 export type AgentRunStatus = 'completed' | 'tool_failed' | 'max_steps' | 'deadline_exceeded' | 'model_failed' | 'cancelled';
 
@@ -56,7 +54,7 @@ export interface AgentPersistence {
    * are thrown at once. The writes are idempotent (a write that reached the store before the error
    * is written again to the same effect). The waits follow `computeBackoffMs` on the runtime's
    * clock, and are not cut short by the run's signal or deadline.
-   * @defaultValue {@link DEFAULT_CHECKPOINT_RETRY}: 30 attempts, waits of 100 ms doubling to 5 s
+   * @defaultValue `DEFAULT_CHECKPOINT_RETRY`: 30 attempts, waits of 100 ms doubling to 5 s
    * (+ up to 50 ms jitter), about 2 minutes in all
    */
   checkpointRetry?: CheckpointRetryOptions;

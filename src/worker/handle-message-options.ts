@@ -1,4 +1,5 @@
-import type { AgentRunHooks, AgentRunStatus, CheckpointRetryOptions } from '../agent/run-agent.ts';
+import type { AgentRunHooks, AgentRunStatus } from '../agent/run-agent.ts';
+import type { CheckpointRetryOptions } from '../policies/retry-durable-write.ts';
 import type { Model } from '../agent/messages.ts';
 import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { ToolsInput } from '../core/tool-registry.ts';

@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '../ground/ports/clock.ts';
-import { checkpointRetryOf } from '../agent/run-agent.ts';
+import { checkpointRetryOf } from '../policies/retry-durable-write.ts';
 import type { WorkerOptions } from './worker-options.ts';
 import { optionProblems, throwIfProblems } from './check-options.ts';
 
