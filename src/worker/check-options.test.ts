@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { createToolrun } from './create-toolrun.ts';
 import { createWorker } from './create-worker.ts';
+import { assertToolrunConfig } from './worker-config.ts';
 
 const model = async () => ({ text: 'done', usage: { input: 1, output: 1 } });
 
@@ -18,5 +19,57 @@ describe('a stores bundle without a journal', () => {
       expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/^createWorker: `stores` lacks `journal`/) }),
     );
     expect(() => createWorker({ model, tools: [], stores: { ...withoutJournal, journal: null } as never })).toThrow(/lacks `journal`/);
+  });
+});
+
+describe('hostile option values', () => {
+  const stores = createMemoryStores();
+
+  it('a getter or Proxy that throws is a ToolrunError naming the option, not the thrown error', () => {
+    const throwing = Object.defineProperty({}, 'baseMs', {
+      enumerable: true,
+      get: () => {
+        throw new Error('getter boom');
+      },
+    });
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    expect(() => createWorker({ model, tools: [], stores, redeliveryBackoff: throwing as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: 'createWorker: `redeliveryBackoff` could not be read: getter boom' }),
+    );
+    expect(() => createWorker({ model, tools: [], stores, leaseMs: proxy as never })).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_OPTIONS',
+        message: 'createWorker: `leaseMs` must be a positive number (of ms, at most 214748364), received an object',
+      }),
+    );
+    expect(() => createToolrun({ model, tools: [], stores: proxy as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/^createToolrun: `stores` could not be read: /) }),
+    );
+    expect(() => createToolrun({ model, tools: [], hosts: throwing as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: 'createToolrun: `hosts` could not be read: getter boom' }),
+    );
+  });
+
+  it('a huge key or thousands of them give a message of bounded length that still says what is wrong', () => {
+    const huge = 'x'.repeat(1_000_000);
+    const messageOf = (fn: () => unknown): string => {
+      try {
+        fn();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    const backoff = messageOf(() => createWorker({ model, tools: [], stores, redeliveryBackoff: { baseMs: 1, maxMs: 2, [huge]: 1 } as never }));
+    expect(backoff).toMatch(/^createWorker: `redeliveryBackoff` must be \{ baseMs, maxMs \}.*unknown `x{40}…` \}$/);
+    expect(backoff.length).toBeLessThan(300);
+    const manyHosts = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`Bad${i}`, 1]));
+    const hosts = messageOf(() => createToolrun({ model, tools: [], hosts: { ...manyHosts, [huge]: 1 } as never }));
+    expect(hosts).toMatch(/^createToolrun: `hosts`: "Bad0" is not a host name .*; and 19982 more$/);
+    expect(hosts.length).toBeLessThan(3_000);
+    const config = messageOf(() => assertToolrunConfig({ model, tools: [], [huge]: 1 }));
+    expect(config).toMatch(/^config: unknown option `x{40}…` \(known: /);
+    expect(config.length).toBeLessThan(500);
   });
 });

@@ -5,22 +5,35 @@
  * and in the name that begins the message.
  */
 import { resolveModelPolicy, type ModelPolicyOptions } from '../agent/model-policy.ts';
+import { messageOf } from '../core/describe-thrown.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { hostRegistryProblems } from './host-continuation.ts';
+import { boundedText, keyList } from './option-text.ts';
 
 /** The largest delay a Node timer takes (2^31 − 1 ms); a larger one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
+/** How many problems a message lists before `and N more`. */
+const MAX_LISTED_PROBLEMS = 20;
+
+/** Whether `value` is an array; `false` for a revoked Proxy (which `Array.isArray` throws on). */
+function isArray(value: unknown): boolean {
+  try {
+    return Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
 
 /** A received value in an error message: its type, a number as it is, a string's first 40 characters. */
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(boundedText(value))}`;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return typeof value === 'object' ? 'an object' : typeof value;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !isArray(value);
 
 /** The problem of an option given `value` (never `undefined`), named `name` (backquoted, with its prefix); `undefined` when it is valid. */
 type Rule = (value: unknown, name: string) => string | string[] | undefined;
@@ -57,7 +70,7 @@ function redeliveryBackoffProblem(value: unknown, name: string): string | undefi
   const isMs = (ms: unknown): ms is number => typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIMER_MS;
   const extra = Object.keys(rest);
   if (isMs(baseMs) && isMs(maxMs) && maxMs > 0 && baseMs <= maxMs && extra.length === 0) return undefined;
-  const unknown = extra.length > 0 ? `, unknown ${extra.map((key) => `\`${key}\``).join(', ')}` : '';
+  const unknown = extra.length > 0 ? `, unknown ${keyList(extra)}` : '';
   return `${expected} and maxMs > 0, received { baseMs: ${describeValue(baseMs)}, maxMs: ${describeValue(maxMs)}${unknown} }`;
 }
 
@@ -106,13 +119,21 @@ export type CheckedOption = keyof typeof RULES;
 /**
  * The problems of `options`' fields among `fields` that are set (`undefined` is not set), in words,
  * in the order of the rules; each name is written as `prefix` + field (`'limits.'` for `limits.maxSteps`).
+ * A field whose reading throws (a getter, a Proxy) is a problem that quotes the thrown message.
  */
 export function optionProblems(options: object, fields: readonly CheckedOption[], prefix = ''): string[] {
   const problems: string[] = [];
   for (const [field, rule] of Object.entries(RULES) as [CheckedOption, Rule][]) {
-    const value = (options as Record<string, unknown>)[field];
-    if (value === undefined || !fields.includes(field)) continue;
-    const problem = rule(value, `\`${prefix}${field}\``);
+    if (!fields.includes(field)) continue;
+    const name = `\`${prefix}${field}\``;
+    let problem: string | string[] | undefined;
+    try {
+      const value = (options as Record<string, unknown>)[field];
+      if (value === undefined) continue;
+      problem = rule(value, name);
+    } catch (error) {
+      problem = `${name} could not be read: ${boundedText(messageOf(error))}`;
+    }
     if (problem !== undefined) problems.push(...(Array.isArray(problem) ? problem : [problem]));
   }
   return problems;
@@ -120,10 +141,12 @@ export function optionProblems(options: object, fields: readonly CheckedOption[]
 
 /**
  * Throws a `ToolrunError` with `code` and the message `source: problem; problem…` when `problems`
- * is not empty.
+ * is not empty (the first 20, then `and N more`).
  *
  * @throws ToolrunError `code`
  */
 export function throwIfProblems(problems: readonly string[], code: 'INVALID_OPTIONS' | 'INVALID_CONFIG', source: string): void {
-  if (problems.length > 0) throw new ToolrunError(code, `${source}: ${problems.join('; ')}`);
+  if (problems.length === 0) return;
+  const more = problems.length > MAX_LISTED_PROBLEMS ? `; and ${problems.length - MAX_LISTED_PROBLEMS} more` : '';
+  throw new ToolrunError(code, `${source}: ${problems.slice(0, MAX_LISTED_PROBLEMS).join('; ')}${more}`);
 }

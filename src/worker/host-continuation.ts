@@ -3,6 +3,7 @@ import type { ResumableEntry, ToolFailureEntry } from '../ground/dead-letter-ent
 import type { DeadLetterRecord, Stores } from '../ground/ports/stores.ts';
 import type { ToolSuccess } from '../ground/tool-result.ts';
 import { isHostName } from './host-entry.ts';
+import { boundedText } from './option-text.ts';
 import type { ReplayStatus } from './replay-status.ts';
 
 /** The failed call a host's stored conversation ends with: what a replay runs again. */
@@ -118,8 +119,9 @@ export function hostRegistryProblems(value: unknown): string[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     return ['`hosts` must be an object mapping host names to continuations ({ failedCall, resultMessages, continueRun }) or replayers ({ replay })'];
   const problems: string[] = [];
-  for (const [name, registration] of Object.entries(value)) {
-    if (!isHostName(name)) problems.push(`\`hosts\`: ${JSON.stringify(name)} is not a host name (a lower-case letter, then [a-z0-9.-])`);
+  for (const [key, registration] of Object.entries(value)) {
+    const name = boundedText(key);
+    if (!isHostName(key)) problems.push(`\`hosts\`: ${JSON.stringify(name)} is not a host name (a lower-case letter, then [a-z0-9.-])`);
     if (typeof registration !== 'object' || registration === null) {
       problems.push(`\`hosts.${name}\` must be an object`);
       continue;

@@ -9,6 +9,7 @@ import type { RunHooks, RunLimits, RunModelOptions, RunRuntimeOptions } from './
 import type { HostRegistry } from './host-continuation.ts';
 import type { WorkerOptions } from './worker-options.ts';
 import { describeValue, optionProblems, throwIfProblems } from './check-options.ts';
+import { keyList } from './option-text.ts';
 
 /**
  * What a config module gives the worker, `toolrun dlq replay|drain` and any caller of
@@ -153,7 +154,6 @@ export function assertToolrunConfig(value: unknown, source = 'config'): asserts 
     problems.push(`\`tools\` must be an array or an object, received ${describeValue(config.tools)}`);
   problems.push(...optionProblems(config, OPTIONAL_KEYS));
   const unknown = Object.keys(config).filter((key) => !KNOWN_KEYS.has(key));
-  if (unknown.length > 0)
-    problems.push(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `\`${key}\``).join(', ')} (known: ${[...KNOWN_KEYS].join(', ')})`);
+  if (unknown.length > 0) problems.push(`unknown option${unknown.length > 1 ? 's' : ''} ${keyList(unknown)} (known: ${[...KNOWN_KEYS].join(', ')})`);
   throwIfProblems(problems, 'INVALID_CONFIG', source);
 }
