@@ -2,13 +2,22 @@ import type { Redactor } from '../core/redact.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import type { RunJournal } from '../ground/ports/run-journal.ts';
 
+/** `[object Tag]` of `value`, or `[object]` for a revoked Proxy (which throws even on that). */
+function tagOf(value: unknown): string {
+  try {
+    return Object.prototype.toString.call(value);
+  } catch {
+    return `[${typeof value}]`;
+  }
+}
+
 /** A thrown value as a bounded, redacted line (never throws). */
 export function describeThrown(error: unknown, redactor: Redactor): string {
   let text: string;
   try {
     text = error instanceof Error ? `${error.name}: ${error.message}` : typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error));
   } catch {
-    text = Object.prototype.toString.call(error);
+    text = tagOf(error);
   }
   return redactBounded(redactor, text, 1024);
 }
