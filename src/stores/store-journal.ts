@@ -1,4 +1,14 @@
-import { deadLetterMarkKey, deliveryErrorKey, ledgerKey, runClaimKey, type OpenedRun, type RunJournal, type RunStep } from '../ground/ports/run-journal.ts';
+import {
+  completionKey,
+  deadLetterMarkKey,
+  deliveryErrorKey,
+  ledgerKey,
+  runClaimKey,
+  type JsonValue,
+  type OpenedRun,
+  type RunJournal,
+  type RunStep,
+} from '../ground/ports/run-journal.ts';
 import type { Stores } from '../ground/ports/stores.ts';
 
 /** The stores a {@link createStoreJournal} journal is made of. */
@@ -17,7 +27,9 @@ export type JournalStores = Pick<Stores, 'conversations' | 'runs' | 'ledger'> & 
  *   rather than calling again. `finish` releases the claim after the commit.
  * - `recordDeliveryError` is `ledger.putIfAbsent`; another text than the stored one replaces it by
  *   `ledger.delete` and `putIfAbsent` (a crash between the two loses the record: the entry then says
- *   the cause is unknown). `markDeadLettered` is `ledger.putIfAbsent`, `deadLettered` a `ledger.get`.
+ *   the cause is unknown). `markDeadLettered` and `markCompleted` are `ledger.putIfAbsent`,
+ *   `deadLettered` and `completion` a `ledger.get`; `conversation` and `putConversation` are the
+ *   conversation store's `get` and `put`.
  */
 export function createStoreJournal(stores: JournalStores): RunJournal {
   const journal: RunJournal = {
@@ -70,6 +82,19 @@ export function createStoreJournal(stores: JournalStores): RunJournal {
       await stores.ledger.putIfAbsent(deadLetterMarkKey(runId, stepIndex, kind), at);
     },
     deadLettered: async (runId, stepIndex, kind) => (await stores.ledger.get(deadLetterMarkKey(runId, stepIndex, kind))) !== undefined,
+    conversation: (conversationRef) => stores.conversations.get(conversationRef),
+    putConversation: (conversationRef, messages) => stores.conversations.put(conversationRef, messages),
+    async markCompleted(runId, text) {
+      await stores.ledger.putIfAbsent(completionKey(runId), { text });
+    },
+    completion: async (runId) => completionOf(await stores.ledger.get(completionKey(runId))),
   };
   return journal;
+}
+
+/** A completion mark as the ledger holds it (`{ text }`), read as {@link RunJournal.completion} answers it. */
+export function completionOf(value: JsonValue | undefined): { text: string | null } | undefined {
+  if (value === undefined) return undefined;
+  const text = typeof value === 'object' && value !== null && !Array.isArray(value) ? value.text : undefined;
+  return { text: typeof text === 'string' ? text : null };
 }

@@ -95,6 +95,10 @@ beforeAll(async () => {
     lastDeliveryError: (...args) => journal.lastDeliveryError(...args),
     markDeadLettered: (...args) => journal.markDeadLettered(...args),
     deadLettered: (...args) => journal.deadLettered(...args),
+    conversation: (...args) => journal.conversation(...args),
+    putConversation: (...args) => journal.putConversation(...args),
+    markCompleted: (...args) => journal.markCompleted(...args),
+    completion: (...args) => journal.completion(...args),
   };
   flakyAgent = createDbosAgent({
     dbos: DBOS,

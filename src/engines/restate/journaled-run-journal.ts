@@ -23,7 +23,7 @@ export interface JournalInRestateOptions {
 
 /**
  * toolrun's journal as Restate steps: each read and write of the run (open, recorded, record,
- * forget, commit, finish, a message's delivery error, a dead-letter mark) is a `ctx.run` step, so a retried invocation gets the same answers in the
+ * forget, commit, finish, a message's delivery error, a dead-letter mark, a conversation, a completion mark) is a `ctx.run` step, so a retried invocation gets the same answers in the
  * same order (deterministic replay) and a write is not sent again once journaled. The writes are
  * idempotent, so one sent again after a crash inside its step changes nothing. The claim is taken
  * for `holder` whatever holder the caller names; renewals and releases go to the store directly
@@ -55,5 +55,10 @@ export function journalInRestate(context: RestateStepContext, options: JournalIn
     markDeadLettered: (runId, stepIndex, kind, at) =>
       step(context, 'toolrun.journal.markDeadLettered', () => journal.markDeadLettered(runId, stepIndex, kind, at), retry),
     deadLettered: (runId, stepIndex, kind) => step(context, 'toolrun.journal.deadLettered', () => journal.deadLettered(runId, stepIndex, kind), retry),
+    conversation: (conversationRef) => step(context, 'toolrun.journal.conversation', () => journal.conversation(conversationRef), retry),
+    putConversation: (conversationRef, messages) =>
+      step(context, 'toolrun.journal.putConversation', () => journal.putConversation(conversationRef, messages), retry),
+    markCompleted: (runId, text) => step(context, 'toolrun.journal.markCompleted', () => journal.markCompleted(runId, text), retry),
+    completion: (runId) => step(context, 'toolrun.journal.completion', () => journal.completion(runId), retry),
   };
 }

@@ -57,8 +57,11 @@ export type OpenedRun = ({ claimed: true; started?: boolean } & CommittedRun) | 
 export interface RecordedCall {
   /** The step (0-based) whose model turn asked for the call. */
   stepIndex: number;
-  /** The call's index in that turn's tool calls (0-based). */
-  callIndex: number;
+  /**
+   * The call's index in that turn's tool calls (0-based); for a host run (an SDK's own loop), the
+   * host's tool-call id.
+   */
+  callIndex: number | string;
   /** The outcome as recorded (the tool's result envelope). */
   outcome: JsonValue;
 }
@@ -94,6 +97,9 @@ export interface RunStep {
  *   none of them), so a process killed at any point leaves the whole step or nothing.
  * - Redeliveries: what a queue consumer needs when a message comes again — the message's last
  *   delivery error, and the marks of failures pushed to a dead-letter sink that cannot push by key.
+ * - Host runs (an SDK's own loop, a durable engine): the host keeps the loop, the journal keeps the
+ *   conversation a dead-lettered run stopped at ({@link RunJournal.conversation}), the outcomes of
+ *   its replayed calls and its completion by a replay, under the host run id `<host>:<runId>`.
  *
  * Implementations: `createStoreJournal` composes one from the store ports (memory, Redis, any
  * custom bundle); the SQLite and PostgreSQL bundles have native ones (one transaction or one
@@ -119,11 +125,11 @@ export interface RunJournal {
    */
   open(runId: string, claim?: RunClaim, start?: RunStep): Promise<OpenedRun>;
   /** The outcome recorded for a call, or `undefined` when none was. */
-  recorded(runId: string, stepIndex: number, callIndex: number): Promise<JsonValue | undefined>;
+  recorded(runId: string, stepIndex: number, callIndex: number | string): Promise<JsonValue | undefined>;
   /** Records a call's outcome at once (before the step commits) unless it has one already: the first value stays. */
   record(runId: string, call: RecordedCall): Promise<void>;
   /** Forgets a call's outcome, so a replay runs the call again. */
-  forget(runId: string, stepIndex: number, callIndex: number): Promise<void>;
+  forget(runId: string, stepIndex: number, callIndex: number | string): Promise<void>;
   /** Commits one step atomically (see {@link RunStep}); the conversation's time to live restarts. */
   commit(step: RunStep): Promise<void>;
   /**
@@ -168,6 +174,24 @@ export interface RunJournal {
   markDeadLettered(runId: string, stepIndex: number, kind: ResumableEntry['kind'], at: string): Promise<void>;
   /** Whether {@link RunJournal.markDeadLettered} marked the run's failure at `stepIndex` of `kind`. */
   deadLettered(runId: string, stepIndex: number, kind: ResumableEntry['kind']): Promise<boolean>;
+  /**
+   * The conversation stored under `conversationRef` (by {@link RunJournal.putConversation} or a
+   * step's commit), or `undefined` when there is none or its time to live passed.
+   */
+  conversation(conversationRef: string): Promise<unknown[] | undefined>;
+  /**
+   * Stores (replaces) the whole conversation under `conversationRef`, without a checkpoint: the
+   * conversation a host run or a durable engine dead-lettered stopped at. Its time to live restarts.
+   */
+  putConversation(conversationRef: string, messages: readonly unknown[]): Promise<void>;
+  /**
+   * Marks a run whose loop the journal does not checkpoint (a host run, `<host>:<runId>`) completed
+   * by a replay, with its final text (`null` for none). The first mark stays. The toolrun stores
+   * keep it in the idempotency ledger (`<runId>:completed`, the value `{ text }`).
+   */
+  markCompleted(runId: string, text: string | null): Promise<void>;
+  /** What {@link RunJournal.markCompleted} recorded for `runId` (`{ text }`), or `undefined` when the run has no mark. */
+  completion(runId: string): Promise<{ text: string | null } | undefined>;
 }
 
 /** The claim key of a run: `run:<runId>` (whoever works on a run — a worker, a replay, a drain — holds it). */
@@ -185,7 +209,12 @@ export function deadLetterMarkKey(runId: string, stepIndex: number, kind: Resuma
   return kind === 'tool' ? `${runId}:dead-lettered:${stepIndex}` : `${runId}:dead-lettered:${kind}:${stepIndex}`;
 }
 
-/** The idempotency-ledger key of one tool call: run id + step index + call index. */
-export function ledgerKey(runId: string, stepIndex: number, callIndex: number): string {
+/** The idempotency-ledger key of one tool call: run id + step index + call index (or a host's tool-call id). */
+export function ledgerKey(runId: string, stepIndex: number, callIndex: number | string): string {
   return `${runId}:${stepIndex}:${callIndex}`;
+}
+
+/** The idempotency-ledger key of a run's completion mark ({@link RunJournal.markCompleted}): `<runId>:completed`. */
+export function completionKey(runId: string): string {
+  return `${runId}:completed`;
 }

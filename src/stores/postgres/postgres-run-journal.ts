@@ -1,5 +1,5 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import { deadLetterMarkKey, deliveryErrorKey, ledgerKey, runClaimKey, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
+import { completionKey, deadLetterMarkKey, deliveryErrorKey, ledgerKey, runClaimKey, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
 import type { ClaimStore, IdempotencyLedger, RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { toStoredText } from '../exact-text.ts';
@@ -7,6 +7,7 @@ import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';
 import type { PostgresConversations } from './postgres-conversation-store.ts';
 import { toPostgresCheckpointRow } from './postgres-run-store.ts';
+import { completionOf } from '../store-journal.ts';
 
 /** An open sweeps ended claims at most once per this many ms of its clock (as the claim store's `acquire`). */
 const SWEEP_INTERVAL_MS = 1_000;
@@ -29,7 +30,8 @@ export interface PostgresRunJournalParts {
  * outcomes, the checkpoint and, for `finish`, the end of the claim, in one transaction), sent
  * again with the whole conversation when the stored one is not the one the step extends (expired,
  * swept, replaced meanwhile). A call's outcome recorded alone is the ledger's `putIfAbsent`; a
- * delivery error is one upsert of its ledger row, a dead-letter mark the ledger's `putIfAbsent`.
+ * delivery error is one upsert of its ledger row, a dead-letter mark and a completion mark the
+ * ledger's `putIfAbsent`; a conversation stored or read alone is the conversation store's `put` or `get`.
  */
 export function createPostgresRunJournal(pool: PostgresQueryable, parts: PostgresRunJournalParts): RunJournal {
   const { schema, clock, conversations, runs, ledger, claims } = parts;
@@ -126,5 +128,11 @@ export function createPostgresRunJournal(pool: PostgresQueryable, parts: Postgre
       await ledger.putIfAbsent(deadLetterMarkKey(runId, stepIndex, kind), at);
     },
     deadLettered: async (runId, stepIndex, kind) => (await ledger.get(deadLetterMarkKey(runId, stepIndex, kind))) !== undefined,
+    conversation: (conversationRef) => conversations.store.get(conversationRef),
+    putConversation: (conversationRef, messages) => conversations.store.put(conversationRef, messages),
+    async markCompleted(runId, text) {
+      await ledger.putIfAbsent(completionKey(runId), { text });
+    },
+    completion: async (runId) => completionOf(await ledger.get(completionKey(runId))),
   };
 }

@@ -1,6 +1,15 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../ground/ports/clock.ts';
-import { deadLetterMarkKey, deliveryErrorKey, ledgerKey, runClaimKey, type OpenedRun, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
+import {
+  completionKey,
+  deadLetterMarkKey,
+  deliveryErrorKey,
+  ledgerKey,
+  runClaimKey,
+  type OpenedRun,
+  type RunJournal,
+  type RunStep,
+} from '../../ground/ports/run-journal.ts';
 import type { ClaimStore, IdempotencyLedger, RunCheckpoint } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
@@ -10,6 +19,7 @@ import type { SqliteConversations, SqliteStepMessages } from './sqlite-conversat
 import type { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import { prepareSqliteLedgerInsert } from './sqlite-idempotency-ledger.ts';
 import { prepareSqliteCheckpointWrite, toSqliteCheckpointRow, type SqliteCheckpointRow } from './sqlite-run-store.ts';
+import { completionOf } from '../store-journal.ts';
 
 /** The parts of one SQLite file a {@link createSqliteRunJournal} journal writes in its transactions. */
 export interface SqliteRunJournalParts {
@@ -52,8 +62,9 @@ const NO_END: StepEnd = { release: undefined, acknowledge: undefined };
  * or the start step of a run that has none)
  * and a step (its new messages as one appended chunk, its call outcomes, its checkpoint, and for
  * `finish` the end of the claim and the acknowledgement of the run's queue message) are each one IMMEDIATE transaction — with group commit, a share
- * of the group's transaction. A call's outcome recorded alone is one statement, and so is a
- * delivery error (an upsert of its ledger row) and a dead-letter mark.
+ * of the group's transaction. A call's outcome recorded alone is one statement, and so are a
+ * delivery error (an upsert of its ledger row), a dead-letter mark and a completion mark; a
+ * conversation stored or read alone is the conversation store's `put` or `get`.
  */
 export function createSqliteRunJournal(database: Database, parts: SqliteRunJournalParts): RunJournal {
   const { clock, conversations, ledger, claims, takeClaim, group, acknowledge } = parts;
@@ -175,5 +186,11 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
       insertOutcome(toStoredText(deadLetterMarkKey(runId, stepIndex, kind)), toJsonText(at), clock.now());
     },
     deadLettered: async (runId, stepIndex, kind) => (await ledger.get(deadLetterMarkKey(runId, stepIndex, kind))) !== undefined,
+    conversation: (conversationRef) => conversations.store.get(conversationRef),
+    putConversation: (conversationRef, messages) => conversations.store.put(conversationRef, messages),
+    async markCompleted(runId, text) {
+      insertOutcome(toStoredText(completionKey(runId)), toJsonText({ text }), clock.now());
+    },
+    completion: async (runId) => completionOf(await ledger.get(completionKey(runId))),
   };
 }

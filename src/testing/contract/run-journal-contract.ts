@@ -39,7 +39,10 @@ const step = (messages: unknown[], storedCount: number, checkpoint: RunCheckpoin
  * step that ends its holder's claim and only its holder's, a start step committed with the claim
  * only for a run with nothing committed (where the journal does it), `INVALID_OPTIONS` for a bad lease,
  * a message's last delivery error (the ledger row `message:<id>:last-delivery-error`; the same
- * text leaves it, another replaces it) and a run's dead-letter marks (ledger rows, the first stays).
+ * text leaves it, another replaces it), a run's dead-letter marks (ledger rows, the first stays),
+ * and what a host run keeps in it: a conversation stored without a checkpoint (read through the
+ * conversation store), a call recorded by its tool-call id (the ledger row
+ * `<host>:<runId>:<stepIndex>:<toolCallId>`) and a completion mark (`<host>:<runId>:completed`).
  *
  * `options.clock` says whose clock the claims' leases run on, as for `describeClaimStoreContract`:
  * with `'server'` (Redis) the test of an ended claim waits out a short lease in real time.
@@ -150,6 +153,43 @@ export function describeRunJournalContract(makeStores: MakeStores, options: Clai
       // a mark the ledger already holds (a database written before the journal had the method) reads as one
       await stores.ledger.putIfAbsent('run_e:dead-lettered:model:0', '2026-01-01T00:00:00.000Z');
       expect(await journal.deadLettered('run_e', 0, 'model')).toBe(true);
+    });
+
+    it('putConversation, conversation: a conversation without a checkpoint, kept as the conversation store holds it', async () => {
+      const { stores } = harness();
+      const { journal } = stores;
+      expect(await journal.conversation('conv_host')).toBeUndefined();
+      await journal.putConversation('conv_host', sample());
+      expect(await journal.conversation('conv_host')).toEqual(sample());
+      expect(await stores.conversations.get('conv_host')).toEqual(sample());
+      expect(await stores.runs.get('run_host')).toBeUndefined();
+      await journal.putConversation('conv_host', [{ n: 1 }]);
+      expect(await journal.conversation('conv_host')).toEqual([{ n: 1 }]);
+      await stores.conversations.put('conv_other', [{ n: 2 }]);
+      expect(await journal.conversation('conv_other')).toEqual([{ n: 2 }]);
+    });
+
+    it("record, recorded by a host's tool-call id, and markCompleted, completion: ledger rows under <host>:<runId>, the first stays", async () => {
+      const { stores } = harness();
+      const { journal } = stores;
+      const hostRun = 'ai-sdk:run_h';
+      expect(await journal.recorded(hostRun, 2, 'call_9')).toBeUndefined();
+      await journal.record(hostRun, { stepIndex: 2, callIndex: 'call_9', outcome: { status: 'success', data: 1 } });
+      await journal.record(hostRun, { stepIndex: 2, callIndex: 'call_9', outcome: { status: 'success', data: 2 } });
+      expect(await journal.recorded(hostRun, 2, 'call_9')).toEqual({ status: 'success', data: 1 });
+      expect(await stores.ledger.get('ai-sdk:run_h:2:call_9')).toEqual({ status: 'success', data: 1 });
+      expect(await journal.completion(hostRun)).toBeUndefined();
+      await journal.markCompleted(hostRun, 'done 東京');
+      await journal.markCompleted(hostRun, 'again');
+      expect(await journal.completion(hostRun)).toEqual({ text: 'done 東京' });
+      expect(await stores.ledger.get('ai-sdk:run_h:completed')).toEqual({ text: 'done 東京' });
+      await journal.markCompleted('anthropic:run_n', null);
+      expect(await journal.completion('anthropic:run_n')).toEqual({ text: null });
+      // a mark the ledger already holds (written before the journal had the method) reads as one
+      await stores.ledger.putIfAbsent('ai-sdk:run_old:completed', { text: 'old' });
+      expect(await journal.completion('ai-sdk:run_old')).toEqual({ text: 'old' });
+      await stores.ledger.putIfAbsent('ai-sdk:run_old:0:call_1', { status: 'success' });
+      expect(await journal.recorded('ai-sdk:run_old', 0, 'call_1')).toEqual({ status: 'success' });
     });
 
     it("finish: commits the last step and ends its holder's claim, never another holder's", async () => {
