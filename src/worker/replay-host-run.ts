@@ -1,16 +1,17 @@
 import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { ResumableEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
+import { ledgerKey } from '../ground/ports/run-journal.ts';
 import type { DeadLetterQueue, DeadLetterRecord, JsonValue, Stores } from '../ground/ports/stores.ts';
 import type { ToolSuccess } from '../ground/tool-result.ts';
 import type { HostContinuation } from './host-continuation.ts';
-import { hostOfEntry } from './host-entry.ts';
+import { hostEntryMessageId, hostOfEntry } from './host-entry.ts';
 import type { ReplayStatus } from './replay-status.ts';
 import { claimRun, newClaimHolder } from './run-claim.ts';
 
 /** Options of {@link replayHostRun}. */
 export interface HostRunReplayOptions {
-  /** The stores the run dead-lettered into (the claim through `journal`, the ledger, the conversation, the DLQ). */
-  stores: Pick<Stores, 'toolDlq' | 'conversations' | 'ledger' | 'journal'>;
+  /** The stores the run dead-lettered into: its journal (the claim, the conversation, the replayed call's outcome, the completion) and the DLQ. */
+  stores: Pick<Stores, 'toolDlq' | 'journal'>;
   /** The runtime whose tool failed (its fixed configuration). */
   runtime: ToolRuntime;
   /** The DLQ the record is in. @defaultValue `stores.toolDlq` */
@@ -41,14 +42,12 @@ export interface HostRunReplayResult {
   message?: string;
 }
 
-/** The ledger key of the failed call's outcome in a replay: the run, the step and the call id. */
+/**
+ * The ledger key of the failed call's outcome in a replay (`<host>:<runId>:<stepIndex>:<toolCallId>`):
+ * the journal's key of the call recorded under the host run id `<host>:<runId>`, by its tool-call id.
+ */
 export function hostCallLedgerKey(host: string, entry: Pick<ToolFailureEntry, 'runId' | 'stepIndex'>, toolCallId: string): string {
-  return `${host}:${entry.runId}:${entry.stepIndex}:${toolCallId}`;
-}
-
-/** The ledger key that says a replay completed the run. */
-export function hostCompletedLedgerKey(host: string, runId: string): string {
-  return `${host}:${runId}:completed`;
+  return ledgerKey(hostEntryMessageId(host, entry.runId), entry.stepIndex, toolCallId);
 }
 
 /**
@@ -57,14 +56,14 @@ export function hostCompletedLedgerKey(host: string, runId: string): string {
  * 1. claims the run (`run:<runId>` through `stores.journal`, renewed every third of `claimLeaseMs`):
  *    a second replay at once gets `in_progress` and does nothing; a replayer killed mid-way frees
  *    it when the lease expires;
- * 2. a run a replay already completed → `already_completed` (the entry is removed);
- * 3. reads the conversation (`stores.conversations`, or `continuation.readConversation`): gone → `expired`;
- * 4. runs the failed call again with its recorded arguments, keyed in the idempotency ledger by
- *    host, run, step and call id: a write an earlier replay applied is read back, not applied
- *    again. Still failing → `tool_failed`, the model not called, the entry stays;
+ * 2. a run a replay already completed (its journal's completion mark) → `already_completed` (the entry is removed);
+ * 3. reads the conversation (`journal.conversation`, or `continuation.readConversation`): gone → `expired`;
+ * 4. runs the failed call again with its recorded arguments, its outcome recorded in the journal
+ *    under the host run id `<host>:<runId>` by step and call id: a write an earlier replay applied
+ *    is read back, not applied again. Still failing → `tool_failed`, the model not called, the entry stays;
  * 5. appends `continuation.resultMessages` and calls `continuation.continueRun`: the host's loop
  *    runs the remaining steps;
- * 6. records the run completed in the ledger, then stores the whole conversation (for a stored
+ * 6. marks the run completed in the journal, then stores the whole conversation (for a stored
  *    one; until then it ends with the failed call, so a replayer killed in between leaves it
  *    replayable) and removes the entry (`completed`).
  *
@@ -83,6 +82,8 @@ export async function replayHostRun(
   if (host === null || entry?.kind !== 'tool' || typeof entry.conversationRef !== 'string' || !Number.isInteger(entry.stepIndex))
     return { ...base, status: 'invalid_entry', runId: null, message: 'not a tool failure dead-lettered by a host run' };
   const { runId } = entry;
+  const { journal } = stores;
+  const hostRunId = hostEntryMessageId(host, runId);
   const claimed = await claimRun(stores.journal, runId, {
     holder: newClaimHolder(`${host}-replay`),
     leaseMs: options.claimLeaseMs ?? 300_000,
@@ -90,9 +91,9 @@ export async function replayHostRun(
   });
   if (!claimed.ok) return { ...base, status: 'in_progress', runId, ...(claimed.holder !== undefined ? { holder: claimed.holder } : {}) };
   try {
-    const completed = (await stores.ledger.get(hostCompletedLedgerKey(host, runId))) as { text?: string | null } | undefined;
-    if (completed !== undefined) return { ...base, status: 'already_completed', runId, text: completed.text ?? null, removed: await dlq.remove(record.id) };
-    const stored = continuation.readConversation ? await continuation.readConversation(entry) : await stores.conversations.get(entry.conversationRef);
+    const completed = await journal.completion(hostRunId);
+    if (completed !== undefined) return { ...base, status: 'already_completed', runId, text: completed.text, removed: await dlq.remove(record.id) };
+    const stored = continuation.readConversation ? await continuation.readConversation(entry) : await journal.conversation(entry.conversationRef);
     if (stored === undefined) {
       const removed = options.removeExpired === true ? await dlq.remove(record.id) : false;
       return { ...base, status: 'expired', runId, removed, message: `the conversation ${entry.conversationRef} is gone (its time to live passed)` };
@@ -102,7 +103,7 @@ export async function replayHostRun(
     if (call === undefined) return { ...base, status: 'invalid_entry', runId, message: 'the stored conversation does not end with the failed call' };
 
     const key = hostCallLedgerKey(host, entry, call.toolCallId);
-    let result = (await stores.ledger.get(key)) as ToolSuccess | undefined;
+    let result = (await journal.recorded(hostRunId, entry.stepIndex, call.toolCallId)) as ToolSuccess | undefined;
     if (result === undefined) {
       const ran = await runtime.run({
         name: call.toolName,
@@ -114,14 +115,16 @@ export async function replayHostRun(
       });
       if (ran.status !== 'success')
         return { ...base, status: 'tool_failed', runId, message: `${call.toolName} failed again: ${ran.error.code}: ${ran.error.message}` };
-      result = (await stores.ledger.putIfAbsent(key, ran as unknown as JsonValue)).value as unknown as ToolSuccess;
+      // the first outcome recorded stays: a replayer whose claim lapsed meanwhile may have recorded one
+      await journal.record(hostRunId, { stepIndex: entry.stepIndex, callIndex: call.toolCallId, outcome: ran as unknown as JsonValue });
+      result = ((await journal.recorded(hostRunId, entry.stepIndex, call.toolCallId)) ?? ran) as ToolSuccess;
     }
     const resumed = [...messages, ...continuation.resultMessages(call, result)];
     // the stored conversation keeps ending with the failed call until the run is recorded completed:
     // a replayer killed in between leaves it as the next replay needs it
     const continued = await continuation.continueRun({ runId, entry, messages: resumed, runtime, ...(options.signal ? { signal: options.signal } : {}) });
-    await stores.ledger.putIfAbsent(hostCompletedLedgerKey(host, runId), { text: continued.text ?? null });
-    if (continuation.readConversation === undefined) await stores.conversations.put(entry.conversationRef, [...resumed, ...(continued.newMessages ?? [])]);
+    await journal.markCompleted(hostRunId, continued.text ?? null);
+    if (continuation.readConversation === undefined) await journal.putConversation(entry.conversationRef, [...resumed, ...(continued.newMessages ?? [])]);
     const removed = await dlq.remove(record.id);
     return { ...base, status: 'completed', runId, modelCalls: continued.modelCalls, text: continued.text ?? null, removed };
   } finally {
