@@ -53,7 +53,7 @@ export interface HostContinuation {
   continueRun(input: HostContinueInput): Promise<HostContinueResult>;
   /**
    * Reads a conversation the host keeps itself (the entry's `conversationRef` is the host's
-   * reference); `undefined` when it is gone (the replay ends `expired`). @defaultValue `stores.conversations.get(entry.conversationRef)`
+   * reference); `undefined` when it is gone (the replay ends `expired`). @defaultValue `stores.journal.conversation(entry.conversationRef)`
    */
   readConversation?(entry: ToolFailureEntry): Promise<readonly unknown[] | undefined>;
   /** The runtime whose tool failed. @defaultValue the replay's (built from the config's or the toolrun's tools) */

@@ -3,6 +3,7 @@ import { redactBounded } from '../core/build-failure.ts';
 import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { ToolCallRecord } from '../core/tool-call-record.ts';
 import type { ToolFailureEntry } from '../ground/dead-letter-entries.ts';
+import type { RunJournal } from '../ground/ports/run-journal.ts';
 import type { Stores } from '../ground/ports/stores.ts';
 import { boundedToolArgs, MAX_ENTRY_TOOL_NAME_BYTES, MAX_LAST_ERROR_BYTES } from './build-tool-failure-entry.ts';
 import { hostEntryMessageId } from './host-entry.ts';
@@ -13,8 +14,8 @@ export const DEFAULT_HOST_RETRY_BUDGET = 2;
 
 /** Where and how a host adapter dead-letters what a run cannot recover in-band (the `deadLetter` option of `toAiSdk`, `toAnthropicTools`…). */
 export interface HostDeadLetterOptions {
-  /** toolrun's stores (`createToolrun(...).stores`): the entry goes to `toolDlq`, a stored conversation to `conversations`. */
-  stores: { toolDlq: Pick<Stores['toolDlq'], 'pushOnce' | 'remove'>; conversations: Pick<Stores['conversations'], 'put'> };
+  /** toolrun's stores (`createToolrun(...).stores`): the entry goes to `toolDlq`, a stored conversation to the run's `journal`. */
+  stores: { toolDlq: Pick<Stores['toolDlq'], 'pushOnce' | 'remove'>; journal: Pick<RunJournal, 'putConversation'> };
   /** Retries (attempts beyond each call's first) one tool may spend across the run's steps, an integer 0–100. @defaultValue 2 */
   toolRetryBudget?: number;
 }
@@ -92,8 +93,8 @@ function tokens(value: unknown): number {
  * The dead-letter side of one host run, shared by every host adapter: the same routing as toolrun's
  * own loop (transient with budget left → in-band; exhausted, misconfigured or circuit open → one
  * resumable tool-DLQ entry; never the message DLQ: a host run has no message). The entry is a
- * `ToolFailureEntry` with `originalMessageId` `<host>:<runId>`, its conversation stored in
- * `stores.conversations` under a new `conversationRef` (or the host's own reference), and
+ * `ToolFailureEntry` with `originalMessageId` `<host>:<runId>`, its conversation stored through
+ * `stores.journal` under a new `conversationRef` (or the host's own reference), and
  * `tokensSpent` the usage observed before the failed step. What the host does with the failed call
  * (the model gets the envelope) is unchanged.
  *
@@ -143,7 +144,7 @@ export function createHostRunDeadLetter(options: HostRunDeadLetterOptions): Host
       if ('ref' in held) conversationRef = held.ref;
       else {
         conversationRef = newConversationRef(runtime.clock.now());
-        await stores.conversations.put(conversationRef, held.messages);
+        await stores.journal.putConversation(conversationRef, held.messages);
       }
       const entry: ToolFailureEntry = {
         kind: 'tool',

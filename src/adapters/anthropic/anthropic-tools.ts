@@ -147,10 +147,10 @@ async function runDeadLettered(
 
 function deadLetterProblems(value: unknown): string[] {
   const options = (typeof value === 'object' && value !== null ? value : {}) as Partial<AnthropicDeadLetterOptions>;
-  const stores = options.stores as { toolDlq?: { pushOnce?: unknown }; conversations?: { put?: unknown } } | undefined;
+  const stores = options.stores as { toolDlq?: { pushOnce?: unknown }; journal?: { putConversation?: unknown } } | undefined;
   const problems: string[] = [];
-  if (typeof stores?.toolDlq?.pushOnce !== 'function' || typeof stores.conversations?.put !== 'function')
-    problems.push('deadLetter.stores must be toolrun stores (with toolDlq and conversations), e.g. createToolrun(...).stores');
+  if (typeof stores?.toolDlq?.pushOnce !== 'function' || typeof stores.journal?.putConversation !== 'function')
+    problems.push('deadLetter.stores must be toolrun stores (with toolDlq and journal), e.g. createToolrun(...).stores');
   if (typeof options.messages !== 'function')
     problems.push('deadLetter.messages must be a function returning the runner’s messages (() => runner.params.messages)');
   if (options.usage !== undefined && typeof options.usage !== 'function') problems.push('deadLetter.usage must be a function');

@@ -8,8 +8,8 @@ import { createHostRunDeadLetter } from '../../worker/host-run-dead-letter.ts';
 
 /** Where `toolrun mcp-proxy` dead-letters the calls that exhaust their retries. */
 export interface ProxyDeadLetterOptions {
-  /** The proxy's stores: the entry goes to `toolDlq`, the call (unredacted, with its origin) to `conversations`. */
-  stores: Pick<Stores, 'toolDlq' | 'conversations'>;
+  /** The proxy's stores: the entry goes to `toolDlq`, the call (unredacted, with its origin) to the conversation of its `journal`. */
+  stores: Pick<Stores, 'toolDlq' | 'journal'>;
   /** Called with each entry written (for the log, the metrics and the alert line). */
   onDeadLettered?: (entry: ToolFailureEntry) => void;
 }
@@ -52,14 +52,14 @@ export function proxiedRunId(origin: McpProxiedCall['origin']): string {
 export async function deadLetterProxiedCall(call: SettledProxyCall, options: ProxyDeadLetterOptions): Promise<ToolFailureEntry | undefined> {
   if (call.record.result.status !== 'failed') return undefined;
   let written: ToolFailureEntry | undefined;
-  const { toolDlq, conversations } = options.stores;
+  const { toolDlq, journal } = options.stores;
   const deadLetter = createHostRunDeadLetter({
     host: MCP_PROXY_HOST,
     runId: proxiedRunId(call.origin),
     runtime: call.runtime,
     toolRetryBudget: Math.max(0, Math.min(100, call.retryBudget)),
     stores: {
-      conversations,
+      journal,
       toolDlq: {
         remove: (id) => toolDlq.remove(id),
         pushOnce: async (key, entry) => {
