@@ -15,7 +15,7 @@ import type { DbosRunInput } from './dbos-run-types.ts';
 export interface DbosSweepOptions {
   /** The `DBOS` class in a launched process, or a `DBOSClient`. */
   control: DbosControl;
-  /** toolrun's stores: the DLQs and the conversations of swept runs. */
+  /** toolrun's stores: the DLQs, and the journal (the conversations of swept runs, the marks of their entries). */
   stores: Stores;
   /** The agent workflow's registered name. @defaultValue `'toolrun.agent'` */
   name?: string;
@@ -97,7 +97,7 @@ export async function sweepDbosGaveUp(options: DbosSweepOptions): Promise<DbosSw
     const conversationRef = `conv_dbos_${input.runId}`;
     const parsed = parseRunRequest({ id: input.messageId, body: input.body }, Number.MAX_SAFE_INTEGER, now, redactor);
     const messages: ChatMessage[] = parsed.ok ? initialMessages(parsed.request) : [];
-    await stores.conversations.put(conversationRef, messages);
+    await stores.journal.putConversation(conversationRef, messages);
     const entry: RunFailureEntry = {
       kind: 'run',
       runId: input.runId,
