@@ -71,5 +71,14 @@ describe('hostile option values', () => {
     const config = messageOf(() => assertToolrunConfig({ model, tools: [], [huge]: 1 }));
     expect(config).toMatch(/^config: unknown option `x{40}…` \(known: /);
     expect(config.length).toBeLessThan(500);
+    const policy = messageOf(() => assertToolrunConfig({ model, tools: [], modelPolicy: { maxAttempts: huge } }));
+    expect(policy).toMatch(/^config: `modelPolicy` is invalid: .*maxAttempts/);
+    expect(policy.length).toBeLessThan(500);
+  });
+
+  it('a worker without stores is INVALID_OPTIONS, not a TypeError on the first port read', () => {
+    expect(() => createWorker({ model, tools: [], stores: undefined as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: 'createWorker: `stores` must be a Stores bundle, received undefined' }),
+    );
   });
 });

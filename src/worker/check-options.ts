@@ -14,6 +14,10 @@ import { boundedText, keyList } from './option-text.ts';
 const MAX_TIMER_MS = 2_147_483_647;
 /** How many problems a message lists before `and N more`. */
 const MAX_LISTED_PROBLEMS = 20;
+/** How many characters of a thrown message a problem quotes. */
+const MAX_QUOTED_MESSAGE_CHARS = 200;
+
+const boundedMessage = (message: string): string => (message.length > MAX_QUOTED_MESSAGE_CHARS ? `${message.slice(0, MAX_QUOTED_MESSAGE_CHARS)}…` : message);
 
 /** Whether `value` is an array; `false` for a revoked Proxy (which `Array.isArray` throws on). */
 function isArray(value: unknown): boolean {
@@ -35,7 +39,7 @@ export function describeValue(value: unknown): string {
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !isArray(value);
 
-/** The problem of an option given `value` (never `undefined`), named `name` (backquoted, with its prefix); `undefined` when it is valid. */
+/** The problem of an option given `value` (`undefined` only for a required option), named `name` (backquoted, with its prefix); `undefined` when it is valid. */
 type Rule = (value: unknown, name: string) => string | string[] | undefined;
 
 /** A number in `[minimum, maximum]` (at most `Number.MAX_SAFE_INTEGER`), an integer when `integer`; `ms` says the bound is a duration. */
@@ -53,7 +57,7 @@ function numberRule(rule: { integer: boolean; minimum: number; maximum?: number;
 const PORTS = ['conversations', 'runs', 'ledger', 'breakers', 'messageDlq', 'toolDlq', 'queue', 'claims', 'journal'] as const;
 
 function storesProblem(stores: unknown): string | undefined {
-  if (typeof stores !== 'object' || stores === null) return `\`stores\` must be a Stores bundle, received ${stores === null ? 'null' : typeof stores}`;
+  if (typeof stores !== 'object' || stores === null) return `\`stores\` must be a Stores bundle, received ${describeValue(stores)}`;
   if (typeof (stores as { then?: unknown }).then === 'function') {
     return '`stores` is a Promise: await the bundle first (`const stores = await createPostgresStores({ … })`)';
   }
@@ -80,7 +84,8 @@ function modelPolicyProblem(value: unknown, name: string): string | undefined {
     resolveModelPolicy(value as ModelPolicyOptions);
     return undefined;
   } catch (error) {
-    return `${name} is invalid: ${error instanceof Error ? error.message : String(error)}`;
+    // the policy's message quotes the value it refused, which may be a megabyte long
+    return `${name} is invalid: ${boundedMessage(messageOf(error))}`;
   }
 }
 
@@ -117,11 +122,12 @@ const RULES = {
 export type CheckedOption = keyof typeof RULES;
 
 /**
- * The problems of `options`' fields among `fields` that are set (`undefined` is not set), in words,
- * in the order of the rules; each name is written as `prefix` + field (`'limits.'` for `limits.maxSteps`).
- * A field whose reading throws (a getter, a Proxy) is a problem that quotes the thrown message.
+ * The problems of `options`' fields among `fields` that are set (`undefined` is not set, and is a
+ * problem only for a field among `required`), in words, in the order of the rules; each name is
+ * written as `prefix` + field (`'limits.'` for `limits.maxSteps`). A field whose reading throws (a
+ * getter, a Proxy) is a problem that quotes the thrown message.
  */
-export function optionProblems(options: object, fields: readonly CheckedOption[], prefix = ''): string[] {
+export function optionProblems(options: object, fields: readonly CheckedOption[], prefix = '', required: readonly CheckedOption[] = []): string[] {
   const problems: string[] = [];
   for (const [field, rule] of Object.entries(RULES) as [CheckedOption, Rule][]) {
     if (!fields.includes(field)) continue;
@@ -129,10 +135,10 @@ export function optionProblems(options: object, fields: readonly CheckedOption[]
     let problem: string | string[] | undefined;
     try {
       const value = (options as Record<string, unknown>)[field];
-      if (value === undefined) continue;
+      if (value === undefined && !required.includes(field)) continue;
       problem = rule(value, name);
     } catch (error) {
-      problem = `${name} could not be read: ${boundedText(messageOf(error))}`;
+      problem = `${name} could not be read: ${boundedMessage(messageOf(error))}`;
     }
     if (problem !== undefined) problems.push(...(Array.isArray(problem) ? problem : [problem]));
   }

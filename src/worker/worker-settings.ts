@@ -32,12 +32,12 @@ const WORKER_FIELDS = [
  * The settings of a worker from its options (see {@link WorkerOptions} for the defaults).
  *
  * @param source - the function named in the error message. @defaultValue `'createWorker'`
- * @throws ToolrunError `INVALID_OPTIONS` for a `stores` that is a Promise or lacks a port, or a
+ * @throws ToolrunError `INVALID_OPTIONS` for a `stores` that is missing, a Promise or lacks a port, or a
  * `concurrency`, `leaseMs`, `pollIntervalMs`, DLQ bound, `maxDeliveries`, `redeliveryBackoff` or
  * `checkpointRetry` out of range (every problem but `checkpointRetry`'s in one message).
  */
 export function workerSettings(options: WorkerOptions, source = 'createWorker'): WorkerSettings {
-  throwIfProblems(optionProblems(options, WORKER_FIELDS), 'INVALID_OPTIONS', source);
+  throwIfProblems(optionProblems(options, WORKER_FIELDS, '', ['stores']), 'INVALID_OPTIONS', source);
   // checked here, once: a bad value would otherwise fail every delivery
   checkpointRetryOf(options.checkpointRetry);
   const backoff = options.redeliveryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
