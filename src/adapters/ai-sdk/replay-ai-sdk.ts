@@ -34,8 +34,8 @@ export type AiSdkContinueRun = (messages: unknown[], context: { runtime: ToolRun
 
 /** Options of {@link replayAiSdkDeadLetter}: registered once per app, used for every entry. */
 export interface AiSdkReplayOptions {
-  /** The stores the run dead-lettered into (the claim, the ledger, the conversation, the DLQ). */
-  stores: Pick<Stores, 'toolDlq' | 'conversations' | 'ledger' | 'claims' | 'journal'>;
+  /** The stores the run dead-lettered into: its journal (the claim, the conversation, the replayed call's outcome, the completion) and the DLQ. */
+  stores: Pick<Stores, 'toolDlq' | 'journal'>;
   /** The runtime whose tool failed (its fixed configuration). */
   runtime: ToolRuntime;
   /** How to continue a run of this app in the AI SDK's own loop (see {@link AiSdkContinueRun}). */

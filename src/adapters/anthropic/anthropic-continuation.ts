@@ -65,8 +65,8 @@ export function anthropicContinuation(options: AnthropicContinuationOptions): Ho
 
 /** Options of {@link replayAnthropicDeadLetter}. */
 export interface AnthropicReplayOptions extends AnthropicContinuationOptions {
-  /** The stores the run dead-lettered into. */
-  stores: Pick<Stores, 'toolDlq' | 'conversations' | 'ledger' | 'journal'>;
+  /** The stores the run dead-lettered into: its journal (the claim, the conversation, the replayed call's outcome, the completion) and the DLQ. */
+  stores: Pick<Stores, 'toolDlq' | 'journal'>;
   /** The runtime whose tool failed (its fixed configuration). */
   runtime: ToolRuntime;
   /** How long the replay's claim on the run lasts without renewal, in ms. @defaultValue 300_000 */

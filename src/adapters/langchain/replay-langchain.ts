@@ -42,8 +42,8 @@ export interface LangChainContinuationOptions {
    * For a checkpointed run it must use the checkpointer the run used.
    */
   agent: LangChainReplayAgent;
-  /** toolrun's stores, to read and rewrite the conversation of a run without a checkpointer. @defaultValue none: such a run cannot be replayed (`INVALID_OPTIONS`) */
-  stores?: Pick<Stores, 'conversations'>;
+  /** toolrun's stores, to read and rewrite the conversation of a run without a checkpointer (through `journal`). @defaultValue none: such a run cannot be replayed (`INVALID_OPTIONS`) */
+  stores?: Pick<Stores, 'journal'>;
   /** Config for the continuation's `invoke` (recursion limit, context, callbacks; for a run without a checkpointer on an agent with one, its `thread_id`). @defaultValue none */
   config?: LangChainRunConfig;
   /** The runtime whose tool failed. @defaultValue the replay's */
@@ -52,8 +52,8 @@ export interface LangChainContinuationOptions {
 
 /** Options of {@link replayLangChainDeadLetter}. */
 export interface LangChainReplayOptions extends Omit<LangChainContinuationOptions, 'stores' | 'runtime'> {
-  /** The stores the run dead-lettered into (the claim, the ledger, the conversation, the DLQ). */
-  stores: Pick<Stores, 'toolDlq' | 'conversations' | 'ledger' | 'claims' | 'journal'>;
+  /** The stores the run dead-lettered into: its journal (the claim, the conversation, the replayed call's outcome, the completion) and the DLQ. */
+  stores: Pick<Stores, 'toolDlq' | 'journal'>;
   /** The runtime whose tool failed (its fixed configuration). */
   runtime: ToolRuntime;
   /** How long the replay's claim on the run (`run:<runId>`) lasts without renewal. @defaultValue 300_000 */
@@ -122,7 +122,7 @@ function continued(state: unknown, before: number): { text: string | null; model
  *   the referenced checkpoint (`agent.graph.getState`; gone → `expired`), and the loop goes on from a
  *   fork of the thread at the failed step (`graph.updateState(…, 'tools')` with the answer and the
  *   answers the turn's other calls got in the live run, then `agent.invoke(null, <fork>)`);
- * - a run without one: the stored messages (`stores.conversations`) plus the answer go to
+ * - a run without one: the stored messages (`stores.journal.conversation`) plus the answer go to
  *   `agent.invoke({ messages })`, and the whole conversation is stored back.
  *
  * The continuation's invocation carries `configurable.toolrun_replay_of`, so a middleware with
@@ -148,7 +148,7 @@ export function langchainContinuation(options: LangChainContinuationOptions): Ho
         return messages.length === 0 ? undefined : messages; // the checkpoint, or its thread, is gone
       }
       if (stores === undefined) throw new ToolrunError('INVALID_OPTIONS', 'langchainContinuation needs { stores } to replay a run without a checkpointer');
-      const stored = await stores.conversations.get(entry.conversationRef);
+      const stored = await stores.journal.conversation(entry.conversationRef);
       if (stored === undefined) return undefined;
       try {
         return restoreMessages(stored);
@@ -164,7 +164,7 @@ export function langchainContinuation(options: LangChainContinuationOptions): Ho
       if (ref === undefined) {
         const state = await agent.invoke({ messages }, { ...base, configurable });
         const run = continued(state, messages.length);
-        await stores?.conversations.put(entry.conversationRef, toStoredMessages([...(messages as BaseMessage[]), ...run.added]));
+        await stores?.journal.putConversation(entry.conversationRef, toStoredMessages([...(messages as BaseMessage[]), ...run.added]));
         return { text: run.text, modelCalls: run.modelCalls };
       }
       const graph = graphOf(agent);

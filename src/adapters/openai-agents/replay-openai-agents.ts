@@ -78,8 +78,8 @@ export function openAiAgentsContinuation(continueRun: ContinueOpenAiAgentsRun): 
 
 /** Options of {@link replayOpenAiAgentsDeadLetter}. */
 export interface OpenAiAgentsReplayOptions {
-  /** The stores the run dead-lettered into (the claim through `journal`, the ledger, the conversation, the DLQ). */
-  stores: Pick<Stores, 'toolDlq' | 'conversations' | 'ledger' | 'journal'>;
+  /** The stores the run dead-lettered into: its journal (the claim, the conversation, the replayed call's outcome, the completion) and the DLQ. */
+  stores: Pick<Stores, 'toolDlq' | 'journal'>;
   /** The runtime whose tool failed (its fixed configuration). */
   runtime: ToolRuntime;
   /** How to continue a run of this app in the SDK's loop (see {@link ContinueOpenAiAgentsRun}). */
