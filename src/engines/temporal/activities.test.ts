@@ -96,10 +96,11 @@ function setup(extraTools: ToolDefinition[] = [], clock: Clock = createAutoAdvan
 }
 
 /** Runs `toolrunCallTool` as Temporal attempt `attempt` of the activity of workflow `workflowId`. */
-function runActivity(s: Setup, call: TemporalToolCall, info: { attempt?: number; workflowId?: string } = {}, ledger = false) {
+function runActivity(s: Setup, call: TemporalToolCall, info: { attempt?: number; workflowId?: string } = {}, recordOutcomes = false) {
   const activities = createToolrunActivities({
     runtime: s.runtime,
-    stores: { toolDlq: s.stores.toolDlq, conversations: s.stores.conversations, ...(ledger ? { ledger: s.stores.ledger } : {}) },
+    stores: { toolDlq: s.stores.toolDlq, journal: s.stores.journal },
+    recordOutcomes,
     backoff: { random: () => 0 },
   });
   const environment = new MockActivityEnvironment({
@@ -235,7 +236,8 @@ describe('toolrunCallTool: cancellation', () => {
     });
     // the real clock: the tool's 30 s timeout must not fire before the cancellation
     const s = setup([hang], systemClock);
-    const activities = createToolrunActivities({ runtime: s.runtime, stores: { ...s.stores } });
+    // outcomes recorded: a cancellation recorded as the call's outcome would show in the ledger below
+    const activities = createToolrunActivities({ runtime: s.runtime, stores: { ...s.stores }, recordOutcomes: true });
     const environment = new MockActivityEnvironment({ workflowExecution: { workflowId: 'wf-c', runId: 'r' } });
     const pending = environment.run(activities.toolrunCallTool, { stepIndex: 0, name: 'slow_report', args: {} });
     setTimeout(() => environment.cancel(), 20);
@@ -305,5 +307,15 @@ describe('toolrunDeadLetter', () => {
     );
     expect(failure.nonRetryable).toBe(true);
     expect(await s.stores.toolDlq.list()).toEqual([]);
+  });
+});
+
+describe('createToolrunActivities: options', () => {
+  it('stores without a journal, or a recordOutcomes that is not a boolean: INVALID_OPTIONS', () => {
+    const s = setup();
+    const missing = { runtime: s.runtime, stores: { toolDlq: s.stores.toolDlq } } as unknown as Parameters<typeof createToolrunActivities>[0];
+    expect(() => createToolrunActivities(missing)).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
+    const flag = { runtime: s.runtime, stores: s.stores, recordOutcomes: 'yes' } as unknown as Parameters<typeof createToolrunActivities>[0];
+    expect(() => createToolrunActivities(flag)).toThrow(/recordOutcomes must be a boolean/);
   });
 });

@@ -10,8 +10,8 @@ import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import { DEFAULT_TOOL_RETRY_BUDGET, toRetryDirective, type RetryBudgetState, type ToolDeadLetterReason } from '../../core/retry-directive.ts';
 import type { ToolCallRecord } from '../../core/tool-call-record.ts';
 import type { ToolFailureEntry } from '../../ground/dead-letter-entries.ts';
-import { ledgerKey } from '../../ground/ports/run-journal.ts';
-import type { ConversationStore, DeadLetterQueue, IdempotencyLedger, JsonValue } from '../../ground/ports/stores.ts';
+import { ledgerKey, type RunJournal } from '../../ground/ports/run-journal.ts';
+import type { DeadLetterQueue, JsonValue } from '../../ground/ports/stores.ts';
 import type { ResumableEntry } from '../../ground/dead-letter-entries.ts';
 import type { ToolFailure, ToolResult } from '../../ground/tool-result.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
@@ -39,15 +39,23 @@ export interface ToolrunActivitiesOptions {
   /** The tool runtime (built once per worker process: its breakers and shared-breaker store are shared by every activity). */
   runtime: ToolRuntime;
   /**
-   * toolrun's stores: the dead-letter activity writes the entry to `toolDlq` and the conversation to
-   * `conversations`; with `ledger`, a call's final outcome is recorded by (workflow id, step, call)
-   * and an activity attempt that finds it returns it without running the tool again.
+   * toolrun's stores (`createToolrun(...).stores` has both): the dead-letter activity writes the
+   * entry to `toolDlq` and the conversation through `journal.putConversation`; with
+   * `recordOutcomes`, the call activity records each call's final outcome through `journal.record`.
    */
   stores: {
     toolDlq: Pick<DeadLetterQueue<ResumableEntry>, 'pushOnce'>;
-    conversations: Pick<ConversationStore, 'put'>;
-    ledger?: Pick<IdempotencyLedger, 'get' | 'putIfAbsent'>;
+    journal: Pick<RunJournal, 'putConversation' | 'record' | 'recorded'>;
   };
+  /**
+   * Records each call's final outcome (an envelope returned to the model) in `stores.journal`, by
+   * (workflow id, step, call) — the ledger key `<workflowId>:<stepIndex>:<callIndex>` — so an
+   * activity attempt that finds it (the worker died after the tool ran, before Temporal heard of
+   * it) returns it without running the tool again. Off, the activity reads and writes no outcome
+   * and every attempt runs the tool (it gets the same `context.idempotencyKey` either way).
+   * @defaultValue false
+   */
+  recordOutcomes?: boolean;
   /** Retries (Temporal attempts beyond the first) a call may spend before the run is dead-lettered. @defaultValue 2 */
   retryBudget?: number;
   /** The backoff and random source of `toRetryDirective` (for waits when the server asked for none). @defaultValue toolrun's retry policy */
@@ -98,8 +106,10 @@ async function callTool(options: ToolrunActivitiesOptions, call: TemporalToolCal
   const { runtime, stores } = options;
   const context = Context.current();
   const runId = runIdOf(context);
-  const key = ledgerKey(runId, call.stepIndex, call.callIndex ?? 0);
-  const recorded = await stores.ledger?.get(key);
+  const callIndex = call.callIndex ?? 0;
+  const key = ledgerKey(runId, call.stepIndex, callIndex);
+  const recording = options.recordOutcomes === true;
+  const recorded = recording ? await stores.journal.recorded(runId, call.stepIndex, callIndex) : undefined;
   if (recorded !== undefined) return recorded as unknown as ToolResult;
   const record = await withHeartbeats(
     context,
@@ -131,9 +141,10 @@ async function callTool(options: ToolrunActivitiesOptions, call: TemporalToolCal
   });
   const result = record.result;
   if (directive.action === 'return-to-model') {
-    if (stores.ledger === undefined) return result;
-    const stored = await stores.ledger.putIfAbsent(key, result as unknown as JsonValue);
-    return stored.value as unknown as ToolResult;
+    if (!recording) return result;
+    // the first outcome recorded stays: an attempt that ran meanwhile (a timed-out one) may have recorded one
+    await stores.journal.record(runId, { stepIndex: call.stepIndex, callIndex, outcome: result as unknown as JsonValue });
+    return ((await stores.journal.recorded(runId, call.stepIndex, callIndex)) ?? result) as unknown as ToolResult;
   }
   // only failures are retried or dead-lettered
   const failure = result as ToolFailure;
@@ -162,7 +173,7 @@ async function deadLetter(options: ToolrunActivitiesOptions, input: TemporalDead
   if (typeof input?.conversationRef !== 'string' || !input.conversationRef.startsWith('conv_'))
     throw ApplicationFailure.nonRetryable('toolrunDeadLetter: conversationRef must be a string starting with conv_', 'ToolrunInvalidInput');
   // the conversation first: an entry never points at a conversation that is not there
-  await stores.conversations.put(input.conversationRef, input.messages);
+  await stores.journal.putConversation(input.conversationRef, input.messages);
   const { details } = input;
   const entry: ToolFailureEntry = {
     kind: 'tool',
@@ -188,8 +199,9 @@ async function deadLetter(options: ToolrunActivitiesOptions, input: TemporalDead
  *   the waits, as durable timers) and maps `toRetryDirective` of its outcome, with Temporal's
  *   attempt as the retries spent:
  *   - `return-to-model` → returns the envelope (the activity completes: no retry); with
- *     `stores.ledger` the envelope is recorded by (workflow id, step, call) first, and a later
- *     attempt of the same call returns it without running the tool;
+ *     `recordOutcomes` the envelope is recorded in `stores.journal` by (workflow id, step, call)
+ *     first (the first recorded stays and is the one returned), and a later attempt of the same
+ *     call returns it without running the tool;
  *   - `retry` → throws a retryable `ApplicationFailure` of type `ToolrunRetry` with
  *     `nextRetryDelay: afterMs` (the server's `Retry-After` or rate-limit reset, or toolrun's
  *     backoff);
@@ -199,7 +211,8 @@ async function deadLetter(options: ToolrunActivitiesOptions, input: TemporalDead
  *   retries. A cancellation by Temporal (delivered through heartbeats, sent at half the activity's
  *   `heartbeatTimeout` when it has one) aborts the tool's signal and rethrows Temporal's
  *   cancellation, so it is never recorded as the tool's outcome.
- * - `toolrunDeadLetter(input)`: stores the conversation under `input.conversationRef` and pushes
+ * - `toolrunDeadLetter(input)`: stores the conversation under `input.conversationRef`
+ *   (`stores.journal.putConversation`) and pushes
  *   one `ToolFailureEntry` (`runId` = workflow id, `originalMessageId` = `temporal:<workflowId>`, so
  *   `replayDeadLetter` routes it to `hosts.temporal` and an unregistered host leaves it untouched)
  *   keyed by (workflow id, step): a retried activity adds no second entry.
@@ -207,15 +220,18 @@ async function deadLetter(options: ToolrunActivitiesOptions, input: TemporalDead
  * Call it once per worker process and register the result; the workflow side uses `callTool` or
  * `deadLetterRun` from `toolrun/temporal/workflow`.
  *
- * @throws ToolrunError `INVALID_OPTIONS` when `runtime` or `stores` is missing or `retryBudget` is not an integer ≥ 0.
+ * @throws ToolrunError `INVALID_OPTIONS` when `runtime`, `stores.toolDlq` or `stores.journal` is missing,
+ * `retryBudget` is not an integer ≥ 0, or `recordOutcomes` is given and not a boolean.
  * @see https://docs.temporal.io/encyclopedia/retry-policies (nextRetryDelay, non-retryable errors)
  */
 export function createToolrunActivities(options: ToolrunActivitiesOptions): ToolrunActivities {
-  if (options?.runtime === undefined || options.stores?.toolDlq === undefined || options.stores.conversations === undefined)
-    throw new ToolrunError('INVALID_OPTIONS', 'createToolrunActivities needs `runtime` and `stores` with `toolDlq` and `conversations`');
+  if (options?.runtime === undefined || options.stores?.toolDlq === undefined || options.stores.journal === undefined)
+    throw new ToolrunError('INVALID_OPTIONS', 'createToolrunActivities needs `runtime` and `stores` with `toolDlq` and `journal`');
   const retryBudget = options.retryBudget;
   if (retryBudget !== undefined && !(Number.isInteger(retryBudget) && retryBudget >= 0))
     throw new ToolrunError('INVALID_OPTIONS', `createToolrunActivities: retryBudget must be an integer ≥ 0, received ${String(retryBudget)}`);
+  if (options.recordOutcomes !== undefined && typeof options.recordOutcomes !== 'boolean')
+    throw new ToolrunError('INVALID_OPTIONS', `createToolrunActivities: recordOutcomes must be a boolean, received ${typeof options.recordOutcomes}`);
   return {
     toolrunCallTool: (call) => callTool(options, call),
     toolrunDeadLetter: (input) => deadLetter(options, input),

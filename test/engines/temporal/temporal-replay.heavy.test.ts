@@ -133,8 +133,8 @@ async function realOutcomes() {
       }),
     ],
   });
-  // no ledger: both calls are (workflow, step 1, call 0), in two different histories
-  const activities = createToolrunActivities({ runtime, stores: { toolDlq: stores.toolDlq, conversations: stores.conversations } });
+  // outcomes not recorded: both calls are (workflow, step 1, call 0), in two different histories
+  const activities = createToolrunActivities({ runtime, stores: { toolDlq: stores.toolDlq, journal: stores.journal } });
   const environment = new MockActivityEnvironment({ workflowExecution: { workflowId: WORKFLOW_ID, runId: RUN_ID } }, { logger: new DefaultLogger('ERROR') });
   const envelope = await environment.run(activities.toolrunCallTool, { stepIndex: 1, name: 'search_flights', args: { date: '2026-01-05' }, callId: 'call_1' });
   const thrown = await environment
