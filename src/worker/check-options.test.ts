@@ -81,4 +81,31 @@ describe('hostile option values', () => {
       expect.objectContaining({ code: 'INVALID_OPTIONS', message: 'createWorker: `stores` must be a Stores bundle, received undefined' }),
     );
   });
+
+  it('createToolrun refuses a `limits` that is not an object, and one that cannot be read', () => {
+    for (const [limits, received] of [
+      [[], 'an array'],
+      ['x', 'the string "x"'],
+      [null, 'null'],
+    ] as const) {
+      expect(() => createToolrun({ model, tools: [], limits: limits as never })).toThrow(
+        expect.objectContaining({
+          code: 'INVALID_OPTIONS',
+          message: `createToolrun: \`limits\` must be an object ({ maxSteps, deadlineMs, … }), received ${received}`,
+        }),
+      );
+    }
+    const throwing = Object.defineProperty({ model, tools: [] }, 'limits', {
+      enumerable: true,
+      get: () => {
+        throw new Error('limits boom');
+      },
+    });
+    expect(() => createToolrun(throwing)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: 'createToolrun: `limits` could not be read: limits boom' }),
+    );
+    expect(() => createToolrun({ model, tools: [], limits: { maxSteps: 0 } })).toThrow(
+      /^createToolrun: `limits\.maxSteps` must be an integer ≥ 1, received 0$/,
+    );
+  });
 });

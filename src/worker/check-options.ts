@@ -89,6 +89,15 @@ function modelPolicyProblem(value: unknown, name: string): string | undefined {
   }
 }
 
+/** The fields of `createToolrun`'s `limits` (`RunLimits`), checked as the flat options of the same names. */
+const LIMIT_FIELDS = ['maxSteps', 'toolRetryBudget', 'maxDeliveries', 'deadlineMs', 'maxBodyBytes'] as const;
+
+function limitsProblem(value: unknown, name: string): string | string[] | undefined {
+  if (!isRecord(value)) return `${name} must be an object ({ maxSteps, deadlineMs, … }), received ${describeValue(value)}`;
+  // `limits.maxSteps`: the name without its backquotes, as the prefix of each field
+  return optionProblems(value, LIMIT_FIELDS, `${name.slice(1, -1)}.`);
+}
+
 const positiveInteger = numberRule({ integer: true, minimum: 1 });
 /** A timer delay a worker waits a tenth of (a lease is renewed every third of it). */
 const workerDelay = numberRule({ integer: false, minimum: Number.MIN_VALUE, maximum: Math.floor(MAX_TIMER_MS / 10), ms: true });
@@ -112,6 +121,7 @@ const RULES = {
   runtimeOptions: (value, name) => (isRecord(value) ? undefined : `${name} must be an object, received ${describeValue(value)}`),
   sharedBreaker: (value, name) => (value === false || isRecord(value) ? undefined : `${name} must be an object or false, received ${describeValue(value)}`),
   hosts: (value) => hostRegistryProblems(value),
+  limits: limitsProblem,
   concurrency: numberRule({ integer: true, minimum: 1, maximum: 10_000 }),
   limit: numberRule({ integer: true, minimum: 0 }),
   leaseMs: workerDelay,

@@ -33,8 +33,7 @@ function checkToolrunOptions(options: ToolrunOptions): void {
   if (typeof options.model !== 'function')
     problems.push(`\`model\` must be a function (request) => Promise<response>, received ${describeValue(options.model)}`);
   if (options.tools === undefined && options.runtime === undefined) problems.push('`tools` or `runtime` is needed');
-  problems.push(...optionProblems(options, ['stores', 'hosts']));
-  problems.push(...optionProblems(options.limits ?? {}, ['maxSteps', 'toolRetryBudget', 'maxDeliveries', 'deadlineMs', 'maxBodyBytes'], 'limits.'));
+  problems.push(...optionProblems(options, ['stores', 'hosts', 'limits']));
   throwIfProblems(problems, 'INVALID_OPTIONS', 'createToolrun');
 }
 
@@ -116,7 +115,8 @@ export interface Toolrun {
  * ```
  *
  * @throws ToolrunError `INVALID_OPTIONS` for a missing `model`, no `tools` or `runtime`, a `stores`
- * that is a Promise (await `createPostgresStores` first) or lacks a port, or a limit out of range
+ * that is a Promise (await `createPostgresStores` first) or lacks a port, a `limits` that is not an
+ * object, or a limit out of range
  * (every problem in one message); `INVALID_DEFINITION` /
  * `INVALID_SCHEMA` for a bad tool — at creation, never per message.
  */
