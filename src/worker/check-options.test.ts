@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { createBullMqWorker } from '../queues/bullmq/create-bullmq-worker.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { createToolrun } from './create-toolrun.ts';
 import { createWorker } from './create-worker.ts';
+import { drainToolDlq } from './drain-tool-dlq.ts';
 import { assertToolrunConfig } from './worker-config.ts';
 
 const model = async () => ({ text: 'done', usage: { input: 1, output: 1 } });
@@ -107,5 +109,18 @@ describe('hostile option values', () => {
     expect(() => createToolrun({ model, tools: [], limits: { maxSteps: 0 } })).toThrow(
       /^createToolrun: `limits\.maxSteps` must be an integer ≥ 1, received 0$/,
     );
+  });
+
+  it('options of null are INVALID_OPTIONS for createWorker, createBullMqWorker and drainToolDlq', async () => {
+    expect(() => createWorker(null as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: 'createWorker: options must be an object, received null' }),
+    );
+    expect(() => createBullMqWorker(null as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: 'createBullMqWorker: options must be an object, received null' }),
+    );
+    await expect(drainToolDlq(null as never)).rejects.toMatchObject({
+      code: 'INVALID_OPTIONS',
+      message: 'drainToolDlq: options must be an object, received null',
+    });
   });
 });

@@ -135,9 +135,11 @@ export type CheckedOption = keyof typeof RULES;
  * The problems of `options`' fields among `fields` that are set (`undefined` is not set, and is a
  * problem only for a field among `required`), in words, in the order of the rules; each name is
  * written as `prefix` + field (`'limits.'` for `limits.maxSteps`). A field whose reading throws (a
- * getter, a Proxy) is a problem that quotes the thrown message.
+ * getter, a Proxy) is a problem that quotes the thrown message; `options` that is not an object
+ * (`null`, a number…) is the one problem `options must be an object, received …`.
  */
-export function optionProblems(options: object, fields: readonly CheckedOption[], prefix = '', required: readonly CheckedOption[] = []): string[] {
+export function optionProblems(options: unknown, fields: readonly CheckedOption[], prefix = '', required: readonly CheckedOption[] = []): string[] {
+  if (typeof options !== 'object' || options === null) return [`options must be an object, received ${describeValue(options)}`];
   const problems: string[] = [];
   for (const [field, rule] of Object.entries(RULES) as [CheckedOption, Rule][]) {
     if (!fields.includes(field)) continue;

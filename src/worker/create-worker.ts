@@ -91,13 +91,13 @@ export interface Worker {
  * the queue has delivered it more than `maxDeliveries` times. Store outages are not counted. A run
  * claimed by a replay or drain (`busy`) is released for later, not counted.
  *
- * @throws ToolrunError `INVALID_OPTIONS` for a `stores` that is a Promise (await
+ * @throws ToolrunError `INVALID_OPTIONS` for `options` that is not an object, a `stores` that is a Promise (await
  * `createPostgresStores` first) or lacks a port, or a `concurrency`, `leaseMs`, `pollIntervalMs`,
  * DLQ bound, `maxDeliveries`, `redeliveryBackoff` or `checkpointRetry` out of range.
  */
 export function createWorker(options: WorkerOptions): Worker {
-  const { stores } = options;
   const settings = workerSettings(options);
+  const { stores } = options;
   const { clock, concurrency, leaseMs, pollIntervalMs, maxDeliveries, redeliveryDelayMs } = settings;
   // the runtime (schemas compiled once) and the shared breaker, built once for every message of this worker
   const resolved = resolveRuntime({ ...options, clock }, stores);

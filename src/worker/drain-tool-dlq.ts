@@ -54,14 +54,14 @@ export interface DrainReport {
  * host's or a durable engine's run is replayed with `hosts[host]`, or left in place (`invalid_entry`
  * with its `host` and a `message`) when that host is not registered.
  *
- * @throws ToolrunError `INVALID_OPTIONS` for a `concurrency` that is not an integer from 1 to 10000 or a `limit` that is not
- * an integer ≥ 0 (checked before the DLQ is read);
+ * @throws ToolrunError `INVALID_OPTIONS` for `options` that is not an object, a `concurrency` that is not an integer from 1 to
+ * 10000 or a `limit` that is not an integer ≥ 0 (checked before the DLQ is read);
  * `TypeError` without `dlq` or `stores`.
  */
 export async function drainToolDlq(options: DrainOptions): Promise<DrainReport> {
+  throwIfProblems(optionProblems(options, ['concurrency', 'limit']), 'INVALID_OPTIONS', 'drainToolDlq');
   const dlq = options.dlq ?? options.stores?.toolDlq;
   if (!dlq) throw new TypeError('drainToolDlq needs `dlq` or `stores`');
-  throwIfProblems(optionProblems(options, ['concurrency', 'limit']), 'INVALID_OPTIONS', 'drainToolDlq');
   const records = await dlq.list({ ...(options.limit !== undefined ? { limit: options.limit } : {}) });
   // one runtime and one breaker for the whole drain (schemas compiled once), unless the caller gave them
   const resolved = options.stores ? resolveRuntime(options, options.stores) : undefined;

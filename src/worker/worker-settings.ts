@@ -32,7 +32,7 @@ const WORKER_FIELDS = [
  * The settings of a worker from its options (see {@link WorkerOptions} for the defaults).
  *
  * @param source - the function named in the error message. @defaultValue `'createWorker'`
- * @throws ToolrunError `INVALID_OPTIONS` for a `stores` that is missing, a Promise or lacks a port, or a
+ * @throws ToolrunError `INVALID_OPTIONS` for `options` that is not an object, a `stores` that is missing, a Promise or lacks a port, or a
  * `concurrency`, `leaseMs`, `pollIntervalMs`, DLQ bound, `maxDeliveries`, `redeliveryBackoff` or
  * `checkpointRetry` out of range (every problem but `checkpointRetry`'s in one message).
  */

@@ -10,6 +10,7 @@ import { resolveRuntime } from '../../worker/resolve-runtime.ts';
 import { isTransientStoreError } from '../../core/store-errors.ts';
 import { createDeadLetterBound } from '../../worker/dead-letter-bound.ts';
 import { workerSettings } from '../../worker/worker-settings.ts';
+import { optionProblems, throwIfProblems } from '../../worker/check-options.ts';
 import { fromJobId } from './job-id.ts';
 import type { RunJobData } from './run-job.ts';
 
@@ -110,11 +111,13 @@ function messageOf(job: Job<RunJobData>): { body: string; id: string } {
  * Bound: when a DLQ holds `maxDeadLetterEntries`, the job in hand is put back (delayed) and the
  * worker pauses, raising `dead-letter-full`; it resumes when the DLQ is below the bound again.
  *
- * @throws ToolrunError `INVALID_OPTIONS` for a `stores` that is a Promise or lacks a port, or a
+ * @throws ToolrunError `INVALID_OPTIONS` for `options` that is not an object, a `stores` that is a Promise or lacks a port, or a
  * `concurrency`, DLQ bound, `maxDeliveries`, `retryBackoff` (named `redeliveryBackoff` in the
  * message) or `checkpointRetry` out of range.
  */
 export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorker {
+  // `null` is INVALID_OPTIONS like any other bad option, not a TypeError from reading its fields
+  throwIfProblems(optionProblems(options, []), 'INVALID_OPTIONS', 'createBullMqWorker');
   const { stores, connection, queueName } = options;
   const { clock, concurrency, maxEntries, maxBytes, maxDeliveries, redeliveryDelayMs } = workerSettings(
     {
