@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Clock } from '../ground/ports/clock.ts';
 import { createBullMqWorker } from '../queues/bullmq/create-bullmq-worker.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { createToolrun } from './create-toolrun.ts';
@@ -122,5 +123,29 @@ describe('hostile option values', () => {
       code: 'INVALID_OPTIONS',
       message: 'drainToolDlq: options must be an object, received null',
     });
+  });
+});
+
+describe('a fractional leaseMs or pollIntervalMs', () => {
+  it('is rounded up to whole ms, so a clock whose time is the sum of its sleeps moves on', async () => {
+    // at 1e12 ms, a sleep of 5e-324 ms adds nothing: the empty queue would be polled without end at one instant
+    let now = 1e12;
+    const clock: Clock = {
+      now: () => now,
+      sleep: async (ms) => {
+        now += ms;
+        await new Promise((resolve) => setImmediate(resolve));
+      },
+    };
+    const stores = createMemoryStores({ clock });
+    const polls: Array<{ at: number; leaseMs: number }> = [];
+    const reserve = stores.queue.reserve.bind(stores.queue);
+    const queue = { ...stores.queue, reserve: (leaseMs: number) => (polls.push({ at: now, leaseMs }), reserve(leaseMs)) };
+    const worker = createWorker({ model, tools: [], stores: { ...stores, queue }, clock, leaseMs: 2.5, pollIntervalMs: Number.MIN_VALUE });
+    const running = worker.run();
+    for (let spins = 0; polls.length < 4 && spins < 1_000; spins++) await new Promise((resolve) => setImmediate(resolve));
+    worker.stop();
+    await running;
+    expect(polls.slice(0, 4)).toEqual([0, 1, 2, 3].map((ms) => ({ at: 1e12 + ms, leaseMs: 3 })));
   });
 });

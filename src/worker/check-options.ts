@@ -99,7 +99,7 @@ function limitsProblem(value: unknown, name: string): string | string[] | undefi
 }
 
 const positiveInteger = numberRule({ integer: true, minimum: 1 });
-/** A timer delay a worker waits a tenth of (a lease is renewed every third of it). */
+/** A timer delay a worker waits a tenth of (a lease is renewed every third of it); a worker rounds a fraction up to whole ms. */
 const workerDelay = numberRule({ integer: false, minimum: Number.MIN_VALUE, maximum: Math.floor(MAX_TIMER_MS / 10), ms: true });
 
 /** Each option's rule, in the order its problems are listed. */

@@ -15,10 +15,10 @@ export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'st
    * How long a reserved message stays invisible to other consumers. While a message is handled its
    * lease is renewed every `leaseMs / 3` (`RunQueue.extendLease`), so a run may take longer than
    * this; a consumer that dies stops renewing and the message is redelivered at most `leaseMs`
-   * later. @defaultValue 300_000
+   * later. A positive number of ms up to 214748364, a fraction rounded up. @defaultValue 300_000
    */
   leaseMs?: number;
-  /** Wait between polls of an empty queue. @defaultValue 100 */
+  /** Wait between polls of an empty queue: a positive number of ms up to 214748364, a fraction rounded up. @defaultValue 100 */
   pollIntervalMs?: number;
   /**
    * Bound of each DLQ. At the bound the worker stops taking new messages and raises

@@ -29,7 +29,8 @@ const WORKER_FIELDS = [
 ] as const;
 
 /**
- * The settings of a worker from its options (see {@link WorkerOptions} for the defaults).
+ * The settings of a worker from its options (see {@link WorkerOptions} for the defaults), with
+ * `leaseMs` and `pollIntervalMs` rounded up to whole milliseconds.
  *
  * @param source - the function named in the error message. @defaultValue `'createWorker'`
  * @throws ToolrunError `INVALID_OPTIONS` for `options` that is not an object, a `stores` that is missing, a Promise or lacks a port, or a
@@ -44,8 +45,10 @@ export function workerSettings(options: WorkerOptions, source = 'createWorker'):
   return {
     clock: options.clock ?? systemClock,
     concurrency: options.concurrency ?? 1,
-    leaseMs: options.leaseMs ?? 300_000,
-    pollIntervalMs: options.pollIntervalMs ?? 100,
+    // whole ms: a fraction (down to 5e-324) would renew and poll below the 1 ms timer floor, and
+    // make no progress on a clock whose time is the sum of its sleeps
+    leaseMs: Math.ceil(options.leaseMs ?? 300_000),
+    pollIntervalMs: Math.ceil(options.pollIntervalMs ?? 100),
     maxEntries: options.maxDeadLetterEntries ?? 10_000,
     maxBytes: options.maxDeadLetterBytes ?? 268_435_456,
     maxDeliveries: options.maxDeliveries ?? 5,
