@@ -247,6 +247,11 @@ describe('toolrun bad input', () => {
     expect(existsSync(join(directory, 'nothing-here.db'))).toBe(false);
   });
 
+  it('refuses a --lease-ms a worker would refuse, as a usage error', async () => {
+    expectUsageError(await cli(['worker', '--db', db, '--lease-ms', '214748365']), /--lease-ms <ms>.*expected an integer ≥ 1 and ≤ 214748364/);
+    expectUsageError(await cli(['worker', '--db', db, '--lease-ms', '0']), /--lease-ms <ms>.*expected an integer ≥ 1 and ≤ 214748364/);
+  });
+
   it('names what is wrong with the config', async () => {
     expectUsageError(await cli(['worker', '--db', db, '--until-empty'], { env: {} }), /missing config: pass --config FILE/);
     const invalid = join(directory, 'invalid.config.mjs');

@@ -1,11 +1,12 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 
-/** A commander parser for an integer ≥ `minimum` (1 by default). */
-export function integerOption(minimum = 1): (value: string) => number {
+/** A commander parser for an integer ≥ `minimum` (1 by default) and, when `maximum` is given, ≤ `maximum`. */
+export function integerOption(minimum = 1, maximum?: number): (value: string) => number {
+  const expected = `expected an integer ≥ ${minimum}${maximum === undefined ? '' : ` and ≤ ${maximum}`}`;
   return (value: string) => {
     const parsed = Number(value);
-    if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(parsed) || parsed < minimum) {
-      throw new InvalidArgumentError(`expected an integer ≥ ${minimum}`);
+    if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(parsed) || parsed < minimum || (maximum !== undefined && parsed > maximum)) {
+      throw new InvalidArgumentError(expected);
     }
     return parsed;
   };

@@ -99,8 +99,10 @@ function limitsProblem(value: unknown, name: string): string | string[] | undefi
 }
 
 const positiveInteger = numberRule({ integer: true, minimum: 1 });
+/** The largest `leaseMs` and `pollIntervalMs` of a worker, in ms: a tenth of the largest timer delay (214748364). */
+export const MAX_WORKER_DELAY_MS = Math.floor(MAX_TIMER_MS / 10);
 /** A timer delay a worker waits a tenth of (a lease is renewed every third of it); a worker rounds a fraction up to whole ms. */
-const workerDelay = numberRule({ integer: false, minimum: Number.MIN_VALUE, maximum: Math.floor(MAX_TIMER_MS / 10), ms: true });
+const workerDelay = numberRule({ integer: false, minimum: Number.MIN_VALUE, maximum: MAX_WORKER_DELAY_MS, ms: true });
 
 /** Each option's rule, in the order its problems are listed. */
 const RULES = {
