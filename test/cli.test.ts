@@ -252,6 +252,11 @@ describe('toolrun bad input', () => {
     expectUsageError(await cli(['worker', '--db', db, '--lease-ms', '0']), /--lease-ms <ms>.*expected an integer ≥ 1 and ≤ 214748364/);
   });
 
+  it('refuses a --concurrency a worker or a drain would refuse, as a usage error', async () => {
+    expectUsageError(await cli(['worker', '--db', db, '--concurrency', '10001']), /--concurrency <n>.*expected an integer ≥ 1 and ≤ 10000/);
+    expectUsageError(await cli(['dlq', 'drain', '--db', db, '--concurrency', '10001']), /--concurrency <n>.*expected an integer ≥ 1 and ≤ 10000/);
+  });
+
   it('names what is wrong with the config', async () => {
     expectUsageError(await cli(['worker', '--db', db, '--until-empty'], { env: {} }), /missing config: pass --config FILE/);
     const invalid = join(directory, 'invalid.config.mjs');

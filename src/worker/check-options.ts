@@ -101,6 +101,8 @@ function limitsProblem(value: unknown, name: string): string | string[] | undefi
 const positiveInteger = numberRule({ integer: true, minimum: 1 });
 /** The largest `leaseMs` and `pollIntervalMs` of a worker, in ms: a tenth of the largest timer delay (214748364). */
 export const MAX_WORKER_DELAY_MS = Math.floor(MAX_TIMER_MS / 10);
+/** The most messages (or replays) a worker or a drain handles at once. */
+export const MAX_CONCURRENCY = 10_000;
 /** A timer delay a worker waits a tenth of (a lease is renewed every third of it); a worker rounds a fraction up to whole ms. */
 const workerDelay = numberRule({ integer: false, minimum: Number.MIN_VALUE, maximum: MAX_WORKER_DELAY_MS, ms: true });
 
@@ -124,7 +126,7 @@ const RULES = {
   sharedBreaker: (value, name) => (value === false || isRecord(value) ? undefined : `${name} must be an object or false, received ${describeValue(value)}`),
   hosts: (value) => hostRegistryProblems(value),
   limits: limitsProblem,
-  concurrency: numberRule({ integer: true, minimum: 1, maximum: 10_000 }),
+  concurrency: numberRule({ integer: true, minimum: 1, maximum: MAX_CONCURRENCY }),
   limit: numberRule({ integer: true, minimum: 0 }),
   leaseMs: workerDelay,
   pollIntervalMs: workerDelay,

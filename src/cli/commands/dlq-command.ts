@@ -14,6 +14,7 @@ import {
   type ToolrunConfig,
   type ChatMessage,
 } from '../../index.ts';
+import { MAX_CONCURRENCY } from '../../worker/check-options.ts';
 import { toolDeadLetterKind } from '../../worker/dead-letter-metrics.ts';
 import { hostOfEntry, hostReplayPlanText, isEngineHost } from '../../worker/host-entry.ts';
 import { checkRunRequestBody } from '../../worker/parse-run-request.ts';
@@ -618,7 +619,7 @@ function addDrainCommand(dlq: Command): void {
     .option(...DLQ_OPTION)
     .option('--config <file>', 'config module with the model and tools (default: $TOOLRUN_CONFIG or ./toolrun.config.{ts,mjs,js})')
     .option('--limit <n>', 'drain at most N entries, oldest first', integerOption(1))
-    .option('--concurrency <n>', 'replays at once', integerOption(1), 4)
+    .option('--concurrency <n>', 'replays at once', integerOption(1, MAX_CONCURRENCY), 4)
     .option('--remove-expired', 'also remove entries whose conversation has expired')
     .option('--json', 'print the drain report as JSON');
   addLogOptions(drain);

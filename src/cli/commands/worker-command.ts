@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createWorker } from '../../index.ts';
-import { MAX_WORKER_DELAY_MS } from '../../worker/check-options.ts';
+import { MAX_CONCURRENCY, MAX_WORKER_DELAY_MS } from '../../worker/check-options.ts';
 import type { MetricsServer } from '../../observability/index.ts';
 import { assertConfigToolsBuild } from '../check-config-tools.ts';
 import { createCliObservability } from '../cli-observability.ts';
@@ -73,7 +73,7 @@ export function addWorkerCommand(program: Command): void {
     .command('worker')
     .description('consume the run queue: run each message as an agent run, dead-letter what cannot be recovered')
     .option('--config <file>', 'config module (default: $TOOLRUN_CONFIG or ./toolrun.config.{ts,mjs,js})')
-    .option('--concurrency <n>', 'messages handled at once', integerOption(1), 1)
+    .option('--concurrency <n>', 'messages handled at once', integerOption(1, MAX_CONCURRENCY), 1)
     .option(
       '--lease-ms <ms>',
       'how long a taken message stays invisible to other workers; make it longer than a run',
