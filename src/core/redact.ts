@@ -430,5 +430,3 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
 
   return { value, text, isSensitiveKey: isSensitiveKeyName };
 }
-
-export type { SecretSpan, ScanResult } from './redact-scan.ts';
