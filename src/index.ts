@@ -12,8 +12,8 @@
  */
 
 // The composition root.
-export { createToolrun, type RunHooks, type RunLimits, type Toolrun, type ToolrunOptions } from './worker/create-toolrun.ts';
-export type { RunModelOptions, RunRuntimeOptions } from './worker/run-options.ts';
+export { createToolrun, type Toolrun, type ToolrunOptions } from './worker/create-toolrun.ts';
+export type { RunHooks, RunLimits, RunModelOptions, RunRuntimeOptions } from './worker/run-options.ts';
 
 // Tools and the tool runtime.
 export { defineTool, type InferArgs, type ToolContext, type ToolDefinition } from './core/define-tool.ts';
@@ -39,7 +39,8 @@ export type { FailureCause, FailureKind } from './ground/failure-cause.ts';
 export { FAILURE_CODES, type FailureCode, type FailureType } from './ground/failure-codes.ts';
 
 // Errors: what a tool or a model throws, and what toolrun throws for programmer errors.
-export { ModelResponseError, ToolError, type ToolErrorKind, type ToolErrorOptions } from './core/tool-error.ts';
+export { ModelResponseError, ToolError, type ToolErrorOptions } from './core/tool-error.ts';
+export type { ToolErrorKind } from './ground/failure-cause.ts';
 export { ToolrunError, type ToolrunErrorCode } from './ground/toolrun-error.ts';
 
 // Redaction and failure patterns.
@@ -82,9 +83,11 @@ export type { ModelFailureInfo, ModelFailureReason, ModelPolicyOptions } from '.
 export type { ToolFailureInfo } from './agent/run-state.ts';
 
 // The worker: messages, the two dead-letter queues, replay and drain.
-export { handleMessage, type HandleMessageOptions, type HandleMessageResult, type RunMessage } from './worker/handle-message.ts';
+export { handleMessage } from './worker/handle-message.ts';
+export type { HandleMessageOptions, HandleMessageResult, RunMessage } from './worker/handle-message-options.ts';
 export { RUN_REQUEST_SCHEMA, type RunRequest } from './worker/message-schema.ts';
-export { replayToolFailure, type ReplayOptions, type ReplayResult, type ReplayStatus } from './worker/replay-tool-failure.ts';
+export { replayToolFailure, type ReplayOptions, type ReplayResult } from './worker/replay-tool-failure.ts';
+export type { ReplayStatus } from './worker/replay-status.ts';
 export { replayDeadLetter, type ReplayDeadLetterOptions, type ReplayDeadLetterResult } from './worker/replay-dead-letter.ts';
 export { drainToolDlq, type DrainOptions, type DrainReport } from './worker/drain-tool-dlq.ts';
 // SDK hosts and durable engines: their runs dead-letter into the tool DLQ and replay in their own loop.
@@ -109,7 +112,8 @@ export type {
   HostToolCall,
 } from './worker/host-continuation.ts';
 export { replayHostRun, type HostRunReplayOptions, type HostRunReplayResult } from './worker/replay-host-run.ts';
-export { createWorker, type Worker, type WorkerOptions } from './worker/create-worker.ts';
+export { createWorker, type Worker } from './worker/create-worker.ts';
+export type { WorkerOptions } from './worker/worker-options.ts';
 export type { WorkerEvent } from './worker/worker-events.ts';
 export type {
   DeadLetterSink,
@@ -147,15 +151,13 @@ export type {
   DeadLetterQueue,
   DeadLetterRecord,
   IdempotencyLedger,
-  JsonValue,
   KeyedPushResult,
   QueueDelivery,
   ReleaseOptions,
-  RunCheckpoint,
   RunQueue,
   RunStore,
   Stores,
 } from './ground/ports/stores.ts';
-export type { CommittedRun, OpenedRun, RecordedCall, RunClaim, RunJournal, RunStep } from './ground/ports/run-journal.ts';
+export type { CommittedRun, JsonValue, OpenedRun, RecordedCall, RunCheckpoint, RunClaim, RunJournal, RunStep } from './ground/ports/run-journal.ts';
 export { createMemoryStores, type MemoryStoresOptions } from './stores/memory/memory-stores.ts';
 export { createStoreJournal, type JournalStores } from './stores/store-journal.ts';

@@ -3,7 +3,8 @@
  * plain `Error: …` text; here they are `ToolError`s whose message is that text without the
  * `Error: ` prefix, so toolrun classifies them and the replay can still rebuild the original text.
  */
-import { ToolError, type ToolErrorKind } from '../../src/core/tool-error.ts';
+import { ToolError } from '../../src/core/tool-error.ts';
+import type { ToolErrorKind } from '../../src/ground/failure-cause.ts';
 
 /** The kinds an airline refusal can have. */
 export type AirlineRefusalKind = Extract<ToolErrorKind, 'not_found' | 'precondition' | 'invalid_input'>;

@@ -1,5 +1,5 @@
 import type { FailureCause } from '../ground/failure-cause.ts';
-import type { JsonValue } from '../ground/ports/stores.ts';
+import type { JsonValue } from '../ground/ports/run-journal.ts';
 import type { ModelFailureInfo } from './model-policy.ts';
 
 /** What the loop keeps per tool during a run, for the in-band retry budget. */

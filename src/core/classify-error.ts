@@ -1,9 +1,9 @@
 import { isRateLimitExhausted, parseRateLimitReset } from '../policies/rate-limit-headers.ts';
 import { readHeaderValue } from '../policies/header-source.ts';
 import { MAX_RETRY_AFTER_MS, parseRetryAfter } from '../policies/retry-after.ts';
-import type { FailureKind } from '../ground/failure-cause.ts';
+import type { FailureKind, ToolErrorKind } from '../ground/failure-cause.ts';
 import type { FailureCode } from '../ground/failure-codes.ts';
-import { ModelResponseError, ToolError, type ToolErrorKind } from './tool-error.ts';
+import { ModelResponseError, ToolError } from './tool-error.ts';
 
 /** The kinds {@link classifyError} gives: a {@link ToolErrorKind}, `exception` (a bug, not retried), `cancelled` or `invalid_response` (see `ModelResponseError`). */
 export type ClassifiedKind = Extract<FailureKind, ToolErrorKind | 'exception' | 'cancelled' | 'invalid_response'>;

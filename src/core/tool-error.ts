@@ -3,8 +3,6 @@ import type { ToolErrorKind } from '../ground/failure-cause.ts';
 const BRAND = Symbol.for('toolrun.ToolError');
 const MODEL_RESPONSE_BRAND = Symbol.for('toolrun.ModelResponseError');
 
-export type { ToolErrorKind } from '../ground/failure-cause.ts';
-
 /** Options of {@link ToolError}. */
 export interface ToolErrorOptions {
   kind: ToolErrorKind;

@@ -10,7 +10,8 @@ import type { DeadLetterQueue, DeadLetterRecord } from '../ground/ports/stores.t
 import type { ResumableEntry } from '../ground/dead-letter-entries.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 import { drainToolDlq, type DrainReport } from '../worker/drain-tool-dlq.ts';
-import type { ReplayOptions, ReplayStatus } from '../worker/replay-tool-failure.ts';
+import type { ReplayOptions } from '../worker/replay-tool-failure.ts';
+import type { ReplayStatus } from '../worker/replay-status.ts';
 import { resolveRuntime } from '../worker/resolve-runtime.ts';
 
 /** A tool DLQ whose `list` returns only `records` (the rest of its methods are the queue's own). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../ground/ports/clock.ts';
-import type { BreakerStateStore, JsonValue } from '../ground/ports/stores.ts';
+import type { BreakerStateStore } from '../ground/ports/stores.ts';
+import type { JsonValue } from '../ground/ports/run-journal.ts';
 import { createMemoryBreakerStateStore } from '../stores/memory/memory-breaker-state-store.ts';
 import { createSharedBreaker, parseSharedBreakerRecord, type SharedBreakerEvent, type SharedBreakerOptions } from './shared-breaker.ts';
 

@@ -1,5 +1,6 @@
 import type { Clock } from '../ground/ports/clock.ts';
-import type { BreakerStateStore, JsonValue } from '../ground/ports/stores.ts';
+import type { BreakerStateStore } from '../ground/ports/stores.ts';
+import type { JsonValue } from '../ground/ports/run-journal.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /** Circuit breaker states: `closed` lets calls through, `open` rejects them, `half-open` lets one probe through. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RunCheckpoint } from '../ground/ports/stores.ts';
+import type { RunCheckpoint } from '../ground/ports/run-journal.ts';
 import { createFakeClock } from '../testing/fake-clock.ts';
 import { createMemoryStores } from './memory/memory-stores.ts';
 import { createStoreJournal } from './store-journal.ts';

@@ -7,18 +7,18 @@ import type { ToolsInput } from '../core/tool-registry.ts';
 import type { SharedBreakerOptions } from '../policies/shared-breaker.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
-import { createWorker, type Worker, type WorkerOptions } from './create-worker.ts';
+import { createWorker, type Worker } from './create-worker.ts';
+import type { WorkerOptions } from './worker-options.ts';
 import type { DeadLetterSink, MessageFailureEntry, ResumableEntry } from '../ground/dead-letter-entries.ts';
 import { drainToolDlq, type DrainOptions, type DrainReport } from './drain-tool-dlq.ts';
-import { handleMessage, type HandleMessageOptions, type HandleMessageResult, type RunMessage } from './handle-message.ts';
+import { handleMessage } from './handle-message.ts';
+import type { HandleMessageOptions, HandleMessageResult, RunMessage } from './handle-message-options.ts';
 import { replayDeadLetter, type ReplayDeadLetterResult } from './replay-dead-letter.ts';
 import { replayToolFailure, type ReplayResult } from './replay-tool-failure.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import type { RunHooks, RunLimits } from './run-options.ts';
 import { describeValue, optionProblems, throwIfProblems } from './check-options.ts';
 import type { HostRegistry } from './host-continuation.ts';
-
-export type { RunHooks, RunLimits } from './run-options.ts';
 
 /** A DLQ record (`{ id, entry }`) rather than a bare entry (which has `runId`, never `entry`). */
 function isDeadLetterRecord(value: ResumableEntry | DeadLetterRecord<ResumableEntry>): value is DeadLetterRecord<ResumableEntry> {

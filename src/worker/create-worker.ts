@@ -1,7 +1,8 @@
 import type { QueueDelivery, Stores } from '../ground/ports/stores.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import { describeOne } from '../core/describe-thrown.ts';
-import { handleMessage, type HandleMessageResult } from './handle-message.ts';
+import { handleMessage } from './handle-message.ts';
+import type { HandleMessageResult } from './handle-message-options.ts';
 import { deadLetterPoisonMessage } from './poison-message.ts';
 import { recordDeliveryError } from './delivery-errors.ts';
 import { keepLease, type LeaseKeeper } from './keep-lease.ts';
@@ -50,8 +51,6 @@ function emptyQueueWaitMs(delayed: Map<string, number>, settings: WorkerSettings
 const STORE_FAILURES_UNTIL_EMPTY = 10;
 /** The longest wait between two tries of a queue that failed, in ms. */
 const STORE_RETRY_MAX_MS = 5_000;
-
-export type { WorkerOptions } from './worker-options.ts';
 
 /** A running consumer of the run queue. */
 export interface Worker {

@@ -4,7 +4,8 @@ import type { ResumableEntry } from '../ground/dead-letter-entries.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { optionProblems, throwIfProblems } from './check-options.ts';
 import { replayDeadLetter } from './replay-dead-letter.ts';
-import type { ReplayOptions, ReplayResult, ReplayStatus } from './replay-tool-failure.ts';
+import type { ReplayOptions, ReplayResult } from './replay-tool-failure.ts';
+import type { ReplayStatus } from './replay-status.ts';
 
 /** Options of {@link drainToolDlq}. */
 export interface DrainOptions extends ReplayOptions {

@@ -19,8 +19,6 @@ import { messageDeadLetterAdded, resumableDeadLetterAdded } from './worker-event
 
 import { withQueues, type HandleMessageOptions, type HandleMessageResult, type RunMessage, type WithQueues } from './handle-message-options.ts';
 
-export type { HandleMessageOptions, HandleMessageResult, RunMessage } from './handle-message-options.ts';
-
 /**
  * Handles one run-request message — the routing contract:
  * - a body that cannot be parsed or validated → one message-DLQ entry, no retry, the model is never called (`rejected`);

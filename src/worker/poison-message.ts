@@ -1,5 +1,5 @@
-import type { RunJournal } from '../ground/ports/run-journal.ts';
-import type { RunCheckpoint, Stores } from '../ground/ports/stores.ts';
+import type { RunJournal, RunCheckpoint } from '../ground/ports/run-journal.ts';
+import type { Stores } from '../ground/ports/stores.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import type { RunFailureEntry } from '../ground/dead-letter-entries.ts';
 import { describeThrown } from './delivery-errors.ts';

@@ -1,7 +1,7 @@
 import type { ToolRuntime } from '../core/create-tool-runtime.ts';
 import type { ResumableEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
-import { ledgerKey } from '../ground/ports/run-journal.ts';
-import type { DeadLetterQueue, DeadLetterRecord, JsonValue, Stores } from '../ground/ports/stores.ts';
+import { ledgerKey, type JsonValue } from '../ground/ports/run-journal.ts';
+import type { DeadLetterQueue, DeadLetterRecord, Stores } from '../ground/ports/stores.ts';
 import type { ToolSuccess } from '../ground/tool-result.ts';
 import type { HostContinuation } from './host-continuation.ts';
 import { hostEntryMessageId, hostOfEntry } from './host-entry.ts';

@@ -52,8 +52,6 @@ export interface ReplayOptions
   hosts?: HostRegistry;
 }
 
-export type { ReplayStatus } from './replay-status.ts';
-
 /** The outcome of one replay. Never thrown: a drain of many entries goes on past a bad one. */
 export interface ReplayResult {
   status: ReplayStatus;

@@ -1,6 +1,6 @@
 import type { Clock } from '../ground/ports/clock.ts';
 import type { Stores } from '../ground/ports/stores.ts';
-import type { HandleMessageOptions, HandleMessageResult } from './handle-message.ts';
+import type { HandleMessageOptions, HandleMessageResult } from './handle-message-options.ts';
 
 /** Options of `createWorker`. Durations in milliseconds. */
 export interface WorkerOptions extends Omit<HandleMessageOptions, 'queues' | 'stores' | 'signal'> {

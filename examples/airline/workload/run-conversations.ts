@@ -9,7 +9,7 @@ import type { ToolCallRecord } from '../../../src/core/tool-call-record.ts';
 import type { Redactor } from '../../../src/core/redact.ts';
 import type { WorkerEvent } from '../../../src/worker/worker-events.ts';
 import { createWorker } from '../../../src/worker/create-worker.ts';
-import type { HandleMessageOptions, HandleMessageResult } from '../../../src/worker/handle-message.ts';
+import type { HandleMessageOptions, HandleMessageResult } from '../../../src/worker/handle-message-options.ts';
 import type { AirlineWorkerConfig } from './airline-worker-config.ts';
 import type { ConversationScheduler } from './conversation-scheduler.ts';
 import { runQueueMessage, type WorkloadQueueMessage } from './queue-messages.ts';

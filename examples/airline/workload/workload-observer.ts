@@ -4,7 +4,7 @@
  * transitions, run wall times and tokens.
  */
 import type { ToolCallRecord } from '../../../src/core/tool-call-record.ts';
-import type { HandleMessageResult } from '../../../src/worker/handle-message.ts';
+import type { HandleMessageResult } from '../../../src/worker/handle-message-options.ts';
 import type { WorkerEvent } from '../../../src/worker/worker-events.ts';
 
 /** In-band recovery: what the runtime did inside tool calls, invisible to the model. */

@@ -1,6 +1,7 @@
 import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import type { ResumableEntry } from '../../ground/dead-letter-entries.ts';
-import type { DeadLetterRecord, JsonValue, Stores } from '../../ground/ports/stores.ts';
+import type { DeadLetterRecord, Stores } from '../../ground/ports/stores.ts';
+import type { JsonValue } from '../../ground/ports/run-journal.ts';
 import type { ToolSuccess } from '../../ground/tool-result.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import type { HostContinuation, HostToolCall } from '../../worker/host-continuation.ts';

@@ -1,5 +1,6 @@
 import { kindFromHttpStatus } from '../../core/classify-error.ts';
-import { ToolError, type ToolErrorKind } from '../../core/tool-error.ts';
+import { ToolError } from '../../core/tool-error.ts';
+import type { ToolErrorKind } from '../../ground/failure-cause.ts';
 import { FAILURE_CODES, type FailureCode, type FailureType } from '../../ground/failure-codes.ts';
 import type { ToolFailure } from '../../ground/tool-result.ts';
 

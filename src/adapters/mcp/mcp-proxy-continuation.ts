@@ -4,7 +4,7 @@ import type { Implementation } from '@modelcontextprotocol/sdk/types.js';
 import { createToolRuntime, type ToolRuntime } from '../../core/create-tool-runtime.ts';
 import type { ToolContext } from '../../core/define-tool.ts';
 import { ToolError } from '../../core/tool-error.ts';
-import type { JsonValue } from '../../ground/ports/stores.ts';
+import type { JsonValue } from '../../ground/ports/run-journal.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import type { HostContinuation, HostToolCall } from '../../worker/host-continuation.ts';
 import { resultText } from './mcp-failure.ts';

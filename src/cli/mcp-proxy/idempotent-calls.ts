@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ErrorCode, McpError, type Result } from '@modelcontextprotocol/sdk/types.js';
-import type { IdempotencyLedger, JsonValue } from '../../ground/ports/stores.ts';
+import type { IdempotencyLedger } from '../../ground/ports/stores.ts';
+import type { JsonValue } from '../../ground/ports/run-journal.ts';
 import type { ToolFailure } from '../../ground/tool-result.ts';
 
 /**

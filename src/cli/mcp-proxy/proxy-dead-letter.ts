@@ -3,7 +3,8 @@ import { MCP_PROXY_HOST, type McpProxiedCall } from '../../adapters/mcp/mcp-prox
 import type { ToolRuntime } from '../../core/create-tool-runtime.ts';
 import type { ToolCallRecord } from '../../core/tool-call-record.ts';
 import type { ToolFailureEntry } from '../../ground/dead-letter-entries.ts';
-import type { JsonValue, Stores } from '../../ground/ports/stores.ts';
+import type { Stores } from '../../ground/ports/stores.ts';
+import type { JsonValue } from '../../ground/ports/run-journal.ts';
 import { createHostRunDeadLetter } from '../../worker/host-run-dead-letter.ts';
 
 /** Where `toolrun mcp-proxy` dead-letters the calls that exhaust their retries. */

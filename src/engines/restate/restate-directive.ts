@@ -1,4 +1,4 @@
-import type { HandleMessageResult } from '../../worker/handle-message.ts';
+import type { HandleMessageResult } from '../../worker/handle-message-options.ts';
 
 /**
  * How a Restate invocation ends for a run's outcome:

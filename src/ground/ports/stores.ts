@@ -7,8 +7,6 @@
 import type { MessageFailureEntry, ResumableEntry } from '../dead-letter-entries.ts';
 import type { JsonValue, RunCheckpoint, RunJournal } from './run-journal.ts';
 
-export type { JsonValue, RunCheckpoint } from './run-journal.ts';
-
 /**
  * Conversations of runs, addressed by a `conv_…` reference, with a time to live.
  * A tool-DLQ entry holds only the reference, never the messages.

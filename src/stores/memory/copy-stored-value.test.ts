@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createFakeClock } from '../../testing/fake-clock.ts';
-import type { RunCheckpoint } from '../../ground/ports/stores.ts';
+import type { RunCheckpoint } from '../../ground/ports/run-journal.ts';
 import { copyStoredItems, copyStoredValue } from './copy-stored-value.ts';
 import { createMemoryStores } from './memory-stores.ts';
 

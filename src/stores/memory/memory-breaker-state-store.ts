@@ -1,4 +1,5 @@
-import type { BreakerStateStore, JsonValue } from '../../ground/ports/stores.ts';
+import type { BreakerStateStore } from '../../ground/ports/stores.ts';
+import type { JsonValue } from '../../ground/ports/run-journal.ts';
 import { copyStoredValue } from './copy-stored-value.ts';
 
 /**

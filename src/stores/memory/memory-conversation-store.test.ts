@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RunCheckpoint } from '../../ground/ports/stores.ts';
+import type { RunCheckpoint } from '../../ground/ports/run-journal.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
 import { createMemoryStores } from './memory-stores.ts';
 

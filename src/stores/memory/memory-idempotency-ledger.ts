@@ -1,4 +1,5 @@
-import type { IdempotencyLedger, JsonValue } from '../../ground/ports/stores.ts';
+import type { IdempotencyLedger } from '../../ground/ports/stores.ts';
+import type { JsonValue } from '../../ground/ports/run-journal.ts';
 import { copyStoredValue } from './copy-stored-value.ts';
 
 /**

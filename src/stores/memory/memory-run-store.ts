@@ -1,4 +1,5 @@
-import type { RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
+import type { RunStore } from '../../ground/ports/stores.ts';
+import type { RunCheckpoint } from '../../ground/ports/run-journal.ts';
 import { copyStoredValue } from './copy-stored-value.ts';
 
 /**

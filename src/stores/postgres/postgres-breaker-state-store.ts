@@ -1,5 +1,6 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { BreakerStateStore, JsonValue } from '../../ground/ports/stores.ts';
+import type { BreakerStateStore } from '../../ground/ports/stores.ts';
+import type { JsonValue } from '../../ground/ports/run-journal.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { inTransaction, prepareStatement, type PostgresPoolLike } from './postgres-client.ts';

@@ -1,5 +1,6 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { IdempotencyLedger, JsonValue } from '../../ground/ports/stores.ts';
+import type { IdempotencyLedger } from '../../ground/ports/stores.ts';
+import type { JsonValue } from '../../ground/ports/run-journal.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 import { prepareStatement, type PostgresQueryable } from './postgres-client.ts';

@@ -1,6 +1,15 @@
 import type { Clock } from '../../ground/ports/clock.ts';
-import { completionKey, deadLetterMarkKey, deliveryErrorKey, ledgerKey, runClaimKey, type RunJournal, type RunStep } from '../../ground/ports/run-journal.ts';
-import type { ClaimStore, IdempotencyLedger, RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
+import {
+  completionKey,
+  deadLetterMarkKey,
+  deliveryErrorKey,
+  ledgerKey,
+  runClaimKey,
+  type RunCheckpoint,
+  type RunJournal,
+  type RunStep,
+} from '../../ground/ports/run-journal.ts';
+import type { ClaimStore, IdempotencyLedger, RunStore } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';

@@ -1,4 +1,5 @@
-import type { BreakerStateStore, JsonValue } from '../../ground/ports/stores.ts';
+import type { BreakerStateStore } from '../../ground/ports/stores.ts';
+import type { JsonValue } from '../../ground/ports/run-journal.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';

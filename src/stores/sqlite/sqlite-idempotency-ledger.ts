@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../ground/ports/clock.ts';
-import type { IdempotencyLedger, JsonValue } from '../../ground/ports/stores.ts';
+import type { IdempotencyLedger } from '../../ground/ports/stores.ts';
+import type { JsonValue } from '../../ground/ports/run-journal.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 

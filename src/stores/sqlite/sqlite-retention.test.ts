@@ -7,7 +7,7 @@ import { defineTool } from '../../core/define-tool.ts';
 import { ToolError } from '../../core/tool-error.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
 import { createWorker } from '../../worker/create-worker.ts';
-import type { HandleMessageResult } from '../../worker/handle-message.ts';
+import type { HandleMessageResult } from '../../worker/handle-message-options.ts';
 import { migrateSqliteSchema, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.ts';
 import { createSqliteStores, type SqliteStores } from './sqlite-stores.ts';
 

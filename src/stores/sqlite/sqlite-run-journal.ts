@@ -7,10 +7,11 @@ import {
   ledgerKey,
   runClaimKey,
   type OpenedRun,
+  type RunCheckpoint,
   type RunJournal,
   type RunStep,
 } from '../../ground/ports/run-journal.ts';
-import type { ClaimStore, IdempotencyLedger, RunCheckpoint } from '../../ground/ports/stores.ts';
+import type { ClaimStore, IdempotencyLedger } from '../../ground/ports/stores.ts';
 import { claimLeaseMs } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';

@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import type { RunCheckpoint, RunStore } from '../../ground/ports/stores.ts';
+import type { RunStore } from '../../ground/ports/stores.ts';
+import type { RunCheckpoint } from '../../ground/ports/run-journal.ts';
 import { toStoredText } from '../exact-text.ts';
 import { fromJsonText, toJsonText } from '../json-text.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunCheckpoint } from '../../ground/ports/stores.ts';
+import type { RunCheckpoint } from '../../ground/ports/run-journal.ts';
 import { createFakeClock } from '../../testing/fake-clock.ts';
 import { toStoredText } from '../exact-text.ts';
 import { migrateSqliteSchema, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { DeadLetterQueue, JsonValue, RunCheckpoint } from '../../ground/ports/stores.ts';
+import type { DeadLetterQueue } from '../../ground/ports/stores.ts';
+import type { JsonValue, RunCheckpoint } from '../../ground/ports/run-journal.ts';
 import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
 
 /** Nesting depth of the deep value: deep, and well within what `JSON.stringify` handles. */

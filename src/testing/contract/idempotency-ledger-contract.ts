@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../ground/ports/stores.ts';
+import type { JsonValue } from '../../ground/ports/run-journal.ts';
 import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
 
 /** Contract of `IdempotencyLedger`: first writer wins, atomically, for every JSON value. */

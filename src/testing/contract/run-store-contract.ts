@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RunCheckpoint } from '../../ground/ports/stores.ts';
+import type { RunCheckpoint } from '../../ground/ports/run-journal.ts';
 import { useStoresHarness, type MakeStores } from './stores-contract-harness.ts';
 
 function checkpoint(runId: string, stepIndex: number): RunCheckpoint {
