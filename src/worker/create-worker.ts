@@ -121,10 +121,8 @@ export function createWorker(options: WorkerOptions): Worker {
 
   /** Renews the lease of `delivery` while it is handled. */
   function renewLease(delivery: QueueDelivery): LeaseKeeper {
-    const { queue } = stores;
-    const extendLease = queue.extendLease.bind(queue);
     return keepLease({
-      queue: { extendLease },
+      queue: stores.queue,
       delivery,
       leaseMs,
       clock,

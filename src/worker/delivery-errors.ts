@@ -34,9 +34,3 @@ export async function recordDeliveryError(journal: RunJournal, messageId: string
     // the store that failed the delivery may fail this too: the entry then says the cause is unknown
   }
 }
-
-/** The last recorded delivery error of `messageId` (`undefined` without an id, a record, or a store that answers). */
-export async function readDeliveryError(journal: RunJournal, messageId: string | undefined): Promise<string | undefined> {
-  if (messageId === undefined) return undefined;
-  return journal.lastDeliveryError(messageId).catch(() => undefined);
-}

@@ -8,7 +8,6 @@ import type { RunCheckpoint, RunJournal } from '../ground/ports/run-journal.ts';
 import type { SharedBreaker } from '../policies/shared-breaker.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import type { MessageFailureEntry } from '../ground/dead-letter-entries.ts';
-import { readDeliveryError } from './delivery-errors.ts';
 import { initialMessages, parseRunRequest, rejectedMessageEntry } from './parse-run-request.ts';
 import { deadLetterPoisonMessage } from './poison-message.ts';
 import { messageDeadLetterKey, pushDeadLetter } from './push-dead-letter.ts';
@@ -80,7 +79,8 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
   if ((existing && isTerminalRunStatus(existing.status)) || deliveries > (options.maxDeliveries ?? 5)) {
     try {
       if (existing && isTerminalRunStatus(existing.status)) return await finishedRun(existing, context);
-      const lastError = await readDeliveryError(journal, messageId);
+      // the last recorded delivery error, if a store answers
+      const lastError = messageId === undefined ? undefined : await journal.lastDeliveryError(messageId).catch(() => undefined);
       return await deadLetterPoisonMessage(message, { ...options, stores, lastError, deliveries: deliveries - 1, runId, checkpoint: existing ?? null });
     } finally {
       await claimed.claim.release();

@@ -1,4 +1,4 @@
-import type { RunJournal, RunCheckpoint } from '../ground/ports/run-journal.ts';
+import type { RunCheckpoint } from '../ground/ports/run-journal.ts';
 import type { Stores } from '../ground/ports/stores.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import type { RunFailureEntry } from '../ground/dead-letter-entries.ts';
@@ -9,12 +9,6 @@ import { messageDeadLetterKey, pushDeadLetter } from './push-dead-letter.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import { pushResumable } from './resumable-dead-letters.ts';
 import { messageDeadLetterAdded, resumableDeadLetterAdded } from './worker-events.ts';
-
-/** The run's committed checkpoint, read without a claim. */
-async function readCheckpoint(journal: RunJournal, runId: string): Promise<RunCheckpoint | undefined> {
-  const opened = await journal.open(runId);
-  return opened.claimed ? opened.checkpoint : undefined;
-}
 
 /** Options of {@link deadLetterPoisonMessage}. */
 export interface PoisonMessageOptions extends HandleMessageOptions {
@@ -48,12 +42,13 @@ export async function deadLetterPoisonMessage(message: RunMessage, given: Poison
         ? options.lastError
         : describeThrown(options.lastError, runtime.redactor);
   const runId = options.runId ?? runIdOf(message);
-  const checkpoint =
-    options.checkpoint !== undefined && options.runId !== undefined
-      ? (options.checkpoint ?? undefined)
-      : runId !== undefined
-        ? await readCheckpoint(stores.journal, runId)
-        : undefined;
+  let checkpoint: RunCheckpoint | undefined;
+  if (options.checkpoint !== undefined && options.runId !== undefined) checkpoint = options.checkpoint ?? undefined;
+  else if (runId !== undefined) {
+    // the run's committed checkpoint, read without a claim
+    const opened = await stores.journal.open(runId);
+    checkpoint = opened.claimed ? opened.checkpoint : undefined;
+  }
   if (checkpoint) {
     const entry: RunFailureEntry = {
       kind: 'run',

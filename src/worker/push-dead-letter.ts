@@ -30,8 +30,3 @@ export async function pushDeadLetter<T>(sink: DeadLetterSink<T>, key: string | u
   await sink.push(entry);
   return true;
 }
-
-/** Whether the sink deduplicates by key (has `pushOnce`). */
-export function isKeyedSink<T>(sink: DeadLetterSink<T>): boolean {
-  return typeof sink.pushOnce === 'function';
-}

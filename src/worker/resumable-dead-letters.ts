@@ -6,7 +6,7 @@ import type { RunCheckpoint, RunJournal } from '../ground/ports/run-journal.ts';
 import { buildToolFailureEntry } from './build-tool-failure-entry.ts';
 import type { DeadLetterSink, ModelFailureEntry, ResumableEntry, ToolFailureEntry } from '../ground/dead-letter-entries.ts';
 import type { HandleMessageOptions, WithQueues } from './handle-message-options.ts';
-import { isKeyedSink, modelDeadLetterKey, pushDeadLetter, runDeadLetterKey, toolDeadLetterKey } from './push-dead-letter.ts';
+import { modelDeadLetterKey, pushDeadLetter, runDeadLetterKey, toolDeadLetterKey } from './push-dead-letter.ts';
 import { resumableDeadLetterAdded } from './worker-events.ts';
 
 /** Builds the resumable tool-DLQ entry of `run`, whose model failed (`messageId` of its message, `''` when none; `firstSeenAt` ISO 8601). */
@@ -75,7 +75,7 @@ export function resumableDeadLetterKey(entry: ResumableEntry): string {
 export async function pushResumable(entry: ResumableEntry, journal: RunJournal, options: Required<Pick<HandleMessageOptions, 'queues'>>): Promise<boolean> {
   const sink = options.queues.toolDlq as DeadLetterSink<ResumableEntry>;
   const added = await pushDeadLetter(sink, resumableDeadLetterKey(entry), entry);
-  if (!isKeyedSink(sink)) await journal.markDeadLettered(entry.runId, entry.stepIndex, entry.kind, entry.firstSeenAt);
+  if (typeof sink.pushOnce !== 'function') await journal.markDeadLettered(entry.runId, entry.stepIndex, entry.kind, entry.firstSeenAt);
   return added;
 }
 
