@@ -2,25 +2,12 @@
  * The PostgreSQL backend: every port of `core/ports/stores.ts` in one schema of one database,
  * shared by any number of worker processes on any number of machines.
  *
- * Schema (see `postgres-migrations.ts`; `schema_version (version, applied_at)` records applied
- * migrations, which run on start under an advisory lock):
- * - `conversation_messages (ref, start_index PK, end_index, expires_at_ms, messages)`: append-only
- *   chunks of each conversation, and `conversations (ref PK, expires_at_ms)`, one row per
- *   conversation for its lock and the expiry sweep (version 7); TTL by the injected clock. A step
- *   of a run (its new messages, checkpoint and call outcomes) is one statement of the bundle's run
- *   journal (`journal`: the `commit_step` function; a run's last step also releases its claim).
- * - `runs (run_id PK, message_id, status, updated_at, checkpoint)`.
- * - `ledger (key PK, value, recorded_at_ms)`: first writer wins (`ON CONFLICT DO NOTHING`).
- * - `breakers (key PK, state, updated_at_ms)`: read-modify-write under `SELECT … FOR UPDATE`; a
- *   state read is reused for `breakerMaxStalenessMs`.
- * - `dead_letters (id from a sequence, queue 'message'|'tool', entry, added_at_ms, entry_bytes)`,
- *   `dead_letter_keys (queue, key, entry_id)` for idempotent pushes, and `dead_letter_totals
- *   (queue PK, bytes)`, kept by triggers, for `bytes()` (version 2).
- * - `queue_messages (seq, id UNIQUE, body, enqueued_at_ms, deliveries, lease_until_ms,
- *   acked_at_ms, delayed)`: FIFO by `seq`, leases taken with `FOR UPDATE SKIP LOCKED`; `delayed`
- *   (version 2) marks a release delay.
- * - `claims (key PK, holder, lease_until_ms)`: the claim store (version 2); the journal opens a run
- *   (its claim, then its checkpoint) in one call of the `claim_run` function (version 9).
+ * Schema: the baseline in `postgres-migrations.ts` (each table and function commented there),
+ * brought up to date on start under an advisory lock; `schema_version (version, applied_at)`
+ * records the versions applied. A step of a run (its new messages, checkpoint and call outcomes)
+ * is one statement of the bundle's run journal (`journal`: the `commit_step` function; a run's last
+ * step also releases its claim); a state the shared breakers read is reused for
+ * `breakerMaxStalenessMs`.
  * JSON values are `text` columns holding `JSON.stringify` output, so they round-trip exactly
  * (`\u0000` and lone surrogates included: JSON escapes them; cast with `::jsonb` to query them,
  * which fails on a `\u0000`). Ids, keys and bodies are `text` holding `toStoredText` of the
