@@ -50,7 +50,7 @@ export function createStoreJournal(stores: JournalStores): RunJournal {
     },
     recorded: (runId, stepIndex, callIndex) => stores.ledger.get(ledgerKey(runId, stepIndex, callIndex)),
     async record(runId, call) {
-      await stores.ledger.putIfAbsent(ledgerKey(runId, call.stepIndex, call.callIndex), call.outcome);
+      return (await stores.ledger.putIfAbsent(ledgerKey(runId, call.stepIndex, call.callIndex), call.outcome)).value;
     },
     forget: (runId, stepIndex, callIndex) => stores.ledger.delete(ledgerKey(runId, stepIndex, callIndex)),
     async commit(step: RunStep) {

@@ -126,8 +126,13 @@ export interface RunJournal {
   open(runId: string, claim?: RunClaim, start?: RunStep): Promise<OpenedRun>;
   /** The outcome recorded for a call, or `undefined` when none was. */
   recorded(runId: string, stepIndex: number, callIndex: number | string): Promise<JsonValue | undefined>;
-  /** Records a call's outcome at once (before the step commits) unless it has one already: the first value stays. */
-  record(runId: string, call: RecordedCall): Promise<void>;
+  /**
+   * Records a call's outcome at once (before the step commits) unless it has one already: the first
+   * value stays. Resolves with the outcome stored after the call — the earlier one when the call had
+   * one (recorded or committed by another writer), else `call.outcome` as stored — so the caller
+   * reads it from the answer, not with {@link RunJournal.recorded} again.
+   */
+  record(runId: string, call: RecordedCall): Promise<JsonValue>;
   /** Forgets a call's outcome, so a replay runs the call again. */
   forget(runId: string, stepIndex: number, callIndex: number | string): Promise<void>;
   /** Commits one step atomically (see {@link RunStep}); the conversation's time to live restarts. */

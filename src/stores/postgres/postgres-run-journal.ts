@@ -5,6 +5,7 @@ import {
   deliveryErrorKey,
   ledgerKey,
   runClaimKey,
+  type JsonValue,
   type RunCheckpoint,
   type RunJournal,
   type RunStep,
@@ -38,7 +39,8 @@ export interface PostgresRunJournalParts {
  * read when the run has one; a step is one statement (`commit_step`: the appended chunk, the call
  * outcomes, the checkpoint and, for `finish`, the end of the claim, in one transaction), sent
  * again with the whole conversation when the stored one is not the one the step extends (expired,
- * swept, replaced meanwhile). A call's outcome recorded alone is the ledger's `putIfAbsent`; a
+ * swept, replaced meanwhile). A call's outcome recorded alone is one statement (its insert unless
+ * the call has one, and the outcome stored: the new or the earlier one); a
  * delivery error is one upsert of its ledger row, a dead-letter mark and a completion mark the
  * ledger's `putIfAbsent`; a conversation stored or read alone is the conversation store's `put` or `get`.
  */
@@ -55,6 +57,11 @@ export function createPostgresRunJournal(pool: PostgresQueryable, parts: Postgre
   // the same text again leaves the row (and its time) as it is; another text replaces it in place
   const upsertDeliveryError = prepareStatement(
     `INSERT INTO ${schema}.ledger AS ledger (key, value, recorded_at_ms) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET value = excluded.value, recorded_at_ms = excluded.recorded_at_ms WHERE ledger.value <> excluded.value`,
+  );
+  // the new row, else the earlier one (the same snapshot: the insert's row is not read twice)
+  const recordOutcome = prepareStatement(
+    `WITH inserted AS (INSERT INTO ${schema}.ledger (key, value, recorded_at_ms) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING RETURNING value) ` +
+      `SELECT value FROM inserted UNION ALL SELECT value FROM ${schema}.ledger WHERE key = $1`,
   );
   let sweptAtMs = Number.NEGATIVE_INFINITY;
   /** A checkpoint with its conversation. */
@@ -119,7 +126,12 @@ export function createPostgresRunJournal(pool: PostgresQueryable, parts: Postgre
     },
     recorded: (runId, stepIndex, callIndex) => ledger.get(ledgerKey(runId, stepIndex, callIndex)),
     async record(runId, call) {
-      await ledger.putIfAbsent(ledgerKey(runId, call.stepIndex, call.callIndex), call.outcome);
+      const values = [toStoredText(ledgerKey(runId, call.stepIndex, call.callIndex)), toJsonText(call.outcome), Math.floor(clock.now())];
+      for (;;) {
+        const { rows } = await pool.query<{ value: string }>({ ...recordOutcome, values });
+        if (rows[0] !== undefined) return fromJsonText<JsonValue>(rows[0].value);
+        // the earlier outcome was committed after this statement's snapshot (or deleted since): a new statement sees it
+      }
     },
     forget: (runId, stepIndex, callIndex) => ledger.delete(ledgerKey(runId, stepIndex, callIndex)),
     commit: (step) => commit(step, undefined),

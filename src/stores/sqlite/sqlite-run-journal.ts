@@ -63,8 +63,9 @@ const NO_END: StepEnd = { release: undefined, acknowledge: undefined };
  * or the start step of a run that has none)
  * and a step (its new messages as one appended chunk, its call outcomes, its checkpoint, and for
  * `finish` the end of the claim and the acknowledgement of the run's queue message) are each one IMMEDIATE transaction — with group commit, a share
- * of the group's transaction. A call's outcome recorded alone is one statement, and so are a
- * delivery error (an upsert of its ledger row), a dead-letter mark and a completion mark; a
+ * of the group's transaction. A call's outcome recorded alone is the ledger's `putIfAbsent` (the
+ * insert, and the read of an earlier outcome, in one transaction); a delivery error (an upsert of
+ * its ledger row), a dead-letter mark and a completion mark are one statement each; a
  * conversation stored or read alone is the conversation store's `put` or `get`.
  */
 export function createSqliteRunJournal(database: Database, parts: SqliteRunJournalParts): RunJournal {
@@ -168,9 +169,7 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
       return opened;
     },
     recorded: (runId, stepIndex, callIndex) => ledger.get(ledgerKey(runId, stepIndex, callIndex)),
-    async record(runId, call) {
-      insertOutcome(toStoredText(ledgerKey(runId, call.stepIndex, call.callIndex)), toJsonText(call.outcome), clock.now());
-    },
+    record: async (runId, call) => (await ledger.putIfAbsent(ledgerKey(runId, call.stepIndex, call.callIndex), call.outcome)).value,
     forget: (runId, stepIndex, callIndex) => ledger.delete(ledgerKey(runId, stepIndex, callIndex)),
     commit: (step) => commit(step, undefined, undefined),
     finish: (step, holder, acknowledged) => commit(step, holder, acknowledged),

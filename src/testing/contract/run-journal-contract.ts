@@ -34,7 +34,8 @@ const step = (messages: unknown[], storedCount: number, checkpoint: RunCheckpoin
 /**
  * Contract of `RunJournal` on `stores.journal`, read back through the bundle's own stores: an open
  * under a claim (refused while another holder has it, with the committed checkpoint and
- * conversation once taken), outcomes recorded once (first value wins), a step committed whole
+ * conversation once taken), outcomes recorded once (first value wins, and the answer of every
+ * `record`, concurrent ones included), a step committed whole
  * (appended after `storedCount`, replaced when the stored length differs, TTL restarted), a last
  * step that ends its holder's claim and only its holder's, a start step committed with the claim
  * only for a run with nothing committed (where the journal does it), `INVALID_OPTIONS` for a bad lease,
@@ -112,6 +113,34 @@ export function describeRunJournalContract(makeStores: MakeStores, options: Clai
       expect(await journal.recorded('run_r', 0, 1)).toBeUndefined();
       await journal.record('run_r', { stepIndex: 0, callIndex: 1, outcome: { status: 'success' } });
       expect(await journal.recorded('run_r', 0, 1)).toEqual({ status: 'success' });
+    });
+
+    it('record: answers the outcome stored after the call, the earlier one when the call had one', async () => {
+      const { stores } = harness();
+      const { journal } = stores;
+      const first = { status: 'failed', data: { n: [1, 2.5, null, '東京'] } };
+      expect(await journal.record('run_w', { stepIndex: 0, callIndex: 1, outcome: first })).toEqual(first);
+      expect(await journal.record('run_w', { stepIndex: 0, callIndex: 1, outcome: { status: 'success' } })).toEqual(first);
+      // an earlier outcome written by another writer: through the ledger, by a commit, by a host run
+      await stores.ledger.putIfAbsent('run_w:1:0', 'from the ledger');
+      expect(await journal.record('run_w', { stepIndex: 1, callIndex: 0, outcome: 'later' })).toBe('from the ledger');
+      await journal.commit(step([{ n: 1 }], 0, stepCheckpoint(2, 'conv_w', 'run_w'), [{ stepIndex: 2, callIndex: 0, outcome: 'committed' }]));
+      expect(await journal.record('run_w', { stepIndex: 2, callIndex: 0, outcome: 'later' })).toBe('committed');
+      const hostFirst = { status: 'success', data: 1 };
+      await journal.record('ai-sdk:run_w', { stepIndex: 0, callIndex: 'call_1', outcome: hostFirst });
+      expect(await journal.record('ai-sdk:run_w', { stepIndex: 0, callIndex: 'call_1', outcome: { status: 'success', data: 2 } })).toEqual(hostFirst);
+      // a forgotten outcome is replaced: the new one is the answer
+      await journal.forget('run_w', 0, 1);
+      expect(await journal.record('run_w', { stepIndex: 0, callIndex: 1, outcome: { status: 'success' } })).toEqual({ status: 'success' });
+      expect(await journal.recorded('run_w', 0, 1)).toEqual({ status: 'success' });
+    });
+
+    it('record: of concurrent writers of one call, one stores and every one gets its outcome', async () => {
+      const { journal } = harness().stores;
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, writer) => journal.record('run_c', { stepIndex: 0, callIndex: 0, outcome: { writer } })));
+      const stored = await journal.recorded('run_c', 0, 0);
+      expect(answers).toEqual(Array.from({ length: 8 }, () => stored));
+      expect(stored).toEqual({ writer: expect.any(Number) });
     });
 
     it('recordDeliveryError, lastDeliveryError: the last text per message, kept as its ledger row; the same text leaves it, another replaces it', async () => {
