@@ -116,8 +116,8 @@ export async function replayHostRun(
       if (ran.status !== 'success')
         return { ...base, status: 'tool_failed', runId, message: `${call.toolName} failed again: ${ran.error.code}: ${ran.error.message}` };
       // the first outcome recorded stays: a replayer whose claim lapsed meanwhile may have recorded one
-      await journal.record(hostRunId, { stepIndex: entry.stepIndex, callIndex: call.toolCallId, outcome: ran as unknown as JsonValue });
-      result = ((await journal.recorded(hostRunId, entry.stepIndex, call.toolCallId)) ?? ran) as ToolSuccess;
+      const outcome = ran as unknown as JsonValue;
+      result = (await journal.record(hostRunId, { stepIndex: entry.stepIndex, callIndex: call.toolCallId, outcome })) as unknown as ToolSuccess;
     }
     const resumed = [...messages, ...continuation.resultMessages(call, result)];
     // the stored conversation keeps ending with the failed call until the run is recorded completed:

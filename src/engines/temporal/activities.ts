@@ -143,8 +143,7 @@ async function callTool(options: ToolrunActivitiesOptions, call: TemporalToolCal
   if (directive.action === 'return-to-model') {
     if (!recording) return result;
     // the first outcome recorded stays: an attempt that ran meanwhile (a timed-out one) may have recorded one
-    await stores.journal.record(runId, { stepIndex: call.stepIndex, callIndex, outcome: result as unknown as JsonValue });
-    return ((await stores.journal.recorded(runId, call.stepIndex, callIndex)) ?? result) as unknown as ToolResult;
+    return (await stores.journal.record(runId, { stepIndex: call.stepIndex, callIndex, outcome: result as unknown as JsonValue })) as unknown as ToolResult;
   }
   // only failures are retried or dead-lettered
   const failure = result as ToolFailure;
