@@ -6,7 +6,7 @@
  * be opened, a replay that failed again, a store error during a drain); 2 a usage error (unknown
  * option or id, a missing database or file, a file that is not what it should be, bad JSON,
  * missing or invalid config, unsupported backend). Errors are one line, `toolrun: error: …`;
- * `TOOLRUN_DEBUG=1` adds the stack. See docs/cli-notes.md.
+ * `TOOLRUN_DEBUG=1` adds the stack. See docs/cli.md.
  */
 import { runToolrun } from './main.ts';
 
