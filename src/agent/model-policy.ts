@@ -97,8 +97,6 @@ export interface CallModelInput {
   describe: (text: string) => string;
 }
 
-const INVALID_RESPONSE = 'invalid_response';
-
 /** Checks what a model function resolved to; returns the normalised response or the problem. */
 export function checkModelResponse(value: unknown, stepIndex: number): { ok: true; response: ModelResponse } | { ok: false; problem: string } {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -218,23 +216,12 @@ function modelCodeOf(classified: ClassifiedError): string {
   return classified.kind === 'invalid_response' ? 'INVALID_MODEL_RESPONSE' : 'MODEL_EXCEPTION';
 }
 
+/** `classifyModelError` never throws: an unreadable value is its `TOOL_EXCEPTION` (read here as `MODEL_EXCEPTION`, see {@link modelCodeOf}). */
 function classify(thrown: unknown, nowMs: number, abortReason: 'timeout' | 'cancelled' | undefined): ClassifiedError {
-  try {
-    // a model has one fixed endpoint: a rejected key, a 403, a wrong model name or an unknown host is broken for every run
-    const classified = classifyModelError(thrown, { nowMs, ...(abortReason ? { abortReason } : {}) });
-    if (abortReason === 'timeout') return { ...classified, message: 'The model did not answer within its timeout' };
-    return classified;
-  } catch {
-    return {
-      code: 'TOOL_EXCEPTION', // the classifier's code; a model's failure reads MODEL_EXCEPTION (modelCodeOf)
-      kind: 'exception',
-      status: null,
-      transient: false,
-      ambiguous: false,
-      misconfiguration: false,
-      message: 'the model threw a value that could not be read',
-    };
-  }
+  // a model has one fixed endpoint: a rejected key, a 403, a wrong model name or an unknown host is broken for every run
+  const classified = classifyModelError(thrown, { nowMs, ...(abortReason ? { abortReason } : {}) });
+  if (abortReason === 'timeout') return { ...classified, message: 'The model did not answer within its timeout' };
+  return classified;
 }
 
 /**
@@ -304,7 +291,7 @@ export async function callModel(input: CallModelInput): Promise<ModelCallOutcome
         if (outcome.ok) {
           const checked = checkModelResponse(outcome.value, stepIndex);
           if (checked.ok) return { ok: true, value: checked.response };
-          lastError = { kind: INVALID_RESPONSE, code: 'INVALID_MODEL_RESPONSE', status: null, message: input.describe(checked.problem) };
+          lastError = { kind: 'invalid_response', code: 'INVALID_MODEL_RESPONSE', status: null, message: input.describe(checked.problem) };
           reason = 'model-invalid-response';
           // A sampled answer may be well-formed next time: an invalid response is retried like a transient failure.
           return { ok: false, failure: { transient: true, invalidAnswer: true } };
