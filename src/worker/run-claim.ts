@@ -9,9 +9,6 @@ export function newClaimHolder(label: string): string {
 
 /** A held claim, renewed in the background until {@link HeldClaim.release}. */
 export interface HeldClaim {
-  readonly holder: string;
-  /** `true` once a renewal found the claim taken by another holder (it had expired). */
-  readonly lost: boolean;
   /** Stops renewing and ends the claim; never rejects. */
   release(): Promise<void>;
   /** Stops renewing, leaving the store alone: the claim was ended elsewhere (the run's last commit ended it). Never rejects. */
@@ -29,7 +26,7 @@ export type ClaimResult = ({ ok: true; claim: HeldClaim; started: boolean } & Co
 export async function claimRun(
   journal: RunJournal,
   runId: string,
-  options: { holder: string; leaseMs: number; clock: Clock; onLost?: () => void; holdWhile?: (() => boolean) | undefined; start?: RunStep | undefined },
+  options: { holder: string; leaseMs: number; clock: Clock; holdWhile?: (() => boolean) | undefined; start?: RunStep | undefined },
 ): Promise<ClaimResult> {
   const { holder, leaseMs, clock } = options;
   const opened = await journal.open(runId, { holder, leaseMs }, options.start);
@@ -44,7 +41,6 @@ export async function claimRun(
       return true; // tried again at the next interval: two more tries fit in the lease
     }
     lost = true;
-    options.onLost?.();
     return false;
   });
   return {
@@ -53,10 +49,6 @@ export async function claimRun(
     checkpoint: opened.checkpoint,
     messages: opened.messages,
     claim: {
-      holder,
-      get lost() {
-        return lost;
-      },
       release: async () => {
         await renewing.stop();
         if (!lost) await journal.release(runId, holder).catch(() => undefined);
