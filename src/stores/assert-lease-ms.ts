@@ -1,3 +1,4 @@
+import { isOverIdBound, MAX_ID_BYTES } from '../ground/identifier-bound.ts';
 import { ToolrunError } from '../ground/toolrun-error.ts';
 
 /** The longest lease or delay the stores accept, in ms: 2^31 − 1 (about 24.8 days), the largest timer Node can run. */
@@ -65,10 +66,10 @@ export function checkReleaseOptions(options: { delayMs?: number; countDelivery?:
 
 /**
  * Checks the message given to `RunQueue.enqueue`: an object with a string `body` and, when given, a
- * string `id`. Returns the id to use (`id`, or a new UUID).
+ * string `id` of at most {@link MAX_ID_BYTES} UTF-8 bytes. Returns the id to use (`id`, or a new UUID).
  *
- * @throws ToolrunError `INVALID_INPUT` otherwise (a body the queue cannot store; serialise the
- * run request with `JSON.stringify` first).
+ * @throws ToolrunError `INVALID_INPUT` otherwise (a body the queue cannot store, serialise the
+ * run request with `JSON.stringify` first; an id longer than every backend can key by).
  */
 export function enqueuedMessageId(message: unknown): string {
   const describe = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`);
@@ -80,5 +81,8 @@ export function enqueuedMessageId(message: unknown): string {
     throw new ToolrunError('INVALID_INPUT', `enqueue({ body }) needs body as a string (the run request as JSON text), received ${describe(body)}`);
   }
   if (id !== undefined && typeof id !== 'string') throw new ToolrunError('INVALID_INPUT', `enqueue({ id }) needs id as a string, received ${describe(id)}`);
+  if (id !== undefined && isOverIdBound(id)) {
+    throw new ToolrunError('INVALID_INPUT', `enqueue({ id }) needs an id of at most ${MAX_ID_BYTES} UTF-8 bytes, received a longer one; nothing was enqueued`);
+  }
   return id ?? globalThis.crypto.randomUUID();
 }

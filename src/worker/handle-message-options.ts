@@ -12,7 +12,10 @@ import type { RunHooks, RunLimits, RunModelOptions, RunRuntimeOptions } from './
 export interface RunMessage {
   /** JSON text, validated against `RUN_REQUEST_SCHEMA`. */
   body: string;
-  /** The queue's message id: a redelivered message with the same id resumes the same run. */
+  /**
+   * The queue's message id: a redelivered message with the same id resumes the same run. At most
+   * 1,024 UTF-8 bytes (`MAX_ID_BYTES`, what every queue takes): a longer one is rejected to the message DLQ.
+   */
   id?: string;
   /**
    * How many times the queue has delivered this message, this delivery included (1 the first

@@ -2,6 +2,7 @@ import type { ChatMessage } from '../agent/messages.ts';
 import { redactBounded } from '../core/build-failure.ts';
 import type { Redactor } from '../core/redact.ts';
 import { redactFieldErrors } from '../core/redact-fields.ts';
+import { isOverIdBound, MAX_ID_BYTES } from '../ground/identifier-bound.ts';
 import type { CompiledToolSchema } from '../ground/ports/schema-validator.ts';
 import { truncateUtf8, utf8ByteLength } from '../ground/utf8.ts';
 import { createAjvSchemaValidator } from '../schema/ajv-schema-validator.ts';
@@ -87,7 +88,7 @@ export function rejectedMessageEntry(
   };
 }
 
-/** Parses and validates a body; a failure is a message-DLQ entry. */
+/** Parses and validates a body, and checks the message's id is at most `MAX_ID_BYTES` long; a failure is a message-DLQ entry. */
 export function parseRunRequest(
   message: RunMessage,
   maxBodyBytes: number,
@@ -96,6 +97,11 @@ export function parseRunRequest(
 ): { ok: true; request: RunRequest } | { ok: false; entry: MessageFailureEntry } {
   if (typeof message !== 'object' || message === null || typeof message.body !== 'string') {
     return { ok: false, entry: rejectedMessageEntry(message, { code: 'INVALID_MESSAGE', detail: 'The message has no string body' }, { receivedAt, redactor }) };
+  }
+  if (typeof message.id === 'string' && isOverIdBound(message.id)) {
+    // its run id (`run_<id>`) and keys would be over what a backend can key by
+    const detail = `The message id is over ${MAX_ID_BYTES} UTF-8 bytes, the longest id toolrun takes: give the message a shorter id; this one is not retried`;
+    return { ok: false, entry: rejectedMessageEntry(message, { code: 'INVALID_MESSAGE', detail }, { receivedAt, redactor }) };
   }
   if (message.body.length > maxBodyBytes / 3 && utf8ByteLength(message.body) > maxBodyBytes) {
     return {

@@ -286,7 +286,8 @@ export interface RunQueue {
   /**
    * Adds a message; `id` defaults to a new unique id. Enqueuing an id that exists is a no-op.
    *
-   * @throws ToolrunError `INVALID_INPUT` (from the built-in queues) for a `body` or `id` that is not a string.
+   * @throws ToolrunError `INVALID_INPUT` (from the built-in queues) for a `body` or `id` that is not a
+   * string, or an `id` over 1,024 UTF-8 bytes (`MAX_ID_BYTES`: the longest id every backend can key by).
    */
   enqueue(message: { body: string; id?: string }): Promise<string>;
   /**

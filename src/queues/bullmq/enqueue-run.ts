@@ -26,8 +26,9 @@ export interface EnqueueRunOptions {
  * active, delayed, completed and not yet removed) is a no-op, and a later duplicate is harmless
  * (see `DEFAULT_RUN_JOB_OPTIONS`). With `outbox`, the request is recorded there first.
  *
- * `body` must be a string (`INVALID_INPUT` otherwise); what it says is not checked here: a malformed
- * body is a message failure, dead-lettered by the worker.
+ * `body` must be a string and `id`, when given, at most 1,024 UTF-8 bytes (`INVALID_INPUT` otherwise,
+ * before the outbox or Redis is asked); what the body says is not checked here: a malformed body is
+ * a message failure, dead-lettered by the worker.
  * Returns the message id (`id`, or a new UUID). Rejects with the client's error when Redis (or the
  * outbox) cannot be reached; then the request may or may not have been recorded — enqueue it again.
  */
