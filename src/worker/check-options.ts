@@ -135,30 +135,76 @@ const RULES = {
 /** An option that has a rule. */
 export type CheckedOption = keyof typeof RULES;
 
+/** The options whose value is an object of settings the caller uses after the check: copied, so the check and the use see one value. */
+const COPIED: ReadonlySet<string> = new Set(['limits', 'redeliveryBackoff']);
+
+/** `value` of option `field` as the snapshot keeps it: a `limits` or `redeliveryBackoff` object copied (each own enumerable field read once). */
+function snapshotValue(field: string, value: unknown): unknown {
+  return COPIED.has(field) && isRecord(value) ? { ...value } : value;
+}
+
+/** The problem of an option named `name` whose reading threw `error`. */
+function unreadable(name: string, error: unknown): string {
+  return `${name} could not be read: ${boundedMessage(messageOf(error))}`;
+}
+
 /**
- * The problems of `options`' fields among `fields` that are set (`undefined` is not set, and is a
- * problem only for a field among `required`), in words, in the order of the rules; each name is
- * written as `prefix` + field (`'limits.'` for `limits.maxSteps`). A field whose reading throws (a
- * getter, a Proxy) is a problem that quotes the thrown message; `options` that is not an object
- * (`null`, a number…) is the one problem `options must be an object, received …`.
+ * Reads each of `fields` of the object `options` once, for options that have no rule: the values
+ * that are set, and a problem `` `field` could not be read: … `` for each whose reading throws.
  */
-export function optionProblems(options: unknown, fields: readonly CheckedOption[], prefix = '', required: readonly CheckedOption[] = []): string[] {
-  if (typeof options !== 'object' || options === null) return [`options must be an object, received ${describeValue(options)}`];
+export function readOptions<K extends string>(options: object, fields: readonly K[]): { values: Partial<Record<K, unknown>>; problems: string[] } {
+  const values: Partial<Record<K, unknown>> = {};
+  const problems: string[] = [];
+  for (const field of fields) {
+    try {
+      const value = (options as Record<string, unknown>)[field];
+      if (value !== undefined) values[field] = value;
+    } catch (error) {
+      problems.push(unreadable(`\`${field}\``, error));
+    }
+  }
+  return { values, problems };
+}
+
+/**
+ * Reads each of `options`' fields among `fields` once and checks it: `values`, a snapshot of the
+ * fields that are set (a `limits` or `redeliveryBackoff` object copied), which later reads of
+ * `options` (a getter, a Proxy) cannot change, so the caller uses what was checked; and
+ * `problems`, in words, in the order of the rules (`undefined` is not set, and is a problem only
+ * for a field among `required`). Each name is written as `prefix` + field (`'limits.'` for
+ * `limits.maxSteps`). A field whose reading throws is a problem that quotes the thrown message;
+ * `options` that is not an object (`null`, a number…) is the one problem `options must be an
+ * object, received …`.
+ */
+export function checkedOptions(
+  options: unknown,
+  fields: readonly CheckedOption[],
+  prefix = '',
+  required: readonly CheckedOption[] = [],
+): { values: Partial<Record<CheckedOption, unknown>>; problems: string[] } {
+  if (typeof options !== 'object' || options === null) return { values: {}, problems: [`options must be an object, received ${describeValue(options)}`] };
+  const values: Partial<Record<CheckedOption, unknown>> = {};
   const problems: string[] = [];
   for (const [field, rule] of Object.entries(RULES) as [CheckedOption, Rule][]) {
     if (!fields.includes(field)) continue;
     const name = `\`${prefix}${field}\``;
     let problem: string | string[] | undefined;
     try {
-      const value = (options as Record<string, unknown>)[field];
+      const value = snapshotValue(field, (options as Record<string, unknown>)[field]);
       if (value === undefined && !required.includes(field)) continue;
+      values[field] = value;
       problem = rule(value, name);
     } catch (error) {
-      problem = `${name} could not be read: ${boundedMessage(messageOf(error))}`;
+      problem = unreadable(name, error);
     }
     if (problem !== undefined) problems.push(...(Array.isArray(problem) ? problem : [problem]));
   }
-  return problems;
+  return { values, problems };
+}
+
+/** The problems of `options`' fields among `fields` (see {@link checkedOptions}), when the caller does not use the values. */
+export function optionProblems(options: unknown, fields: readonly CheckedOption[], prefix = '', required: readonly CheckedOption[] = []): string[] {
+  return checkedOptions(options, fields, prefix, required).problems;
 }
 
 /**

@@ -17,7 +17,7 @@ import { replayDeadLetter, type ReplayDeadLetterResult } from './replay-dead-let
 import { replayToolFailure, type ReplayResult } from './replay-tool-failure.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
 import type { RunHooks, RunLimits } from './run-options.ts';
-import { describeValue, optionProblems, throwIfProblems } from './check-options.ts';
+import { checkedOptions, describeValue, readOptions, throwIfProblems } from './check-options.ts';
 import type { HostRegistry } from './host-continuation.ts';
 
 /** A DLQ record (`{ id, entry }`) rather than a bare entry (which has `runId`, never `entry`). */
@@ -25,16 +25,29 @@ function isDeadLetterRecord(value: ResumableEntry | DeadLetterRecord<ResumableEn
   return typeof value === 'object' && value !== null && 'entry' in value && typeof (value as { id?: unknown }).id === 'string';
 }
 
-/** Throws a `ToolrunError` `INVALID_OPTIONS` naming every problem of `options` (a missing model, a negative limit…). */
-function checkToolrunOptions(options: ToolrunOptions): void {
+/** The options of {@link createToolrun} that have no rule of their own in `check-options`. */
+const UNCHECKED_FIELDS = ['model', 'tools', 'runtime', 'runtimeOptions', 'hooks', 'sharedBreaker', 'modelPolicy', 'modelName'] as const;
+
+/**
+ * `options` read once (each field, and each field of `limits`): the snapshot that was checked and
+ * is the only one used, so a getter that answers differently on a second read cannot get past the
+ * check.
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` naming every problem of `options` (a missing model, a negative limit, a field that cannot be read…).
+ */
+function readToolrunOptions(options: ToolrunOptions): ToolrunOptions {
   if (typeof options !== 'object' || options === null)
     throw new ToolrunError('INVALID_OPTIONS', `createToolrun needs an options object { model, tools, … }, received ${describeValue(options)}`);
-  const problems: string[] = [];
-  if (typeof options.model !== 'function')
-    problems.push(`\`model\` must be a function (request) => Promise<response>, received ${describeValue(options.model)}`);
-  if (options.tools === undefined && options.runtime === undefined) problems.push('`tools` or `runtime` is needed');
-  problems.push(...optionProblems(options, ['stores', 'hosts', 'limits']));
+  const read = readOptions(options, UNCHECKED_FIELDS);
+  const checked = checkedOptions(options, ['stores', 'hosts', 'limits']);
+  const given = { ...read.values, ...checked.values } as ToolrunOptions;
+  const problems: string[] = [...read.problems];
+  if (typeof given.model !== 'function' && !read.problems.some((problem) => problem.startsWith('`model`')))
+    problems.push(`\`model\` must be a function (request) => Promise<response>, received ${describeValue(given.model)}`);
+  if (given.tools === undefined && given.runtime === undefined) problems.push('`tools` or `runtime` is needed');
+  problems.push(...checked.problems);
   throwIfProblems(problems, 'INVALID_OPTIONS', 'createToolrun');
+  return given;
 }
 
 /** Options of {@link createToolrun}. */
@@ -121,7 +134,7 @@ export interface Toolrun {
  * `INVALID_SCHEMA` for a bad tool — at creation, never per message.
  */
 export function createToolrun(options: ToolrunOptions): Toolrun {
-  checkToolrunOptions(options);
+  options = readToolrunOptions(options);
   const clock = options.runtime?.clock ?? options.runtimeOptions?.clock;
   const stores = options.stores ?? createMemoryStores(clock ? { clock } : {});
   const hooks = options.hooks ?? {};

@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../ground/ports/clock.ts';
 import { checkpointRetryOf } from '../policies/retry-durable-write.ts';
 import type { WorkerOptions } from './worker-options.ts';
-import { optionProblems, throwIfProblems } from './check-options.ts';
+import { checkedOptions, throwIfProblems } from './check-options.ts';
 
 /** A worker's options checked, with their defaults. */
 export interface WorkerSettings {
@@ -30,7 +30,8 @@ const WORKER_FIELDS = [
 
 /**
  * The settings of a worker from its options (see {@link WorkerOptions} for the defaults), with
- * `leaseMs` and `pollIntervalMs` rounded up to whole milliseconds.
+ * `leaseMs` and `pollIntervalMs` rounded up to whole milliseconds. Each option is read once, and
+ * the settings are made of the values checked.
  *
  * @param source - the function named in the error message. @defaultValue `'createWorker'`
  * @throws ToolrunError `INVALID_OPTIONS` for `options` that is not an object, a `stores` that is missing, a Promise or lacks a port, or a
@@ -38,20 +39,23 @@ const WORKER_FIELDS = [
  * `checkpointRetry` out of range (every problem but `checkpointRetry`'s in one message).
  */
 export function workerSettings(options: WorkerOptions, source = 'createWorker'): WorkerSettings {
-  throwIfProblems(optionProblems(options, WORKER_FIELDS, '', ['stores']), 'INVALID_OPTIONS', source);
+  // each option read once: a getter that answers differently on a second read cannot get past the check
+  const { values, problems } = checkedOptions(options, WORKER_FIELDS, '', ['stores']);
+  throwIfProblems(problems, 'INVALID_OPTIONS', source);
+  const given = values as Pick<WorkerOptions, (typeof WORKER_FIELDS)[number]>;
   // checked here, once: a bad value would otherwise fail every delivery
   checkpointRetryOf(options.checkpointRetry);
-  const backoff = options.redeliveryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
+  const { baseMs, maxMs } = given.redeliveryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
   return {
     clock: options.clock ?? systemClock,
-    concurrency: options.concurrency ?? 1,
+    concurrency: given.concurrency ?? 1,
     // whole ms: a fraction (down to 5e-324) would renew and poll below the 1 ms timer floor, and
     // make no progress on a clock whose time is the sum of its sleeps
-    leaseMs: Math.ceil(options.leaseMs ?? 300_000),
-    pollIntervalMs: Math.ceil(options.pollIntervalMs ?? 100),
-    maxEntries: options.maxDeadLetterEntries ?? 10_000,
-    maxBytes: options.maxDeadLetterBytes ?? 268_435_456,
-    maxDeliveries: options.maxDeliveries ?? 5,
-    redeliveryDelayMs: (deliveries) => Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(30, Math.max(0, deliveries - 1))),
+    leaseMs: Math.ceil(given.leaseMs ?? 300_000),
+    pollIntervalMs: Math.ceil(given.pollIntervalMs ?? 100),
+    maxEntries: given.maxDeadLetterEntries ?? 10_000,
+    maxBytes: given.maxDeadLetterBytes ?? 268_435_456,
+    maxDeliveries: given.maxDeliveries ?? 5,
+    redeliveryDelayMs: (deliveries) => Math.min(maxMs, baseMs * 2 ** Math.min(30, Math.max(0, deliveries - 1))),
   };
 }
