@@ -64,7 +64,7 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
     return { status: 'busy', runId, messageId, holder: claimed.holder, alreadyFinished: false };
   }
   const existing = claimed.checkpoint;
-  const context: ClaimedContext = { message, messageId, runId, options, journal, runtime, clock };
+  const context: ClaimedContext = { messageId, runId, options, journal, runtime, clock };
   if (existing && messageId !== undefined && existing.messageId !== '' && existing.messageId !== messageId) {
     await claimed.claim.release();
     // Another message's run: running this one would resume, or silently skip, a run it does not own.
@@ -117,7 +117,6 @@ export async function handleMessage(message: RunMessage, given: HandleMessageOpt
 
 /** What the steps after the claim of a message's run share. */
 interface ClaimedContext {
-  message: RunMessage;
   messageId: string | undefined;
   runId: string;
   options: WithQueues<HandleMessageOptions>;
