@@ -212,6 +212,16 @@ describe('one convention for errors', () => {
     expect(existsSync(db)).toBe(false);
   });
 
+  it('enqueue --id over 1,024 UTF-8 bytes is a usage error; nothing is enqueued', async () => {
+    const db = join(directory, 'long-id.db');
+    expectError(
+      await toolrun(['enqueue', '{"input": "hi"}', '--id', 'x'.repeat(1_025), '--db', db, '--init']),
+      2,
+      /--id needs a message id of at most 1024 UTF-8 bytes/,
+    );
+    expect(existsSync(db)).toBe(false);
+  });
+
   it('metrics --port 99999 is a usage error naming the range, not a Node RangeError', async () => {
     const db = join(directory, 'ports.db');
     createSqliteStores({ path: db }).database.close();

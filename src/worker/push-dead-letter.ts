@@ -1,6 +1,4 @@
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
-import { isOverIdBound } from '../ground/identifier-bound.ts';
+import { keyOfId } from '../ground/identifier-bound.ts';
 import type { DeadLetterSink } from '../ground/dead-letter-entries.ts';
 
 /**
@@ -9,14 +7,7 @@ import type { DeadLetterSink } from '../ground/dead-letter-entries.ts';
  * which every backend can key by and two such ids never share.
  */
 export function messageDeadLetterKey(messageId: string): string {
-  if (!isOverIdBound(messageId)) return `message:${messageId}`;
-  const units = new Uint8Array(messageId.length * 2);
-  for (let index = 0; index < messageId.length; index++) {
-    const unit = messageId.charCodeAt(index);
-    units[index * 2] = unit >> 8;
-    units[index * 2 + 1] = unit & 0xff;
-  }
-  return `message:sha256:${bytesToHex(sha256(units))}`;
+  return keyOfId('message:', messageId);
 }
 
 /** The `pushOnce` key of the tool-DLQ entry of a run that failed at a step: `tool:<runId>:<stepIndex>`. */

@@ -3,13 +3,18 @@
  * claim it takes on the entry first, and the deterministic run-queue id it enqueues the message
  * under, so a repeat of a redrive that died before the entry's removal enqueues nothing new.
  */
+import { keyOfId } from '../ground/identifier-bound.ts';
 
 /** How long a redrive holds its claim on a message-DLQ entry (ms): far more than one enqueue takes. */
 export const REDRIVE_CLAIM_MS = 60_000;
 
-/** The key a redrive claims message-DLQ entry `entryId` under in `stores.claims`: `dlq:message:<entry id>`. */
+/**
+ * The key a redrive claims message-DLQ entry `entryId` under in `stores.claims`: `dlq:message:<entry
+ * id>` (for an id over `MAX_ID_BYTES`, which names no entry, its digest: the claim is taken, the
+ * entry is not found).
+ */
 export function redriveClaimKey(entryId: string): string {
-  return `dlq:message:${entryId}`;
+  return keyOfId('dlq:message:', entryId);
 }
 
 /** The run-queue id a redriven message gets: `<message id>.redrive-<entry id>`, with `message` for an entry whose message id is not a non-empty string. */

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { isOverIdBound, MAX_ID_BYTES } from '../../ground/identifier-bound.ts';
 import { checkRunRequestBody } from '../../worker/parse-run-request.ts';
 import { usageError, warn } from '../cli-error.ts';
 import { printJson, printLine } from '../format.ts';
@@ -56,6 +57,7 @@ export function addEnqueueCommand(program: Command): void {
   addInitOption(command);
   command.action(async (body: string | undefined, options: EnqueueCommandOptions) => {
     if (options.id !== undefined && options.id.trim() === '') throw usageError('--id needs a non-empty message id (omit --id for a generated one)');
+    if (options.id !== undefined && isOverIdBound(options.id)) throw usageError(`--id needs a message id of at most ${MAX_ID_BYTES} UTF-8 bytes`);
     const { text, source } = await readInput(body, options);
     const lines = options.jsonl
       ? text
