@@ -165,6 +165,9 @@ try {
     `${runs} runs captured: ${(calls.length / runs).toFixed(2)} statements, ${(transactions / runs).toFixed(2)} transactions, ` +
       `${(autocommit / runs).toFixed(2)} autocommit statements per run; ${calls.filter(isReservation).length} reservations`,
   );
+  const readsBySql = new Map<string, number>();
+  for (const call of calls) if (call.transaction === 0) readsBySql.set(call.sql, (readsBySql.get(call.sql) ?? 0) + 1);
+  for (const [sql, count] of readsBySql) console.log(`  autocommit ${(count / runs).toFixed(2)}/run: ${sql.replace(/\s+/g, ' ')}`);
   const modes: Mode[] = ['as the worker ran them', 'without the autocommit reads', 'one transaction per run', 'one transaction for all runs'];
   const best = new Map<string, number>();
   const keep = (name: string, cpuUsPerRun: number) => best.set(name, Math.min(best.get(name) ?? Infinity, cpuUsPerRun));
