@@ -14,6 +14,12 @@ const SCENARIOS = new URL('./fixtures/reliability-scenarios.ts', import.meta.url
  * largest, 30 concurrent drains, makes 584); a slow machine only makes a scenario slower.
  */
 const BOUND = { idleMs: 20_000, maxSteps: 5_000 };
+/**
+ * Vitest's own bound per scenario: far above the load bound (2 min) and the idle bound, so that only
+ * the bound above ends a slow scenario (on a loaded machine, loading the thread alone can take
+ * longer than the default 30 s).
+ */
+const SCENARIO_TIMEOUT = { timeout: 600_000 };
 const BACKENDS = ['memory', 'sqlite', 'postgres'] as const;
 
 type Result<K extends keyof typeof Scenarios> = Awaited<ReturnType<(typeof Scenarios)[K]>>;
@@ -30,7 +36,7 @@ async function run<K extends keyof typeof Scenarios>(name: K, input: Parameters<
   return outcome.value;
 }
 
-describe.each(BACKENDS)('failures of the model (%s)', (backend) => {
+describe.each(BACKENDS)('failures of the model (%s)', SCENARIO_TIMEOUT, (backend) => {
   it('a 503 once is retried in-band: the run completes, the model is called twice, both DLQs stay empty', async () => {
     const result = await run('modelFailsOnce', { backend });
     expect(result.statuses).toEqual(['completed']);
@@ -101,7 +107,7 @@ describe.each(BACKENDS)('failures of the model (%s)', (backend) => {
   });
 });
 
-describe.each(BACKENDS)('poison messages (%s)', (backend) => {
+describe.each(BACKENDS)('poison messages (%s)', SCENARIO_TIMEOUT, (backend) => {
   it('a run the store rejects every time is delivered maxDeliveries times, then dead-lettered resumable; the side effect ran once; the next message runs', async () => {
     const result = await run('poisonRun', { backend });
     expect(result.rejectedPuts).toBe(5);
@@ -168,7 +174,7 @@ describe.each(BACKENDS)('poison messages (%s)', (backend) => {
   });
 });
 
-describe.each(BACKENDS)('two consumers of one DLQ entry (%s)', (backend) => {
+describe.each(BACKENDS)('two consumers of one DLQ entry (%s)', SCENARIO_TIMEOUT, (backend) => {
   it('two drains at once over 30 entries replay each once: 30 executions, 30 model calls, nothing left', async () => {
     const result = await run('concurrentDrains', { backend, count: 30 });
     expect(result.seeded).toBe(30);
@@ -196,7 +202,7 @@ describe.each(BACKENDS)('two consumers of one DLQ entry (%s)', (backend) => {
   });
 });
 
-describe.each(BACKENDS)('no silent drops (%s)', (backend) => {
+describe.each(BACKENDS)('no silent drops (%s)', SCENARIO_TIMEOUT, (backend) => {
   it('a redelivered message raises message-duplicate; a second message reusing a run id goes to the message DLQ', async () => {
     const result = await run('duplicatesAreNotSilent', { backend });
     expect(result.statuses).toEqual(['completed', 'completed', 'rejected']);
