@@ -4,6 +4,9 @@
  * process), against the same job on the recorded model directly. On the first conversations of
  * τ-bench with the tests' scaled-down settings: every outcome count and the summary's lines
  * (timings left out) are the same, and the tokens within what `duration_ms` in envelopes changes.
+ *
+ * Two runs of a concurrent workload are compared line by line, so nothing in them may depend on
+ * timing (see {@link SETTINGS}).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findSharedDataDir } from '../../examples/shared-data.ts';
 import { loadAirlineRuns, loadAirlineTrajectories } from '../../examples/airline/trajectories.ts';
+import type { AirlineDemoSettings } from '../../examples/airline/workload/demo-settings.ts';
 import { MALFORMED_QUEUE_MESSAGES } from '../../examples/airline/workload/queue-messages.ts';
 import {
   countMessageDlqByCause,
@@ -23,6 +27,22 @@ import { formatWorkloadSummary } from '../../examples/airline/workload/summary.t
 import { AIRLINE_TEST_SETTINGS, airlineDataPresent } from '../fixtures/airline-test-workload.ts';
 
 const CONVERSATIONS = 12;
+/**
+ * The tests' settings, with what timing would otherwise decide taken out:
+ * - the worker's shared breaker does not open: with conversations running concurrently, whether a
+ *   run calling the tool broken for everyone gets its 401 or `circuit_open` depends on whether its
+ *   call started before another run's 401 opened the breaker, and the failure report counts the
+ *   401s. A conversation makes at most one such call (its run ends in the tool DLQ and parks it),
+ *   so a threshold of one per conversation is never reached, and every such call gets its 401;
+ * - a tool call may take 4 s (still below the service's 5 s hang): at 1 s, a call answered late on a
+ *   loaded machine times out and is retried, and a write's retry is answered from the idempotency
+ *   store, a line of the summary that the other run does not have.
+ */
+const SETTINGS: AirlineDemoSettings = {
+  ...AIRLINE_TEST_SETTINGS,
+  toolTimeoutMs: 4_000,
+  sharedBreaker: { ...AIRLINE_TEST_SETTINGS.sharedBreaker, failureThreshold: CONVERSATIONS },
+};
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const workDir = mkdtempSync(join(tmpdir(), 'toolrun-ai-sdk-airline-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
@@ -30,7 +50,7 @@ afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 async function runWorkload(name: string, model: Record<string, string>): Promise<AirlineWorkloadReport> {
   return runAirlineWorkload({
     runs: loadAirlineRuns(loadAirlineTrajectories().slice(0, CONVERSATIONS)),
-    settings: AIRLINE_TEST_SETTINGS,
+    settings: SETTINGS,
     projectRoot,
     dbPath: join(workDir, `${name}.db`),
     configPath: join(projectRoot, 'examples', 'airline', 'toolrun.config.ts'),
