@@ -96,11 +96,10 @@ export interface Worker {
  */
 export function createWorker(options: WorkerOptions): Worker {
   const settings = workerSettings(options);
-  const { stores } = options;
-  const { clock, concurrency, leaseMs, pollIntervalMs, maxDeliveries, redeliveryDelayMs } = settings;
+  const { stores, clock, concurrency, leaseMs, pollIntervalMs, maxDeliveries, redeliveryDelayMs } = settings;
   // the runtime (schemas compiled once) and the shared breaker, built once for every message of this worker
   const resolved = resolveRuntime({ ...options, clock }, stores);
-  const messageOptions = { ...options, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
+  const messageOptions = { ...options, stores, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
   const bound = workerDeadLetterBound(stores, settings, options.onEvent);
   const stats = {
     handled: 0,

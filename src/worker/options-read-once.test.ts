@@ -3,6 +3,7 @@ import { defineTool } from '../core/define-tool.ts';
 import { createMemoryStores } from '../stores/memory/index.ts';
 import { createScriptedModel } from '../testing/scripted-model.ts';
 import { createToolrun } from './create-toolrun.ts';
+import { createWorker } from './create-worker.ts';
 import { workerSettings } from './worker-settings.ts';
 
 /** An object whose `field` is valid on the first read and `then` (a value, or a throw) on every later one; `reads()` counts. */
@@ -85,5 +86,21 @@ describe('workerSettings reads `leaseMs` and `pollIntervalMs` once', () => {
     const settings = workerSettings({ stores, redeliveryBackoff: backoff } as never);
     expect([1, 2, 3, 10].map((deliveries) => settings.redeliveryDelayMs(deliveries))).toEqual([10, 20, 40, 100]);
     expect(backoff.reads()).toBe(1);
+  });
+});
+
+describe('createWorker uses the stores it checked', () => {
+  it('a `stores` getter that answers other stores on a later read: the worker consumes the checked ones', async () => {
+    const checked = createMemoryStores();
+    const other = createMemoryStores();
+    await checked.queue.enqueue({ id: 'm1', body: '{"input":"go"}' });
+    await other.queue.enqueue({ id: 'm2', body: '{"input":"go"}' });
+    const model = createScriptedModel([{ text: 'done', usage: { input: 1, output: 1 } }]);
+    const options = changing({ model, tools: [ask] }, 'stores', checked, other);
+    const worker = createWorker(options as never);
+    await worker.runUntilEmpty();
+    expect(worker.stats.handled).toBe(1);
+    expect(await checked.queue.size()).toBe(0);
+    expect(await other.queue.size()).toBe(1);
   });
 });

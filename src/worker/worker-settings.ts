@@ -1,10 +1,13 @@
 import { systemClock, type Clock } from '../ground/ports/clock.ts';
 import { checkpointRetryOf } from '../policies/retry-durable-write.ts';
+import type { Stores } from '../ground/ports/stores.ts';
 import type { WorkerOptions } from './worker-options.ts';
 import { checkedOptions, throwIfProblems } from './check-options.ts';
 
 /** A worker's options checked, with their defaults. */
 export interface WorkerSettings {
+  /** The stores as checked: the worker uses these, never a second read of `options.stores`. */
+  stores: Stores;
   clock: Clock;
   concurrency: number;
   leaseMs: number;
@@ -47,6 +50,7 @@ export function workerSettings(options: WorkerOptions, source = 'createWorker'):
   checkpointRetryOf(options.checkpointRetry);
   const { baseMs, maxMs } = given.redeliveryBackoff ?? { baseMs: 1_000, maxMs: 60_000 };
   return {
+    stores: given.stores,
     clock: options.clock ?? systemClock,
     concurrency: given.concurrency ?? 1,
     // whole ms: a fraction (down to 5e-324) would renew and poll below the 1 ms timer floor, and

@@ -119,8 +119,8 @@ function messageOf(job: Job<RunJobData>): { body: string; id: string } {
 export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorker {
   // `null` is INVALID_OPTIONS like any other bad option, not a TypeError from reading its fields
   throwIfProblems(optionProblems(options, []), 'INVALID_OPTIONS', 'createBullMqWorker');
-  const { stores, connection, queueName } = options;
-  const { clock, concurrency, maxEntries, maxBytes, maxDeliveries, redeliveryDelayMs } = workerSettings(
+  const { connection, queueName } = options;
+  const { stores, clock, concurrency, maxEntries, maxBytes, maxDeliveries, redeliveryDelayMs } = workerSettings(
     {
       ...options,
       clock: options.clock ?? options.runtimeOptions?.clock ?? systemClock,
@@ -142,7 +142,7 @@ export function createBullMqWorker(options: BullMqWorkerOptions): BullMqRunWorke
   const { outbox, lockDurationMs, stalledIntervalMs, maxStalledCount, workerOptions, autorun, onResult, onError } = options;
   // the runtime (schemas compiled once) and the shared breaker, built once for every job of this worker
   const resolved = resolveRuntime({ ...options, clock }, stores);
-  const messageOptions = { ...options, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
+  const messageOptions = { ...options, stores, runtime: resolved.runtime, ...(resolved.breaker ? { modelBreaker: resolved.breaker } : {}) };
 
   const finish = async (message: { body: string; id: string }, result: HandleMessageResult) => {
     // a dead letter may have reached the bound: the next job reads the sizes instead of the cache
