@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../core/define-tool.ts';
 import { ToolError } from '../../core/tool-error.ts';
 import { handleMessage } from '../../worker/handle-message.ts';
@@ -31,28 +30,6 @@ const down = defineTool({
   },
 });
 
-/** Stores whose statement calls (their SQL) are pushed to `statements`, from their first prepare on. */
-function countedStores(statements: string[]) {
-  const prepare = Database.prototype.prepare;
-  const spy = vi.spyOn(Database.prototype, 'prepare').mockImplementation(function (this: Database.Database, sql: string) {
-    const statement = prepare.call(this, sql);
-    const methods = statement as unknown as Record<'run' | 'get' | 'all', (...args: unknown[]) => unknown>;
-    for (const method of ['run', 'get', 'all'] as const) {
-      const call = methods[method];
-      methods[method] = (...args: unknown[]) => {
-        statements.push(sql);
-        return call.apply(statement, args);
-      };
-    }
-    return statement;
-  });
-  try {
-    return freshStores();
-  } finally {
-    spy.mockRestore();
-  }
-}
-
 describe('SQLite: a run that ends acknowledges its queue message in its last commit', () => {
   it('acknowledges a completed run with its last step, and a later ack changes nothing', async () => {
     const stores = freshStores();
@@ -80,36 +57,6 @@ describe('SQLite: a run that ends acknowledges its queue message in its last com
       expect(stores.database.prepare('SELECT acked_at_ms FROM queue_messages WHERE id = ?').pluck().get('m1')).toBe(row.acked_at_ms);
       // the run's claim ended in the same commit
       expect(await stores.claims.get('run:run_m1')).toBeUndefined();
-    } finally {
-      await stores.close();
-    }
-  });
-
-  it('after a last commit that acknowledged the message, its ack runs no statement; another ack still acknowledges', async () => {
-    const statements: string[] = [];
-    const stores = countedStores(statements);
-    try {
-      await stores.queue.enqueue({ id: 'm1', body: '{"input":"go"}' });
-      await stores.queue.enqueue({ id: 'm2', body: '{"input":"go"}' });
-      const delivery = (await stores.queue.reserve(60_000))!;
-      const result = await handleMessage(
-        { id: delivery.id, body: delivery.body, deliveries: delivery.deliveries },
-        { model: createScriptedModel([{ text: 'done', usage }]), tools: [lookup], stores, acknowledgeOnFinish: true },
-      );
-      expect(result.status).toBe('completed');
-      statements.length = 0;
-      await stores.queue.ack('m1');
-      expect(statements).toEqual([]);
-      // acknowledged by no commit: read, then acknowledged
-      await stores.queue.reserve(60_000);
-      await stores.queue.ack('m2');
-      expect(statements.filter((sql) => sql.startsWith('SELECT 1 FROM queue_messages'))).toHaveLength(1);
-      expect(await stores.queue.size()).toBe(0);
-      // acknowledged already, and not by a commit of this connection's journal since: a read, no write
-      statements.length = 0;
-      await stores.queue.ack('m1');
-      expect(statements).toHaveLength(1);
-      expect(statements[0]).toMatch(/^SELECT 1 FROM queue_messages/);
     } finally {
       await stores.close();
     }

@@ -19,7 +19,6 @@ import type { SqliteClaimTake } from './sqlite-claim-store.ts';
 import type { SqliteConversations, SqliteStepMessages } from './sqlite-conversation-store.ts';
 import type { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import { prepareSqliteLedgerInsert } from './sqlite-idempotency-ledger.ts';
-import type { SqliteAcks } from './sqlite-run-queue.ts';
 import { prepareSqliteCheckpointWrite, toSqliteCheckpointRow, type SqliteCheckpointRow } from './sqlite-run-store.ts';
 import { completionOf } from '../store-journal.ts';
 
@@ -33,8 +32,8 @@ export interface SqliteRunJournalParts {
   takeClaim: SqliteClaimTake;
   /** Group commit of the connection: opens and steps then write in its next group (one transaction for many runs). */
   group?: SqliteGroupCommit | undefined;
-  /** The acknowledgements of the file's run queue messages, shared with its run queue (`finish`). */
-  acks: SqliteAcks;
+  /** The acknowledgement of a message of the file's run queue, for a transaction of the journal (`finish`). */
+  acknowledge: (storedMessageId: string, nowMs: number) => void;
 }
 
 /** A step serialised before the write lock is taken (a large step does not hold it longer). */
@@ -70,7 +69,7 @@ const NO_END: StepEnd = { release: undefined, acknowledge: undefined };
  * conversation stored or read alone is the conversation store's `put` or `get`.
  */
 export function createSqliteRunJournal(database: Database, parts: SqliteRunJournalParts): RunJournal {
-  const { clock, conversations, ledger, claims, takeClaim, group, acks } = parts;
+  const { clock, conversations, ledger, claims, takeClaim, group, acknowledge } = parts;
   const insertOutcome = prepareSqliteLedgerInsert(database);
   const writeCheckpoint = prepareSqliteCheckpointWrite(database);
   const selectCheckpoint = database.prepare('SELECT checkpoint FROM runs WHERE run_id = ?').pluck();
@@ -87,7 +86,7 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
     for (const [key, valueText] of step.outcomes) insertOutcome(key, valueText, nowMs);
     writeCheckpoint(step.checkpoint, step.upsert);
     if (end.release !== undefined) deleteClaim.run(end.release[0], end.release[1]);
-    if (end.acknowledge !== undefined) acks.write(end.acknowledge, nowMs);
+    if (end.acknowledge !== undefined) acknowledge(end.acknowledge, nowMs);
   };
   const writeInTransaction = database.transaction(writeStep);
 
@@ -145,7 +144,6 @@ export function createSqliteRunJournal(database: Database, parts: SqliteRunJourn
     if (group !== undefined) await group.run(() => writeStep(prepared, nowMs, end));
     else writeInTransaction.immediate(prepared, nowMs, end);
     remember(prepared.checkpoint, end.release !== undefined);
-    if (end.acknowledge !== undefined) acks.committed(end.acknowledge);
     conversations.afterWrite(nowMs);
   };
 

@@ -5,40 +5,15 @@ import type { QueueDelivery, RunQueue } from '../../ground/ports/stores.ts';
 import { assertLeaseMs, checkReleaseOptions, enqueuedMessageId } from '../assert-lease-ms.ts';
 import { fromStoredText, toStoredText } from '../exact-text.ts';
 
-/** Ids a committed acknowledgement leaves for the queue's `ack`, at most (past it, all are forgotten: `ack` then reads). */
-const MAX_COMMITTED_ACKS = 1_024;
-
 /**
- * The acknowledgements of `queue_messages` rows, shared by the run queue and the run journal of
- * one connection: the journal acknowledges a run's message in the run's last transaction, and once
- * that transaction has committed, the queue's next `ack` of the message reads and writes nothing
- * (an acknowledged row is never acknowledged again: it stays so until the retention deletes it).
+ * The acknowledgement of a `queue_messages` row by id (as `toStoredText` writes it) at `nowMs`,
+ * for the caller's transaction: the row's lease ends and its body is emptied; an acknowledged row
+ * is left as it is.
  */
-export interface SqliteAcks {
-  /**
-   * In the caller's transaction: the row of `storedId` (as `toStoredText` writes it) acknowledged
-   * at `nowMs`: its lease ends and its body is emptied; an acknowledged row is left as it is.
-   */
-  write(storedId: string, nowMs: number): void;
-  /** The transaction that ran `write(storedId)` has committed. */
-  committed(storedId: string): void;
-  /** Whether a committed transaction acknowledged `storedId` since the last call for it (which forgets it). */
-  takeCommitted(storedId: string): boolean;
-}
-
-/** The {@link SqliteAcks} of `database`. */
-export function createSqliteAcks(database: Database): SqliteAcks {
+export function prepareSqliteAck(database: Database): (storedId: string, nowMs: number) => void {
   const acknowledge = database.prepare("UPDATE queue_messages SET acked_at_ms = ?, lease_until_ms = NULL, body = '' WHERE id = ? AND acked_at_ms IS NULL");
-  const committed = new Set<string>();
-  return {
-    write(storedId, nowMs) {
-      acknowledge.run(nowMs, storedId);
-    },
-    committed(storedId) {
-      if (committed.size >= MAX_COMMITTED_ACKS) committed.clear();
-      committed.add(storedId);
-    },
-    takeCommitted: (storedId) => committed.delete(storedId),
+  return (storedId, nowMs) => {
+    acknowledge.run(nowMs, storedId);
   };
 }
 
@@ -60,9 +35,8 @@ interface ReadyRow {
  *   processes never reserve the same message under one lease.
  * - `enqueue` is `INSERT … ON CONFLICT (id) DO NOTHING`; acked rows are kept (body emptied), so an
  *   id that was ever enqueued stays deduplicated.
- * - `ack` and `release` only touch rows that are not acked; `ack` of a row acked already is a
- *   read, no write, and no statement at all when the run journal's last commit of its run, on the
- *   same connection, acknowledged it (`acks`).
+ * - `ack` and `release` only touch rows that are not acked; `ack` of a row acked already (by the
+ *   run journal's last commit of its run) is a read, no write.
  * - `release(id, { delayMs, countDelivery, deliveries })` is one `UPDATE`: `lease_until_ms` becomes
  *   `now + delayMs` with `delayed = 1` (or NULL without a delay, as before), and `countDelivery:
  *   false` takes one off `deliveries` when the row was leased (not waiting, not delayed).
@@ -74,8 +48,8 @@ interface ReadyRow {
  * @throws ToolrunError `INVALID_OPTIONS` from `reserve` and `extendLease` for a non-positive or
  * non-finite `leaseMs`, and from `release` for an invalid `delayMs` (see `ReleaseOptions`).
  */
-export function createSqliteRunQueue(database: Database, options: { clock: Clock; acks: SqliteAcks; group?: SqliteGroupCommit }): RunQueue {
-  const { clock, acks, group } = options;
+export function createSqliteRunQueue(database: Database, options: { clock: Clock; group?: SqliteGroupCommit }): RunQueue {
+  const { clock, group } = options;
   const insert = database.prepare('INSERT INTO queue_messages (id, body, enqueued_at_ms) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
   const selectReady = database.prepare(
     `SELECT seq, id, body, enqueued_at_ms, deliveries FROM queue_messages
@@ -83,6 +57,7 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
      ORDER BY seq LIMIT 1`,
   );
   const lease = database.prepare('UPDATE queue_messages SET lease_until_ms = ?, delayed = 0, deliveries = deliveries + 1 WHERE seq = ?');
+  const acknowledge = prepareSqliteAck(database);
   const pending = database.prepare('SELECT 1 FROM queue_messages WHERE id = ? AND acked_at_ms IS NULL').pluck();
   const giveBack = database.prepare(
     `UPDATE queue_messages SET
@@ -123,12 +98,11 @@ export function createSqliteRunQueue(database: Database, options: { clock: Clock
     async ack(id) {
       const nowMs = clock.now();
       const stored = toStoredText(id);
-      // acknowledged already by the run's last commit (`RunJournal.finish`) on this connection, or
-      // found acknowledged: no write transaction (an acknowledged row is never acknowledged again,
-      // so what that commit or this read saw stays true)
-      if (acks.takeCommitted(stored) || pending.get(stored) === undefined) return;
-      if (group !== undefined) await group.run(() => acks.write(stored, nowMs));
-      else acks.write(stored, nowMs);
+      // acknowledged already (by the run's last commit, `RunJournal.finish`): no write transaction
+      // (an acknowledged row is never acknowledged again, so what this read sees stays true)
+      if (pending.get(stored) === undefined) return;
+      if (group !== undefined) await group.run(() => acknowledge(stored, nowMs));
+      else acknowledge(stored, nowMs);
     },
     async release(id, releaseOptions) {
       const { delayMs, countDelivery, deliveries } = checkReleaseOptions(releaseOptions);

@@ -72,7 +72,7 @@ import { createSqliteRetentionSweep } from './sqlite-retention.ts';
 import { ToolrunError } from '../../ground/toolrun-error.ts';
 import { createSqliteDeadLetterQueue } from './sqlite-dead-letter-queue.ts';
 import { createSqliteIdempotencyLedger } from './sqlite-idempotency-ledger.ts';
-import { createSqliteAcks, createSqliteRunQueue } from './sqlite-run-queue.ts';
+import { createSqliteRunQueue, prepareSqliteAck } from './sqlite-run-queue.ts';
 import { createSqliteRunStore } from './sqlite-run-store.ts';
 
 /** Conversation writes (steps) of a bundle after which its background checkpoint starts. */
@@ -193,18 +193,17 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
         }
       : {}),
   });
-  const acks = createSqliteAcks(database);
   return {
     database,
     path: options.path,
     conversations: conversations.store,
-    journal: createSqliteRunJournal(database, { clock, conversations, ledger, claims, takeClaim, group, acks }),
+    journal: createSqliteRunJournal(database, { clock, conversations, ledger, claims, takeClaim, group, acknowledge: prepareSqliteAck(database) }),
     runs,
     ledger,
     breakers: createSqliteBreakerStateStore(database, { clock }),
     messageDlq: createSqliteDeadLetterQueue<MessageFailureEntry>(database, { clock, queue: 'message' }),
     toolDlq: createSqliteDeadLetterQueue<ResumableEntry>(database, { clock, queue: 'tool' }),
-    queue: createSqliteRunQueue(database, { clock, acks, ...(group !== undefined ? { group } : {}) }),
+    queue: createSqliteRunQueue(database, { clock, ...(group !== undefined ? { group } : {}) }),
     claims,
     close: async () => {
       closing = true;
