@@ -27,6 +27,9 @@ function isDeadLetterRecord(value: ResumableEntry | DeadLetterRecord<ResumableEn
 
 /** The options of {@link createToolrun} that have no rule of their own in `check-options`. */
 const UNCHECKED_FIELDS = ['model', 'tools', 'runtime', 'runtimeOptions', 'hooks', 'sharedBreaker', 'modelPolicy', 'modelName'] as const;
+/** Every option is read into the snapshot: an option added to `ToolrunOptions` and to neither list fails to compile here. */
+const _everyOptionRead: [Exclude<keyof ToolrunOptions, (typeof UNCHECKED_FIELDS)[number] | 'stores' | 'hosts' | 'limits'>] extends [never] ? true : never =
+  true;
 
 /**
  * `options` read once (each field, and each field of `limits`): the snapshot that was checked and
