@@ -18,6 +18,17 @@ export function isOverIdBound(id: string): boolean {
   return id.length > MAX_ID_BYTES / 3 && fitUtf8(id, MAX_ID_BYTES + 1).bytes > MAX_ID_BYTES;
 }
 
+/** The SHA-256 digest of `id`'s UTF-16 code units, in hex (64 characters): a short stand-in for a long id. */
+function idDigest(id: string): string {
+  const units = new Uint8Array(id.length * 2);
+  for (let index = 0; index < id.length; index++) {
+    const unit = id.charCodeAt(index);
+    units[index * 2] = unit >> 8;
+    units[index * 2 + 1] = unit & 0xff;
+  }
+  return bytesToHex(sha256(units));
+}
+
 /**
  * A store key made of `prefix` and an identifier taken from outside: `<prefix><id>`, or for an id
  * over {@link MAX_ID_BYTES} `<prefix>sha256:<hex digest of its UTF-16 code units>`, which every
@@ -25,12 +36,16 @@ export function isOverIdBound(id: string): boolean {
  * dead-letter entry of a message rejected for its id, a redrive's claim on an entry id).
  */
 export function keyOfId(prefix: string, id: string): string {
-  if (!isOverIdBound(id)) return `${prefix}${id}`;
-  const units = new Uint8Array(id.length * 2);
-  for (let index = 0; index < id.length; index++) {
-    const unit = id.charCodeAt(index);
-    units[index * 2] = unit >> 8;
-    units[index * 2 + 1] = unit & 0xff;
-  }
-  return `${prefix}sha256:${bytesToHex(sha256(units))}`;
+  return isOverIdBound(id) ? `${prefix}sha256:${idDigest(id)}` : `${prefix}${id}`;
+}
+
+/**
+ * An identifier made of `id` and a `suffix` that stays within {@link MAX_ID_BYTES}:
+ * `<id><suffix>`, or when that is over the bound `sha256:<hex digest of id's UTF-16 code
+ * units><suffix>` — the same for the same `id`, and different for different ones. `suffix` is short
+ * (under 900 bytes).
+ */
+export function idWithSuffix(id: string, suffix: string): string {
+  const whole = `${id}${suffix}`;
+  return isOverIdBound(whole) ? `sha256:${idDigest(id)}${suffix}` : whole;
 }

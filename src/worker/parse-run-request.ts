@@ -83,7 +83,8 @@ export function rejectedMessageEntry(
       ...(kept.length > 0 ? { fields: kept } : {}),
       ...(deliveries !== undefined ? { deliveries } : {}),
     },
-    ...(typeof message?.id === 'string' ? { messageId: truncateUtf8(message.id, 512) } : {}),
+    // an id within the bound is kept whole (a redrive enqueues under it); a longer one was refused for it
+    ...(typeof message?.id === 'string' ? { messageId: isOverIdBound(message.id) ? truncateUtf8(message.id, 512) : message.id } : {}),
     receivedAt,
   };
 }

@@ -3,7 +3,7 @@
  * claim it takes on the entry first, and the deterministic run-queue id it enqueues the message
  * under, so a repeat of a redrive that died before the entry's removal enqueues nothing new.
  */
-import { keyOfId } from '../ground/identifier-bound.ts';
+import { idWithSuffix, keyOfId } from '../ground/identifier-bound.ts';
 
 /** How long a redrive holds its claim on a message-DLQ entry (ms): far more than one enqueue takes. */
 export const REDRIVE_CLAIM_MS = 60_000;
@@ -17,7 +17,11 @@ export function redriveClaimKey(entryId: string): string {
   return keyOfId('dlq:message:', entryId);
 }
 
-/** The run-queue id a redriven message gets: `<message id>.redrive-<entry id>`, with `message` for an entry whose message id is not a non-empty string. */
+/**
+ * The run-queue id a redriven message gets: `<message id>.redrive-<entry id>`, with `message` for an
+ * entry whose message id is not a non-empty string, and `sha256:<digest of the message id>` in
+ * place of a message id too long for the result to stay within `MAX_ID_BYTES`.
+ */
 export function redriveMessageId(entryId: string, messageId: unknown): string {
-  return `${typeof messageId === 'string' && messageId !== '' ? messageId : 'message'}.redrive-${entryId}`;
+  return idWithSuffix(typeof messageId === 'string' && messageId !== '' ? messageId : 'message', `.redrive-${entryId}`);
 }
