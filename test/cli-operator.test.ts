@@ -220,6 +220,14 @@ describe('one convention for errors', () => {
       /--id needs a message id of at most 1024 UTF-8 bytes/,
     );
     expect(existsSync(db)).toBe(false);
+    const lines = join(directory, 'two.jsonl');
+    writeFileSync(lines, '{"input": "a"}\n{"input": "b"}\n');
+    expectError(
+      await toolrun(['enqueue', '--jsonl', '--file', lines, '--id', 'x'.repeat(1_023), '--db', db, '--init']),
+      2,
+      /--id with --jsonl .* shorten --id/,
+    );
+    expect(existsSync(db)).toBe(false);
   });
 
   it('metrics --port 99999 is a usage error naming the range, not a Node RangeError', async () => {

@@ -66,6 +66,9 @@ export function addEnqueueCommand(program: Command): void {
           .filter(({ line }) => line.trim() !== '')
       : [{ line: text, number: 0 }];
     if (lines.length === 0) throw usageError(`no message in ${source}`, 'BAD_INPUT');
+    if (options.id !== undefined && options.jsonl && isOverIdBound(`${options.id}-${lines.at(-1)!.number}`)) {
+      throw usageError(`--id with --jsonl is the prefix of the ids ID-1 … ID-${lines.at(-1)!.number}, each at most ${MAX_ID_BYTES} UTF-8 bytes: shorten --id`);
+    }
     if (options.validate) {
       for (const { line, number } of lines) {
         const problem = checkRunRequestBody(line);
