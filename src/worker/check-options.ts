@@ -98,6 +98,16 @@ function limitsProblem(value: unknown, name: string): string | string[] | undefi
   return optionProblems(value, LIMIT_FIELDS, `${name.slice(1, -1)}.`);
 }
 
+/** The fields of `createToolrun`'s `hooks` (`RunHooks`): each a function when set. */
+const HOOK_FIELDS = ['onRunStart', 'onStepStart', 'onRunEnd', 'onToolCall', 'onEvent'] as const;
+
+function hooksProblem(value: unknown, name: string): string | string[] | undefined {
+  if (!isRecord(value)) return `${name} must be an object ({ onRunEnd, onEvent, … }), received ${describeValue(value)}`;
+  return optionProblems(value, HOOK_FIELDS, `${name.slice(1, -1)}.`);
+}
+
+const functionRule: Rule = (value, name) => (typeof value === 'function' ? undefined : `${name} must be a function, received ${describeValue(value)}`);
+
 const positiveInteger = numberRule({ integer: true, minimum: 1 });
 /** The largest `leaseMs` and `pollIntervalMs` of a worker, in ms: a tenth of the largest timer delay (214748364). */
 export const MAX_WORKER_DELAY_MS = Math.floor(MAX_TIMER_MS / 10);
@@ -121,7 +131,12 @@ const RULES = {
   modelPolicy: modelPolicyProblem,
   modelName: (value, name) =>
     typeof value === 'string' && value.trim() !== '' ? undefined : `${name} must be a non-empty string, received ${describeValue(value)}`,
-  onEvent: (value, name) => (typeof value === 'function' ? undefined : `${name} must be a function, received ${describeValue(value)}`),
+  onEvent: functionRule,
+  onRunStart: functionRule,
+  onStepStart: functionRule,
+  onRunEnd: functionRule,
+  onToolCall: functionRule,
+  hooks: hooksProblem,
   runtimeOptions: (value, name) => (isRecord(value) ? undefined : `${name} must be an object, received ${describeValue(value)}`),
   sharedBreaker: (value, name) => (value === false || isRecord(value) ? undefined : `${name} must be an object or false, received ${describeValue(value)}`),
   hosts: (value) => hostRegistryProblems(value),
@@ -164,6 +179,26 @@ export function readOptions<K extends string>(options: object, fields: readonly 
     }
   }
   return { values, problems };
+}
+
+/**
+ * A copy of the options object `value`: its own enumerable fields that are set, each read once, for
+ * options handed on to a function that checks them (a later read of `value` cannot change them).
+ *
+ * @throws ToolrunError `INVALID_OPTIONS` naming `source` for a `value` that is not an object, or
+ * whose fields (or field list: a revoked Proxy) cannot be read.
+ */
+export function copyOptions(value: unknown, source: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) throwIfProblems([`options must be an object, received ${describeValue(value)}`], 'INVALID_OPTIONS', source);
+  let keys: string[] = [];
+  try {
+    keys = Object.keys(value as object);
+  } catch (error) {
+    throwIfProblems([unreadable('the options', error)], 'INVALID_OPTIONS', source);
+  }
+  const { values, problems } = readOptions(value as object, keys);
+  throwIfProblems(problems, 'INVALID_OPTIONS', source);
+  return values;
 }
 
 /**

@@ -16,8 +16,9 @@ import type { HandleMessageOptions, HandleMessageResult, RunMessage } from './ha
 import { replayDeadLetter, type ReplayDeadLetterResult } from './replay-dead-letter.ts';
 import { replayToolFailure, type ReplayResult } from './replay-tool-failure.ts';
 import { resolveRuntime } from './resolve-runtime.ts';
+import type { AgentRunHooks } from '../agent/run-agent.ts';
 import type { RunHooks, RunLimits } from './run-options.ts';
-import { checkedOptions, describeValue, readOptions, throwIfProblems } from './check-options.ts';
+import { checkedOptions, copyOptions, describeValue, readOptions, throwIfProblems } from './check-options.ts';
 import type { HostRegistry } from './host-continuation.ts';
 
 /** A DLQ record (`{ id, entry }`) rather than a bare entry (which has `runId`, never `entry`). */
@@ -26,10 +27,11 @@ function isDeadLetterRecord(value: ResumableEntry | DeadLetterRecord<ResumableEn
 }
 
 /** The options of {@link createToolrun} that have no rule of their own in `check-options`. */
-const UNCHECKED_FIELDS = ['model', 'tools', 'runtime', 'runtimeOptions', 'hooks', 'sharedBreaker', 'modelPolicy', 'modelName'] as const;
+const UNCHECKED_FIELDS = ['model', 'tools', 'runtime', 'runtimeOptions', 'sharedBreaker', 'modelPolicy', 'modelName'] as const;
 /** Every option is read into the snapshot: an option added to `ToolrunOptions` and to neither list fails to compile here. */
-const _everyOptionRead: [Exclude<keyof ToolrunOptions, (typeof UNCHECKED_FIELDS)[number] | 'stores' | 'hosts' | 'limits'>] extends [never] ? true : never =
-  true;
+const _everyOptionRead: [Exclude<keyof ToolrunOptions, (typeof UNCHECKED_FIELDS)[number] | 'stores' | 'hosts' | 'limits' | 'hooks'>] extends [never]
+  ? true
+  : never = true;
 
 /**
  * `options` read once (each field, and each field of `limits`): the snapshot that was checked and
@@ -42,7 +44,7 @@ function readToolrunOptions(options: ToolrunOptions): ToolrunOptions {
   if (typeof options !== 'object' || options === null)
     throw new ToolrunError('INVALID_OPTIONS', `createToolrun needs an options object { model, tools, … }, received ${describeValue(options)}`);
   const read = readOptions(options, UNCHECKED_FIELDS);
-  const checked = checkedOptions(options, ['stores', 'hosts', 'limits']);
+  const checked = checkedOptions(options, ['stores', 'hosts', 'limits', 'hooks']);
   const given = { ...read.values, ...checked.values } as ToolrunOptions;
   const problems: string[] = [...read.problems];
   if (typeof given.model !== 'function' && !read.problems.some((problem) => problem.startsWith('`model`')))
@@ -98,9 +100,9 @@ export interface Toolrun {
    */
   replay(record: DeadLetterRecord<ResumableEntry>, options?: { signal?: AbortSignal; removeExpired?: boolean }): Promise<ReplayDeadLetterResult>;
   replay(entry: ResumableEntry, options?: { signal?: AbortSignal }): Promise<ReplayResult>;
-  /** Drains the tool DLQ (see `drainToolDlq`). */
+  /** Drains the tool DLQ (see `drainToolDlq`). Rejects with `INVALID_OPTIONS` for `options` that are not an object or cannot be read. */
   drain(options?: Pick<DrainOptions, 'concurrency' | 'limit' | 'removeExpired' | 'onProgress' | 'dlq' | 'signal'>): Promise<DrainReport>;
-  /** A worker on `stores.queue` (see `createWorker`). */
+  /** A worker on `stores.queue` (see `createWorker`). @throws ToolrunError `INVALID_OPTIONS` for `options` that are not an object, cannot be read or are out of range. */
   createWorker(
     options?: Pick<
       WorkerOptions,
@@ -141,7 +143,17 @@ export function createToolrun(options: ToolrunOptions): Toolrun {
   const clock = options.runtime?.clock ?? options.runtimeOptions?.clock;
   const stores = options.stores ?? createMemoryStores(clock ? { clock } : {});
   const hooks = options.hooks ?? {};
-  const { onToolCall, onEvent, ...runHooks } = hooks;
+  // each hook read once and bound to its object: hooks may be methods of a class instance
+  const bound = <F extends (...args: never[]) => unknown>(hook: F | undefined): F | undefined =>
+    typeof hook === 'function' ? (hook.bind(hooks) as F) : undefined;
+  const onToolCall = bound(hooks.onToolCall);
+  const onEvent = bound(hooks.onEvent);
+  const runHooks = Object.fromEntries(
+    (['onRunStart', 'onStepStart', 'onRunEnd'] as const).flatMap((name) => {
+      const hook = bound(hooks[name] as ((...args: never[]) => unknown) | undefined);
+      return hook ? [[name, hook]] : [];
+    }),
+  ) as AgentRunHooks;
   const resolved = resolveRuntime(
     {
       ...(options.runtime ? { runtime: options.runtime } : {}),
@@ -183,7 +195,7 @@ export function createToolrun(options: ToolrunOptions): Toolrun {
       if (isDeadLetterRecord(target)) return replayDeadLetter(target, { ...shared, ...signal, removeExpired: call.removeExpired === true });
       return replayToolFailure(target, { ...shared, ...signal });
     }) as Toolrun['replay'],
-    drain: (call = {}) => drainToolDlq({ ...shared, ...call }),
-    createWorker: (call = {}) => createWorker({ ...shared, ...call, stores }),
+    drain: async (call = {}) => drainToolDlq({ ...shared, ...copyOptions(call, 'drain') }),
+    createWorker: (call = {}) => createWorker({ ...shared, ...copyOptions(call, 'createWorker'), stores }),
   };
 }

@@ -104,3 +104,36 @@ describe('createWorker uses the stores it checked', () => {
     expect(await other.queue.size()).toBe(1);
   });
 });
+
+describe('createToolrun checks its hooks, and the options of its createWorker and drain', () => {
+  it('a hook that is not a function is INVALID_OPTIONS naming it; hooks on a prototype are taken', async () => {
+    for (const hooks of [{ onEvent: 'x' }, { onToolCall: 5 }, 7]) {
+      expect(() => createToolrun({ model: looping(), tools: [ask], hooks } as never)).toThrow(
+        expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/`hooks(\.onEvent|\.onToolCall)?` must be/) }),
+      );
+    }
+    const ended: string[] = [];
+    class Hooks {
+      onRunEnd(result: { status: string }) {
+        ended.push(result.status);
+      }
+    }
+    const toolrun = createToolrun({ model: createScriptedModel([{ text: 'done', usage: { input: 1, output: 1 } }]), tools: [ask], hooks: new Hooks() });
+    expect((await toolrun.handleMessage({ id: 'm1', body: '{"input":"go"}' })).status).toBe('completed');
+    expect(ended).toEqual(['completed']);
+  });
+
+  it('toolrun.createWorker and toolrun.drain: options that are not an object or cannot be read are INVALID_OPTIONS', async () => {
+    const toolrun = createToolrun({ model: looping(), tools: [ask] });
+    const throwing = {
+      get concurrency(): never {
+        throw new Error('getter boom');
+      },
+    };
+    for (const options of [null, 'x', throwing]) {
+      expect(() => toolrun.createWorker(options as never)).toThrow(expect.objectContaining({ name: 'ToolrunError', code: 'INVALID_OPTIONS' }));
+      await expect(toolrun.drain(options as never)).rejects.toMatchObject({ name: 'ToolrunError', code: 'INVALID_OPTIONS' });
+    }
+    expect(() => toolrun.createWorker(throwing as never)).toThrow(/`concurrency` could not be read: getter boom/);
+  });
+});
