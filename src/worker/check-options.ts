@@ -1,5 +1,5 @@
 /**
- * The rule of each run and worker option, in one place. `createToolrun` (its `stores`, `hosts` and
+ * The rule of each run and worker option, in one place. `createToolrun` (its `stores`, `hosts`, `hooks` and
  * `limits`), a config module (`assertToolrunConfig`), a worker (`workerSettings`) and a drain
  * (`drainToolDlq`) check the fields they take with these rules; they differ only in the error code
  * and in the name that begins the message.
