@@ -7,6 +7,14 @@ interface PendingSleep {
 }
 
 /**
+ * What holds a {@link createGatedClock} still: time does not advance while `held()` answers true
+ * (e.g. a store call is in flight); the holder calls the clock's `wake()` once it answers false.
+ */
+export interface AdvanceGate {
+  held(): boolean;
+}
+
+/**
  * A fake clock for integration tests of whole runs: whenever the process is otherwise idle (two
  * macrotask turns with nothing else to do), time jumps to the earliest pending sleep and resolves
  * it. Retries, backoff and Retry-After waits then cost no real time, and a timeout fires only when
@@ -16,6 +24,14 @@ interface PendingSleep {
  * @param startMs - epoch milliseconds. @defaultValue `Date.UTC(2026, 0, 1)`
  */
 export function createAutoAdvancingClock(startMs: number = Date.UTC(2026, 0, 1)): Clock & { readonly sleeps: number } {
+  return createGatedClock(startMs);
+}
+
+/**
+ * The auto-advancing clock with a `gate`: while `gate.held()`, an idle process does not move time;
+ * `wake()` looks again. For tests on stores doing real I/O, where a round trip is not idleness.
+ */
+export function createGatedClock(startMs: number, gate?: AdvanceGate): Clock & { readonly sleeps: number; wake(): void } {
   let now = startMs;
   let order = 0;
   let scheduled = false;
@@ -23,7 +39,7 @@ export function createAutoAdvancingClock(startMs: number = Date.UTC(2026, 0, 1))
 
   const fire = () => {
     scheduled = false;
-    if (pending.length === 0) return;
+    if (pending.length === 0 || gate?.held() === true) return;
     pending.sort((a, b) => a.deadline - b.deadline || a.order - b.order);
     const next = pending.shift()!;
     now = Math.max(now, next.deadline);
@@ -39,6 +55,9 @@ export function createAutoAdvancingClock(startMs: number = Date.UTC(2026, 0, 1))
   return {
     now: () => now,
     atEndOfTurn: (callback) => void setImmediate(callback),
+    wake: () => {
+      if (pending.length > 0) schedule();
+    },
     get sleeps() {
       return pending.length;
     },

@@ -9,12 +9,7 @@
  * The stores must be wrapped with `track` (each port's methods count their calls until they settle).
  */
 import type { Clock } from '../../src/ground/ports/clock.ts';
-
-interface PendingSleep {
-  deadline: number;
-  order: number;
-  resolve: () => void;
-}
+import { createGatedClock } from '../../src/testing/auto-advancing-clock.ts';
 
 /** The clock, and `track`, which wraps a store bundle so that its calls hold the clock still. */
 export interface StorePacedClock {
@@ -24,58 +19,12 @@ export interface StorePacedClock {
 
 /** @param startMs - epoch milliseconds. @defaultValue `Date.UTC(2026, 0, 1)` */
 export function createStorePacedClock(startMs: number = Date.UTC(2026, 0, 1)): StorePacedClock {
-  let now = startMs;
-  let order = 0;
-  let scheduled = false;
   let inFlight = 0;
-  const pending: PendingSleep[] = [];
-
-  const fire = () => {
-    scheduled = false;
-    // a store call in flight: the process waits on I/O, not on time; `settled` schedules again
-    if (pending.length === 0 || inFlight > 0) return;
-    pending.sort((a, b) => a.deadline - b.deadline || a.order - b.order);
-    const next = pending.shift()!;
-    now = Math.max(now, next.deadline);
-    next.resolve();
-    if (pending.length > 0) schedule();
-  };
-  function schedule(): void {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(() => setImmediate(fire));
-  }
+  // a store call in flight: the process waits on I/O, not on time; its settling wakes the clock
+  const clock = createGatedClock(startMs, { held: () => inFlight > 0 });
   const settled = () => {
     inFlight -= 1;
-    if (inFlight === 0 && pending.length > 0) schedule();
-  };
-
-  const clock: Clock = {
-    now: () => now,
-    atEndOfTurn: (callback) => void setImmediate(callback),
-    sleep: (ms, signal) =>
-      new Promise<void>((resolve, reject) => {
-        if (signal?.aborted) {
-          reject(signal.reason);
-          return;
-        }
-        const entry: PendingSleep = {
-          deadline: now + Math.max(0, ms),
-          order: order++,
-          resolve: () => {
-            signal?.removeEventListener('abort', onAbort);
-            resolve();
-          },
-        };
-        const onAbort = () => {
-          const index = pending.indexOf(entry);
-          if (index >= 0) pending.splice(index, 1);
-          reject(signal?.reason);
-        };
-        signal?.addEventListener('abort', onAbort, { once: true });
-        pending.push(entry);
-        schedule();
-      }),
+    if (inFlight === 0) clock.wake();
   };
 
   const trackCall = (method: (...args: unknown[]) => unknown, self: object) => {
